@@ -1,0 +1,1 @@
+"""The ACP v1 server: JSON-RPC over stdio, translating editor requests into agent turns."""

@@ -1,0 +1,1 @@
+"""The agent core: sessions, the turn loop, tools, permissions, context shaping, undo and hooks."""

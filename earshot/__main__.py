@@ -1,0 +1,3 @@
+from earshot.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,193 @@
+"""The error taxonomy, and the one vendor-neutral classifier every adapter calls.
+
+Each wire adapter extracts (status, message, code, type, retry-after) from its SDK's exception in
+exactly one `_map_errors` place and hands them to `classify`; this module decides the kind.
+Context overflow has no shared status code anywhere, so it is recognised from the message text
+(providers.md section 8), and its look-alikes (a tokens-per-minute 429, `insufficient_quota`) are
+ruled out first.
+"""
+
+from __future__ import annotations
+
+import re
+from email.utils import parsedate_to_datetime
+from typing import Final
+
+from providers.types import ErrorKind, ProviderError
+
+
+class ProviderException(Exception):
+    """Raised where a provider failure cannot travel as an `ErrorEvent` (e.g. catalog refresh)."""
+
+    def __init__(self, error: ProviderError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+_OVERFLOW_PATTERNS: Final = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"prompt is too long",
+        r"input length and `?max_tokens`? exceed context limit",
+        r"exceeds the context window",
+        r"maximum context length is",
+        r"context length is only \d+ tokens",
+        r"input token count.*exceeds the maximum",
+        r"please reduce the length of the messages",
+        r"maximum prompt length is",
+        r"exceeds the available context size",
+        r"greater than the context length",
+        r"too large for model with \d+ maximum context length",
+        r"input is too long for requested model",
+        r"exceeded model token limit",
+        r"context window exceeds limit",
+        r"input length.*exceeds.*context length",
+        r"context_length_exceeded",
+        r"model_context_window_exceeded",
+        r"request exceeds the maximum context",
+        r"token limit reached",
+    )
+)
+
+_NOT_OVERFLOW_PATTERNS: Final = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"tokens per min",
+        r"\(TPM\)",
+        r"per minute",
+        r"rate limit",
+        r"insufficient_quota",
+        r"exceeded your current quota",
+    )
+)
+
+_QUOTA_CODES: Final = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
+_AUTH_CODES: Final = frozenset(
+    {"authentication_error", "permission_error", "invalid_api_key", "unauthenticated",
+     "permission_denied", "api_key_invalid"}
+)
+_RATE_CODES: Final = frozenset({"rate_limit_error", "rate_limit_exceeded", "resource_exhausted"})
+_OVERLOAD_CODES: Final = frozenset(
+    {"overloaded_error", "api_error", "server_error", "internal", "unavailable",
+     "internal_server_error", "service_unavailable"}
+)
+_INVALID_CODES: Final = frozenset(
+    {"invalid_request_error", "invalid_argument", "not_found_error", "not_found",
+     "tool_use_failed", "failed_precondition", "request_too_large"}
+)
+
+
+def is_context_overflow(message: str, code: str | None = None) -> bool:
+    """Whether a failure text means the prompt did not fit the model's context window."""
+    text = f"{code or ''} {message}"
+    if any(pattern.search(text) for pattern in _NOT_OVERFLOW_PATTERNS):
+        return False
+    return any(pattern.search(text) for pattern in _OVERFLOW_PATTERNS)
+
+
+def parse_retry_after(value: str | float | None) -> float | None:
+    """Seconds from a `retry-after` header (seconds or HTTP date), `retry-after-ms`-style numbers
+    already divided, or a Gemini `retryDelay` like `"17s"`."""
+    if value is None:
+        return None
+    if isinstance(value, int | float):
+        return max(0.0, float(value))
+    text = value.strip()
+    if text.endswith("s") and text[:-1].replace(".", "", 1).isdigit():
+        return float(text[:-1])
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        from datetime import UTC, datetime
+
+        return max(0.0, (parsedate_to_datetime(text) - datetime.now(UTC)).total_seconds())
+    except (TypeError, ValueError):
+        return None
+
+
+def _retry_hint(message: str) -> float | None:
+    match = re.search(r"try again in (\d+(?:\.\d+)?)\s*(ms|s)\b", message, re.IGNORECASE)
+    if match is None:
+        return None
+    amount = float(match.group(1))
+    return amount / 1000 if match.group(2).lower() == "ms" else amount
+
+
+def classify(
+    *,
+    provider: str,
+    status: int | None,
+    message: str,
+    code: str | None = None,
+    retry_after: float | None = None,
+    network: bool = False,
+) -> ProviderError:
+    """Turn what a vendor said into a `ProviderError`.
+
+    Args:
+        provider: the provider id, for messages.
+        status: the HTTP status; None (or 200) for an error that arrived inside a stream.
+        message: the vendor's message text (never a credential: callers pass body text only).
+        code: the vendor's error code or type, lower-cased by this function.
+        retry_after: seconds the vendor asked to wait, if it said.
+        network: the request never got a response (connection refused, reset, timeout).
+    """
+    code_norm = code.lower() if code else None
+    kind: ErrorKind
+    if network:
+        kind = "network"
+    elif code_norm in _QUOTA_CODES or re.search(r"insufficient_quota|exceeded your current quota", message, re.I):
+        # A billing wall looks like a 429 but waiting does not help.
+        return ProviderError(kind="rate_limit", message=_with_provider(provider, message),
+                             retryable=False, status=status, code=code, provider=provider)
+    elif is_context_overflow(message, code_norm):
+        kind = "context_overflow"
+    elif status in (401, 403) or code_norm in _AUTH_CODES:
+        kind = "auth"
+    elif status == 429 or code_norm in _RATE_CODES:
+        kind = "rate_limit"
+    elif status is not None and (status >= 500 or status in (408, 409)):
+        kind = "server"
+    elif code_norm in _OVERLOAD_CODES:
+        kind = "server"
+    elif status is not None and 400 <= status < 500:
+        kind = "invalid_request"
+    elif code_norm in _INVALID_CODES:
+        kind = "invalid_request"
+    else:
+        kind = "unknown"
+    retryable = kind in ("rate_limit", "server", "network")
+    if retry_after is None and retryable:
+        retry_after = _retry_hint(message)
+    return ProviderError(
+        kind=kind,
+        message=_with_provider(provider, message),
+        retryable=retryable,
+        retry_after=retry_after if retryable else None,
+        status=status,
+        code=code,
+        provider=provider,
+    )
+
+
+def abort_error(provider: str) -> ProviderError:
+    return ProviderError(kind="abort", message="the request was cancelled", retryable=False,
+                         provider=provider)
+
+
+def _with_provider(provider: str, message: str) -> str:
+    message = redact(message.strip() or "no message")
+    return f"{provider}: {message}" if provider else message
+
+
+_SECRET_PATTERN: Final = re.compile(
+    r"(sk-[A-Za-z0-9_\-]{8,}|sk-ant-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|"
+    r"(?i:bearer)\s+[A-Za-z0-9._\-]{12,}|gsk_[A-Za-z0-9]{12,}|xai-[A-Za-z0-9]{12,})"
+)
+
+
+def redact(text: str) -> str:
+    """Mask anything shaped like an API key; vendors sometimes echo a prefix of a bad key."""
+    return _SECRET_PATTERN.sub("[redacted]", text)

@@ -1,0 +1,52 @@
+"""The seam between the loop and a wire adapter."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeAlias, runtime_checkable
+
+from providers.types import ModelRequest, StreamEvent
+
+WireApi: TypeAlias = Literal["openai-chat", "openai-responses", "anthropic", "gemini", "scripted"]
+WIRE_APIS: tuple[WireApi, ...] = ("openai-chat", "openai-responses", "anthropic", "gemini", "scripted")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Endpoint:
+    """Where and how to reach one provider: what the registry resolved for an adapter."""
+
+    provider_id: str
+    """The models.dev id (`anthropic`, `openrouter`...) or the user's own id from settings."""
+    api: WireApi
+    base_url: str | None = None
+    """None lets the vendor SDK use its default."""
+    api_key: str | None = field(default=None, repr=False)
+    """Never printed: excluded from repr, and nothing logs an Endpoint's fields."""
+    headers: Mapping[str, str] = field(default_factory=lambda: {}, repr=False)
+    options: Mapping[str, object] = field(default_factory=lambda: {})
+    """Adapter-specific settings (e.g. `reasoning_field` for openai-chat hosts, a script for
+    scripted)."""
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A model bound to an endpoint. Constructing one must not import its vendor SDK."""
+
+    @property
+    def provider_id(self) -> str: ...
+
+    @property
+    def model_id(self) -> str: ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one call.
+
+        Never raises for a provider failure: it yields `ErrorEvent` then `Finish(reason="error")`.
+        Always ends with exactly one `Finish`. Cancellation propagates as usual.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Release the HTTP client, if one was made."""
+        ...

@@ -1,0 +1,1 @@
+"""Wire adapters: the only code that speaks a vendor's HTTP API (one module per API)."""

@@ -1,0 +1,1 @@
+"""The append-only JSONL session tree: transcripts that never lose a word."""
