@@ -1,3 +1,3 @@
-"""The composition root and the `earshot` command: settings, models, MCP tools, ACP and print mode."""
+"""The composition root and the `earshot` command: settings, models, MCP, ACP and print mode."""
 
 __version__ = "0.1.0"

@@ -63,17 +63,37 @@ _NOT_OVERFLOW_PATTERNS: Final = tuple(
 
 _QUOTA_CODES: Final = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
 _AUTH_CODES: Final = frozenset(
-    {"authentication_error", "permission_error", "invalid_api_key", "unauthenticated",
-     "permission_denied", "api_key_invalid"}
+    {
+        "authentication_error",
+        "permission_error",
+        "invalid_api_key",
+        "unauthenticated",
+        "permission_denied",
+        "api_key_invalid",
+    }
 )
 _RATE_CODES: Final = frozenset({"rate_limit_error", "rate_limit_exceeded", "resource_exhausted"})
 _OVERLOAD_CODES: Final = frozenset(
-    {"overloaded_error", "api_error", "server_error", "internal", "unavailable",
-     "internal_server_error", "service_unavailable"}
+    {
+        "overloaded_error",
+        "api_error",
+        "server_error",
+        "internal",
+        "unavailable",
+        "internal_server_error",
+        "service_unavailable",
+    }
 )
 _INVALID_CODES: Final = frozenset(
-    {"invalid_request_error", "invalid_argument", "not_found_error", "not_found",
-     "tool_use_failed", "failed_precondition", "request_too_large"}
+    {
+        "invalid_request_error",
+        "invalid_argument",
+        "not_found_error",
+        "not_found",
+        "tool_use_failed",
+        "failed_precondition",
+        "request_too_large",
+    }
 )
 
 
@@ -138,23 +158,29 @@ def classify(
     kind: ErrorKind
     if network:
         kind = "network"
-    elif code_norm in _QUOTA_CODES or re.search(r"insufficient_quota|exceeded your current quota", message, re.I):
+    elif code_norm in _QUOTA_CODES or re.search(
+        r"insufficient_quota|exceeded your current quota", message, re.I
+    ):
         # A billing wall looks like a 429 but waiting does not help.
-        return ProviderError(kind="rate_limit", message=_with_provider(provider, message),
-                             retryable=False, status=status, code=code, provider=provider)
+        return ProviderError(
+            kind="rate_limit",
+            message=_with_provider(provider, message),
+            retryable=False,
+            status=status,
+            code=code,
+            provider=provider,
+        )
     elif is_context_overflow(message, code_norm):
         kind = "context_overflow"
     elif status in (401, 403) or code_norm in _AUTH_CODES:
         kind = "auth"
     elif status == 429 or code_norm in _RATE_CODES:
         kind = "rate_limit"
-    elif status is not None and (status >= 500 or status in (408, 409)):
+    elif (status is not None and (status >= 500 or status in (408, 409))) or (
+        code_norm in _OVERLOAD_CODES
+    ):
         kind = "server"
-    elif code_norm in _OVERLOAD_CODES:
-        kind = "server"
-    elif status is not None and 400 <= status < 500:
-        kind = "invalid_request"
-    elif code_norm in _INVALID_CODES:
+    elif (status is not None and 400 <= status < 500) or code_norm in _INVALID_CODES:
         kind = "invalid_request"
     else:
         kind = "unknown"
@@ -173,8 +199,9 @@ def classify(
 
 
 def abort_error(provider: str) -> ProviderError:
-    return ProviderError(kind="abort", message="the request was cancelled", retryable=False,
-                         provider=provider)
+    return ProviderError(
+        kind="abort", message="the request was cancelled", retryable=False, provider=provider
+    )
 
 
 def _with_provider(provider: str, message: str) -> str:

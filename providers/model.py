@@ -9,7 +9,13 @@ from typing import Literal, Protocol, TypeAlias, runtime_checkable
 from providers.types import ModelRequest, StreamEvent
 
 WireApi: TypeAlias = Literal["openai-chat", "openai-responses", "anthropic", "gemini", "scripted"]
-WIRE_APIS: tuple[WireApi, ...] = ("openai-chat", "openai-responses", "anthropic", "gemini", "scripted")
+WIRE_APIS: tuple[WireApi, ...] = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "scripted",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,14 +17,20 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
-from typing_extensions import TypeAliasType
+if TYPE_CHECKING:
+    JsonValue: TypeAlias = (
+        "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
+    )
+    """A value that survives `json.dumps` / `json.loads` unchanged."""
+else:
+    # pydantic needs a real recursive alias at run time; pyright reads the one above.
+    from typing_extensions import TypeAliasType
 
-JsonValue = TypeAliasType(
-    "JsonValue", "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
-)
-"""A value that survives `json.dumps` / `json.loads` unchanged."""
+    JsonValue = TypeAliasType(
+        "JsonValue", "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
+    )
 
 ProviderMetadata: TypeAlias = dict[str, dict[str, JsonValue]]
 """Opaque vendor data, namespaced by provider id: `{provider_id: {key: json_value}}`."""
@@ -44,10 +50,12 @@ def _check_json(value: object, where: str) -> None:
             if not math.isfinite(value):
                 raise NotJsonError(f"{where}: {value!r} does not survive a JSON round trip")
         case list():
-            for index, item in enumerate(value):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            items = cast("list[object]", value)
+            for index, item in enumerate(items):
                 _check_json(item, f"{where}[{index}]")
         case dict():
-            for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+            mapping = cast("dict[object, object]", value)
+            for key, item in mapping.items():
                 if not isinstance(key, str):
                     raise NotJsonError(f"{where}: key {key!r} is not a string")
                 _check_json(item, f"{where}.{key}")
@@ -348,7 +356,14 @@ class UsageEvent:
 
 
 FinishReason: TypeAlias = Literal[
-    "stop", "tool_calls", "length", "content_filter", "refusal", "context_overflow", "error", "other"
+    "stop",
+    "tool_calls",
+    "length",
+    "content_filter",
+    "refusal",
+    "context_overflow",
+    "error",
+    "other",
 ]
 
 
@@ -370,7 +385,6 @@ class ErrorEvent:
 
     error: ProviderError
     kind: Literal["error"] = "error"
-
 
 
 # --------------------------------------------------------------------------------------- errors
@@ -405,7 +419,14 @@ class ProviderError:
 
 
 StreamEvent: TypeAlias = (
-    TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | ToolCallEnd | UsageEvent | Finish | ErrorEvent
+    TextDelta
+    | ReasoningDelta
+    | ToolCallStart
+    | ToolCallDelta
+    | ToolCallEnd
+    | UsageEvent
+    | Finish
+    | ErrorEvent
 )
 
 

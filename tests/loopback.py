@@ -63,10 +63,20 @@ class LoopbackServer:
                 body = self.rfile.read(length) if length else b""
                 with server._lock:
                     server.requests.append(
-                        Recorded(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                        Recorded(
+                            self.command,
+                            self.path,
+                            {k.lower(): v for k, v in self.headers.items()},
+                            body,
+                        )
                     )
-                    reply = server.replies.pop(0) if server.replies else Reply.json(
-                        {"error": {"message": "loopback: no reply queued", "type": "test"}}, status=599
+                    reply = (
+                        server.replies.pop(0)
+                        if server.replies
+                        else Reply.json(
+                            {"error": {"message": "loopback: no reply queued", "type": "test"}},
+                            status=599,
+                        )
                     )
                 payload = reply.body.encode() if isinstance(reply.body, str) else reply.body
                 self.send_response(reply.status)

@@ -147,7 +147,7 @@ class ScriptedModel:
             result = self._function(request)
             if inspect.isawaitable(result):
                 result = await result
-            return cast("TurnSpec", result)
+            return result
         if not self._turns:
             return ScriptedTurn(
                 error=ProviderError(
@@ -171,7 +171,9 @@ class _Hang:
     pass
 
 
-def _events_for(turn: TurnSpec, call_number: int, provider: str) -> list[StreamEvent | _Sleep | _Hang]:
+def _events_for(
+    turn: TurnSpec, call_number: int, provider: str
+) -> list[StreamEvent | _Sleep | _Hang]:
     if isinstance(turn, Message):
         return list(_events_for_message(turn, call_number))
     if not isinstance(turn, ScriptedTurn):
@@ -185,11 +187,25 @@ def _events_for(turn: TurnSpec, call_number: int, provider: str) -> list[StreamE
         events.append(TextDelta(text=chunk))
     for number, call in enumerate(turn.tool_calls, start=1):
         call_id = call.id or f"call_{call_number}_{number}"
-        raw = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments if call.arguments is not None else {})
-        arguments, reason = parse_tool_arguments(raw)
-        events.append(ToolCallStart(call_id=call_id, name=call.name, provider_metadata=call.provider_metadata))
+        raw = (
+            call.raw_arguments
+            if call.raw_arguments is not None
+            else json.dumps(call.arguments if call.arguments is not None else {})
+        )
+        arguments, invalid = parse_tool_arguments(raw)
+        events.append(
+            ToolCallStart(call_id=call_id, name=call.name, provider_metadata=call.provider_metadata)
+        )
         events.append(ToolCallDelta(call_id=call_id, arguments_delta=raw))
-        events.append(ToolCallEnd(call_id=call_id, name=call.name, arguments=arguments, raw_arguments=raw, invalid_reason=reason))
+        events.append(
+            ToolCallEnd(
+                call_id=call_id,
+                name=call.name,
+                arguments=arguments,
+                raw_arguments=raw,
+                invalid_reason=invalid,
+            )
+        )
     if turn.hang:
         events.append(_Hang())
     if turn.usage is not None:
@@ -208,19 +224,46 @@ def _events_for_message(message: Message, call_number: int) -> list[StreamEvent]
     for index, part in enumerate(message.parts):
         match part:
             case TextPart():
-                events.append(TextDelta(text=part.text, index=index, provider_metadata=part.provider_metadata))
+                events.append(
+                    TextDelta(text=part.text, index=index, provider_metadata=part.provider_metadata)
+                )
             case ReasoningPart():
-                events.append(ReasoningDelta(text=part.text, index=index, provider_metadata=part.provider_metadata))
+                events.append(
+                    ReasoningDelta(
+                        text=part.text, index=index, provider_metadata=part.provider_metadata
+                    )
+                )
             case ToolCallPart():
-                raw = part.invalid_arguments if part.invalid_arguments is not None else json.dumps(part.arguments)
+                raw = (
+                    part.invalid_arguments
+                    if part.invalid_arguments is not None
+                    else json.dumps(part.arguments)
+                )
                 arguments, reason = parse_tool_arguments(raw)
-                events.append(ToolCallStart(call_id=part.id, name=part.name, provider_metadata=part.provider_metadata))
+                events.append(
+                    ToolCallStart(
+                        call_id=part.id, name=part.name, provider_metadata=part.provider_metadata
+                    )
+                )
                 events.append(ToolCallDelta(call_id=part.id, arguments_delta=raw))
-                events.append(ToolCallEnd(call_id=part.id, name=part.name, arguments=arguments, raw_arguments=raw, invalid_reason=reason))
+                events.append(
+                    ToolCallEnd(
+                        call_id=part.id,
+                        name=part.name,
+                        arguments=arguments,
+                        raw_arguments=raw,
+                        invalid_reason=reason,
+                    )
+                )
             case _:
                 raise ValueError(f"a scripted assistant message cannot contain {part.kind} parts")
     has_calls = any(isinstance(part, ToolCallPart) for part in message.parts)
-    events.append(Finish(reason="tool_calls" if has_calls else "stop", provider_metadata=message.provider_metadata))
+    events.append(
+        Finish(
+            reason="tool_calls" if has_calls else "stop",
+            provider_metadata=message.provider_metadata,
+        )
+    )
     return events
 
 
@@ -238,25 +281,38 @@ def turns_from_json(data: object) -> list[TurnSpec]:
     Raises:
         ValueError: the data is not a script.
     """
-    raw_turns = data.get("turns") if isinstance(data, dict) else data
+    raw_turns = cast("dict[str, object]", data).get("turns") if isinstance(data, dict) else data
     if not isinstance(raw_turns, list):
         raise ValueError("a script is a list of turns, or an object with a 'turns' list")
-    return [_turn_from_json(item, number) for number, item in enumerate(cast("list[Any]", raw_turns), start=1)]
+    return [
+        _turn_from_json(item, number)
+        for number, item in enumerate(cast("list[Any]", raw_turns), start=1)
+    ]
 
 
 def _turn_from_json(item: object, number: int) -> ScriptedTurn:
     if not isinstance(item, dict):
         raise ValueError(f"turn {number} must be an object")
     turn = cast("dict[str, Any]", item)
-    known = {"text", "reasoning", "tool_calls", "usage", "finish", "error", "chunk_size", "hang", "delay"}
+    known = {
+        "text",
+        "reasoning",
+        "tool_calls",
+        "usage",
+        "finish",
+        "error",
+        "chunk_size",
+        "hang",
+        "delay",
+    }
     unknown = set(turn) - known
     if unknown:
         raise ValueError(f"turn {number} has unknown keys: {', '.join(sorted(unknown))}")
     calls: list[ScriptedCall] = []
-    for call in turn.get("tool_calls", []):
-        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+    for call in cast("list[object]", turn.get("tool_calls", [])):
+        call_data = cast("dict[str, Any]", call) if isinstance(call, dict) else {}
+        if not isinstance(call_data.get("name"), str):
             raise ValueError(f"turn {number}: every tool call needs a name")
-        call_data = cast("dict[str, Any]", call)
         calls.append(
             ScriptedCall(
                 name=call_data["name"],
@@ -283,7 +339,7 @@ def _turn_from_json(item: object, number: int) -> ScriptedTurn:
         reasoning=str(turn.get("reasoning", "")),
         tool_calls=tuple(calls),
         usage=usage,
-        finish=turn.get("finish"),
+        finish=cast("FinishReason | None", turn.get("finish")),
         error=error,
         chunk_size=int(turn.get("chunk_size", 0)),
         hang=bool(turn.get("hang", False)),

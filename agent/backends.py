@@ -1,0 +1,181 @@
+"""The I/O a session is given by whoever composes it.
+
+Front ends swap these: the ACP server routes text reads and writes to the editor's buffers
+(`fs/*`), commands to the editor's terminal (`terminal/*`), and permission prompts and questions to
+the editor's UI; print mode answers prompts from its flags. The agent core never knows which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol, TypeAlias
+
+Mode: TypeAlias = Literal["plan", "ask", "accept-edits", "auto", "yolo"]
+MODES: tuple[Mode, ...] = ("plan", "ask", "accept-edits", "auto", "yolo")
+
+ToolKind: TypeAlias = Literal[
+    "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Location:
+    """A file position a tool call touches (ACP `locations`: the editor can follow the agent)."""
+
+    path: str
+    """Absolute."""
+    line: int | None = None
+    """1-based."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Diff:
+    path: str
+    """Absolute."""
+    old_text: str | None
+    """None for a new file."""
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUi:
+    """How a front end shows a tool call."""
+
+    title: str
+    kind: ToolKind = "other"
+    locations: tuple[Location, ...] = ()
+    diffs: tuple[Diff, ...] = ()
+
+
+# ------------------------------------------------------------------------------------- files
+
+
+class FileBackend(Protocol):
+    """Text file access. Paths are absolute. Binary files and images are always read locally by
+    the tools (editor fs is text-only)."""
+
+    async def read_text(self, path: Path) -> str:
+        """Raises: FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError."""
+        ...
+
+    async def write_text(self, path: Path, content: str) -> None:
+        """Create or replace `path` (creating parent directories)."""
+        ...
+
+
+# --------------------------------------------------------------------------------- processes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessResult:
+    exit_code: int | None
+    """None when killed by a signal or timed out."""
+    output: str
+    """Combined stdout and stderr, possibly truncated from the start."""
+    truncated: bool = False
+    timed_out: bool = False
+    signal: str | None = None
+    terminal_id: str | None = None
+    """Set when the command ran in an editor terminal (already released)."""
+
+
+OutputSink: TypeAlias = Callable[[str], Awaitable[None]]
+TerminalSink: TypeAlias = Callable[[str], Awaitable[None]]
+
+
+class ProcessBackend(Protocol):
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        timeout: float,
+        output_limit: int,
+        env: Mapping[str, str] | None = None,
+        on_output: OutputSink | None = None,
+        on_terminal: TerminalSink | None = None,
+    ) -> ProcessResult:
+        """Run `command` with bash in its own process group.
+
+        On timeout or cancellation the whole group is killed. `on_output` receives output as it
+        arrives (local runs); `on_terminal` receives the editor terminal id as soon as it exists,
+        so the tool call can embed the live terminal before the command finishes.
+        """
+        ...
+
+
+# ------------------------------------------------------------------------------ interaction
+
+PermissionOptionKind: TypeAlias = Literal[
+    "allow_once", "allow_session", "allow_always", "reject_once", "reject_always"
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionOption:
+    id: str
+    label: str
+    kind: PermissionOptionKind
+    rule: str | None = None
+    """For allow_always / reject_always: the readable rule that will be saved, e.g.
+    `Bash(npm run test *)`."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionPrompt:
+    call_id: str
+    tool_name: str
+    ui: ToolUi
+    """Includes the diff for edits, so the user sees what they approve."""
+    raw_input: object
+    reason: str
+    """Why the gate asks (e.g. "outside the workspace", "ask rule Bash(rm *)")."""
+    options: tuple[PermissionOption, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionAnswer:
+    option_id: str | None
+    """None means the user cancelled: the whole turn is cancelled, not just this call."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Question:
+    call_id: str
+    question: str
+    choices: tuple[str, ...] = ()
+    """Empty: a free-text question."""
+    multiple: bool = False
+    allow_other: bool = True
+    """Whether a free-text answer is accepted besides the choices."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuestionAnswer:
+    answers: tuple[str, ...] = field(default_factory=tuple)
+    declined: bool = False
+
+
+class Interaction(Protocol):
+    async def request_permission(self, prompt: PermissionPrompt) -> PermissionAnswer: ...
+
+    async def ask_question(self, question: Question) -> QuestionAnswer:
+        """Must not hang forever: front ends without a way to ask return `declined`."""
+        ...
+
+
+class DenyingInteraction:
+    """For headless runs: every prompt is rejected once, every question declined."""
+
+    async def request_permission(self, prompt: PermissionPrompt) -> PermissionAnswer:
+        reject = next((o for o in prompt.options if o.kind == "reject_once"), None)
+        return PermissionAnswer(option_id=reject.id if reject else None)
+
+    async def ask_question(self, question: Question) -> QuestionAnswer:
+        return QuestionAnswer(declined=True)
+
+
+def option_kinds(options: Sequence[PermissionOption]) -> dict[str, PermissionOptionKind]:
+    return {option.id: option.kind for option in options}

@@ -1,0 +1,265 @@
+"""What `run_turn` yields. Front ends (the ACP server, print mode) are consumers of this stream.
+
+Events are plain values (no live objects), so print mode can write each one as an NDJSON line.
+Events from a subagent carry the id of the `task` call that started it in `parent_call_id`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from agent.backends import Mode, PermissionOptionKind, ToolUi
+from providers.types import JsonValue, ProviderError, ToolResultPart, Usage
+
+StopReason: TypeAlias = Literal[
+    "end_turn", "max_tokens", "max_turns", "refusal", "cancelled", "error"
+]
+ToolStatus: TypeAlias = Literal["completed", "failed", "interrupted", "denied"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnStarted:
+    turn_id: str
+    kind: Literal["turn_start"] = "turn_start"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserMessageAdded:
+    """A user message entered history: the prompt, or one queued mid-turn and injected."""
+
+    entry_id: str
+    text: str
+    queued: bool = False
+    kind: Literal["user_message"] = "user_message"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextChunk:
+    text: str
+    message_id: str
+    """Stable for one assistant message (ACP `messageId`)."""
+    parent_call_id: str | None = None
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningChunk:
+    text: str
+    message_id: str
+    parent_call_id: str | None = None
+    kind: Literal["reasoning"] = "reasoning"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallStarted:
+    """The model began a call; arguments are still streaming."""
+
+    call_id: str
+    name: str
+    ui: ToolUi
+    parent_call_id: str | None = None
+    kind: Literal["tool_call_started"] = "tool_call_started"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallArguments:
+    call_id: str
+    delta: str
+    parent_call_id: str | None = None
+    kind: Literal["tool_call_arguments"] = "tool_call_arguments"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallReady:
+    """Arguments complete; `ui` is now computed from them (title, locations, diff)."""
+
+    call_id: str
+    name: str
+    arguments: JsonValue
+    ui: ToolUi
+    parent_call_id: str | None = None
+    kind: Literal["tool_call_ready"] = "tool_call_ready"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallRunning:
+    call_id: str
+    parent_call_id: str | None = None
+    kind: Literal["tool_call_running"] = "tool_call_running"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallProgress:
+    """Live output of a running call, or the editor terminal it runs in."""
+
+    call_id: str
+    text: str = ""
+    terminal_id: str | None = None
+    parent_call_id: str | None = None
+    kind: Literal["tool_call_progress"] = "tool_call_progress"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallFinished:
+    call_id: str
+    name: str
+    status: ToolStatus
+    result: ToolResultPart
+    ui: ToolUi | None = None
+    """Final UI (e.g. the applied diff) when it changed."""
+    raw_output: JsonValue = None
+    terminal_id: str | None = None
+    parent_call_id: str | None = None
+    kind: Literal["tool_call_finished"] = "tool_call_finished"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionAsked:
+    call_id: str
+    reason: str
+    parent_call_id: str | None = None
+    kind: Literal["permission_asked"] = "permission_asked"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionDecided:
+    """The gate's verdict, asked or not: `source` says which step or rule decided."""
+
+    call_id: str
+    allowed: bool
+    source: str
+    answer: PermissionOptionKind | None = None
+    """What the user picked, when they were asked."""
+    parent_call_id: str | None = None
+    kind: Literal["permission_decided"] = "permission_decided"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuestionAsked:
+    call_id: str
+    question: str
+    choices: tuple[str, ...] = ()
+    parent_call_id: str | None = None
+    kind: Literal["question_asked"] = "question_asked"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanEntry:
+    content: str
+    status: Literal["pending", "in_progress", "completed"] = "pending"
+    priority: Literal["high", "medium", "low"] = "medium"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanChanged:
+    """The complete plan (front ends replace, never merge)."""
+
+    entries: tuple[PlanEntry, ...]
+    kind: Literal["plan"] = "plan"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageUpdated:
+    call: Usage
+    """This model call."""
+    total: Usage
+    """The session so far."""
+    context_tokens: int
+    """Tokens the next request is estimated to occupy."""
+    context_window: int | None
+    cost_usd: float | None
+    """The session's cost so far; None when a price is unknown (never a guessed zero)."""
+    kind: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionStarted:
+    compaction_id: str
+    manual: bool
+    kind: Literal["compaction_started"] = "compaction_started"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionFinished:
+    compaction_id: str
+    ok: bool
+    summary: str = ""
+    error: str | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    kind: Literal["compaction_finished"] = "compaction_finished"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Retrying:
+    attempt: int
+    delay: float
+    error: ProviderError
+    kind: Literal["retrying"] = "retrying"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelChanged:
+    model: str
+    reasoning_effort: str | None = None
+    kind: Literal["model_changed"] = "model_changed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModeChanged:
+    mode: Mode
+    kind: Literal["mode_changed"] = "mode_changed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TitleChanged:
+    title: str
+    kind: Literal["title_changed"] = "title_changed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Notice:
+    """Something the user should know that is not part of the conversation (an MCP server that
+    failed to start, undo unavailable...)."""
+
+    severity: Literal["info", "warning", "error"]
+    message: str
+    kind: Literal["notice"] = "notice"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnEnded:
+    reason: StopReason
+    error: ProviderError | None = None
+    """Set when `reason == "error"`: the model call that ended the turn."""
+    message: str | None = None
+    """A clear sentence for the user when the turn ended on an error."""
+    kind: Literal["turn_end"] = "turn_end"
+
+
+AgentEvent: TypeAlias = (
+    TurnStarted
+    | UserMessageAdded
+    | TextChunk
+    | ReasoningChunk
+    | ToolCallStarted
+    | ToolCallArguments
+    | ToolCallReady
+    | ToolCallRunning
+    | ToolCallProgress
+    | ToolCallFinished
+    | PermissionAsked
+    | PermissionDecided
+    | QuestionAsked
+    | PlanChanged
+    | UsageUpdated
+    | CompactionStarted
+    | CompactionFinished
+    | Retrying
+    | ModelChanged
+    | ModeChanged
+    | TitleChanged
+    | Notice
+    | TurnEnded
+)

@@ -1,0 +1,184 @@
+"""`define_tool` and what a tool receives and returns.
+
+A mutating tool cannot be constructed without a `permission` function: the gate sees only a
+tool's `PermissionRequest`, so a tool that forgot to describe itself would skip the gate silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from agent.backends import Diff, FileBackend, Interaction, ProcessBackend, ToolUi
+from providers.types import ImagePart, JsonValue, TextPart
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+InputT = TypeVar("InputT", bound="BaseModel")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionRequest:
+    """What a call wants to do, in the terms permission rules are written in."""
+
+    rule_tool: str
+    """The name rules use: `Bash`, `Read`, `Edit`, `Write`, `Fetch`, `Task`, `Skill`,
+    `mcp__server__tool`..."""
+    description: str
+    """Human readable: "Run `npm test`", "Edit src/app.py"."""
+    paths: tuple[Path, ...] = ()
+    """Absolute paths the call reads or changes (resolved by the gate before matching)."""
+    command: str | None = None
+    """The shell command, for command patterns."""
+    domain: str | None = None
+    """The host, for `Fetch(domain:...)`."""
+    specifier: str | None = None
+    """The subject for any other pattern (a skill name, a subagent type)."""
+    is_file_edit: bool = False
+    """accept-edits mode allows these without asking when inside the roots."""
+    diffs: tuple[Diff, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolOutput:
+    """What `execute` returns; becomes the call's `ToolResultPart`."""
+
+    content: Sequence[TextPart | ImagePart]
+    is_error: bool = False
+    ui: ToolUi | None = None
+    """A final UI update (e.g. the applied diff); None keeps the one from `ui()`."""
+    raw_output: JsonValue = None
+
+    @classmethod
+    def text(
+        cls,
+        text: str,
+        *,
+        is_error: bool = False,
+        ui: ToolUi | None = None,
+        raw_output: JsonValue = None,
+    ) -> ToolOutput:
+        return cls(content=[TextPart(text=text)], is_error=is_error, ui=ui, raw_output=raw_output)
+
+    @classmethod
+    def error(cls, text: str) -> ToolOutput:
+        return cls(content=[TextPart(text=text)], is_error=True)
+
+
+class ToolError(Exception):
+    """Raised by a tool for an expected failure; the loop turns it into an error result whose text
+    is the message (the model reads it and can react)."""
+
+
+@dataclass(slots=True)
+class ScopeContract:
+    """The paths the model declared it will change (`declare_scope`). One object per top-level
+    session, shared (not copied) with its subagents, so a nested agent cannot escape it."""
+
+    declared: list[Path] = field(default_factory=lambda: [])
+    """Absolute paths or directories; empty means nothing declared yet (no scope check)."""
+
+    def covers(self, path: Path) -> bool:
+        if not self.declared:
+            return True
+        return any(path == root or root in path.parents for root in self.declared)
+
+
+@dataclass(slots=True)
+class ReadTracker:
+    """Files read this session, with the content hash seen, so `edit` can refuse a file that was
+    never read or changed since."""
+
+    seen: dict[Path, str] = field(default_factory=lambda: {})
+
+
+ProgressSink = Callable[[str], Awaitable[None]]
+"""Appends text to the call's live output (streamed command output)."""
+TerminalSink = Callable[[str], Awaitable[None]]
+"""Announces an editor terminal id to embed in the call."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolContext:
+    """What a running tool gets. Cancellation arrives as anyio cancellation of `execute`."""
+
+    session_id: str
+    call_id: str
+    cwd: Path
+    roots: tuple[Path, ...]
+    """cwd first, then additional directories; all absolute and resolved."""
+    files: FileBackend
+    processes: ProcessBackend
+    interaction: Interaction
+    scope: ScopeContract
+    reads: ReadTracker
+    progress: ProgressSink
+    terminal: TerminalSink
+    services: dict[str, Any] = field(default_factory=lambda: {})
+    """Loop-provided hooks some built-ins need (the plan sink for `todo`, the subagent runner
+    for `task`, the skill index for `skill`), keyed by name."""
+
+    def resolve(self, path: str) -> Path:
+        """An absolute, normalised path for a tool argument (relative to the cwd, `~` expanded).
+        Symlinks are resolved so rules and roots compare real locations."""
+        candidate = Path(path).expanduser()
+        if not candidate.is_absolute():
+            candidate = self.cwd / candidate
+        return candidate.resolve(strict=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tool(Generic[InputT]):
+    name: str
+    description: str
+    input_model: type[InputT]
+    execute: Callable[[InputT, ToolContext], Awaitable[ToolOutput]]
+    ui: Callable[[InputT, ToolContext], ToolUi]
+    read_only: bool
+    permission: Callable[[InputT, ToolContext], PermissionRequest] | None
+    extra_schema: dict[str, JsonValue] | None = None
+    """A ready JSON schema to use instead of the one generated from `input_model` (MCP tools
+    bring their own)."""
+
+    @cached_property
+    def input_schema(self) -> dict[str, JsonValue]:
+        if self.extra_schema is not None:
+            return self.extra_schema
+        return self.input_model.model_json_schema()
+
+
+def define_tool(
+    *,
+    name: str,
+    description: str,
+    input_model: type[InputT],
+    execute: Callable[[InputT, ToolContext], Awaitable[ToolOutput]],
+    ui: Callable[[InputT, ToolContext], ToolUi],
+    read_only: bool = False,
+    permission: Callable[[InputT, ToolContext], PermissionRequest] | None = None,
+    input_schema: dict[str, JsonValue] | None = None,
+) -> Tool[InputT]:
+    """Build a tool.
+
+    Raises:
+        ValueError: a mutating tool was defined without `permission`.
+    """
+    if not read_only and permission is None:
+        raise ValueError(f"tool {name!r} changes things but describes no permission request")
+    return Tool(
+        name=name,
+        description=description,
+        input_model=input_model,
+        execute=execute,
+        ui=ui,
+        read_only=read_only,
+        permission=permission,
+        extra_schema=input_schema,
+    )
+
+
+AnyTool = Tool[Any]
