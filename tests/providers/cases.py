@@ -1,0 +1,112 @@
+"""Neutral histories that every wire adapter must translate; their outgoing bodies are snapshot
+tested per adapter (kosong's COMMON_CASES idea)."""
+
+from __future__ import annotations
+
+from providers.types import (
+    ImagePart,
+    Message,
+    ModelRequest,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
+
+READ_TOOL = ToolSpec(
+    name="read",
+    description="Read a file",
+    input_schema={
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+    },
+)
+
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+CASES: dict[str, ModelRequest] = {
+    "text": ModelRequest(
+        system="You are terse.",
+        messages=[Message(role="user", parts=[TextPart(text="Say hi.")])],
+    ),
+    "tool_round_trip": ModelRequest(
+        system="Use tools.",
+        tools=[READ_TOOL],
+        messages=[
+            Message(role="user", parts=[TextPart(text="Read a.txt")]),
+            Message(
+                role="assistant",
+                parts=[
+                    TextPart(text="Reading it."),
+                    ToolCallPart(id="call_1", name="read", arguments={"path": "a.txt"}),
+                ],
+            ),
+            Message(
+                role="tool",
+                parts=[
+                    ToolResultPart(
+                        tool_call_id="call_1", name="read", content=[TextPart(text="hello")]
+                    )
+                ],
+            ),
+        ],
+    ),
+    "parallel_calls": ModelRequest(
+        system="Use tools.",
+        tools=[READ_TOOL],
+        messages=[
+            Message(role="user", parts=[TextPart(text="Read a and b")]),
+            Message(
+                role="assistant",
+                parts=[
+                    ToolCallPart(id="call_a", name="read", arguments={"path": "a"}),
+                    ToolCallPart(id="call_b", name="read", arguments={"path": "b"}),
+                ],
+            ),
+            Message(
+                role="tool",
+                parts=[
+                    ToolResultPart(
+                        tool_call_id="call_a", name="read", content=[TextPart(text="A")]
+                    ),
+                    ToolResultPart(
+                        tool_call_id="call_b",
+                        name="read",
+                        content=[TextPart(text="no such file")],
+                        is_error=True,
+                    ),
+                ],
+            ),
+        ],
+    ),
+    "image": ModelRequest(
+        system="Describe images.",
+        messages=[
+            Message(
+                role="user",
+                parts=[
+                    TextPart(text="What is this?"),
+                    ImagePart(media_type="image/png", data=PIXEL),
+                    ImagePart(media_type="image/png", url="https://example.com/cat.png"),
+                ],
+            )
+        ],
+    ),
+    "reasoning_foreign": ModelRequest(
+        # Reasoning produced by ANOTHER provider (no metadata for this adapter): adapters must
+        # not send it as their own signed reasoning; text-only reasoning may be dropped.
+        system="Think.",
+        reasoning_effort="low",
+        max_output_tokens=2048,
+        messages=[
+            Message(role="user", parts=[TextPart(text="2+2?")]),
+            Message(
+                role="assistant",
+                parts=[ReasoningPart(text="Simple sum."), TextPart(text="4")],
+            ),
+            Message(role="user", parts=[TextPart(text="And 3+3?")]),
+        ],
+    ),
+}
