@@ -1,0 +1,510 @@
+"""Wire adapter for the Anthropic Messages API, through the official `anthropic` SDK (2.x).
+
+The SDK is imported only when the first request is made. The request builder and the stream
+translator are pure; `AnthropicMessagesModel.stream` is the thin I/O shell around them.
+
+Quirks handled here (providers.md section 3):
+- API version 2026-10-21 (the SDK default) rejects `temperature`/`top_p`/`top_k`, so none is sent.
+- Thinking blocks and `redacted_thinking` blocks are replayed byte-identical, in their original
+  order, before the `tool_use` they preceded; their opaque data rides in metadata under
+  `"anthropic"` (`signature` or `redacted`).
+- Empty or whitespace-only text blocks are rejected by the API and are dropped before sending.
+- Consecutive messages of one role are merged (tool results become a user message).
+- `message_delta.usage` is cumulative, so the last value wins; input is normalised to include
+  cache reads and writes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, assert_never, cast
+
+from providers.errors import classify, parse_retry_after
+from providers.model import Endpoint
+from providers.types import (
+    ErrorEvent,
+    Finish,
+    FinishReason,
+    ImagePart,
+    JsonValue,
+    Message,
+    ModelRequest,
+    Part,
+    ProviderError,
+    ProviderMetadata,
+    ReasoningDelta,
+    ReasoningEffort,
+    ReasoningPart,
+    StreamEvent,
+    TextDelta,
+    TextPart,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallPart,
+    ToolCallStart,
+    ToolChoice,
+    ToolChoiceNamed,
+    ToolResultContent,
+    ToolResultPart,
+    Usage,
+    UsageEvent,
+    parse_tool_arguments,
+)
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic, AsyncStream
+    from anthropic.types import RawMessageStreamEvent
+
+NAMESPACE: Final = "anthropic"
+"""The provider-metadata namespace of this wire API, whichever provider id routed it."""
+
+DEFAULT_MAX_TOKENS: Final = 8192
+"""`max_tokens` is required by the API; used when the request does not set a limit."""
+
+THINKING_BUDGETS: Final[Mapping[ReasoningEffort, int]] = {
+    "low": 1024,
+    "medium": 4096,
+    "high": 16384,
+}
+
+_STOP_REASONS: Final[Mapping[str, FinishReason]] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "refusal": "refusal",
+    "model_context_window_exceeded": "context_overflow",
+    # Server tools paused the turn; the caller must send it back to continue.
+    "pause_turn": "other",
+}
+
+JsonDict = dict[str, Any]
+
+
+def create_model(
+    model_id: str, endpoint: Endpoint, *, http_client: object | None = None
+) -> AnthropicMessagesModel:
+    """A `providers.model.Model` for `model_id` on an Anthropic Messages endpoint.
+
+    Args:
+        model_id: the vendor's model id (`claude-sonnet-4-5`...).
+        endpoint: key, base URL and extra headers for the SDK client.
+        http_client: an `httpx2.AsyncClient` to use instead of the SDK's own (tests).
+    """
+    return AnthropicMessagesModel(model_id, endpoint, http_client=http_client)
+
+
+class AnthropicMessagesModel:
+    """Streams Messages API calls; the SDK client is built on the first call."""
+
+    def __init__(
+        self, model_id: str, endpoint: Endpoint, *, http_client: object | None = None
+    ) -> None:
+        self._model_id = model_id
+        self._endpoint = endpoint
+        self._http_client = http_client
+        self._client: AsyncAnthropic | None = None
+
+    @property
+    def provider_id(self) -> str:
+        return self._endpoint.provider_id
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def _sdk_client(self) -> AsyncAnthropic:
+        if self._client is None:
+            from anthropic import AsyncAnthropic
+
+            self._client = AsyncAnthropic(
+                api_key=self._endpoint.api_key,
+                base_url=sdk_base_url(self._endpoint.base_url),
+                default_headers=dict(self._endpoint.headers) or None,
+                # The agent owns the retry policy; SDK retries would multiply it.
+                max_retries=0,
+                http_client=cast("Any", self._http_client),
+            )
+        return self._client
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one call; failures come out as `ErrorEvent` + `Finish(reason="error")`."""
+        translator = _StreamTranslator()
+        params = _build_params(self._model_id, request, self._endpoint)
+        try:
+            client = self._sdk_client()
+            response = cast(
+                "AsyncStream[RawMessageStreamEvent]", await client.messages.create(**params)
+            )
+            async with response:
+                async for event in response:
+                    for out in translator.feed(event.to_dict()):
+                        yield out
+        except Exception as exc:
+            error = _map_errors(exc, self.provider_id)
+            if error is None:
+                raise
+            for out in translator.fail(error):
+                yield out
+            return
+        for out in translator.end(self.provider_id):
+            yield out
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+def sdk_base_url(base_url: str | None) -> str | None:
+    """The SDK appends `/v1/messages` itself, while catalog URLs (the AI SDK convention) end in
+    `/v1`; strip that suffix so the path is not doubled."""
+    if base_url is None:
+        return None
+    trimmed = base_url.rstrip("/")
+    return trimmed.removesuffix("/v1") if trimmed.endswith("/v1") else trimmed
+
+
+# ------------------------------------------------------------------------------ request
+
+
+def _build_params(model_id: str, request: ModelRequest, endpoint: Endpoint) -> JsonDict:
+    """The keyword arguments of `messages.create` (the JSON body) for one request. Pure."""
+    del endpoint  # nothing endpoint-specific goes in the body
+    max_tokens = request.max_output_tokens or DEFAULT_MAX_TOKENS
+    params: JsonDict = {"model": model_id, "max_tokens": max_tokens}
+    if request.system:
+        params["system"] = request.system
+    params["messages"] = build_messages(request.messages)
+    forced_tool = request.tool_choice == "required" or isinstance(
+        request.tool_choice, ToolChoiceNamed
+    )
+    if request.tools:
+        params["tools"] = [
+            {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+            for tool in request.tools
+        ]
+        params["tool_choice"] = _tool_choice(request.tool_choice)
+    effort = request.reasoning_effort
+    if effort == "minimal":
+        params["thinking"] = {"type": "disabled"}
+    elif effort is not None and not (forced_tool and request.tools):
+        # The API refuses thinking together with a forced tool choice; the explicit choice wins.
+        budget = THINKING_BUDGETS[effort]
+        if max_tokens <= budget:
+            # The budget is part of max_tokens: keep the requested room for the answer on top.
+            params["max_tokens"] = budget + max_tokens
+        params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    params["stream"] = True
+    return params
+
+
+def _tool_choice(choice: ToolChoice) -> JsonDict:
+    match choice:
+        case "auto":
+            return {"type": "auto"}
+        case "none":
+            return {"type": "none"}
+        case "required":
+            return {"type": "any"}
+        case ToolChoiceNamed():
+            return {"type": "tool", "name": choice.name}
+        case _:
+            assert_never(choice)
+
+
+def build_messages(messages: Sequence[Message]) -> list[JsonDict]:
+    """Neutral history to Anthropic `messages`: tool results become user content, empty blocks
+    and messages are dropped, and consecutive messages of one role are merged (the API wants
+    roles to alternate, and the tool results right after the `tool_use` message)."""
+    merged: list[JsonDict] = []
+    for message in messages:
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = [block for part in message.parts for block in _blocks(part, message.role)]
+        if not blocks:
+            continue
+        if merged and merged[-1]["role"] == role:
+            merged[-1]["content"].extend(blocks)
+        else:
+            merged.append({"role": role, "content": blocks})
+    return merged
+
+
+def _blocks(part: Part, role: str) -> list[JsonDict]:
+    match part:
+        case TextPart():
+            return _text_block(part.text)
+        case ImagePart():
+            return [_image_block(part)]
+        case ReasoningPart():
+            return _reasoning_blocks(part) if role == "assistant" else []
+        case ToolCallPart():
+            arguments = part.arguments if isinstance(part.arguments, dict) else {}
+            return [{"type": "tool_use", "id": part.id, "name": part.name, "input": arguments}]
+        case ToolResultPart():
+            return [_tool_result_block(part)]
+        case _:
+            assert_never(part)
+
+
+def _text_block(text: str) -> list[JsonDict]:
+    # "text content blocks must be non-empty" / "must contain non-whitespace text" (400).
+    return [{"type": "text", "text": text}] if text.strip() else []
+
+
+def _image_block(part: ImagePart) -> JsonDict:
+    if part.url is not None:
+        return {"type": "image", "source": {"type": "url", "url": part.url}}
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": part.media_type, "data": part.data},
+    }
+
+
+def _reasoning_blocks(part: ReasoningPart) -> list[JsonDict]:
+    bag = part.provider_metadata.get(NAMESPACE, {})
+    redacted = bag.get("redacted")
+    if isinstance(redacted, str):
+        return [{"type": "redacted_thinking", "data": redacted}]
+    signature = bag.get("signature")
+    if isinstance(signature, str):
+        return [{"type": "thinking", "thinking": part.text, "signature": signature}]
+    # Reasoning from another provider (or an unsigned fragment of an interrupted stream) has no
+    # signature: the API rejects an unsigned thinking block, and turning it into visible text
+    # would put words in the model's mouth. It is dropped; the model does not need it.
+    return []
+
+
+def _tool_result_block(part: ToolResultPart) -> JsonDict:
+    content = [block for item in part.content for block in _tool_result_content(item)]
+    block: JsonDict = {"type": "tool_result", "tool_use_id": part.tool_call_id}
+    if content:
+        block["content"] = content
+    if part.is_error:
+        block["is_error"] = True
+    return block
+
+
+def _tool_result_content(item: ToolResultContent) -> list[JsonDict]:
+    match item:
+        case TextPart():
+            return _text_block(item.text)
+        case ImagePart():
+            return [_image_block(item)]
+        case _:
+            assert_never(item)
+
+
+# ------------------------------------------------------------------------------- stream
+
+
+@dataclass(slots=True)
+class _Block:
+    type: str
+    call_id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=lambda: [])
+    initial_input: JsonValue = None
+
+
+class _StreamTranslator:
+    """Turns raw Messages stream events (as dicts) into `StreamEvent`s, one stream's state."""
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, _Block] = {}
+        self._usage: dict[str, int] = {}
+        self._stop_reason: str | None = None
+        self._finished = False
+
+    def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
+        """Translate one SDK event (`event.to_dict()`)."""
+        match event.get("type"):
+            case "message_start":
+                self._merge_usage(event.get("message", {}).get("usage"))
+                return []
+            case "content_block_start":
+                return self._block_start(int(event["index"]), event.get("content_block", {}))
+            case "content_block_delta":
+                return self._block_delta(int(event["index"]), event.get("delta", {}))
+            case "content_block_stop":
+                return self._block_stop(int(event["index"]))
+            case "message_delta":
+                self._merge_usage(event.get("usage"))
+                stop_reason = event.get("delta", {}).get("stop_reason")
+                if stop_reason is not None:
+                    self._stop_reason = stop_reason
+                return []
+            case "message_stop":
+                self._finished = True
+                return []
+            case _:
+                return []
+
+    def _block_start(self, index: int, block: Mapping[str, Any]) -> list[StreamEvent]:
+        kind = str(block.get("type", ""))
+        self._blocks[index] = state = _Block(type=kind)
+        match kind:
+            case "text":
+                text = block.get("text") or ""
+                return [TextDelta(text=text, index=index)] if text else []
+            case "thinking":
+                events: list[StreamEvent] = []
+                if text := block.get("thinking") or "":
+                    events.append(ReasoningDelta(text=text, index=index))
+                if signature := block.get("signature") or "":
+                    events.append(_signature_delta(index, signature))
+                return events
+            case "redacted_thinking":
+                metadata: ProviderMetadata = {NAMESPACE: {"redacted": str(block.get("data", ""))}}
+                return [ReasoningDelta(text="", index=index, provider_metadata=metadata)]
+            case "tool_use":
+                state.call_id = str(block.get("id", ""))
+                state.name = str(block.get("name", ""))
+                state.initial_input = block.get("input")
+                return [ToolCallStart(call_id=state.call_id, name=state.name)]
+            case _:
+                # Server tool blocks and future types carry nothing the loop can use.
+                return []
+
+    def _block_delta(self, index: int, delta: Mapping[str, Any]) -> list[StreamEvent]:
+        state = self._blocks.get(index)
+        match delta.get("type"):
+            case "text_delta":
+                text = delta.get("text") or ""
+                return [TextDelta(text=text, index=index)] if text else []
+            case "thinking_delta":
+                text = delta.get("thinking") or ""
+                return [ReasoningDelta(text=text, index=index)] if text else []
+            case "signature_delta":
+                return [_signature_delta(index, str(delta.get("signature", "")))]
+            case "input_json_delta":
+                fragment = delta.get("partial_json") or ""
+                if state is None or not fragment:
+                    return []
+                state.arguments.append(fragment)
+                return [ToolCallDelta(call_id=state.call_id, arguments_delta=fragment)]
+            case _:
+                return []
+
+    def _block_stop(self, index: int) -> list[StreamEvent]:
+        state = self._blocks.get(index)
+        if state is None or state.type != "tool_use":
+            return []
+        raw = "".join(state.arguments)
+        if not raw and isinstance(state.initial_input, dict) and state.initial_input:
+            # A block that arrived whole (no deltas) carries its input in the start event.
+            raw = json.dumps(state.initial_input)
+        arguments, invalid = parse_tool_arguments(raw)
+        return [
+            ToolCallEnd(
+                call_id=state.call_id,
+                name=state.name,
+                arguments=arguments,
+                raw_arguments=raw,
+                invalid_reason=invalid,
+            )
+        ]
+
+    def _merge_usage(self, usage: object) -> None:
+        if not isinstance(usage, dict):
+            return
+        fields = cast("dict[str, Any]", usage)
+        for key in (
+            "input_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+            "output_tokens",
+        ):
+            value = fields.get(key)
+            if isinstance(value, int):
+                self._usage[key] = value
+        details = fields.get("output_tokens_details")
+        if isinstance(details, dict):
+            thinking = cast("dict[str, Any]", details).get("thinking_tokens")
+            if isinstance(thinking, int):
+                self._usage["thinking_tokens"] = thinking
+
+    def usage(self) -> Usage | None:
+        """The normalised usage so far (cumulative values: the last one wins)."""
+        if not self._usage:
+            return None
+        counts = self._usage
+        cache_read = counts.get("cache_read_input_tokens", 0)
+        cache_write = counts.get("cache_creation_input_tokens", 0)
+        return Usage(
+            input_tokens=counts.get("input_tokens", 0) + cache_read + cache_write,
+            cached_input_tokens=cache_read,
+            cache_write_tokens=cache_write,
+            output_tokens=counts.get("output_tokens", 0),
+            reasoning_tokens=counts.get("thinking_tokens", 0),
+        )
+
+    def _usage_events(self) -> list[StreamEvent]:
+        usage = self.usage()
+        return [UsageEvent(usage=usage)] if usage is not None else []
+
+    def end(self, provider: str) -> list[StreamEvent]:
+        """The closing events once the vendor stream is exhausted."""
+        if not self._finished and self._stop_reason is None:
+            error = classify(
+                provider=provider,
+                status=None,
+                message="the stream ended before message_stop",
+                network=True,
+            )
+            return self.fail(error)
+        reason = _STOP_REASONS.get(self._stop_reason or "", "other")
+        return [*self._usage_events(), Finish(reason=reason, raw_reason=self._stop_reason)]
+
+    def fail(self, error: ProviderError) -> list[StreamEvent]:
+        """The closing events of a failed stream."""
+        return [*self._usage_events(), ErrorEvent(error=error), Finish(reason="error")]
+
+
+def _signature_delta(index: int, signature: str) -> ReasoningDelta:
+    metadata: ProviderMetadata = {NAMESPACE: {"signature": signature}}
+    return ReasoningDelta(text="", index=index, provider_metadata=metadata)
+
+
+# ------------------------------------------------------------------------------- errors
+
+
+def _map_errors(exc: Exception, provider: str) -> ProviderError | None:
+    """The one place vendor exceptions become `ProviderError`s; None for anything else (a bug,
+    which should surface rather than pass as a provider failure)."""
+    import anthropic
+    import httpx2
+
+    if isinstance(exc, anthropic.APIStatusError):
+        # `type` and `api_message` are the body's `error.type` / `error.message`.
+        error_type = exc.type
+        raw_body: object = exc.body
+        message = exc.api_message or (raw_body[:500] if isinstance(raw_body, str) else "")
+        # A mid-stream `event: error` is raised with the 200 response: the type says it all.
+        status = exc.status_code if exc.status_code != 200 else None
+        retry_after = _retry_after(exc.response.headers)
+        return classify(
+            provider=provider,
+            status=status,
+            message=message or f"HTTP {exc.status_code}",
+            code=str(error_type) if error_type else None,
+            retry_after=retry_after,
+        )
+    if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
+        message = f"{type(exc).__name__}: {exc}"
+        return classify(provider=provider, status=None, message=message, network=True)
+    if isinstance(exc, anthropic.APIError):
+        return classify(provider=provider, status=None, message=exc.message)
+    return None
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds:
+        try:
+            return max(0.0, float(milliseconds) / 1000)
+        except ValueError:
+            pass
+    return parse_retry_after(headers.get("retry-after"))
