@@ -1,0 +1,474 @@
+"""The settings files, validated and merged: user, project and local scope.
+
+    $XDG_CONFIG_HOME/earshot/settings.json   user (default ~/.config)
+    <cwd>/.earshot/settings.json             project (checked in)
+    <cwd>/.earshot/settings.local.json       local (not checked in; "always allow" writes here)
+
+Merge rules: `model` and `mode` are taken from the most local scope that sets them (then
+`EARSHOT_MODEL` overrides the model); `providers`, `models` and `mcpServers` merge by key, the later
+scope replacing a whole entry; permission rules and hooks are CONCATENATED, each remembering its
+scope, because a scope that could shadow another would let a checked-in project file remove a deny
+rule the user set globally.
+
+A checked-in project file is also not allowed to point a built-in provider at another URL, or to
+read a built-in provider's key variable for a provider of its own: either would send the user's
+key wherever the repository says.
+
+Pydantic is used here, at the edge; the merged result is plain values. Nothing in this module
+echoes an API key: `apiKey` is a `SecretStr`, and errors carry key paths and messages, never input
+values.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeAlias, cast
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    NonNegativeFloat,
+    PositiveFloat,
+    PositiveInt,
+    SecretStr,
+    Tag,
+    ValidationError,
+)
+from pydantic.alias_generators import to_camel
+
+from agent.backends import Mode
+from providers.catalog import Cost, ModelOverride
+from providers.model import WireApi
+from providers.registry import UserProviderConfig, all_providers, provider_spec
+
+Scope: TypeAlias = Literal["user", "project", "local"]
+SCOPES: tuple[Scope, ...] = ("user", "project", "local")
+PermissionList: TypeAlias = Literal["allow", "ask", "deny"]
+HookEvent: TypeAlias = Literal["pre_tool_use", "post_tool_use", "user_prompt_submit", "stop"]
+HOOK_EVENTS: tuple[HookEvent, ...] = ("pre_tool_use", "post_tool_use", "user_prompt_submit", "stop")
+
+MODEL_ENV = "EARSHOT_MODEL"
+DEFAULT_MODE: Mode = "ask"
+
+
+class SettingsError(Exception):
+    """A settings file is unreadable or invalid. The message names the file, the key path and
+    the problem, and never contains a value from the file."""
+
+
+# ---------------------------------------------------------------------------- file schema
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        hide_input_in_errors=True,
+    )
+
+
+class ProviderSettings(_Strict):
+    """`providers.<id>`: override a built-in provider, or define a new one."""
+
+    api: WireApi | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    api_key: SecretStr | None = None
+    headers: dict[str, str] = Field(default_factory=dict[str, str])
+    script: str | None = None
+    """For `api: scripted`: a JSON script file, relative to the settings file's project."""
+
+
+class CostSettings(_Strict):
+    """USD per million tokens."""
+
+    input: NonNegativeFloat | None = None
+    output: NonNegativeFloat | None = None
+    cache_read: NonNegativeFloat | None = None
+    cache_write: NonNegativeFloat | None = None
+
+
+class ModelSettings(_Strict):
+    """`models.<provider/model>`: facts that override (or supply) the catalog's."""
+
+    name: str | None = None
+    context_window: PositiveInt | None = None
+    max_output: PositiveInt | None = None
+    vision: bool | None = None
+    reasoning: bool | None = None
+    tool_call: bool | None = None
+    cost: CostSettings | None = None
+
+
+class PermissionSettings(_Strict):
+    """`Tool` or `Tool(pattern)` rules."""
+
+    allow: list[str] = Field(default_factory=list[str])
+    ask: list[str] = Field(default_factory=list[str])
+    deny: list[str] = Field(default_factory=list[str])
+
+
+class StdioServerSettings(_Strict):
+    """An MCP server earshot spawns."""
+
+    type: Literal["stdio"] = "stdio"
+    command: str
+    args: list[str] = Field(default_factory=list[str])
+    env: dict[str, str] = Field(default_factory=dict[str, str])
+    cwd: str | None = None
+
+
+class HttpServerSettings(_Strict):
+    """An MCP server earshot connects to (streamable HTTP, or legacy SSE)."""
+
+    type: Literal["http", "sse"]
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict[str, str])
+
+
+def _server_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        kind = cast("dict[str, Any]", value).get("type", "stdio")
+        return "http" if kind in ("http", "sse") else "stdio"
+    if isinstance(value, HttpServerSettings):
+        return "http"
+    return "stdio"
+
+
+McpServerSettings: TypeAlias = Annotated[
+    Annotated[StdioServerSettings, Tag("stdio")] | Annotated[HttpServerSettings, Tag("http")],
+    Discriminator(_server_kind),
+]
+
+
+class HookSettings(_Strict):
+    """One hook command. `matcher` selects tools by name (tool events only)."""
+
+    matcher: str | None = None
+    command: str
+    timeout: PositiveFloat | None = None
+    """Seconds."""
+
+
+class HooksSettings(_Strict):
+    # The hook event names are snake_case in the file, unlike every other key.
+    pre_tool_use: list[HookSettings] = Field(
+        default_factory=list[HookSettings], alias="pre_tool_use"
+    )
+    post_tool_use: list[HookSettings] = Field(
+        default_factory=list[HookSettings], alias="post_tool_use"
+    )
+    user_prompt_submit: list[HookSettings] = Field(
+        default_factory=list[HookSettings], alias="user_prompt_submit"
+    )
+    stop: list[HookSettings] = Field(default_factory=list[HookSettings], alias="stop")
+
+
+class SettingsFile(_Strict):
+    """The content of one settings file."""
+
+    schema_: str | None = Field(default=None, alias="$schema")
+    model: str | None = None
+    mode: Mode | None = None
+    providers: dict[str, ProviderSettings] = Field(default_factory=dict[str, ProviderSettings])
+    models: dict[str, ModelSettings] = Field(default_factory=dict[str, ModelSettings])
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict[str, McpServerSettings])
+    hooks: HooksSettings = Field(default_factory=HooksSettings)
+
+
+# ---------------------------------------------------------------------------- merged values
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionRule:
+    """One permission rule and where it came from."""
+
+    list_name: PermissionList
+    rule: str
+    """`Tool` or `Tool(pattern)`, as written."""
+    scope: Scope
+    source: Path
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookRule:
+    """One hook command and where it came from."""
+
+    event: HookEvent
+    command: str
+    matcher: str | None
+    timeout: float | None
+    scope: Scope
+    source: Path
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """All scopes merged."""
+
+    model: str | None = None
+    """`provider/model`; None when no scope (and no `EARSHOT_MODEL`) names one."""
+    mode: Mode = DEFAULT_MODE
+    providers: Mapping[str, ProviderSettings] = field(default_factory=lambda: {})
+    models: Mapping[str, ModelSettings] = field(default_factory=lambda: {})
+    permission_rules: tuple[PermissionRule, ...] = ()
+    """user rules first, then project, then local; order within a file kept."""
+    mcp_servers: Mapping[str, StdioServerSettings | HttpServerSettings] = field(
+        default_factory=lambda: {}
+    )
+    mcp_server_scopes: Mapping[str, Scope] = field(default_factory=lambda: {})
+    """Which scope each MCP server entry came from (project servers may need the user's trust)."""
+    hooks: tuple[HookRule, ...] = ()
+    sources: tuple[Path, ...] = ()
+    """The files that were read, user scope first."""
+
+    def rules(self, list_name: PermissionList) -> list[str]:
+        """The rule strings of one list, all scopes."""
+        return [rule.rule for rule in self.permission_rules if rule.list_name == list_name]
+
+    def hooks_for(self, event: HookEvent) -> list[HookRule]:
+        return [hook for hook in self.hooks if hook.event == event]
+
+    def user_providers(self) -> dict[str, UserProviderConfig]:
+        """`providers.*` in the form `providers.registry.resolve_endpoint` takes."""
+        return {
+            provider_id: UserProviderConfig(
+                api=entry.api,
+                base_url=entry.base_url,
+                api_key_env=entry.api_key_env,
+                api_key=entry.api_key.get_secret_value() if entry.api_key is not None else None,
+                headers=dict(entry.headers),
+                script=entry.script,
+            )
+            for provider_id, entry in self.providers.items()
+        }
+
+    def model_overrides(self) -> dict[str, ModelOverride]:
+        """`models.*` in the form `providers.catalog.ModelCatalog.load` takes."""
+        return {name: _override(entry) for name, entry in self.models.items()}
+
+
+def _override(entry: ModelSettings) -> ModelOverride:
+    cost = None
+    if entry.cost is not None:
+        cost = Cost(
+            input=entry.cost.input,
+            output=entry.cost.output,
+            cache_read=entry.cost.cache_read,
+            cache_write=entry.cost.cache_write,
+        )
+    return ModelOverride(
+        name=entry.name,
+        context_window=entry.context_window,
+        max_output=entry.max_output,
+        vision=entry.vision,
+        reasoning=entry.reasoning,
+        tool_call=entry.tool_call,
+        cost=cost,
+    )
+
+
+# ---------------------------------------------------------------------------- loading
+
+
+def settings_paths(
+    cwd: Path, *, environ: Mapping[str, str] | None = None, config_home: Path | None = None
+) -> dict[Scope, Path]:
+    """Where each scope's file lives (whether or not it exists)."""
+    environ = os.environ if environ is None else environ
+    if config_home is None:
+        xdg = environ.get("XDG_CONFIG_HOME")
+        config_home = Path(xdg) if xdg else Path(environ.get("HOME") or Path.home()) / ".config"
+    return {
+        "user": config_home / "earshot" / "settings.json",
+        "project": cwd / ".earshot" / "settings.json",
+        "local": cwd / ".earshot" / "settings.local.json",
+    }
+
+
+def read_settings_file(path: Path, scope: Scope) -> SettingsFile | None:
+    """Parse and validate one file; None when it does not exist.
+
+    Raises:
+        SettingsError: unreadable, not JSON, or not valid settings.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise SettingsError(f"{path}: cannot read settings ({type(error).__name__})") from None
+    if not text.strip():
+        return SettingsFile()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SettingsError(
+            f"{path}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+        ) from None
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path}: settings must be a JSON object")
+    try:
+        parsed = SettingsFile.model_validate(data)
+    except ValidationError as error:
+        raise SettingsError(_describe(path, error)) from None
+    _check_rules(path, parsed)
+    if scope == "project":
+        _check_project_providers(path, parsed)
+    return parsed
+
+
+def _describe(path: Path, error: ValidationError) -> str:
+    problems: list[str] = []
+    for item in error.errors(include_input=False, include_url=False):
+        location = [str(part) for part in item["loc"]]
+        # Drop the union tag pydantic inserts after an MCP server's name.
+        if len(location) >= 3 and location[0] == "mcpServers" and location[2] in ("stdio", "http"):
+            del location[2]
+        key = ".".join(location) or "(top level)"
+        message = item["msg"]
+        if item["type"] == "extra_forbidden":
+            message = "unknown key"
+        elif item["type"] == "missing":
+            message = "required key is missing"
+        problems.append(f"{key}: {message}")
+    return f"{path}: invalid settings: " + "; ".join(problems)
+
+
+def _check_rules(path: Path, parsed: SettingsFile) -> None:
+    for list_name in ("allow", "ask", "deny"):
+        for index, rule in enumerate(cast("list[str]", getattr(parsed.permissions, list_name))):
+            if not _is_rule(rule):
+                raise SettingsError(
+                    f"{path}: permissions.{list_name}.{index}: a rule is 'Tool' or "
+                    f"'Tool(pattern)', got {rule!r}"
+                )
+
+
+def _is_rule(rule: str) -> bool:
+    name, paren, rest = rule.strip().partition("(")
+    if not name or not all(char.isalnum() or char in "_-." for char in name):
+        return False
+    return not paren or (rest.endswith(")") and len(rest) > 1)
+
+
+def _check_project_providers(path: Path, parsed: SettingsFile) -> None:
+    builtin_keys = {variable for spec in all_providers() for variable in spec.env}
+    for provider_id, entry in parsed.providers.items():
+        if provider_spec(provider_id) is not None and entry.base_url is not None:
+            raise SettingsError(
+                f"{path}: providers.{provider_id}.baseUrl: a project settings file cannot "
+                f"redirect the built-in provider '{provider_id}' (its key would follow); set it "
+                "in settings.local.json or your user settings"
+            )
+        if entry.api_key_env in builtin_keys:
+            raise SettingsError(
+                f"{path}: providers.{provider_id}.apiKeyEnv: a project settings file cannot send "
+                f"{entry.api_key_env} to a provider it defines; set it in settings.local.json or "
+                "your user settings"
+            )
+
+
+def load_settings(
+    cwd: Path,
+    *,
+    environ: Mapping[str, str] | None = None,
+    config_home: Path | None = None,
+) -> Settings:
+    """Read and merge the user, project and local settings files for a session in `cwd`.
+
+    Args:
+        cwd: the session's working directory (its `.earshot/` holds project and local files).
+        environ: for `EARSHOT_MODEL`, `XDG_CONFIG_HOME` and `HOME`.
+        config_home: the XDG config directory (the user file is `<config_home>/earshot/...`).
+
+    Raises:
+        SettingsError: a file is unreadable or invalid.
+    """
+    environ = os.environ if environ is None else environ
+    paths = settings_paths(cwd, environ=environ, config_home=config_home)
+    model: str | None = None
+    mode: Mode | None = None
+    providers: dict[str, ProviderSettings] = {}
+    models: dict[str, ModelSettings] = {}
+    servers: dict[str, StdioServerSettings | HttpServerSettings] = {}
+    server_scopes: dict[str, Scope] = {}
+    rules: list[PermissionRule] = []
+    hooks: list[HookRule] = []
+    sources: list[Path] = []
+    for scope in SCOPES:
+        path = paths[scope]
+        parsed = read_settings_file(path, scope)
+        if parsed is None:
+            continue
+        sources.append(path)
+        model = parsed.model or model
+        mode = parsed.mode or mode
+        providers.update(parsed.providers)
+        models.update(parsed.models)
+        servers.update(parsed.mcp_servers)
+        server_scopes.update(dict.fromkeys(parsed.mcp_servers, scope))
+        for list_name in ("allow", "ask", "deny"):
+            rules.extend(
+                PermissionRule(list_name=list_name, rule=rule, scope=scope, source=path)
+                for rule in cast("list[str]", getattr(parsed.permissions, list_name))
+            )
+        for event in HOOK_EVENTS:
+            hooks.extend(
+                HookRule(
+                    event=event,
+                    command=hook.command,
+                    matcher=hook.matcher,
+                    timeout=hook.timeout,
+                    scope=scope,
+                    source=path,
+                )
+                for hook in cast("list[HookSettings]", getattr(parsed.hooks, event))
+            )
+    model = environ.get(MODEL_ENV, "").strip() or model
+    return Settings(
+        model=model,
+        mode=mode or DEFAULT_MODE,
+        providers=providers,
+        models=models,
+        permission_rules=tuple(rules),
+        mcp_servers=servers,
+        mcp_server_scopes=server_scopes,
+        hooks=tuple(hooks),
+        sources=tuple(sources),
+    )
+
+
+def append_local_rule(cwd: Path, list_name: PermissionList, rule: str) -> Path:
+    """Add `rule` to `permissions.<list_name>` in `<cwd>/.earshot/settings.local.json`, keeping
+    the file's other content (the "always allow" answer). A rule already present is not repeated.
+
+    Raises:
+        SettingsError: the rule is malformed, or the existing file is not valid settings (it is
+            left untouched rather than overwritten).
+    """
+    if not _is_rule(rule):
+        raise SettingsError(f"not a permission rule: {rule!r} (expected 'Tool' or 'Tool(pattern)')")
+    path = cwd / ".earshot" / "settings.local.json"
+    if read_settings_file(path, "local") is None or not path.read_text(encoding="utf-8").strip():
+        data: dict[str, Any] = {}
+    else:
+        data = cast("dict[str, Any]", json.loads(path.read_text(encoding="utf-8")))
+    permissions = cast("dict[str, Any]", data.setdefault("permissions", {}))
+    rules = cast("list[str]", permissions.setdefault(list_name, []))
+    if rule not in rules:
+        rules.append(rule)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    partial.replace(path)
+    return path
