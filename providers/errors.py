@@ -45,7 +45,6 @@ _OVERFLOW_PATTERNS: Final = tuple(
         r"context_length_exceeded",
         r"model_context_window_exceeded",
         r"request exceeds the maximum context",
-        r"token limit reached",
     )
 )
 
@@ -62,6 +61,13 @@ _NOT_OVERFLOW_PATTERNS: Final = tuple(
 )
 
 _QUOTA_CODES: Final = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
+_QUOTA_TEXT: Final = re.compile(r"insufficient_quota|exceeded your current quota", re.IGNORECASE)
+_TPM_TOO_LARGE: Final = re.compile(
+    r"request too large for .*(tokens per min|\(TPM\))", re.IGNORECASE | re.DOTALL
+)
+# A bare 400/413 with no body is how Cerebras and Mistral report an over-long prompt (pi-mono
+# `overflow.ts`); elsewhere an empty 4xx means nothing in particular.
+_BARE_OVERFLOW_PROVIDERS: Final = frozenset({"cerebras", "mistral"})
 _AUTH_CODES: Final = frozenset(
     {
         "authentication_error",
@@ -128,7 +134,7 @@ def parse_retry_after(value: str | float | None) -> float | None:
 
 
 def _retry_hint(message: str) -> float | None:
-    match = re.search(r"try again in (\d+(?:\.\d+)?)\s*(ms|s)\b", message, re.IGNORECASE)
+    match = re.search(r"(?:try again|retry) in (\d+(?:\.\d+)?)\s*(ms|s)\b", message, re.IGNORECASE)
     if match is None:
         return None
     amount = float(match.group(1))
@@ -158,19 +164,14 @@ def classify(
     kind: ErrorKind
     if network:
         kind = "network"
-    elif code_norm in _QUOTA_CODES or re.search(
-        r"insufficient_quota|exceeded your current quota", message, re.I
-    ):
+    elif _is_billing_wall(message, code_norm):
         # A billing wall looks like a 429 but waiting does not help.
-        return ProviderError(
-            kind="rate_limit",
-            message=_with_provider(provider, message),
-            retryable=False,
-            status=status,
-            code=code,
-            provider=provider,
-        )
-    elif is_context_overflow(message, code_norm):
+        return _not_retryable_rate_limit(provider, message, status, code)
+    elif _TPM_TOO_LARGE.search(message):
+        # One request bigger than the whole per-minute budget: retrying the same request can
+        # never succeed, though a smaller one (after compaction) can. Not an overflow either.
+        return _not_retryable_rate_limit(provider, message, status, code)
+    elif is_context_overflow(message, code_norm) or _is_bare_overflow(provider, status, message):
         kind = "context_overflow"
     elif status in (401, 403) or code_norm in _AUTH_CODES:
         kind = "auth"
@@ -198,6 +199,33 @@ def classify(
     )
 
 
+def _is_billing_wall(message: str, code: str | None) -> bool:
+    if code in _QUOTA_CODES:
+        return True
+    # Gemini words its per-minute RESOURCE_EXHAUSTED as "You exceeded your current quota" too,
+    # with a retryDelay: that one passes once the minute is over.
+    return code != "resource_exhausted" and _QUOTA_TEXT.search(message) is not None
+
+
+def _is_bare_overflow(provider: str, status: int | None, message: str) -> bool:
+    text = message.strip().lower()
+    bare = not text or text in ("(no body)", "no body") or re.fullmatch(r"4(00|13)\b.*", text)
+    return provider in _BARE_OVERFLOW_PROVIDERS and status in (400, 413) and bool(bare)
+
+
+def _not_retryable_rate_limit(
+    provider: str, message: str, status: int | None, code: str | None
+) -> ProviderError:
+    return ProviderError(
+        kind="rate_limit",
+        message=_with_provider(provider, message),
+        retryable=False,
+        status=status,
+        code=code,
+        provider=provider,
+    )
+
+
 def abort_error(provider: str) -> ProviderError:
     return ProviderError(
         kind="abort", message="the request was cancelled", retryable=False, provider=provider
@@ -210,11 +238,19 @@ def _with_provider(provider: str, message: str) -> str:
 
 
 _SECRET_PATTERN: Final = re.compile(
-    r"(sk-[A-Za-z0-9_\-]{8,}|sk-ant-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|"
-    r"(?i:bearer)\s+[A-Za-z0-9._\-]{12,}|gsk_[A-Za-z0-9]{12,}|xai-[A-Za-z0-9]{12,})"
+    r"(sk-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|"
+    r"(?i:bearer)\s+[A-Za-z0-9._\-]{12,}|gsk_[A-Za-z0-9]{12,}|xai-[A-Za-z0-9]{12,}|"
+    r"hf_[A-Za-z0-9]{12,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
+    r"(?<![A-Za-z0-9])fw_[A-Za-z0-9]{12,}|csk-[A-Za-z0-9]{12,})"
+)
+# A key in a URL (`?key=`, Gemini's query parameter) or after an `api-key:` label.
+_LABELLED_SECRET: Final = re.compile(
+    r"(?i)((?:[?&]key=)|(?:api[_-]?key|x-goog-api-key|authorization)[\"']?\s*[:=]\s*[\"']?)"
+    r"[A-Za-z0-9._\-]{8,}"
 )
 
 
 def redact(text: str) -> str:
     """Mask anything shaped like an API key; vendors sometimes echo a prefix of a bad key."""
+    text = _LABELLED_SECRET.sub(lambda match: f"{match.group(1)}[redacted]", text)
     return _SECRET_PATTERN.sub("[redacted]", text)
