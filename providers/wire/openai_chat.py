@@ -1,0 +1,607 @@
+"""OpenAI Chat Completions, and through it every OpenAI-compatible host (OpenRouter, Groq,
+DeepSeek, xAI, Mistral, Together, Fireworks, Cerebras, Moonshot, Z.AI, Ollama, LM Studio, vLLM,
+llama.cpp).
+
+Two pure halves (`_build_params`, `_ChatTranslator`) and a thin `ChatCompletionsModel.stream`
+that runs the official SDK. Host quirks absorbed here (providers.md sections 1 and 5): usage in a
+final chunk with `choices: []`; tool calls keyed by `index` and ended only by `finish_reason`;
+reasoning in `reasoning_content` (DeepSeek, vLLM, Kimi, GLM), `reasoning` (Groq, OpenRouter) or
+`reasoning_details[]` (OpenRouter), echoed back where the host needs it; errors inside a 200 stream.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, assert_never, cast
+from uuid import uuid4
+
+from providers.model import Endpoint, Model
+from providers.types import (
+    ErrorEvent,
+    Finish,
+    FinishReason,
+    ImagePart,
+    Message,
+    ModelRequest,
+    ProviderError,
+    ReasoningDelta,
+    ReasoningPart,
+    StreamEvent,
+    TextDelta,
+    TextPart,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallPart,
+    ToolCallStart,
+    ToolResultPart,
+    Usage,
+    UsageEvent,
+    parse_tool_arguments,
+)
+from providers.wire._openai_common import (
+    HistoryError,
+    JsonDict,
+    StreamEndedEarly,
+    as_int,
+    as_list,
+    as_object,
+    chat_tool_choice,
+    error_from_body,
+    image_url,
+    is_openai_host,
+    network_error,
+    retry_after_header,
+)
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI, AsyncStream
+    from openai.types.chat import ChatCompletionChunk
+
+NAMESPACE = "openai-chat"
+"""Where this wire keeps its data in `provider_metadata`, whichever host produced it."""
+
+_REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+
+
+def create_model(model_id: str, endpoint: Endpoint, *, http_client: object | None = None) -> Model:
+    """A Chat Completions model on `endpoint`; the SDK is imported on the first `stream` call."""
+    return ChatCompletionsModel(model_id, endpoint, http_client=http_client)
+
+
+class ChatCompletionsModel:
+    """`providers.model.Model` over `POST {base_url}/chat/completions` with `stream=True`."""
+
+    def __init__(self, model_id: str, endpoint: Endpoint, *, http_client: object | None) -> None:
+        self._model_id = model_id
+        self._endpoint = endpoint
+        self._http_client = http_client
+        self._client: AsyncOpenAI | None = None
+
+    @property
+    def provider_id(self) -> str:
+        return self._endpoint.provider_id
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        import openai
+
+        translator = _ChatTranslator(self.provider_id)
+        try:
+            params = _build_params(self._model_id, request, self._endpoint)
+            client = self._get_client()
+            chunks = cast(
+                "AsyncStream[ChatCompletionChunk]",
+                await client.chat.completions.create(**params),
+            )
+            async with chunks:
+                async for chunk in chunks:
+                    for event in translator.feed(chunk.to_dict()):
+                        yield event
+            closing = translator.close()
+        except (openai.OpenAIError, ValueError, StreamEndedEarly) as exc:
+            yield ErrorEvent(error=_map_errors(exc, self.provider_id))
+            yield Finish(reason="error")
+            return
+        for event in closing:
+            yield event
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    def _get_client(self) -> AsyncOpenAI:
+        if self._client is None:
+            from openai import AsyncOpenAI
+
+            endpoint = self._endpoint
+            # Local servers (Ollama, LM Studio, vLLM, llama.cpp) need no key, but the SDK
+            # refuses to build a client without one.
+            api_key = endpoint.api_key
+            if api_key is None and not is_openai_host(endpoint.base_url):
+                api_key = "unused"
+            self._client = AsyncOpenAI(
+                api_key=api_key,
+                base_url=endpoint.base_url,
+                default_headers=dict(endpoint.headers) or None,
+                max_retries=0,
+                http_client=cast("Any", self._http_client),
+            )
+        return self._client
+
+
+def _map_errors(exc: Exception, provider: str) -> ProviderError:
+    """The one place vendor failures become `ProviderError`s."""
+    import openai
+
+    match exc:
+        case openai.APIConnectionError():
+            # Before APIStatusError's parent: a refused or reset connection has no response.
+            return network_error(provider, exc.message)
+        case openai.APIStatusError():
+            return error_from_body(
+                provider,
+                body=exc.body,
+                fallback_message=exc.message,
+                status=exc.status_code,
+                retry_after=retry_after_header(exc.response.headers),
+            )
+        case openai.APIError():
+            # Raised by the SDK for a chunk carrying an `error` key under HTTP 200: OpenRouter's
+            # in-band errors and Groq's `event: error` frame. Its body is the inner object.
+            return error_from_body(
+                provider, body=exc.body, fallback_message=exc.message, status=None
+            )
+        case StreamEndedEarly():
+            return network_error(provider, "the stream ended before the response was complete")
+        case HistoryError():
+            return error_from_body(
+                provider,
+                body={"type": "invalid_request_error"},
+                fallback_message=str(exc),
+                status=None,
+            )
+        case _:
+            # A client the SDK refused to build (no API key), or a malformed data line.
+            return error_from_body(provider, body=None, fallback_message=str(exc), status=None)
+
+
+# ------------------------------------------------------------------------------ request (pure)
+
+
+def _build_params(model_id: str, request: ModelRequest, endpoint: Endpoint) -> JsonDict:
+    """The Chat Completions request body for `request`."""
+    params: JsonDict = {
+        "model": model_id,
+        "messages": _messages(request, endpoint),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.tools:
+        params["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.input_schema,
+                },
+            }
+            for tool in request.tools
+        ]
+        params["tool_choice"] = chat_tool_choice(request.tool_choice)
+    if request.max_output_tokens is not None:
+        params[_max_tokens_field(endpoint)] = request.max_output_tokens
+    if request.reasoning_effort is not None:
+        params["reasoning_effort"] = request.reasoning_effort
+    return params
+
+
+def _max_tokens_field(endpoint: Endpoint) -> str:
+    # OpenAI deprecated `max_tokens` (its reasoning models reject it), but most compatible
+    # hosts only know `max_tokens`. A host can say otherwise with the `max_tokens_field` option.
+    configured = endpoint.options.get("max_tokens_field")
+    if isinstance(configured, str) and configured:
+        return configured
+    return "max_completion_tokens" if is_openai_host(endpoint.base_url) else "max_tokens"
+
+
+def _messages(request: ModelRequest, endpoint: Endpoint) -> list[JsonDict]:
+    messages: list[JsonDict] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    for message in request.messages:
+        match message.role:
+            case "user":
+                messages.append(_user_message(message))
+            case "assistant":
+                assistant = _assistant_message(message, endpoint)
+                if assistant is not None:
+                    messages.append(assistant)
+            case "tool":
+                messages.extend(_tool_messages(message))
+            case _:
+                assert_never(message.role)
+    return messages
+
+
+def _image_block(image: ImagePart) -> JsonDict:
+    return {"type": "image_url", "image_url": {"url": image_url(image)}}
+
+
+def _user_message(message: Message) -> JsonDict:
+    blocks: list[JsonDict] = []
+    for part in message.parts:
+        match part:
+            case TextPart():
+                blocks.append({"type": "text", "text": part.text})
+            case ImagePart():
+                blocks.append(_image_block(part))
+            case _:
+                raise HistoryError(f"a user message cannot hold a {part.kind} part")
+    if len(blocks) == 1 and blocks[0]["type"] == "text":
+        # The plain string form is the one every compatible host accepts.
+        return {"role": "user", "content": blocks[0]["text"]}
+    return {"role": "user", "content": blocks}
+
+
+def _assistant_message(message: Message, endpoint: Endpoint) -> JsonDict | None:
+    texts: list[str] = []
+    calls: list[JsonDict] = []
+    reasoning: list[ReasoningPart] = []
+    for part in message.parts:
+        match part:
+            case TextPart():
+                texts.append(part.text)
+            case ReasoningPart():
+                reasoning.append(part)
+            case ToolCallPart():
+                calls.append(
+                    {
+                        "id": part.id,
+                        "type": "function",
+                        "function": {"name": part.name, "arguments": _raw_arguments(part)},
+                    }
+                )
+            case ImagePart() | ToolResultPart():
+                raise HistoryError(f"an assistant message cannot hold a {part.kind} part")
+            case _:
+                assert_never(part)
+    text = "".join(texts)
+    result: JsonDict = {"role": "assistant", "content": text or None}
+    if calls:
+        result["tool_calls"] = calls
+    result.update(_reasoning_fields(reasoning, endpoint))
+    if not text and not calls:
+        # An empty assistant turn (e.g. only foreign reasoning) is invalid on most hosts.
+        return None
+    return result
+
+
+def _raw_arguments(call: ToolCallPart) -> str:
+    if call.invalid_arguments is not None:
+        return call.invalid_arguments
+    return json.dumps(call.arguments, separators=(",", ":"), ensure_ascii=False)
+
+
+def _reasoning_fields(parts: Sequence[ReasoningPart], endpoint: Endpoint) -> JsonDict:
+    """Reasoning to echo on an assistant message, in the field the host reads it from.
+
+    DeepSeek's thinking mode rejects a tool-call turn without its `reasoning_content`; OpenRouter
+    wants `reasoning_details` back to continue reasoning across tool calls. But strict hosts
+    (Groq, Cerebras) reject unknown assistant properties with a 400 ("property 'reasoning_content'
+    is unsupported"), so reasoning goes back only where the host asked for a field
+    (`reasoning_field` option, from the catalog) or to the very provider that produced it, in the
+    fields it came in. Reasoning without this wire's metadata (another vendor's) is dropped: chat
+    has no slot for it, and as plain text the model would read its own thoughts as said aloud.
+    """
+    option = endpoint.options.get("reasoning_field")
+    requested = option if isinstance(option, str) and option in _REASONING_FIELDS else None
+    texts: list[str] = []
+    details: list[Any] = []
+    fields: set[str] = set()
+    for part in parts:
+        metadata = part.provider_metadata.get(NAMESPACE)
+        if metadata is None:
+            continue
+        if requested is None and metadata.get("provider") != endpoint.provider_id:
+            continue
+        texts.append(part.text)
+        raw_details = metadata.get("reasoning_details")
+        if isinstance(raw_details, list):
+            details.extend(raw_details)
+        raw_fields = metadata.get("fields")
+        if isinstance(raw_fields, list):
+            fields.update(name for name in raw_fields if isinstance(name, str))
+    text = "".join(texts)
+    if requested is not None:
+        fields = {requested}
+    echoed: JsonDict = {}
+    for name in _REASONING_FIELDS:
+        if name not in fields:
+            continue
+        if name == "reasoning_details":
+            if not details and text:
+                details = [{"type": "reasoning.text", "text": text, "index": 0}]
+            if details:
+                echoed[name] = details
+        elif text:
+            echoed[name] = text
+    return echoed
+
+
+def _tool_messages(message: Message) -> list[JsonDict]:
+    messages: list[JsonDict] = []
+    images: list[ImagePart] = []
+    for part in message.parts:
+        if not isinstance(part, ToolResultPart):
+            raise HistoryError(f"a tool message cannot hold a {part.kind} part")
+        text = part.text
+        part_images = [item for item in part.content if isinstance(item, ImagePart)]
+        if part_images:
+            # Tool messages are text-only on most hosts: the images follow in a user message.
+            note = f"[{len(part_images)} image(s) attached in the next user message]"
+            text = f"{text}\n{note}" if text else note
+            images.extend(part_images)
+        messages.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": text})
+    if images:
+        blocks: list[JsonDict] = [{"type": "text", "text": "Images returned by the tools:"}]
+        blocks.extend(_image_block(image) for image in images)
+        messages.append({"role": "user", "content": blocks})
+    return messages
+
+
+# --------------------------------------------------------------------------- response (pure)
+
+
+@dataclass(slots=True)
+class _OpenCall:
+    id: str
+    name: str
+    arguments: list[str] = field(default_factory=lambda: [])
+    started: bool = False
+
+
+_Segment = Literal["text", "reasoning", "tool"]
+
+
+class _ChatTranslator:
+    """Chat completion chunks (as JSON) in, `StreamEvent`s out; one per stream.
+
+    Text and reasoning get a new part index whenever the stream switches between text,
+    reasoning and tool calls, so interleaved thinking stays in order.
+    """
+
+    def __init__(self, provider_id: str) -> None:
+        self._provider = provider_id
+        self._index = 0
+        self._segment: _Segment | None = None
+        self._reasoning_fields: list[str] = []
+        self._details: list[JsonDict] = []
+        self._details_by_key: dict[tuple[object, object], JsonDict] = {}
+        self._calls: dict[int, _OpenCall] = {}
+        self._saw_calls = False
+        self._refused = False
+        self._finish: str | None = None
+        self._usage: Usage | None = None
+
+    def feed(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
+        """Events for one chunk."""
+        events: list[StreamEvent] = []
+        if isinstance(chunk.get("usage"), Mapping):
+            # Sent in a final chunk with `choices: []`; some hosts repeat it cumulatively.
+            self._usage = _usage(as_object(chunk["usage"]))
+        for choice in map(as_object, as_list(chunk.get("choices"))):
+            # One choice was asked for; a missing index is that one.
+            if choice.get("index", 0) == 0:
+                events.extend(self._choice(choice))
+        return events
+
+    def close(self) -> list[StreamEvent]:
+        """The closing events once the stream is exhausted.
+
+        Raises:
+            StreamEndedEarly: no `finish_reason` ever arrived.
+        """
+        if self._finish is None:
+            raise StreamEndedEarly
+        events = self._close_reasoning()
+        events.extend(self._end_calls())
+        if self._usage is not None:
+            events.append(UsageEvent(usage=self._usage))
+        events.append(Finish(reason=self._finish_reason(self._finish), raw_reason=self._finish))
+        return events
+
+    def _choice(self, choice: Mapping[str, Any]) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        delta = as_object(choice.get("delta"))
+        events.extend(self._reasoning(delta))
+        for key in ("content", "refusal"):
+            text = delta.get(key)
+            if isinstance(text, str) and text:
+                self._refused = self._refused or key == "refusal"
+                events.extend(self._switch("text"))
+                events.append(TextDelta(text=text, index=self._index))
+        for position, fragment in enumerate(as_list(delta.get("tool_calls"))):
+            events.extend(self._tool_call(as_object(fragment), position))
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish:
+            # No per-call end event exists: a finish reason ends every open call.
+            self._finish = finish
+            events.extend(self._close_reasoning())
+            events.extend(self._end_calls())
+        return events
+
+    def _switch(self, segment: _Segment) -> list[StreamEvent]:
+        if self._segment == segment:
+            return []
+        events = self._close_reasoning()
+        if self._segment is not None:
+            self._index += 1
+        self._segment = segment
+        return events
+
+    def _reasoning(self, delta: Mapping[str, Any]) -> list[StreamEvent]:
+        text = ""
+        fields: list[str] = []
+        for name in ("reasoning_content", "reasoning"):
+            value = delta.get(name)
+            if isinstance(value, str) and value:
+                text = text or value
+                fields.append(name)
+        fragments = [
+            dict(detail)
+            for detail in map(as_object, as_list(delta.get("reasoning_details")))
+            if detail
+        ]
+        if fragments:
+            fields.append("reasoning_details")
+            if not text:
+                text = "".join(_detail_text(fragment) for fragment in fragments)
+        if not fields:
+            return []
+        events = self._switch("reasoning")
+        for name in fields:
+            if name not in self._reasoning_fields:
+                self._reasoning_fields.append(name)
+        self._merge_details(fragments)
+        if text:
+            events.append(ReasoningDelta(text=text, index=self._index))
+        return events
+
+    def _merge_details(self, fragments: list[JsonDict]) -> None:
+        # OpenRouter streams each detail in pieces keyed by (type, index): text concatenates,
+        # signatures and ids arrive once. The merged list is what it wants echoed back.
+        for fragment in fragments:
+            index = fragment.get("index")
+            key = (fragment.get("type"), index)
+            existing = self._details_by_key.get(key) if index is not None else None
+            if existing is None:
+                merged = dict(fragment)
+                self._details.append(merged)
+                if index is not None:
+                    self._details_by_key[key] = merged
+                continue
+            for name, value in fragment.items():
+                previous = existing.get(name)
+                if name in ("text", "summary", "data") and isinstance(value, str):
+                    existing[name] = (previous if isinstance(previous, str) else "") + value
+                elif value is not None:
+                    existing[name] = value
+
+    def _close_reasoning(self) -> list[StreamEvent]:
+        """Attach the raw reasoning fields to the reasoning part that is ending."""
+        if self._segment != "reasoning" or not self._reasoning_fields:
+            return []
+        metadata: JsonDict = {"fields": self._reasoning_fields, "provider": self._provider}
+        if self._details:
+            metadata["reasoning_details"] = self._details
+        self._reasoning_fields, self._details, self._details_by_key = [], [], {}
+        return [ReasoningDelta(text="", index=self._index, provider_metadata={NAMESPACE: metadata})]
+
+    def _tool_call(self, fragment: Mapping[str, Any], position: int) -> list[StreamEvent]:
+        function = as_object(fragment.get("function"))
+        call_id = _string(fragment.get("id"))
+        name = _string(function.get("name"))
+        arguments = _string(function.get("arguments"))
+        index = fragment.get("index")
+        if not isinstance(index, int):
+            # A host that omits `index` sends each call whole: a new id is a new call.
+            known = any(call.id == call_id for call in self._calls.values())
+            index = position if call_id is None or known else len(self._calls) + position
+        call = self._calls.get(index)
+        if call is None:
+            call = self._calls[index] = _OpenCall(id=call_id or "", name=name or "")
+        else:
+            call.id = call.id or call_id or ""
+            call.name = call.name or name or ""
+        events = self._switch("tool")
+        new_text = arguments or ""
+        if call.started:
+            if new_text:
+                call.arguments.append(new_text)
+                events.append(ToolCallDelta(call_id=call.id, arguments_delta=new_text))
+            return events
+        if new_text:
+            call.arguments.append(new_text)
+        if call.name:
+            events.extend(self._start(call))
+        return events
+
+    def _start(self, call: _OpenCall) -> list[StreamEvent]:
+        call.id = call.id or f"call_{uuid4().hex[:24]}"
+        call.started = True
+        self._saw_calls = True
+        events: list[StreamEvent] = [ToolCallStart(call_id=call.id, name=call.name)]
+        if call.arguments:
+            events.append(ToolCallDelta(call_id=call.id, arguments_delta="".join(call.arguments)))
+        return events
+
+    def _end_calls(self) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            if not call.started:
+                events.extend(self._start(call))
+            raw = "".join(call.arguments)
+            arguments, invalid = parse_tool_arguments(raw)
+            events.append(
+                ToolCallEnd(
+                    call_id=call.id,
+                    name=call.name,
+                    arguments=arguments,
+                    raw_arguments=raw,
+                    invalid_reason=invalid,
+                )
+            )
+        self._calls.clear()
+        return events
+
+    def _finish_reason(self, raw: str) -> FinishReason:
+        match raw:
+            case "tool_calls" | "function_call":
+                return "tool_calls"
+            case "stop" | "end_turn" | "eos":
+                # Some hosts (Ollama, Gemini's compatibility layer) say "stop" after tool calls.
+                if self._saw_calls:
+                    return "tool_calls"
+                return "refusal" if self._refused else "stop"
+            case "length" | "max_tokens":
+                return "length"
+            case "content_filter":
+                return "content_filter"
+            case "model_context_window_exceeded":
+                return "context_overflow"
+            case _:
+                return "tool_calls" if self._saw_calls else "other"
+
+
+def _string(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _detail_text(detail: JsonDict) -> str:
+    for key in ("text", "summary"):
+        value = detail.get(key)
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+def _usage(raw: Mapping[str, Any]) -> Usage:
+    prompt = as_object(raw.get("prompt_tokens_details"))
+    completion = as_object(raw.get("completion_tokens_details"))
+    return Usage(
+        input_tokens=as_int(raw.get("prompt_tokens")),
+        # DeepSeek reports cache hits at the top level instead.
+        cached_input_tokens=as_int(prompt.get("cached_tokens"))
+        or as_int(raw.get("prompt_cache_hit_tokens")),
+        cache_write_tokens=as_int(prompt.get("cache_write_tokens")),
+        output_tokens=as_int(raw.get("completion_tokens")),
+        reasoning_tokens=as_int(completion.get("reasoning_tokens")),
+    )
