@@ -1,8 +1,13 @@
-"""The append-only JSONL session tree: transcripts that never lose a word."""
+"""The append-only JSONL session tree: transcripts that never lose a word.
+
+`SessionStore` finds, lists, creates, forks and deletes sessions; a `Session` is one open file:
+its tree of entries, its current leaf and the request history they imply.
+"""
 
 from __future__ import annotations
 
 from sessions.entries import (
+    FORMAT_VERSION,
     CompactionEntry,
     Entry,
     ExtensionEntry,
@@ -16,17 +21,21 @@ from sessions.entries import (
     UndoSnapshotEntry,
     UnknownEntry,
 )
+from sessions.errors import EntryNotFound, InvalidCursor, SessionNotFound, SessionUnreadable
 from sessions.ids import new_id
 from sessions.paths import data_dir
 from sessions.session import Session
-from sessions.store import SessionNotFound, SessionPage, SessionStore, SessionSummary
+from sessions.store import SessionPage, SessionStore, SessionSummary, cwd_hash
 
 __all__ = [
+    "FORMAT_VERSION",
     "CompactionEntry",
     "Entry",
+    "EntryNotFound",
     "ExtensionEntry",
     "ForkOrigin",
     "Header",
+    "InvalidCursor",
     "LeafMoveEntry",
     "MessageEntry",
     "ModeChangeEntry",
@@ -36,9 +45,11 @@ __all__ = [
     "SessionPage",
     "SessionStore",
     "SessionSummary",
+    "SessionUnreadable",
     "TitleEntry",
     "UndoSnapshotEntry",
     "UnknownEntry",
+    "cwd_hash",
     "data_dir",
     "new_id",
 ]

@@ -1,33 +1,61 @@
 """Where session files live, and finding, listing, creating, forking and deleting them.
 
-WORK IN PROGRESS: the signatures below are the committed public API; bodies are being filled in.
+Layout: `<root>/<cwd-hash>/<session-id>.jsonl`, plus `<session-id>.title` beside a session that
+has a title. The cwd hash is the first 16 hex digits of the SHA-256 of the absolute cwd (symlinks
+not resolved: the path the editor or shell gave is the project's name).
+
+Listing reads no session file whole: it stats the files, sorts them newest first by modification
+time (ties broken by session id, which is time-ordered), and for the page it returns reads only
+each header line and the title sidecar. The sidecar is one small file per session rather than a
+shared index, so two processes never contend on it: it is replaced atomically (write, rename)
+under the session file's own exclusive lock, right after the title entry it mirrors, and a full
+load repairs it if a crash fell between the two.
 """
 
 from __future__ import annotations
 
+import base64
 import builtins
+import functools
+import hashlib
+import json
+import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sessions.entries import ForkOrigin
+import anyio.to_thread
+
+from sessions.entries import FORMAT_VERSION, ForkOrigin, Header
+from sessions.errors import InvalidCursor, SessionNotFound, SessionUnreadable
+from sessions.files import SessionFile
+from sessions.ids import new_id
+from sessions.lines import JsonObject, MalformedLine, dumps_line, header_from_json, header_to_json
 from sessions.paths import data_dir
-from sessions.session import Session
+from sessions.session import Session, load, read_title, title_path, write_title
+from sessions.times import utc_from_ns, utc_now
+from sessions.tree import Tree
 
-
-class SessionNotFound(LookupError):
-    """No session with that id exists (or its file is not a readable session)."""
+_SUFFIX = ".jsonl"
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+"""Session ids arrive from editors; anything else could name a path outside the store."""
+_HEADER_READ = 16 * 1024
+_HEADER_LIMIT = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionSummary:
+    """One row of a listing."""
+
     id: str
     cwd: str
     title: str | None
+    """The latest title entry in the file (on any branch)."""
     created: str
     """ISO 8601 UTC, from the header."""
     updated: str
-    """ISO 8601 UTC, the file's modification time."""
+    """ISO 8601 UTC: the file's modification time."""
     size_bytes: int
     additional_directories: tuple[str, ...] = field(default=())
 
@@ -36,9 +64,41 @@ class SessionSummary:
 class SessionPage:
     items: builtins.list[SessionSummary]
     next_cursor: str | None
+    """Pass to `list()` for the next page; None on the last."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    mtime_ns: int
+    session_id: str
+    path: Path
+    size: int
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return (self.mtime_ns, self.session_id)
+
+
+def cwd_hash(cwd: Path | str) -> str:
+    """The directory name of a cwd's sessions: a short stable hash of its absolute path."""
+    absolute = os.path.abspath(cwd)
+    return hashlib.sha256(absolute.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+@functools.cache
+def earshot_version() -> str:
+    """The installed earshot version (sessions may not import `earshot` itself)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("earshot-agent")
+    except PackageNotFoundError:
+        return "0+unknown"
 
 
 class SessionStore:
+    """All sessions under one root directory."""
+
     def __init__(self, root: Path | None = None) -> None:
         self.root = root if root is not None else data_dir() / "sessions"
 
@@ -49,21 +109,217 @@ class SessionStore:
         additional_directories: Sequence[str] = (),
         forked_from: ForkOrigin | None = None,
     ) -> Session:
-        raise NotImplementedError
+        """Start an empty session in `cwd` (made absolute)."""
+        header = self._header(str(os.path.abspath(cwd)), list(additional_directories), forked_from)
+        return self._write_new(header, [])
 
     async def open(self, session_id: str) -> Session:
-        raise NotImplementedError
+        """Open a session by id, whatever its cwd.
+
+        Raises:
+            SessionNotFound: no such session (`SessionUnreadable` when the file is damaged).
+        """
+        path = self._find(session_id)
+        if path is None:
+            raise SessionNotFound(session_id)
+        try:
+            return await anyio.to_thread.run_sync(load, path)
+        except FileNotFoundError as exc:
+            raise SessionNotFound(session_id) from exc
 
     async def latest(self, cwd: Path) -> Session | None:
-        raise NotImplementedError
+        """The most recently updated session of `cwd` (for `--continue`), or None."""
+        absolute = os.path.abspath(cwd)
+        candidates = sorted(self._scan([self.root / cwd_hash(absolute)]), key=_newest, reverse=True)
+        for found in candidates:
+            try:
+                session = await anyio.to_thread.run_sync(load, found.path)
+            except (FileNotFoundError, SessionUnreadable):
+                continue
+            if session.header.cwd == absolute:
+                return session
+            await session.aclose()
+        return None
 
     def list(
         self, cwd: Path | None = None, *, cursor: str | None = None, limit: int = 50
     ) -> SessionPage:
-        raise NotImplementedError
+        """Sessions newest first (by last update), one page at a time; all cwds when `cwd` is
+        None. A session updated while paging moves to the front and is not repeated.
+
+        Raises:
+            InvalidCursor: `cursor` is not one this store handed out.
+            ValueError: `limit` is below 1.
+        """
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        absolute = None if cwd is None else os.path.abspath(cwd)
+        directories = (
+            self._all_directories() if absolute is None else [self.root / cwd_hash(absolute)]
+        )
+        found = sorted(self._scan(directories), key=_newest, reverse=True)
+        if cursor is not None:
+            after = _decode_cursor(cursor)
+            found = [item for item in found if item.key < after]
+        items: builtins.list[SessionSummary] = []
+        examined = 0
+        while examined < len(found) and len(items) < limit:
+            summary = _summarise(found[examined], absolute)
+            examined += 1
+            if summary is not None:
+                items.append(summary)
+        more = examined < len(found)
+        return SessionPage(
+            items=items, next_cursor=_encode_cursor(found[examined - 1].key) if more else None
+        )
 
     async def delete(self, session_id: str) -> bool:
-        raise NotImplementedError
+        """Delete a session's file; False when there was none. Close it first if it is open:
+        appends through a still-open `Session` would go to the deleted file."""
+        path = self._find(session_id)
+        if path is None:
+            return False
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        title_path(path).unlink(missing_ok=True)
+        return True
 
     async def fork(self, session_id: str, *, at_entry: str | None = None) -> Session:
-        raise NotImplementedError
+        """A new session holding a copy of the branch from the root to `at_entry` (default: the
+        leaf), entry ids kept, and recording where it came from. The source is not changed.
+
+        Raises:
+            SessionNotFound: no such session.
+            EntryNotFound: the source has no such entry.
+        """
+        source = await self.open(session_id)
+        try:
+            target = at_entry if at_entry is not None else source.leaf_id
+            lines = source.branch_lines(target)
+        finally:
+            await source.aclose()
+        header = self._header(
+            source.header.cwd,
+            list(source.header.additional_directories),
+            ForkOrigin(session_id=source.id, entry_id=target),
+        )
+        return await anyio.to_thread.run_sync(self._write_new, header, lines)
+
+    # ------------------------------------------------------------------------------- helpers
+
+    def _header(
+        self, cwd: str, additional_directories: builtins.list[str], forked: ForkOrigin | None
+    ) -> Header:
+        return Header(
+            session_id=new_id(),
+            cwd=cwd,
+            created=utc_now(),
+            earshot_version=earshot_version(),
+            version=FORMAT_VERSION,
+            forked_from=forked,
+            additional_directories=additional_directories,
+        )
+
+    def _write_new(self, header: Header, lines: builtins.list[JsonObject]) -> Session:
+        directory = self.root / cwd_hash(header.cwd)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = directory / f"{header.session_id}{_SUFFIX}"
+        content = b"".join([dumps_line(header_to_json(header)), *map(dumps_line, lines)])
+        file = SessionFile.create(path, content)
+        tree = Tree(str(path))
+        for line in lines:
+            tree.add(line)
+        title_id = tree.last_title_id
+        if title_id is not None:
+            title = tree.raw(title_id).get("title")
+            write_title(path, title if isinstance(title, str) else "", title_id)
+        return Session(header=header, file=file, tree=tree, offset=len(content))
+
+    def _find(self, session_id: str) -> Path | None:
+        if not _SAFE_ID.fullmatch(session_id):
+            return None
+        name = session_id + _SUFFIX
+        for directory in self._all_directories():
+            candidate = directory / name
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def _all_directories(self) -> builtins.list[Path]:
+        try:
+            with os.scandir(self.root) as entries:
+                return [Path(entry.path) for entry in entries if entry.is_dir()]
+        except FileNotFoundError:
+            return []
+
+    @staticmethod
+    def _scan(directories: builtins.list[Path]) -> builtins.list[_Found]:
+        found: builtins.list[_Found] = []
+        for directory in directories:
+            try:
+                entries = os.scandir(directory)
+            except FileNotFoundError:
+                continue
+            with entries:
+                for entry in entries:
+                    name = entry.name
+                    if not name.endswith(_SUFFIX) or name.startswith("."):
+                        continue
+                    try:
+                        stat = entry.stat()
+                    except FileNotFoundError:  # deleted while we looked
+                        continue
+                    session_id = name[: -len(_SUFFIX)]
+                    path = Path(entry.path)
+                    found.append(_Found(stat.st_mtime_ns, session_id, path, stat.st_size))
+        return found
+
+
+def _newest(found: _Found) -> tuple[int, str]:
+    return found.key
+
+
+def _summarise(found: _Found, cwd: str | None) -> SessionSummary | None:
+    try:
+        with found.path.open("rb") as handle:
+            first = handle.read(_HEADER_READ)
+            while b"\n" not in first and len(first) < _HEADER_LIMIT:
+                more = handle.read(_HEADER_READ)
+                if not more:
+                    break
+                first += more
+    except FileNotFoundError:
+        return None
+    try:
+        header = header_from_json(json.loads(first.split(b"\n", 1)[0]))
+    except (ValueError, MalformedLine):
+        from sessions._log import warn
+
+        warn("session file without a readable header, not listed", path=str(found.path))
+        return None
+    if cwd is not None and header.cwd != cwd:
+        return None
+    title = read_title(found.path)
+    return SessionSummary(
+        id=header.session_id,
+        cwd=header.cwd,
+        title=None if title is None else title[0],
+        created=header.created,
+        updated=utc_from_ns(found.mtime_ns),
+        size_bytes=found.size,
+        additional_directories=tuple(header.additional_directories),
+    )
+
+
+def _encode_cursor(key: tuple[int, str]) -> str:
+    return base64.urlsafe_b64encode(f"{key[0]}:{key[1]}".encode()).decode("ascii")
+
+
+def _decode_cursor(cursor: str) -> tuple[int, str]:
+    try:
+        mtime, session_id = base64.urlsafe_b64decode(cursor.encode("ascii")).decode().split(":", 1)
+        return int(mtime), session_id
+    except (ValueError, UnicodeError) as exc:
+        raise InvalidCursor(cursor) from exc

@@ -1,0 +1,172 @@
+"""The bytes of one session file: locked appends and reads of what other processes appended.
+
+Locking: every write happens under an exclusive `flock` on the session file itself, so two
+processes appending to one session never interleave bytes; every read of the file (a load, a
+refresh) happens under a shared one, so a reader never mistakes a write in progress for a torn
+line. No lock is held across an `await` by the caller except while waiting for it.
+
+Durability: an append returns after `write(2)` and `fdatasync(2)`. After `write(2)` the bytes are in
+the kernel's page cache and survive the process being killed (`kill -9`); `fdatasync` makes them
+survive a power cut too. `fsync` would also flush metadata nobody needs (mtime); measured on this
+project's CI disk (ext4 on virtio): write alone ~1 µs, write+fdatasync p50 ~160 µs, write+fsync
+~200 µs, all inside the 1 ms append budget, so durability is not traded away. macOS and Windows
+have no `fdatasync` and use `fsync`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+if sys.platform == "win32":  # pragma: no cover - not exercised in CI
+    import msvcrt
+
+    def _lock(fd: int, *, exclusive: bool, blocking: bool) -> bool:
+        # msvcrt has no shared locks; a one-byte lock at offset 0 is the session's mutex.
+        del exclusive
+        os.lseek(fd, 0, os.SEEK_SET)
+        while True:
+            try:
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+                return True
+            except OSError:
+                if not blocking:
+                    return False
+                msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+                return True
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+    _sync = os.fsync
+else:
+    import fcntl
+
+    def _lock(fd: int, *, exclusive: bool, blocking: bool) -> bool:
+        operation = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        if not blocking:
+            operation |= fcntl.LOCK_NB
+        try:
+            fcntl.flock(fd, operation)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+    _sync = os.fsync if sys.platform == "darwin" else os.fdatasync
+
+_BINARY = getattr(os, "O_BINARY", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class SessionFile:
+    """An open session file descriptor (`O_APPEND`: every write lands at the end)."""
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self._fd = fd
+
+    @classmethod
+    def create(cls, path: Path, content: bytes) -> SessionFile:
+        """Create `path` (which must not exist) holding `content`, synced.
+
+        Raises:
+            FileExistsError: the path exists.
+        """
+        fd = os.open(
+            path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | _BINARY | _CLOEXEC, 0o600
+        )
+        file = cls(path, fd)
+        try:
+            file.lock(exclusive=True)
+            try:
+                file.append(content)
+            finally:
+                file.unlock()
+        except BaseException:
+            file.close()
+            raise
+        return file
+
+    @classmethod
+    def open(cls, path: Path) -> SessionFile:
+        """Open an existing session file for reading and appending.
+
+        Raises:
+            FileNotFoundError: no such file.
+        """
+        return cls(path, os.open(path, os.O_RDWR | os.O_APPEND | _BINARY | _CLOEXEC))
+
+    @property
+    def closed(self) -> bool:
+        return self._fd < 0
+
+    def try_lock(self, *, exclusive: bool) -> bool:
+        """Take the lock if nobody holds a conflicting one; never waits."""
+        return _lock(self._fd, exclusive=exclusive, blocking=False)
+
+    def lock(self, *, exclusive: bool) -> None:
+        """Take the lock, waiting as long as it takes (call from a worker thread)."""
+        _lock(self._fd, exclusive=exclusive, blocking=True)
+
+    def unlock(self) -> None:
+        _unlock(self._fd)
+
+    def size(self) -> int:
+        return os.fstat(self._fd).st_size
+
+    def read(self, offset: int, end: int) -> bytes:
+        """The bytes in [offset, end)."""
+        chunks: list[bytes] = []
+        while offset < end:
+            chunk = _pread(self._fd, min(end - offset, 1 << 24), offset)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            offset += len(chunk)
+        return b"".join(chunks)
+
+    def ends_with_newline(self, size: int) -> bool:
+        """Whether the file's last byte is a newline (an empty file counts as ending one)."""
+        return size == 0 or _pread(self._fd, 1, size - 1) == b"\n"
+
+    def append(self, data: bytes) -> int:
+        """Write all of `data` at the end of the file and sync it; returns the new file size.
+
+        Call with the exclusive lock held.
+        """
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+        _sync(self._fd)
+        return os.lseek(self._fd, 0, os.SEEK_END)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            os.close(fd)
+
+
+def _pread(fd: int, size: int, offset: int) -> bytes:
+    if sys.platform == "win32":  # pragma: no cover - no pread on Windows
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.read(fd, size)
+    return os.pread(fd, size, offset)
+
+
+def replace_file(path: Path, content: bytes) -> None:
+    """Atomically replace `path` with `content`: readers see the old file or the new, never half."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _BINARY | _CLOEXEC, 0o600)
+    try:
+        view = memoryview(content)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+    os.replace(temporary, path)
