@@ -43,7 +43,9 @@ class ProviderSpec:
     key_required: bool = True
     """False for local servers, which accept any key (a placeholder is sent)."""
     reasoning_field: str | None = None
-    """For openai-chat hosts: the delta field carrying reasoning text (`reasoning_content`...)."""
+    """For openai-chat hosts: the assistant-message field this host wants reasoning echoed back in
+    on tool-call turns (`reasoning_content`). None: echo only where the catalog's `interleaved`
+    says so for the model, because strict hosts (Groq, Cerebras) reject unknown fields."""
     base_url_env: tuple[str, ...] = ()
     """Variables that override `base_url` (e.g. `ANTHROPIC_BASE_URL`), first set wins."""
     required_env: tuple[str, ...] = ()
@@ -156,7 +158,6 @@ _SPECS: Final = (
         "openai-chat",
         "https://openrouter.ai/api/v1",
         ("OPENROUTER_API_KEY",),
-        reasoning_field="reasoning",
     ),
     _spec(
         "groq",
@@ -164,7 +165,6 @@ _SPECS: Final = (
         "openai-chat",
         "https://api.groq.com/openai/v1",
         ("GROQ_API_KEY",),
-        reasoning_field="reasoning",
     ),
     _spec(
         "deepseek",
@@ -180,7 +180,6 @@ _SPECS: Final = (
         "openai-chat",
         "https://api.x.ai/v1",
         ("XAI_API_KEY",),
-        reasoning_field="reasoning_content",
     ),
     _spec("mistral", "Mistral", "openai-chat", "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",)),
     _spec(
@@ -189,7 +188,6 @@ _SPECS: Final = (
         "openai-chat",
         "https://api.together.xyz/v1",
         ("TOGETHER_API_KEY",),
-        reasoning_field="reasoning",
     ),
     _spec(
         "fireworks-ai",
@@ -197,7 +195,6 @@ _SPECS: Final = (
         "openai-chat",
         "https://api.fireworks.ai/inference/v1",
         ("FIREWORKS_API_KEY",),
-        reasoning_field="reasoning_content",
     ),
     _spec(
         "cerebras",
@@ -205,7 +202,6 @@ _SPECS: Final = (
         "openai-chat",
         "https://api.cerebras.ai/v1",
         ("CEREBRAS_API_KEY",),
-        reasoning_field="reasoning",
     ),
     _spec(
         "moonshotai",
@@ -245,7 +241,6 @@ _SPECS: Final = (
         "openai-chat",
         "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
         ("DASHSCOPE_API_KEY",),
-        reasoning_field="reasoning_content",
     ),
     _spec(
         "deepinfra",
@@ -253,7 +248,6 @@ _SPECS: Final = (
         "openai-chat",
         "https://api.deepinfra.com/v1/openai",
         ("DEEPINFRA_API_KEY",),
-        reasoning_field="reasoning_content",
     ),
     _spec(
         "nebius",
@@ -261,7 +255,6 @@ _SPECS: Final = (
         "openai-chat",
         "https://api.tokenfactory.nebius.com/v1",
         ("NEBIUS_API_KEY",),
-        reasoning_field="reasoning_content",
     ),
     _spec(
         "huggingface",
@@ -269,7 +262,6 @@ _SPECS: Final = (
         "openai-chat",
         "https://router.huggingface.co/v1",
         ("HF_TOKEN",),
-        reasoning_field="reasoning_content",
     ),
     _spec(
         "github-models",
@@ -291,7 +283,6 @@ _SPECS: Final = (
         "openai-chat",
         "https://ollama.com/v1",
         ("OLLAMA_API_KEY",),
-        reasoning_field="reasoning",
     ),
     _spec(
         "azure",
@@ -318,7 +309,6 @@ _SPECS: Final = (
         ("OLLAMA_API_KEY",),
         key_required=False,
         local=True,
-        reasoning_field="reasoning",
     ),
     _spec(
         "lmstudio",
@@ -328,7 +318,6 @@ _SPECS: Final = (
         ("LMSTUDIO_API_KEY",),
         key_required=False,
         local=True,
-        reasoning_field="reasoning_content",
     ),
     _spec(
         "vllm",
@@ -338,7 +327,6 @@ _SPECS: Final = (
         ("VLLM_API_KEY",),
         key_required=False,
         local=True,
-        reasoning_field="reasoning_content",
     ),
     _spec(
         "llama.cpp",
@@ -348,7 +336,6 @@ _SPECS: Final = (
         ("LLAMA_API_KEY",),
         key_required=False,
         local=True,
-        reasoning_field="reasoning_content",
     ),
 )
 
