@@ -21,6 +21,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, assert_never, cast
 
+import anyio
+
 from providers.errors import classify, parse_retry_after
 from providers.model import Endpoint
 from providers.types import (
@@ -138,10 +140,14 @@ class AnthropicMessagesModel:
             response = cast(
                 "AsyncStream[RawMessageStreamEvent]", await client.messages.create(**params)
             )
-            async with response:
+            try:
                 async for event in response:
                     for out in translator.feed(event.to_dict()):
                         yield out
+            finally:
+                # Release the connection even when the consumer was cancelled.
+                with anyio.CancelScope(shield=True):
+                    await response.close()
         except Exception as exc:
             error = _map_errors(exc, self.provider_id)
             if error is None:
