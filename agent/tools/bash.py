@@ -1,0 +1,118 @@
+"""`bash`: run a shell command in the working directory."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from agent.backends import ProcessResult, ToolUi
+from agent.tools._common import MAX_RESULT_CHARS, capped, short
+from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
+
+DEFAULT_TIMEOUT_SECONDS = 120.0
+MAX_TIMEOUT_SECONDS = 600.0
+OUTPUT_LIMIT_BYTES = MAX_RESULT_CHARS - 1000
+"""The command's output kept (its tail); leaves room for the status lines."""
+
+
+class BashInput(BaseModel):
+    command: str = Field(description="The bash command to run.")
+    timeout: float = Field(
+        default=DEFAULT_TIMEOUT_SECONDS,
+        gt=0,
+        le=MAX_TIMEOUT_SECONDS,
+        description=f"Seconds before the command is killed (default {DEFAULT_TIMEOUT_SECONDS:g}, "
+        f"at most {MAX_TIMEOUT_SECONDS:g}).",
+    )
+    description: str | None = Field(
+        default=None,
+        description="What the command does in 5-10 words, shown to the user "
+        "(e.g. 'Run the unit tests').",
+    )
+
+
+DESCRIPTION = f"""Run a bash command (`bash -c`) in the working directory and return its output.
+
+- Each call starts a fresh shell in the working directory: `cd` and variables do not carry over \
+to the next call; chain with `&&` instead.
+- stdin is empty: commands must not wait for input (use non-interactive flags such as `-y`, \
+`--no-edit`, `git --no-pager`).
+- stdout and stderr are merged; long output keeps its last {OUTPUT_LIMIT_BYTES} bytes.
+- The command is killed after `timeout` seconds (default {DEFAULT_TIMEOUT_SECONDS:g}, max \
+{MAX_TIMEOUT_SECONDS:g}), and any background processes it started are ended when it finishes.
+- A non-zero exit code comes back as an error together with the output.
+- Prefer the read, grep, glob, ls and edit tools over cat, grep, find, ls and sed: they are \
+faster and their results are easier to use."""
+
+
+def _permission(params: BashInput, ctx: ToolContext) -> PermissionRequest:
+    return PermissionRequest(
+        rule_tool="Bash", description=f"Run `{params.command}`", command=params.command
+    )
+
+
+def _ui(params: BashInput, ctx: ToolContext) -> ToolUi:
+    title = params.description.strip() if params.description else ""
+    return ToolUi(title=title or short(params.command), kind="execute")
+
+
+async def _execute(params: BashInput, ctx: ToolContext) -> ToolOutput:
+    if not params.command.strip():
+        raise ToolError("The command is empty.")
+    try:
+        result = await ctx.processes.run(
+            params.command,
+            cwd=ctx.cwd,
+            timeout=params.timeout,
+            output_limit=OUTPUT_LIMIT_BYTES,
+            on_output=ctx.progress,
+            on_terminal=ctx.terminal,
+        )
+    except FileNotFoundError as error:
+        raise ToolError(
+            f"Cannot run the command: {error.strerror or error} ({error.filename}). bash must be "
+            "installed (on Windows: Git Bash, https://git-scm.com/download/win)."
+        ) from error
+    return ToolOutput.text(
+        format_result(result, params.timeout),
+        is_error=result.timed_out or result.exit_code != 0,
+        raw_output={
+            "exit_code": result.exit_code,
+            "timed_out": result.timed_out,
+            "signal": result.signal,
+            "truncated": result.truncated,
+            "terminal_id": result.terminal_id,
+        },
+    )
+
+
+def format_result(result: ProcessResult, timeout: float) -> str:
+    parts: list[str] = []
+    if result.timed_out:
+        parts.append(
+            f"Command timed out after {timeout:g}s and was killed. Output so far:"
+            if result.output
+            else f"Command timed out after {timeout:g}s and was killed (no output)."
+        )
+    elif result.exit_code is None:
+        parts.append(f"Command was killed by {result.signal or 'a signal'}.")
+    elif result.exit_code != 0:
+        parts.append(f"Command failed with exit code {result.exit_code}.")
+    if result.truncated:
+        parts.append(f"[Output truncated: showing only the last {OUTPUT_LIMIT_BYTES} bytes.]")
+    output = result.output.rstrip("\n")
+    if output:
+        parts.append(output)
+    elif not result.timed_out:
+        parts.append("(no output)")
+    return "\n".join(parts)
+
+
+bash_tool = define_tool(
+    name="bash",
+    description=DESCRIPTION,
+    input_model=BashInput,
+    execute=capped(_execute),
+    ui=_ui,
+    read_only=False,
+    permission=_permission,
+)

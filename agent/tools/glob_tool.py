@@ -1,0 +1,104 @@
+"""`glob`: find files by name pattern, newest first (ripgrep's file walk, so ignore files count)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from agent.backends import Location, ToolUi
+from agent.tools._common import capped, display_path, ripgrep, run_lines
+from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
+
+DEFAULT_MAX_RESULTS = 200
+MAX_RESULTS = 1000
+MAX_SCANNED = 50_000
+"""Files considered for the mtime sort; beyond this the pattern is too broad to be useful."""
+
+
+class GlobInput(BaseModel):
+    pattern: str = Field(
+        description="Glob pattern relative to `path`, e.g. `**/*.py`, `src/**/*.{ts,tsx}`, "
+        "`*.md` (a pattern without `/` matches file names at any depth)."
+    )
+    path: str | None = Field(
+        default=None, description="Directory to search in (default: the working directory)."
+    )
+    max_results: int = Field(
+        default=DEFAULT_MAX_RESULTS, ge=1, le=MAX_RESULTS, description="At most this many paths."
+    )
+
+
+DESCRIPTION = """Find files whose paths match a glob pattern, most recently modified first.
+
+- Skips files that .gitignore and .ignore exclude, and the .git directory.
+- Use this to locate files by name; use `grep` to search their contents."""
+
+
+def _permission(params: GlobInput, ctx: ToolContext) -> PermissionRequest:
+    path = ctx.resolve(params.path or ".")
+    return PermissionRequest(
+        rule_tool="Read",
+        description=f"Find `{params.pattern}` in {display_path(path, ctx)}",
+        paths=(path,),
+    )
+
+
+def _ui(params: GlobInput, ctx: ToolContext) -> ToolUi:
+    path = ctx.resolve(params.path or ".")
+    where = f" in {display_path(path, ctx)}" if params.path else ""
+    return ToolUi(
+        title=f"Find `{params.pattern}`{where}",
+        kind="search",
+        locations=(Location(path=str(path)),),
+    )
+
+
+async def _execute(params: GlobInput, ctx: ToolContext) -> ToolOutput:
+    rg = ripgrep()
+    root = ctx.resolve(params.path or ".")
+    if not root.is_dir():
+        raise ToolError(f"Not a directory: {root}")
+    if params.pattern.startswith("/"):
+        raise ToolError("The pattern is relative to `path`; pass the directory as `path` instead.")
+    args = [
+        rg,
+        "--no-config",
+        "--files",
+        "--hidden",
+        "--no-require-git",
+        "--glob=!.git",
+        f"--glob={params.pattern}",
+    ]
+    captured = await run_lines(args, cwd=root, max_lines=MAX_SCANNED)
+    if captured.returncode not in (0, 1, None) and not captured.lines:
+        raise ToolError(f"ripgrep failed: {captured.stderr or f'exit code {captured.returncode}'}")
+    found: list[tuple[float, str]] = []
+    for line in captured.lines:
+        path = root / line
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            continue
+        found.append((mtime, display_path(path, ctx)))
+    if not found:
+        return ToolOutput.text("No files found.")
+    found.sort(key=lambda item: (-item[0], item[1]))
+    shown = [name for _, name in found[: params.max_results]]
+    text = "\n".join(shown)
+    if len(found) > params.max_results or captured.truncated:
+        total = f"more than {MAX_SCANNED}" if captured.truncated else str(len(found))
+        text += (
+            f"\n\n[Showing the {len(shown)} most recently modified of {total} files. Use a more "
+            "specific pattern or path.]"
+        )
+    return ToolOutput.text(text)
+
+
+glob_tool = define_tool(
+    name="glob",
+    description=DESCRIPTION,
+    input_model=GlobInput,
+    execute=capped(_execute),
+    ui=_ui,
+    read_only=True,
+    permission=_permission,
+)

@@ -1,0 +1,137 @@
+"""`grep`: search file contents with ripgrep (which skips what .gitignore and .ignore exclude)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agent.backends import Location, ToolUi
+from agent.tools._common import capped, display_path, ripgrep, run_lines, short
+from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
+
+DEFAULT_MAX_RESULTS = 200
+MAX_RESULTS = 2000
+MAX_COLUMNS = 400
+
+OutputMode = Literal["content", "files_with_matches", "count"]
+
+
+class GrepInput(BaseModel):
+    pattern: str = Field(
+        description="A regular expression (Rust regex syntax, like ripgrep: escape literal "
+        "braces, parentheses and dots, e.g. `interface\\{\\}`, `fn\\(`)."
+    )
+    path: str | None = Field(
+        default=None,
+        description="File or directory to search (default: the working directory).",
+    )
+    glob: str | None = Field(
+        default=None,
+        description="Only search files matching this glob, e.g. `*.py`, `src/**/*.ts`, "
+        "`*.{js,jsx}`.",
+    )
+    case_insensitive: bool = Field(default=False, description="Ignore case.")
+    output_mode: OutputMode = Field(
+        default="content",
+        description="`content`: matching lines as path:line:text; `files_with_matches`: only the "
+        "paths of files that match; `count`: path:number of matching lines.",
+    )
+    context: int = Field(
+        default=0,
+        ge=0,
+        le=10,
+        description="Lines of context before and after each match (content mode only).",
+    )
+    max_results: int = Field(
+        default=DEFAULT_MAX_RESULTS,
+        ge=1,
+        le=MAX_RESULTS,
+        description="At most this many output lines are returned.",
+    )
+
+
+DESCRIPTION = """Search file contents with a regular expression (ripgrep).
+
+- Searches the working directory (or `path`) recursively, skipping files that .gitignore and \
+.ignore exclude, and the .git directory.
+- `glob` restricts which files are searched; `output_mode` picks matching lines with line \
+numbers (default), file paths only, or per-file counts.
+- Use this instead of running grep or rg through bash."""
+
+
+def _permission(params: GrepInput, ctx: ToolContext) -> PermissionRequest:
+    path = ctx.resolve(params.path or ".")
+    return PermissionRequest(
+        rule_tool="Read",
+        description=f"Search {display_path(path, ctx)} for `{params.pattern}`",
+        paths=(path,),
+    )
+
+
+def _ui(params: GrepInput, ctx: ToolContext) -> ToolUi:
+    path = ctx.resolve(params.path or ".")
+    where = f" in {display_path(path, ctx)}" if params.path else ""
+    glob = f" ({params.glob})" if params.glob else ""
+    return ToolUi(
+        title=f"Search `{short(params.pattern, 60)}`{where}{glob}",
+        kind="search",
+        locations=(Location(path=str(path)),),
+    )
+
+
+async def _execute(params: GrepInput, ctx: ToolContext) -> ToolOutput:
+    rg = ripgrep()
+    path = ctx.resolve(params.path or ".")
+    if not path.exists():
+        raise ToolError(f"Path not found: {path}")
+    args = [
+        rg,
+        "--no-config",
+        "--color=never",
+        "--hidden",
+        "--no-require-git",
+        "--glob=!.git",
+        "--sort=path",
+        f"--max-columns={MAX_COLUMNS}",
+        "--max-columns-preview",
+    ]
+    if params.case_insensitive:
+        args.append("--ignore-case")
+    if params.glob:
+        args.append(f"--glob={params.glob}")
+    match params.output_mode:
+        case "content":
+            args += ["--line-number", "--no-heading", "--with-filename"]
+            if params.context:
+                args.append(f"--context={params.context}")
+        case "files_with_matches":
+            args.append("--files-with-matches")
+        case "count":
+            args += ["--count", "--with-filename"]
+    args += ["--regexp", params.pattern, "--", display_path(path, ctx)]
+    captured = await run_lines(args, cwd=ctx.cwd, max_lines=params.max_results)
+    if captured.returncode == 1 and not captured.lines:
+        return ToolOutput.text("No matches found.")
+    if captured.returncode not in (0, 1, None) and not captured.lines:
+        raise ToolError(f"ripgrep failed: {captured.stderr or f'exit code {captured.returncode}'}")
+    text = "\n".join(captured.lines)
+    if captured.truncated:
+        text += (
+            f"\n\n[Results cut at {params.max_results} lines. Narrow the pattern, path or glob, "
+            "or raise max_results.]"
+        )
+    if captured.returncode == 2 and captured.stderr:
+        text += f"\n\n[Some paths could not be searched: {short(captured.stderr, 500)}]"
+    return ToolOutput.text(text)
+
+
+grep_tool = define_tool(
+    name="grep",
+    description=DESCRIPTION,
+    input_model=GrepInput,
+    execute=capped(_execute),
+    ui=_ui,
+    read_only=True,
+    permission=_permission,
+)
