@@ -387,6 +387,7 @@ def fetch_catalog(data_dir: Path, *, url: str = MODELS_DEV_URL, timeout: float =
             status = cast("int", response.status)
             api = json.loads(response.read())
     except urllib.error.HTTPError as error:
+        error.close()
         raise ProviderException(
             classify(provider="models.dev", status=error.code, message=f"{url}: {error.reason}")
         ) from error
