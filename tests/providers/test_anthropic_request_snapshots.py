@@ -14,7 +14,7 @@ from inline_snapshot import snapshot
 from providers.model import Endpoint
 from providers.wire.anthropic_messages import create_model
 from tests.loopback import LoopbackServer, Reply, loopback
-from tests.providers.cases import CASES
+from tests.providers.cases import CASES, PIXEL
 
 MINIMAL_STREAM = (
     b"event: message_start\n"
@@ -171,7 +171,7 @@ async def test_request_bodies(server: LoopbackServer) -> None:
                                 "source": {
                                     "type": "base64",
                                     "media_type": "image/png",
-                                    "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+                                    "data": PIXEL,
                                 },
                             },
                             {

@@ -14,7 +14,10 @@ from inline_snapshot import snapshot
 from providers.model import Endpoint
 from providers.wire.gemini import create_model
 from tests.loopback import LoopbackServer, Reply, loopback
-from tests.providers.cases import CASES
+from tests.providers.cases import CASES, PIXEL
+
+# The SDK sends inline bytes as URL-safe base64.
+URLSAFE_PIXEL = PIXEL.replace("+", "-").replace("/", "_")
 
 MINIMAL_STREAM = (
     b'data: {"candidates": [{"content": {"parts": [{"text": "ok"}], "role": "model"}, '
@@ -168,7 +171,7 @@ async def test_request_bodies(server: LoopbackServer) -> None:
                             {"text": "What is this?"},
                             {
                                 "inlineData": {
-                                    "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk-M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+                                    "data": URLSAFE_PIXEL,
                                     "mime_type": "image/png",
                                 }
                             },
