@@ -1,0 +1,360 @@
+"""Settings files: validation, the three-scope merge, and the "always allow" writer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.settings import (
+    HttpServerSettings,
+    PermissionRule,
+    Settings,
+    SettingsError,
+    StdioServerSettings,
+    append_local_rule,
+    load_settings,
+)
+from providers.catalog import Cost, ModelOverride
+from providers.registry import UserProviderConfig, resolve_endpoint
+
+SECRET = "sk-test-inline-secret-0123456789"
+
+DOCUMENTED = {
+    "model": "anthropic/claude-sonnet-4-5",
+    "mode": "ask",
+    "providers": {
+        "local": {
+            "api": "openai-chat",
+            "baseUrl": "http://127.0.0.1:11434/v1",
+            "apiKeyEnv": "LOCAL_KEY",
+            "headers": {},
+        }
+    },
+    "models": {
+        "local/qwen3-coder": {
+            "contextWindow": 32768,
+            "maxOutput": 8192,
+            "vision": False,
+            "reasoning": False,
+            "cost": {"input": 0, "output": 0},
+        }
+    },
+    "permissions": {"allow": ["Bash(npm run test *)"], "ask": [], "deny": ["Read(./.env)"]},
+    "mcpServers": {
+        "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {}},
+        "docs": {"type": "http", "url": "http://127.0.0.1:9000/mcp", "headers": {}},
+    },
+    "hooks": {"pre_tool_use": [{"matcher": "Bash", "command": "./check.sh", "timeout": 10}]},
+}
+
+
+class Scopes:
+    """A fake home and project: write any scope's file, then load."""
+
+    def __init__(self, root: Path) -> None:
+        self.config_home = root / "config"
+        self.cwd = root / "project"
+        self.cwd.mkdir()
+        self.paths = {
+            "user": self.config_home / "earshot" / "settings.json",
+            "project": self.cwd / ".earshot" / "settings.json",
+            "local": self.cwd / ".earshot" / "settings.local.json",
+        }
+
+    def write(self, scope: str, data: Any) -> Path:
+        path = self.paths[scope]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+        return path
+
+    def load(self, environ: dict[str, str] | None = None) -> Settings:
+        return load_settings(self.cwd, environ=environ or {}, config_home=self.config_home)
+
+
+@pytest.fixture
+def scopes(tmp_path: Path) -> Scopes:
+    return Scopes(tmp_path)
+
+
+def test_no_files_gives_defaults(scopes: Scopes) -> None:
+    settings = scopes.load()
+    assert (settings.model, settings.mode, settings.permission_rules, settings.sources) == (
+        None,
+        "ask",
+        (),
+        (),
+    )
+
+
+def test_the_documented_example_loads(scopes: Scopes) -> None:
+    path = scopes.write("project", DOCUMENTED)
+    settings = scopes.load()
+    assert settings.model == "anthropic/claude-sonnet-4-5"
+    assert settings.mode == "ask"
+    assert settings.user_providers() == {
+        "local": UserProviderConfig(
+            api="openai-chat",
+            base_url="http://127.0.0.1:11434/v1",
+            api_key_env="LOCAL_KEY",
+            headers={},
+        )
+    }
+    assert settings.model_overrides() == {
+        "local/qwen3-coder": ModelOverride(
+            context_window=32768,
+            max_output=8192,
+            vision=False,
+            reasoning=False,
+            cost=Cost(input=0.0, output=0.0),
+        )
+    }
+    assert settings.permission_rules == (
+        PermissionRule(
+            list_name="allow", rule="Bash(npm run test *)", scope="project", source=path
+        ),
+        PermissionRule(list_name="deny", rule="Read(./.env)", scope="project", source=path),
+    )
+    assert settings.mcp_servers == {
+        "time": StdioServerSettings(command="uvx", args=["mcp-server-time"]),
+        "docs": HttpServerSettings(type="http", url="http://127.0.0.1:9000/mcp"),
+    }
+    assert [(hook.event, hook.matcher, hook.command, hook.timeout) for hook in settings.hooks] == [
+        ("pre_tool_use", "Bash", "./check.sh", 10.0)
+    ]
+    assert settings.sources == (path,)
+    endpoint = resolve_endpoint("local", settings.user_providers(), {"LOCAL_KEY": "test-key"})
+    assert endpoint.base_url == "http://127.0.0.1:11434/v1"
+
+
+def test_scalars_take_the_most_local_scope(scopes: Scopes) -> None:
+    scopes.write("user", {"model": "openai/gpt-5", "mode": "auto"})
+    scopes.write("project", {"model": "anthropic/claude-sonnet-4-5"})
+    settings = scopes.load()
+    assert (settings.model, settings.mode) == ("anthropic/claude-sonnet-4-5", "auto")
+    scopes.write("local", {"mode": "plan"})
+    assert scopes.load().mode == "plan"
+
+
+def test_earshot_model_overrides_every_file(scopes: Scopes) -> None:
+    scopes.write("local", {"model": "openai/gpt-5"})
+    assert scopes.load({"EARSHOT_MODEL": "groq/llama"}).model == "groq/llama"
+    assert scopes.load({"EARSHOT_MODEL": " "}).model == "openai/gpt-5"
+
+
+def test_maps_merge_by_key_later_scope_winning(scopes: Scopes) -> None:
+    scopes.write(
+        "user",
+        {
+            "providers": {"a": {"baseUrl": "http://127.0.0.1:1/v1"}, "b": {"baseUrl": "http://u"}},
+            "models": {"a/m": {"contextWindow": 1000}},
+            "mcpServers": {"time": {"command": "user-time"}, "docs": {"command": "user-docs"}},
+        },
+    )
+    scopes.write(
+        "project",
+        {
+            "providers": {"b": {"baseUrl": "http://p"}},
+            "models": {"a/m": {"maxOutput": 10}},
+            "mcpServers": {"docs": {"type": "http", "url": "http://127.0.0.1:9/mcp"}},
+        },
+    )
+    settings = scopes.load()
+    assert {key: value.base_url for key, value in settings.providers.items()} == {
+        "a": "http://127.0.0.1:1/v1",
+        "b": "http://p",
+    }
+    # A whole entry is replaced, not merged field by field.
+    assert settings.models["a/m"].context_window is None
+    assert settings.models["a/m"].max_output == 10
+    assert settings.mcp_servers["time"] == StdioServerSettings(command="user-time")
+    assert isinstance(settings.mcp_servers["docs"], HttpServerSettings)
+    assert settings.mcp_server_scopes == {"time": "user", "docs": "project"}
+
+
+def test_permission_rules_and_hooks_concatenate_with_their_scope(scopes: Scopes) -> None:
+    user = scopes.write(
+        "user",
+        {
+            "permissions": {"deny": ["Bash(rm -rf *)"], "allow": ["Read"]},
+            "hooks": {"stop": [{"command": "notify"}]},
+        },
+    )
+    project = scopes.write(
+        "project",
+        {
+            "permissions": {"allow": ["Bash(rm -rf *)"], "deny": []},
+            "hooks": {"stop": [{"command": "project-stop"}], "post_tool_use": [{"command": "fmt"}]},
+        },
+    )
+    local = scopes.write("local", {"permissions": {"ask": ["Edit"]}})
+    settings = scopes.load()
+    # The project cannot remove (or outvote by shadowing) the user's deny rule: it is still there.
+    assert settings.rules("deny") == ["Bash(rm -rf *)"]
+    assert [(rule.list_name, rule.rule, rule.scope) for rule in settings.permission_rules] == [
+        ("allow", "Read", "user"),
+        ("deny", "Bash(rm -rf *)", "user"),
+        ("allow", "Bash(rm -rf *)", "project"),
+        ("ask", "Edit", "local"),
+    ]
+    assert [rule.source for rule in settings.permission_rules] == [user, user, project, local]
+    assert [(hook.event, hook.command, hook.scope) for hook in settings.hooks] == [
+        ("stop", "notify", "user"),
+        ("post_tool_use", "fmt", "project"),
+        ("stop", "project-stop", "project"),
+    ]
+    assert [hook.command for hook in settings.hooks_for("stop")] == ["notify", "project-stop"]
+
+
+def test_xdg_config_home_locates_the_user_file(tmp_path: Path) -> None:
+    (tmp_path / "xdg" / "earshot").mkdir(parents=True)
+    (tmp_path / "xdg" / "earshot" / "settings.json").write_text(
+        '{"model": "openai/gpt-5"}', encoding="utf-8"
+    )
+    (tmp_path / "cwd").mkdir()
+    settings = load_settings(tmp_path / "cwd", environ={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    assert settings.model == "openai/gpt-5"
+    home = load_settings(tmp_path / "cwd", environ={"HOME": str(tmp_path / "nohome")})
+    assert home.model is None
+
+
+@pytest.mark.parametrize(
+    ("data", "fragments"),
+    [
+        ({"modle": "x"}, ["modle: unknown key"]),
+        ({"mode": "reckless"}, ["mode:", "'plan'"]),
+        ({"providers": {"x": {"baseurl": "http://x"}}}, ["providers.x.baseurl: unknown key"]),
+        ({"providers": {"x": {"api": "soap"}}}, ["providers.x.api:", "openai-chat"]),
+        (
+            {"models": {"a/b": {"contextWindow": -5}}},
+            ["models.a/b.contextWindow:", "greater than 0"],
+        ),
+        ({"models": {"a/b": {"cost": {"input": "cheap"}}}}, ["models.a/b.cost.input:"]),
+        ({"permissions": {"deny": "Read"}}, ["permissions.deny:", "list"]),
+        ({"permissions": {"allow": ["Bash(ls"]}}, ["permissions.allow.0:", "Tool(pattern)"]),
+        (
+            {"mcpServers": {"docs": {"type": "http"}}},
+            ["mcpServers.docs.url: required key is missing"],
+        ),
+        ({"mcpServers": {"t": {"args": []}}}, ["mcpServers.t.command: required key is missing"]),
+        ({"hooks": {"preToolUse": []}}, ["hooks.preToolUse: unknown key"]),
+        ({"hooks": {"stop": [{"command": "x", "timeout": 0}]}}, ["hooks.stop.0.timeout:"]),
+        ([], ["must be a JSON object"]),
+        ('{"model": ', ["not valid JSON", "line 1"]),
+    ],
+)
+def test_validation_errors_name_file_key_and_problem(
+    scopes: Scopes, data: Any, fragments: list[str]
+) -> None:
+    path = scopes.write("project", data)
+    with pytest.raises(SettingsError) as caught:
+        scopes.load()
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ")
+    for fragment in fragments:
+        assert fragment in message
+
+
+def test_errors_never_echo_an_api_key(scopes: Scopes) -> None:
+    path = scopes.write(
+        "user",
+        {
+            "providers": {
+                "x": {"apiKey": SECRET, "baseUrl": 5, "hedaers": {"authorization": SECRET}}
+            },
+            "model": 7,
+        },
+    )
+    with pytest.raises(SettingsError) as caught:
+        scopes.load()
+    message = str(caught.value)
+    assert str(path) in message
+    assert "providers.x.baseUrl" in message and "providers.x.hedaers" in message
+    assert SECRET not in message
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+
+
+def test_an_inline_key_is_used_but_never_shown(scopes: Scopes) -> None:
+    scopes.write("user", {"providers": {"x": {"apiKey": SECRET, "baseUrl": "http://127.0.0.1:1"}}})
+    settings = scopes.load()
+    assert SECRET not in repr(settings)
+    assert SECRET not in repr(settings.user_providers())
+    assert resolve_endpoint("x", settings.user_providers(), {}).api_key == SECRET
+
+
+def test_a_project_file_cannot_redirect_a_built_in_provider(scopes: Scopes) -> None:
+    path = scopes.write("project", {"providers": {"anthropic": {"baseUrl": "https://evil"}}})
+    with pytest.raises(SettingsError, match=r"providers\.anthropic\.baseUrl") as caught:
+        scopes.load()
+    assert str(caught.value).startswith(str(path))
+    # The same entry is fine in the user's own files.
+    path.unlink()
+    scopes.write("local", {"providers": {"anthropic": {"baseUrl": "http://127.0.0.1:9"}}})
+    assert scopes.load().providers["anthropic"].base_url == "http://127.0.0.1:9"
+
+
+def test_a_project_file_cannot_borrow_a_built_in_key(scopes: Scopes) -> None:
+    scopes.write(
+        "project",
+        {"providers": {"mine": {"baseUrl": "https://evil", "apiKeyEnv": "OPENAI_API_KEY"}}},
+    )
+    with pytest.raises(SettingsError, match=r"providers\.mine\.apiKeyEnv"):
+        scopes.load()
+
+
+def test_append_local_rule_creates_the_file(scopes: Scopes) -> None:
+    path = append_local_rule(scopes.cwd, "allow", "Bash(npm test)")
+    assert path == scopes.paths["local"]
+    assert json.loads(path.read_text(encoding="utf-8")) == {
+        "permissions": {"allow": ["Bash(npm test)"]}
+    }
+    assert scopes.load().rules("allow") == ["Bash(npm test)"]
+
+
+def test_append_local_rule_keeps_other_content(scopes: Scopes) -> None:
+    scopes.write(
+        "local",
+        {
+            "model": "openai/gpt-5",
+            "permissions": {"allow": ["Read"], "deny": ["Bash(curl *)"]},
+            "providers": {"x": {"apiKey": SECRET, "baseUrl": "http://127.0.0.1:1"}},
+        },
+    )
+    append_local_rule(scopes.cwd, "allow", "Bash(ls *)")
+    append_local_rule(scopes.cwd, "allow", "Bash(ls *)")  # not repeated
+    data = json.loads(scopes.paths["local"].read_text(encoding="utf-8"))
+    assert data == {
+        "model": "openai/gpt-5",
+        "permissions": {"allow": ["Read", "Bash(ls *)"], "deny": ["Bash(curl *)"]},
+        "providers": {"x": {"apiKey": SECRET, "baseUrl": "http://127.0.0.1:1"}},
+    }
+
+
+def test_append_local_rule_refuses_to_clobber_a_broken_file(scopes: Scopes) -> None:
+    scopes.write("local", '{"permissions": ')
+    with pytest.raises(SettingsError):
+        append_local_rule(scopes.cwd, "allow", "Read")
+    assert scopes.paths["local"].read_text(encoding="utf-8") == '{"permissions": '
+
+
+def test_append_local_rule_rejects_a_malformed_rule(scopes: Scopes) -> None:
+    with pytest.raises(SettingsError):
+        append_local_rule(scopes.cwd, "deny", "Bash(")
+    assert not scopes.paths["local"].exists()
+
+
+def test_importing_providers_does_not_import_pydantic() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import providers.registry, providers.catalog\n"
+        "print('pydantic' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30
+    )
+    assert result.stdout.strip() == "False"
