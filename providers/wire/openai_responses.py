@@ -1,0 +1,532 @@
+"""The OpenAI Responses API, used statelessly (providers.md section 2).
+
+`store=False` and `include=["reasoning.encrypted_content"]`: nothing is kept server-side, so
+`previous_response_id` is never used and every turn resends the whole history. Reasoning items
+are captured whole from `response.output_item.done` (the `added` blob differs and is stale) and
+replayed whole, in their original order with the items that followed them: a reasoning item
+without its following item is a 400.
+
+Two pure halves (`_build_params`, `_ResponsesTranslator`) and a thin `ResponsesModel.stream`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, assert_never, cast
+
+from providers.model import Endpoint, Model
+from providers.types import (
+    ErrorEvent,
+    Finish,
+    FinishReason,
+    ImagePart,
+    JsonValue,
+    Message,
+    ModelRequest,
+    ProviderError,
+    ProviderMetadata,
+    ReasoningDelta,
+    ReasoningPart,
+    StreamEvent,
+    TextDelta,
+    TextPart,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallPart,
+    ToolCallStart,
+    ToolChoiceNamed,
+    ToolResultContent,
+    ToolResultPart,
+    Usage,
+    UsageEvent,
+    parse_tool_arguments,
+)
+from providers.wire._openai_common import (
+    HistoryError,
+    InStreamError,
+    JsonDict,
+    StreamEndedEarly,
+    as_int,
+    as_list,
+    as_object,
+    error_from_body,
+    image_url,
+    network_error,
+    retry_after_header,
+)
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI, AsyncStream
+    from openai.types.responses import ResponseStreamEvent
+
+NAMESPACE = "openai-responses"
+"""Where this wire keeps its data in `provider_metadata`."""
+
+
+def create_model(model_id: str, endpoint: Endpoint, *, http_client: object | None = None) -> Model:
+    """A Responses API model on `endpoint`; the SDK is imported on the first `stream` call."""
+    return ResponsesModel(model_id, endpoint, http_client=http_client)
+
+
+class ResponsesModel:
+    """`providers.model.Model` over `POST {base_url}/responses` with `stream=True`."""
+
+    def __init__(self, model_id: str, endpoint: Endpoint, *, http_client: object | None) -> None:
+        self._model_id = model_id
+        self._endpoint = endpoint
+        self._http_client = http_client
+        self._client: AsyncOpenAI | None = None
+
+    @property
+    def provider_id(self) -> str:
+        return self._endpoint.provider_id
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        import openai
+
+        translator = _ResponsesTranslator()
+        try:
+            params = _build_params(self._model_id, request, self._endpoint)
+            client = self._get_client()
+            events = cast(
+                "AsyncStream[ResponseStreamEvent]", await client.responses.create(**params)
+            )
+            async with events:
+                async for event in events:
+                    for translated in translator.feed(event.to_dict()):
+                        yield translated
+            closing = translator.close()
+        except (openai.OpenAIError, ValueError, StreamEndedEarly, InStreamError) as exc:
+            yield ErrorEvent(error=_map_errors(exc, self.provider_id))
+            yield Finish(reason="error")
+            return
+        for translated in closing:
+            yield translated
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    def _get_client(self) -> AsyncOpenAI:
+        if self._client is None:
+            from openai import AsyncOpenAI
+
+            self._client = AsyncOpenAI(
+                api_key=self._endpoint.api_key,
+                base_url=self._endpoint.base_url,
+                default_headers=dict(self._endpoint.headers) or None,
+                max_retries=0,
+                http_client=cast("Any", self._http_client),
+            )
+        return self._client
+
+
+def _map_errors(exc: Exception, provider: str) -> ProviderError:
+    """The one place vendor failures become `ProviderError`s."""
+    import openai
+
+    match exc:
+        case openai.APIConnectionError():
+            return network_error(provider, exc.message)
+        case openai.APIStatusError():
+            return error_from_body(
+                provider,
+                body=exc.body,
+                fallback_message=exc.message,
+                status=exc.status_code,
+                retry_after=retry_after_header(exc.response.headers),
+            )
+        case openai.APIError():
+            # The SDK raises this for an `error` event whose payload nests an `error` object
+            # (`insufficient_quota` arrives this way under HTTP 200).
+            return error_from_body(
+                provider, body=exc.body, fallback_message=exc.message, status=None
+            )
+        case InStreamError():
+            return error_from_body(provider, body=exc.body, fallback_message=str(exc), status=None)
+        case StreamEndedEarly():
+            return network_error(provider, "the stream ended before the response was complete")
+        case HistoryError():
+            return error_from_body(
+                provider,
+                body={"type": "invalid_request_error"},
+                fallback_message=str(exc),
+                status=None,
+            )
+        case _:
+            return error_from_body(provider, body=None, fallback_message=str(exc), status=None)
+
+
+# ------------------------------------------------------------------------------ request (pure)
+
+
+def _build_params(model_id: str, request: ModelRequest, endpoint: Endpoint) -> JsonDict:
+    """The Responses request body for `request` (`endpoint` is unused: no host quirks here)."""
+    del endpoint
+    params: JsonDict = {
+        "model": model_id,
+        "input": _input_items(request.messages),
+        "stream": True,
+        "store": False,
+        "include": ["reasoning.encrypted_content"],
+    }
+    if request.system:
+        params["instructions"] = request.system
+    if request.tools:
+        params["tools"] = [
+            {
+                "type": "function",
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.input_schema,
+                # Responses defaults to strict schemas, which our tools' schemas do not satisfy.
+                "strict": False,
+            }
+            for tool in request.tools
+        ]
+        choice = request.tool_choice
+        params["tool_choice"] = (
+            {"type": "function", "name": choice.name}
+            if isinstance(choice, ToolChoiceNamed)
+            else choice
+        )
+    if request.reasoning_effort is not None:
+        params["reasoning"] = {"effort": request.reasoning_effort, "summary": "auto"}
+    if request.max_output_tokens is not None:
+        params["max_output_tokens"] = request.max_output_tokens
+    return params
+
+
+def _input_items(messages: Sequence[Message]) -> list[JsonDict]:
+    items: list[JsonDict] = []
+    for message in messages:
+        match message.role:
+            case "user":
+                items.append(_user_item(message))
+            case "assistant":
+                items.extend(_assistant_items(message))
+            case "tool":
+                items.extend(_tool_outputs(message))
+            case _:
+                assert_never(message.role)
+    return items
+
+
+def _image_block(image: ImagePart) -> JsonDict:
+    return {"type": "input_image", "image_url": image_url(image), "detail": "auto"}
+
+
+def _user_item(message: Message) -> JsonDict:
+    blocks: list[JsonDict] = []
+    for part in message.parts:
+        match part:
+            case TextPart():
+                blocks.append({"type": "input_text", "text": part.text})
+            case ImagePart():
+                blocks.append(_image_block(part))
+            case _:
+                raise HistoryError(f"a user message cannot hold a {part.kind} part")
+    if len(blocks) == 1 and blocks[0]["type"] == "input_text":
+        return {"role": "user", "content": blocks[0]["text"]}
+    return {"role": "user", "content": blocks}
+
+
+def _own(metadata: ProviderMetadata) -> Mapping[str, JsonValue]:
+    return metadata.get(NAMESPACE) or {}
+
+
+def _assistant_items(message: Message) -> list[JsonDict]:
+    items: list[JsonDict] = []
+    reasoning_positions: list[int] = []
+    for part in message.parts:
+        match part:
+            case ReasoningPart():
+                item = _own(part.provider_metadata).get("item")
+                # Reasoning without this wire's item (another vendor's, or text only) is dropped:
+                # Responses accepts reasoning only as its own encrypted items.
+                if isinstance(item, dict):
+                    reasoning_positions.append(len(items))
+                    items.append(dict(item))
+            case TextPart():
+                items.extend(_assistant_text(part))
+            case ToolCallPart():
+                items.append(_function_call(part))
+            case ImagePart() | ToolResultPart():
+                raise HistoryError(f"an assistant message cannot hold a {part.kind} part")
+            case _:
+                assert_never(part)
+    # A reasoning item must travel with the item that followed it (400 "provided without its
+    # required following item"); one left last by an interrupted turn has none, so drop it.
+    return [
+        item
+        for position, item in enumerate(items)
+        if position not in reasoning_positions
+        or any(later not in reasoning_positions for later in range(position + 1, len(items)))
+    ]
+
+
+def _assistant_text(part: TextPart) -> list[JsonDict]:
+    metadata = _own(part.provider_metadata)
+    item_id = metadata.get("id")
+    if not isinstance(item_id, str):
+        # Text from another vendor (or a stream cut before the item ended): a plain message.
+        return [{"role": "assistant", "content": part.text}] if part.text else []
+    item: JsonDict = {
+        "type": "message",
+        "role": "assistant",
+        "id": item_id,
+        "status": "completed",
+        "content": [{"type": "output_text", "text": part.text, "annotations": []}],
+    }
+    phase = metadata.get("phase")
+    if isinstance(phase, str):
+        item["phase"] = phase
+    return [item]
+
+
+def _function_call(part: ToolCallPart) -> JsonDict:
+    arguments = (
+        part.invalid_arguments
+        if part.invalid_arguments is not None
+        else json.dumps(part.arguments, separators=(",", ":"), ensure_ascii=False)
+    )
+    item: JsonDict = {
+        "type": "function_call",
+        "call_id": part.id,
+        "name": part.name,
+        "arguments": arguments,
+    }
+    item_id = _own(part.provider_metadata).get("item_id")
+    if isinstance(item_id, str):
+        item["id"] = item_id
+    return item
+
+
+def _tool_outputs(message: Message) -> list[JsonDict]:
+    items: list[JsonDict] = []
+    for part in message.parts:
+        if not isinstance(part, ToolResultPart):
+            raise HistoryError(f"a tool message cannot hold a {part.kind} part")
+        items.append(
+            {
+                "type": "function_call_output",
+                "call_id": part.tool_call_id,
+                "output": _output(part.content),
+            }
+        )
+    return items
+
+
+def _output(content: Sequence[ToolResultContent]) -> str | list[JsonDict]:
+    # Plain text unless there are images: function_call_output takes input_text/input_image
+    # lists since openai 2.0.
+    if all(isinstance(item, TextPart) for item in content):
+        return "\n".join(item.text for item in content if isinstance(item, TextPart))
+    return [
+        {"type": "input_text", "text": item.text}
+        if isinstance(item, TextPart)
+        else _image_block(item)
+        for item in content
+    ]
+
+
+# --------------------------------------------------------------------------- response (pure)
+
+
+@dataclass(slots=True)
+class _Call:
+    call_id: str
+    name: str
+    item_id: str
+    streamed: list[str] = field(default_factory=lambda: [])
+
+
+_INCOMPLETE: dict[str, FinishReason] = {
+    "max_output_tokens": "length",
+    "content_filter": "content_filter",
+}
+
+
+class _ResponsesTranslator:
+    """Responses stream events (as JSON) in, `StreamEvent`s out; one per stream. Part indices
+    are the vendor's `output_index`, so each output item is its own part."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, _Call] = {}
+        self._saw_calls = False
+        self._refused = False
+        self._streamed_text: set[int] = set()
+        self._summary_parts: dict[int, set[int]] = {}
+        self._finish: Finish | None = None
+        self._usage: Usage | None = None
+
+    def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
+        """Events for one vendor event.
+
+        Raises:
+            InStreamError: the vendor reported a failure (`error`, `response.failed`).
+        """
+        kind = event.get("type")
+        index = as_int(event.get("output_index"))
+        delta = event.get("delta")
+        text = delta if isinstance(delta, str) else ""
+        match kind:
+            case "response.output_item.added":
+                return self._item_added(as_object(event.get("item")))
+            case "response.output_item.done":
+                return self._item_done(as_object(event.get("item")), index)
+            case "response.output_text.delta" | "response.refusal.delta":
+                self._refused = self._refused or kind == "response.refusal.delta"
+                self._streamed_text.add(index)
+                return [TextDelta(text=text, index=index)] if text else []
+            case "response.reasoning_summary_text.delta":
+                seen = self._summary_parts.setdefault(index, set())
+                summary = as_int(event.get("summary_index"))
+                separator = "\n\n" if seen and summary not in seen else ""
+                seen.add(summary)
+                return [ReasoningDelta(text=separator + text, index=index)] if text else []
+            case "response.reasoning_text.delta":
+                # Raw reasoning (open-weight models on compatible hosts) instead of a summary.
+                self._summary_parts.setdefault(index, set()).add(-1)
+                return [ReasoningDelta(text=text, index=index)] if text else []
+            case "response.function_call_arguments.delta":
+                call = self._calls.get(str(event.get("item_id")))
+                if call is None or not text:
+                    return []
+                call.streamed.append(text)
+                return [ToolCallDelta(call_id=call.call_id, arguments_delta=text)]
+            case "response.completed" | "response.incomplete":
+                self._terminal(as_object(event.get("response")))
+                return []
+            case "response.failed":
+                response = as_object(event.get("response"))
+                raise InStreamError(as_object(response.get("error")) or {"message": "failed"})
+            case "error":
+                # The documented shape has code/message at the top level; the SDK itself raised
+                # already if they were nested under "error".
+                raise InStreamError(event)
+            case _:
+                return []
+
+    def close(self) -> list[StreamEvent]:
+        """The closing events once the stream is exhausted.
+
+        Raises:
+            StreamEndedEarly: no `response.completed` / `response.incomplete` arrived.
+        """
+        if self._finish is None:
+            raise StreamEndedEarly
+        events: list[StreamEvent] = []
+        if self._usage is not None:
+            events.append(UsageEvent(usage=self._usage))
+        events.append(self._finish)
+        return events
+
+    def _item_added(self, item: Mapping[str, Any]) -> list[StreamEvent]:
+        if item.get("type") != "function_call":
+            return []
+        call = _Call(
+            call_id=str(item.get("call_id") or ""),
+            name=str(item.get("name") or ""),
+            item_id=str(item.get("id") or ""),
+        )
+        # Argument deltas name the item id, not the call id.
+        self._calls[call.item_id] = call
+        self._saw_calls = True
+        return [
+            ToolCallStart(
+                call_id=call.call_id,
+                name=call.name,
+                provider_metadata={NAMESPACE: {"item_id": call.item_id}},
+            )
+        ]
+
+    def _item_done(self, item: Mapping[str, Any], index: int) -> list[StreamEvent]:
+        match item.get("type"):
+            case "reasoning":
+                # The whole `done` item, verbatim: it is replayed as is on the next turn.
+                text = ""
+                if index not in self._summary_parts:
+                    text = "\n\n".join(
+                        str(as_object(summary).get("text") or "")
+                        for summary in as_list(item.get("summary"))
+                    )
+                metadata: ProviderMetadata = {NAMESPACE: {"item": dict(item)}}
+                return [ReasoningDelta(text=text, index=index, provider_metadata=metadata)]
+            case "message":
+                text = ""
+                if index not in self._streamed_text:
+                    text = "".join(
+                        str(
+                            as_object(content).get("text")
+                            or as_object(content).get("refusal")
+                            or ""
+                        )
+                        for content in as_list(item.get("content"))
+                    )
+                bag: dict[str, JsonValue] = {"id": str(item.get("id") or "")}
+                if isinstance(item.get("phase"), str):
+                    bag["phase"] = item["phase"]
+                return [TextDelta(text=text, index=index, provider_metadata={NAMESPACE: bag})]
+            case "function_call":
+                return self._end_call(item)
+            case _:
+                return []
+
+    def _end_call(self, item: Mapping[str, Any]) -> list[StreamEvent]:
+        item_id = str(item.get("id") or "")
+        call = self._calls.pop(item_id, None)
+        events: list[StreamEvent] = []
+        if call is None:
+            events.extend(self._item_added(item))
+            call = self._calls.pop(item_id)
+        raw = item.get("arguments")
+        raw = raw if isinstance(raw, str) else "".join(call.streamed)
+        if not call.streamed and raw:
+            events.append(ToolCallDelta(call_id=call.call_id, arguments_delta=raw))
+        arguments, invalid = parse_tool_arguments(raw)
+        events.append(
+            ToolCallEnd(
+                call_id=call.call_id,
+                name=call.name,
+                arguments=arguments,
+                raw_arguments=raw,
+                invalid_reason=invalid,
+                provider_metadata={NAMESPACE: {"item_id": item_id}},
+            )
+        )
+        return events
+
+    def _terminal(self, response: Mapping[str, Any]) -> None:
+        usage = as_object(response.get("usage"))
+        if usage:
+            self._usage = _usage(usage)
+        status = str(response.get("status") or "")
+        reason: FinishReason
+        if status == "incomplete":
+            cause = str(as_object(response.get("incomplete_details")).get("reason") or "")
+            reason = _INCOMPLETE.get(cause, "other")
+            self._finish = Finish(reason=reason, raw_reason=f"incomplete:{cause}")
+            return
+        # There is no finish reason: tool use means the output holds function calls.
+        reason = "tool_calls" if self._saw_calls else "refusal" if self._refused else "stop"
+        self._finish = Finish(reason=reason, raw_reason=status or None)
+
+
+def _usage(raw: Mapping[str, Any]) -> Usage:
+    input_details = as_object(raw.get("input_tokens_details"))
+    output_details = as_object(raw.get("output_tokens_details"))
+    return Usage(
+        input_tokens=as_int(raw.get("input_tokens")),
+        cached_input_tokens=as_int(input_details.get("cached_tokens")),
+        cache_write_tokens=as_int(input_details.get("cache_write_tokens")),
+        output_tokens=as_int(raw.get("output_tokens")),
+        reasoning_tokens=as_int(output_details.get("reasoning_tokens")),
+    )
