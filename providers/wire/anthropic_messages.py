@@ -503,6 +503,9 @@ def _map_errors(exc: Exception, provider: str) -> ProviderError | None:
         return classify(provider=provider, status=None, message=message, network=True)
     if isinstance(exc, anthropic.APIError):
         return classify(provider=provider, status=None, message=exc.message)
+    if isinstance(exc, json.JSONDecodeError):
+        # The SDK parses each SSE data line; a garbled one is the vendor's (or a proxy's) fault.
+        return classify(provider=provider, status=None, message="unparseable stream event")
     return None
 
 

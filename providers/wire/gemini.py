@@ -484,9 +484,12 @@ def _map_errors(exc: Exception, provider: str) -> ProviderError | None:
             code=str(exc.status) if exc.status else None,
             retry_after=retry_after,
         )
-    if isinstance(exc, httpx2.TransportError):
+    if isinstance(exc, httpx2.TransportError | errors.ContinuationInterruptedError):
         message = f"{type(exc).__name__}: {exc}"
         return classify(provider=provider, status=None, message=message, network=True)
+    if isinstance(exc, errors.UnknownApiResponseError):
+        # A frame that is not JSON: the vendor's fault, not ours; nothing says a retry helps.
+        return classify(provider=provider, status=None, message="unparseable response frame")
     return None
 
 

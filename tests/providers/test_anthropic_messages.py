@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
 from inline_snapshot import snapshot
 
@@ -367,6 +368,14 @@ async def test_stream_cut_before_message_stop_yields_one_finish(srv: LoopbackSer
     assert events[-1] == Finish(reason="error")
 
 
+async def test_garbled_event_is_an_error_not_an_exception(srv: LoopbackServer) -> None:
+    body = sse(MESSAGE_START) + b"event: content_block_start\ndata: {not json\n\n"
+    with serving(srv, Reply(body=body)):
+        events = await collect(srv, ModelRequest(system="", messages=[user("hi")]))
+    assert [type(e) for e in events] == [UsageEvent, ErrorEvent, Finish]
+    assert isinstance(events[1], ErrorEvent) and events[1].error.kind == "unknown"
+
+
 async def test_connection_refused_is_a_retryable_network_error() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -555,3 +564,51 @@ def test_importing_the_adapter_does_not_import_the_sdk() -> None:
         "assert 'anthropic' not in sys.modules, 'anthropic imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+async def test_cancellation_propagates_and_closes_the_connection() -> None:
+    first_event = sse(
+        MESSAGE_START,
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
+    )
+    closed = anyio.Event()
+
+    async def hanging_server(stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            await stream.receive()
+            await stream.send(HEAD + f"{len(first_event):x}\r\n".encode() + first_event + b"\r\n")
+            try:
+                while await stream.receive():
+                    pass
+            except (anyio.EndOfStream, anyio.BrokenResourceError):
+                closed.set()
+
+    received: list[StreamEvent] = []
+    async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listener:
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        model = create_model(
+            "claude",
+            Endpoint(
+                provider_id="anthropic",
+                api="anthropic",
+                base_url=f"http://127.0.0.1:{port}",
+                api_key="test-key",
+            ),
+        )
+        async with anyio.create_task_group() as group:
+            group.start_soon(listener.serve, hanging_server)
+            with anyio.fail_after(10):
+                with anyio.CancelScope() as scope:
+                    request = ModelRequest(system="", messages=[user("hi")])
+                    async for event in model.stream(request):
+                        received.append(event)
+                        scope.cancel()
+                assert scope.cancelled_caught
+                await closed.wait()
+            group.cancel_scope.cancel()
+    await model.aclose()
+    assert received == [TextDelta(text="Hi")]

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
 from inline_snapshot import snapshot
 
@@ -353,6 +354,14 @@ async def test_stream_cut_before_finish_reason_yields_one_finish(srv: LoopbackSe
     assert events[-1] == Finish(reason="error")
 
 
+async def test_garbled_frame_is_an_error_not_an_exception(srv: LoopbackServer) -> None:
+    body = frames(candidate({"text": "Hel"})) + b"data: {not json\r\n\r\n"
+    with serving(srv, Reply(body=body)):
+        events = await collect(srv, ModelRequest(system="", messages=[user("hi")]))
+    assert [type(e) for e in events] == [TextDelta, ErrorEvent, Finish]
+    assert isinstance(events[1], ErrorEvent) and events[1].error.kind == "unknown"
+
+
 async def test_connection_refused_is_a_retryable_network_error() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -575,3 +584,47 @@ def test_importing_the_adapter_does_not_import_the_sdk() -> None:
         "assert not [n for n in sys.modules if n.startswith('google.genai')], 'sdk imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+async def test_cancellation_propagates_and_closes_the_connection() -> None:
+    first_event = frames(candidate({"text": "Hi"}))
+    closed = anyio.Event()
+
+    async def hanging_server(stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            await stream.receive()
+            await stream.send(HEAD + f"{len(first_event):x}\r\n".encode() + first_event + b"\r\n")
+            try:
+                while await stream.receive():
+                    pass
+            except (anyio.EndOfStream, anyio.BrokenResourceError):
+                closed.set()
+
+    received: list[StreamEvent] = []
+    async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listener:
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        model = create_model(
+            "gemini-3-flash",
+            Endpoint(
+                provider_id="google",
+                api="gemini",
+                base_url=f"http://127.0.0.1:{port}",
+                api_key="test-key",
+            ),
+        )
+        async with anyio.create_task_group() as group:
+            group.start_soon(listener.serve, hanging_server)
+            with anyio.fail_after(10):
+                with anyio.CancelScope() as scope:
+                    request = ModelRequest(system="", messages=[user("hi")])
+                    async for event in model.stream(request):
+                        received.append(event)
+                        scope.cancel()
+                assert scope.cancelled_caught
+                await closed.wait()
+            group.cancel_scope.cancel()
+    await model.aclose()
+    assert received == [TextDelta(text="Hi")]
