@@ -22,7 +22,7 @@ from providers.registry import UserProviderConfig, resolve_endpoint
 
 SECRET = "sk-test-inline-secret-0123456789"
 
-DOCUMENTED = {
+DOCUMENTED: dict[str, Any] = {
     "model": "anthropic/claude-sonnet-4-5",
     "mode": "ask",
     "providers": {

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -234,7 +235,7 @@ def test_real_catalog_cost() -> None:
 # ---------------------------------------------------------------------- pruning and refresh
 
 
-API_SAMPLE = {
+API_SAMPLE: dict[str, Any] = {
     "anthropic": {
         "id": "anthropic",
         "npm": "@ai-sdk/anthropic",
