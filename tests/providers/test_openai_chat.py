@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
-from typing import Any
+import subprocess
+import sys
+from collections.abc import AsyncGenerator, Iterator
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -36,7 +38,7 @@ from providers.types import (
     UsageEvent,
 )
 from providers.wire.openai_chat import _build_params, _ChatTranslator, create_model
-from tests.fixtures import cassette, request_body, response_body, sse_bytes
+from tests.fixtures import ROOT, cassette, request_body, response_body, sse_bytes
 from tests.loopback import LoopbackServer, Reply, loopback
 
 GET_CAPITAL = ToolSpec(
@@ -746,3 +748,52 @@ async def test_the_key_never_reaches_the_error_message(srv: LoopbackServer) -> N
     }
     error = only_error(await error_events(srv, Reply.json(body, status=401)))
     assert "abcdefghijklmnop" not in error.message
+
+
+# ------------------------------------------------------------------------------------ plumbing
+
+
+async def test_headers_go_through_and_a_local_server_needs_no_key(srv: LoopbackServer) -> None:
+    srv.replies.append(Reply(body=sse(chunk({"content": "hi"}, "stop"))))
+    local = Endpoint(
+        provider_id="ollama", api="openai-chat", base_url=srv.url, headers={"X-Title": "earshot"}
+    )
+    model = create_model("llama3", local)
+    with anyio.fail_after(10):
+        events = [
+            event async for event in model.stream(ModelRequest(system="", messages=[user("q")]))
+        ]
+    await model.aclose()
+    assert events[-1] == Finish(reason="stop", raw_reason="stop")
+    assert srv.requests[0].headers["x-title"] == "earshot"
+    assert srv.requests[0].headers["authorization"] == "Bearer unused"
+
+
+def test_building_models_does_not_import_the_sdk() -> None:
+    code = (
+        "import sys\n"
+        "from providers.model import Endpoint\n"
+        "from providers.wire import openai_chat, openai_responses\n"
+        "openai_chat.create_model('m', Endpoint(provider_id='x', api='openai-chat'))\n"
+        "openai_responses.create_model('m', Endpoint(provider_id='x', api='openai-responses'))\n"
+        "assert 'openai' not in sys.modules, 'the SDK was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=30)
+
+
+async def test_a_consumer_that_stops_early_closes_the_stream(srv: LoopbackServer) -> None:
+    body = sse(chunk({"content": "a"}), chunk({"content": "b"}), chunk({}, "stop"))
+    srv.replies.extend([Reply(body=body), Reply(body=body)])
+    model = create_model("m", endpoint(srv.url))
+    with anyio.fail_after(10):
+        stream = cast(
+            "AsyncGenerator[StreamEvent, None]",
+            model.stream(ModelRequest(system="", messages=[user("q")])),
+        )
+        assert await anext(stream) == TextDelta(text="a")
+        await stream.aclose()
+        again = [
+            event async for event in model.stream(ModelRequest(system="", messages=[user("q")]))
+        ]
+    await model.aclose()
+    assert again[-1] == Finish(reason="stop", raw_reason="stop")
