@@ -84,7 +84,8 @@ class ProviderSettings(_Strict):
     api_key: SecretStr | None = None
     headers: dict[str, str] = Field(default_factory=dict[str, str])
     script: str | None = None
-    """For `api: scripted`: a JSON script file, relative to the settings file's project."""
+    """For `api: scripted`: a JSON script file. A relative path is resolved against the project
+    directory (project and local scope) or the settings file's directory (user scope)."""
 
 
 class CostSettings(_Strict):
@@ -413,7 +414,11 @@ def load_settings(
         sources.append(path)
         model = parsed.model or model
         mode = parsed.mode or mode
-        providers.update(parsed.providers)
+        base = cwd if scope != "user" else path.parent
+        providers.update(
+            (provider_id, _anchor_script(entry, base))
+            for provider_id, entry in parsed.providers.items()
+        )
         models.update(parsed.models)
         servers.update(parsed.mcp_servers)
         server_scopes.update(dict.fromkeys(parsed.mcp_servers, scope))
@@ -446,6 +451,12 @@ def load_settings(
         hooks=tuple(hooks),
         sources=tuple(sources),
     )
+
+
+def _anchor_script(entry: ProviderSettings, base: Path) -> ProviderSettings:
+    if entry.script is None or Path(entry.script).expanduser().is_absolute():
+        return entry
+    return entry.model_copy(update={"script": str(base / entry.script)})
 
 
 def append_local_rule(cwd: Path, list_name: PermissionList, rule: str) -> Path:
