@@ -166,6 +166,14 @@ def _map_errors(exc: Exception, provider: str) -> ProviderError:
                 fallback_message=str(exc),
                 status=None,
             )
+        case openai.OpenAIError():
+            # Raised while building the client: no API key was given or found in the environment.
+            return error_from_body(
+                provider,
+                body={"type": "authentication_error"},
+                fallback_message=str(exc),
+                status=None,
+            )
         case _:
             # A client the SDK refused to build (no API key), or a malformed data line.
             return error_from_body(provider, body=None, fallback_message=str(exc), status=None)

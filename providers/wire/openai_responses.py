@@ -160,6 +160,14 @@ def _map_errors(exc: Exception, provider: str) -> ProviderError:
                 fallback_message=str(exc),
                 status=None,
             )
+        case openai.OpenAIError():
+            # Raised while building the client: no API key was given or found in the environment.
+            return error_from_body(
+                provider,
+                body={"type": "authentication_error"},
+                fallback_message=str(exc),
+                status=None,
+            )
         case _:
             return error_from_body(provider, body=None, fallback_message=str(exc), status=None)
 
@@ -471,10 +479,13 @@ class _ResponsesTranslator:
                         )
                         for content in as_list(item.get("content"))
                     )
-                bag: dict[str, JsonValue] = {"id": str(item.get("id") or "")}
+                bag: dict[str, JsonValue] = {}
+                if isinstance(item.get("id"), str):
+                    bag["id"] = item["id"]
                 if isinstance(item.get("phase"), str):
                     bag["phase"] = item["phase"]
-                return [TextDelta(text=text, index=index, provider_metadata={NAMESPACE: bag})]
+                metadata: ProviderMetadata = {NAMESPACE: bag} if bag else {}
+                return [TextDelta(text=text, index=index, provider_metadata=metadata)]
             case "function_call":
                 return self._end_call(item)
             case _:

@@ -622,3 +622,12 @@ async def test_connection_refused_is_a_retryable_network_error() -> None:
         await collect(f"http://127.0.0.1:{port}/v1", ModelRequest(system="", messages=[user("hi")]))
     )
     assert (error.kind, error.retryable, error.status) == ("network", True, None)
+
+
+async def test_a_missing_key_is_an_auth_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    model = create_model("gpt-5", Endpoint(provider_id="openai", api="openai-responses"))
+    with anyio.fail_after(10):
+        events = [e async for e in model.stream(ModelRequest(system="", messages=[user("hi")]))]
+    error = only_error(events)
+    assert (error.kind, error.retryable) == ("auth", False)
