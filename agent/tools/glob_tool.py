@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 from pydantic import BaseModel, Field
 
 from agent.backends import Location, ToolUi
@@ -10,8 +13,8 @@ from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutp
 
 DEFAULT_MAX_RESULTS = 200
 MAX_RESULTS = 1000
-MAX_SCANNED = 50_000
-"""Files considered for the mtime sort; beyond this the pattern is too broad to be useful."""
+MAX_SCANNED = 200_000
+"""Files listed before matching; beyond this the search is cut (and says so)."""
 
 
 class GlobInput(BaseModel):
@@ -59,20 +62,17 @@ async def _execute(params: GlobInput, ctx: ToolContext) -> ToolOutput:
         raise ToolError(f"Not a directory: {root}")
     if params.pattern.startswith("/"):
         raise ToolError("The pattern is relative to `path`; pass the directory as `path` instead.")
-    args = [
-        rg,
-        "--no-config",
-        "--files",
-        "--hidden",
-        "--no-require-git",
-        "--glob=!.git",
-        f"--glob={params.pattern}",
-    ]
+    matches = glob_matcher(params.pattern)
+    # rg lists what the ignore files allow; its own --glob would override them, so the pattern
+    # is matched here instead.
+    args = [rg, "--no-config", "--files", "--hidden", "--no-require-git", "--glob=!.git"]
     captured = await run_lines(args, cwd=root, max_lines=MAX_SCANNED)
     if captured.returncode not in (0, 1, None) and not captured.lines:
         raise ToolError(f"ripgrep failed: {captured.stderr or f'exit code {captured.returncode}'}")
     found: list[tuple[float, str]] = []
     for line in captured.lines:
+        if not matches(line):
+            continue
         path = root / line
         try:
             mtime = path.stat().st_mtime
@@ -85,12 +85,57 @@ async def _execute(params: GlobInput, ctx: ToolContext) -> ToolOutput:
     shown = [name for _, name in found[: params.max_results]]
     text = "\n".join(shown)
     if len(found) > params.max_results or captured.truncated:
-        total = f"more than {MAX_SCANNED}" if captured.truncated else str(len(found))
+        total = f"at least {len(found)}" if captured.truncated else str(len(found))
         text += (
             f"\n\n[Showing the {len(shown)} most recently modified of {total} files. Use a more "
             "specific pattern or path.]"
         )
     return ToolOutput.text(text)
+
+
+def glob_matcher(pattern: str) -> Callable[[str], bool]:
+    """A matcher for `/`-separated relative paths. A pattern without `/` matches the file name at
+    any depth; `**` spans directories, `*` and `?` stay within one, `{a,b}` and `[abc]` work."""
+    pattern = pattern.removeprefix("./")
+    regex = re.compile(_translate(pattern) + r"\Z", re.DOTALL)
+    if "/" not in pattern:
+        return lambda path: regex.match(path.rsplit("/", 1)[-1]) is not None
+    return lambda path: regex.match(path) is not None
+
+
+def _translate(pattern: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[" and (end := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+            continue
+        elif char == "{" and (end := pattern.find("}", i)) != -1:
+            options = pattern[i + 1 : end].split(",")
+            out.append("(?:" + "|".join(_translate(option) for option in options) + ")")
+            i = end + 1
+            continue
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out)
 
 
 glob_tool = define_tool(

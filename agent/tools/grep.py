@@ -98,7 +98,10 @@ async def _execute(params: GrepInput, ctx: ToolContext) -> ToolOutput:
     ]
     if params.case_insensitive:
         args.append("--ignore-case")
-    if params.glob:
+    if params.glob and "/" not in params.glob:
+        # A file type, unlike --glob, does not override the ignore files.
+        args += [f"--type-add=picked:{params.glob}", "--type=picked"]
+    elif params.glob:
         args.append(f"--glob={params.glob}")
     match params.output_mode:
         case "content":
@@ -109,7 +112,9 @@ async def _execute(params: GrepInput, ctx: ToolContext) -> ToolOutput:
             args.append("--files-with-matches")
         case "count":
             args += ["--count", "--with-filename"]
-    args += ["--regexp", params.pattern, "--", display_path(path, ctx)]
+    args += ["--regexp", params.pattern]
+    if path != ctx.cwd:  # rg then prints paths relative to the cwd, without a `./` prefix
+        args += ["--", display_path(path, ctx)]
     captured = await run_lines(args, cwd=ctx.cwd, max_lines=params.max_results)
     if captured.returncode == 1 and not captured.lines:
         return ToolOutput.text("No matches found.")

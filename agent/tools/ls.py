@@ -70,7 +70,9 @@ async def _execute(params: LsInput, ctx: ToolContext) -> ToolOutput:
     hidden: list[str] = []
     for name, is_dir in sorted(entries, key=lambda item: (not item[1], item[0].lower())):
         label = name + "/" if is_dir else name
-        if name == ".git" or (layers and _ignored(directory / name, is_dir, layers)):
+        if name == ".git":
+            continue
+        if layers and _ignored(directory / name, is_dir, layers):
             hidden.append(label)
         else:
             shown.append(label)
