@@ -15,7 +15,6 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, assert_never, cast
-from uuid import uuid4
 
 from providers.model import Endpoint, Model
 from providers.types import (
@@ -542,7 +541,10 @@ class _ChatTranslator:
         return events
 
     def _start(self, call: _OpenCall) -> list[StreamEvent]:
-        call.id = call.id or f"call_{uuid4().hex[:24]}"
+        if not call.id:
+            from uuid import uuid4  # only for hosts that send no call id
+
+            call.id = f"call_{uuid4().hex[:24]}"
         call.started = True
         self._saw_calls = True
         events: list[StreamEvent] = [ToolCallStart(call_id=call.id, name=call.name)]

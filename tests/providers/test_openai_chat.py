@@ -797,3 +797,17 @@ async def test_a_consumer_that_stops_early_closes_the_stream(srv: LoopbackServer
         ]
     await model.aclose()
     assert again[-1] == Finish(reason="stop", raw_reason="stop")
+
+
+def test_a_host_that_sends_no_call_id_gets_one_made_up() -> None:
+    translator = _ChatTranslator("llamacpp")
+    events = [
+        *translator.feed(chunk({"tool_calls": [{"index": 0, "function": {"name": "x"}}]})),
+        *translator.feed(chunk({"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]})),
+        *translator.feed(chunk({}, "tool_calls")),
+        *translator.close(),
+    ]
+    start, delta, end = events[:3]
+    assert isinstance(start, ToolCallStart) and start.call_id.startswith("call_")
+    assert delta == ToolCallDelta(call_id=start.call_id, arguments_delta="{}")
+    assert isinstance(end, ToolCallEnd) and end.call_id == start.call_id
