@@ -1,0 +1,590 @@
+"""The agent session: what ACP and the CLI drive.
+
+`run_turn` streams `AgentEvent`s while the turn's work runs in a producer task. Consume it to the
+end, or inside `contextlib.aclosing(...)` when you may stop early: closing it stops the turn and
+settles the transcript (stopping without closing leaves the turn's task group to the garbage
+collector, which cannot end it cleanly).
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectSendStream
+
+from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
+from agent.context import CompactionResult, ContextShaper, ShapeContext
+from agent.events import (
+    AgentEvent,
+    CompactionFinished,
+    CompactionStarted,
+    ModeChanged,
+    ModelChanged,
+    Notice,
+    PlanChanged,
+    PlanEntry,
+    TitleChanged,
+    TurnEnded,
+    TurnStarted,
+    UsageUpdated,
+)
+from agent.execution import CallSinks, Gate, Hooks, ToolExecutor
+from agent.loop import Emit, TurnLoop
+from agent.prompt import build_system_prompt
+from agent.replay import replay_events
+from agent.retry import RetryPolicy
+from agent.session_parts import (
+    PLAN_EXTENSION,
+    SessionParts,
+    assemble_parts,
+    restored_plan,
+    resumed_settings,
+    title_from,
+)
+from agent.tools.base import AnyTool, ReadTracker, ScopeContract, ToolContext
+from agent.tools.task import SubagentRunner
+from providers.types import (
+    ImagePart,
+    Message,
+    ReasoningEffort,
+    TextPart,
+    ToolSpec,
+    Usage,
+)
+from sessions import (
+    ExtensionEntry,
+    MessageEntry,
+    ModeChangeEntry,
+    ModelChangeEntry,
+    Session,
+    SessionStore,
+    TitleEntry,
+)
+
+if TYPE_CHECKING:
+    from agent.settings import Settings
+    from providers.catalog import ModelCatalog, ModelInfo
+    from providers.model import Model
+
+
+Prompt = str | Sequence[TextPart | ImagePart]
+
+
+@dataclass(kw_only=True)
+class SessionOptions:
+    model_name: str
+    """`provider/model`."""
+    reasoning_effort: ReasoningEffort | None = None
+    mode: Mode = "ask"
+    max_turns: int = 200
+    """Model calls per `run_turn`."""
+    system_prompt: str | None = None
+    """None: the built-in one."""
+    extra_tools: Sequence[AnyTool] = ()
+    """E.g. MCP tools from the composition root; a name already taken replaces that tool."""
+    max_retries: int = 4
+    retry_base_delay: float = 1.0
+    """Seconds; the jitter cap of the first retry (it doubles per retry)."""
+    retry_max_delay: float = 60.0
+    """No wait between retries is longer; a vendor asking for longer is not retried."""
+    builtin_tools: bool = True
+    """False: only `task` and `extra_tools` (tests and embedders that bring their own)."""
+
+
+class UnsupportedPrompt(ValueError):
+    """The prompt cannot be sent to this model (e.g. an image for a model without vision).
+    Raised by `run_turn` and `queue_prompt` before anything is appended."""
+
+
+class ModelUnavailable(RuntimeError):
+    """The model factory could not build the model (missing credentials, unknown provider...)."""
+
+
+def _build_model(factory: Callable[[str], Model], name: str) -> Model:
+    try:
+        return factory(name)
+    except Exception as exc:
+        raise ModelUnavailable(f"cannot use model {name!r}: {exc}") from exc
+
+
+async def create_session(
+    *,
+    store: SessionStore,
+    cwd: Path,
+    options: SessionOptions,
+    model_factory: Callable[[str], Model],
+    catalog: ModelCatalog | None = None,
+    settings: Settings | None = None,
+    files: FileBackend | None = None,
+    processes: ProcessBackend | None = None,
+    interaction: Interaction | None = None,
+    additional_directories: Sequence[Path] = (),
+    resume_id: str | None = None,
+    data_dir: Path | None = None,
+) -> AgentSession:
+    """Start a new session, or resume `resume_id` (its history, model, mode, title and plan come
+    back; permission grants do not).
+
+    Raises:
+        ModelUnavailable: the model cannot be built.
+        sessions.SessionNotFound: `resume_id` names no session.
+    """
+    cwd = cwd.resolve()
+    extra_roots = [path.resolve() for path in additional_directories]
+    if resume_id is None:
+        model = _build_model(model_factory, options.model_name)
+        stored = await store.create(cwd, additional_directories=[str(p) for p in extra_roots])
+        model_name, effort, mode = options.model_name, options.reasoning_effort, options.mode
+        await stored.append(ModelChangeEntry(model=model_name, reasoning_effort=effort))
+        await stored.append(ModeChangeEntry(mode=mode))
+    else:
+        stored = await store.open(resume_id)
+        try:
+            model_name, effort, mode, model = await resumed_settings(
+                stored, options, lambda name: _build_model(model_factory, name)
+            )
+        except BaseException:
+            await stored.aclose()
+            raise
+        for directory in stored.header.additional_directories:
+            if Path(directory) not in extra_roots:
+                extra_roots.append(Path(directory))
+    roots = (cwd, *(root for root in extra_roots if root != cwd))
+    parts = await assemble_parts(
+        stored=stored,
+        cwd=cwd,
+        roots=roots,
+        settings=settings,
+        files=files,
+        processes=processes,
+        data_dir=data_dir,
+    )
+    return AgentSession(
+        stored=stored,
+        options=options,
+        model=model,
+        model_name=model_name,
+        reasoning_effort=effort,
+        mode=mode,
+        model_factory=model_factory,
+        catalog=catalog,
+        interaction=interaction or DenyingInteraction(),
+        roots=roots,
+        parts=parts,
+    )
+
+
+class AgentSession:
+    """One conversation: its transcript, model, mode, tools and the turn running in it."""
+
+    def __init__(
+        self,
+        *,
+        stored: Session,
+        options: SessionOptions,
+        model: Model,
+        model_name: str,
+        reasoning_effort: ReasoningEffort | None,
+        mode: Mode,
+        model_factory: Callable[[str], Model],
+        catalog: ModelCatalog | None,
+        interaction: Interaction,
+        roots: tuple[Path, ...],
+        parts: SessionParts,
+    ) -> None:
+        self._stored = stored
+        self._options = options
+        self._model = model
+        self._model_factory = model_factory
+        self._catalog = catalog
+        self._interaction = interaction
+        self._parts = parts
+        self.id = stored.id
+        self.cwd = roots[0]
+        self.roots = roots
+        self.mode: Mode = mode
+        self.model_name = model_name
+        self.reasoning_effort: ReasoningEffort | None = reasoning_effort
+        self.title: str | None = stored.title
+        self.plan: tuple[PlanEntry, ...] = restored_plan(stored)
+        self.model_info: ModelInfo | None = self._lookup_info(model)
+        self.running = False
+        self._scope_contract = ScopeContract()
+        self._reads = ReadTracker()
+        self._shaper = ContextShaper()
+        self._retry = RetryPolicy(
+            max_retries=options.max_retries,
+            base_delay=options.retry_base_delay,
+            max_delay=options.retry_max_delay,
+        )
+        tools: dict[str, AnyTool] = {}
+        for tool in (*parts.builtin_tools(options.builtin_tools), *options.extra_tools):
+            tools[tool.name] = tool
+        self._tools = tools
+        self._tool_specs = [
+            ToolSpec(name=tool.name, description=tool.description, input_schema=tool.input_schema)
+            for tool in tools.values()
+        ]
+        self._system_prompt = options.system_prompt or build_system_prompt(
+            cwd=self.cwd, roots=roots, tool_names=list(tools)
+        )
+        self._queue: list[Message] = []
+        self._turn_scope: anyio.CancelScope | None = None
+        self._emit: Emit | None = None
+        self._services: dict[str, Any] = {"skills": parts.skills}
+        self._total = Usage()
+        self._cost: float | None = 0.0
+        self._context_tokens = 0
+
+    # ------------------------------------------------------------------------ public API
+
+    def run_turn(self, prompt: Prompt) -> AsyncIterator[AgentEvent]:
+        """Run one user turn, streaming its events; the last one is `TurnEnded`.
+
+        Raises (at once, before anything is recorded):
+            UnsupportedPrompt: the prompt cannot go to this model.
+            RuntimeError: a turn is already running (queue the prompt instead).
+        """
+        if self.running:
+            raise RuntimeError("a turn is already running: queue the prompt or cancel the turn")
+        message = self._prompt_message(prompt)
+        self.running = True
+        self._turn_scope = anyio.CancelScope()
+        return self._turn(message, self._turn_scope)
+
+    def queue_prompt(self, prompt: Prompt) -> bool:
+        """Queue a prompt into the running turn: it is sent after the current tool batch, before
+        the next model call (never mid-batch). A prompt queued after the model's final answer
+        makes the loop call the model once more. Returns False when no turn is running (start
+        one with `run_turn`).
+
+        Raises:
+            UnsupportedPrompt: the prompt cannot go to this model.
+        """
+        if not self.running:
+            return False
+        self._queue.append(self._prompt_message(prompt))
+        return True
+
+    def cancel(self) -> None:
+        """Stop the running turn: model stream closed, tools cancelled, unfinished calls answered
+        "interrupted"; `run_turn` then yields its last events and `TurnEnded("cancelled")`."""
+        if self._turn_scope is not None:
+            self._turn_scope.cancel()
+
+    async def set_mode(self, mode: Mode) -> None:
+        """Switch the permission mode (takes effect at the next permission check)."""
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+        if mode == self.mode:
+            return
+        self.mode = mode
+        await self._stored.append(ModeChangeEntry(mode=mode))
+        self._notify(ModeChanged(mode=mode))
+
+    async def set_model(
+        self, model_name: str, reasoning_effort: ReasoningEffort | None = None
+    ) -> None:
+        """Switch model (and reasoning effort); takes effect at the next model call.
+
+        Raises:
+            ModelUnavailable: the model cannot be built; the current one stays.
+        """
+        model = _build_model(self._model_factory, model_name)
+        old = self._model
+        self._model = model
+        self.model_name = model_name
+        self.reasoning_effort = reasoning_effort
+        self.model_info = self._lookup_info(model)
+        await self._stored.append(
+            ModelChangeEntry(model=model_name, reasoning_effort=reasoning_effort)
+        )
+        self._notify(ModelChanged(model=model_name, reasoning_effort=reasoning_effort))
+        if old is not model:
+            await old.aclose()
+
+    async def compact(self, instructions: str | None = None) -> AsyncIterator[AgentEvent]:
+        """Summarise the conversation so far (the `/compact` command)."""
+        if self.running:
+            raise RuntimeError("cannot compact while a turn is running")
+        compaction_id = uuid.uuid4().hex
+        yield CompactionStarted(compaction_id=compaction_id, manual=True)
+        events: list[AgentEvent] = []
+        ctx = ShapeContext(
+            model=self._model,
+            model_info=self.model_info,
+            context_tokens=self._context_tokens,
+            emit=events.append,
+            session=self._stored,
+        )
+        result: CompactionResult = await self._shaper.compact(
+            self._stored.history(), ctx, instructions=instructions
+        )
+        for event in events:
+            yield event
+        yield CompactionFinished(
+            compaction_id=compaction_id,
+            ok=result.ok,
+            summary=result.summary,
+            error=result.error,
+            tokens_before=result.tokens_before,
+            tokens_after=result.tokens_after,
+        )
+
+    async def undo(self) -> str:
+        """Restore the files changed by this session's last tool batch; says what happened."""
+        return await self._parts.undo_last()
+
+    def replay_events(self) -> list[AgentEvent]:
+        """The conversation on the current path as events (ACP `session/load`)."""
+        return replay_events(self._stored.path_entries(), self._tools, self._replay_context())
+
+    async def aclose(self) -> None:
+        self.cancel()
+        await self._model.aclose()
+        await self._stored.aclose()
+
+    # ---------------------------------------------------------------------- the turn task
+
+    async def _turn(self, message: Message, scope: anyio.CancelScope) -> AsyncIterator[AgentEvent]:
+        send, receive = anyio.create_memory_object_stream[AgentEvent](math.inf)
+        try:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(self._produce, message, send, scope)
+                try:
+                    while True:
+                        # Drain without a checkpoint per event: the producer's own awaits
+                        # already give way, and a checkpoint per text delta dominates the cost.
+                        try:
+                            event = receive.receive_nowait()
+                        except anyio.WouldBlock:
+                            try:
+                                event = await receive.receive()
+                            except anyio.EndOfStream:
+                                break
+                        except anyio.EndOfStream:
+                            break
+                        yield event
+                except GeneratorExit:
+                    # The consumer closed us: stop the turn, let it settle, end quietly.
+                    scope.cancel()
+        finally:
+            receive.close()
+            self.running = False
+            self._turn_scope = None
+
+    async def _produce(
+        self,
+        message: Message,
+        send: MemoryObjectSendStream[AgentEvent],
+        scope: anyio.CancelScope,
+    ) -> None:
+        with send:
+            emit = send.send_nowait
+            self._emit = emit
+            self._services["plan"] = self._publish_plan
+            self._services["subagent"] = SubagentRunner(self, emit=emit, cancel_turn=scope.cancel)
+            try:
+                emit(TurnStarted(turn_id=uuid.uuid4().hex))
+                notice = self._parts.startup_notice()
+                if notice is not None:
+                    emit(Notice(severity="warning", message=notice))
+                loop = TurnLoop(self, emit=emit, scope=scope)
+                end = await loop.run(message)
+                with anyio.CancelScope(shield=True):
+                    await self._parts.stop_hook(end.reason)
+                emit(end)
+            finally:
+                self._emit = None
+                self._queue.clear()
+
+    def _notify(self, event: AgentEvent) -> None:
+        if self._emit is not None:
+            self._emit(event)
+
+    # ----------------------------------------------------------------- LoopHost protocol
+
+    @property
+    def model(self) -> Model:
+        return self._model
+
+    @property
+    def system_prompt(self) -> str:
+        return self._system_prompt
+
+    @property
+    def tools(self) -> dict[str, AnyTool]:
+        return self._tools
+
+    @property
+    def tool_specs(self) -> Sequence[ToolSpec]:
+        return self._tool_specs
+
+    @property
+    def max_turns(self) -> int:
+        return self._options.max_turns
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        return self._retry
+
+    @property
+    def shaper(self) -> ContextShaper:
+        return self._shaper
+
+    @property
+    def persisted_session(self) -> Session | None:
+        return self._stored
+
+    @property
+    def gate(self) -> Gate:
+        return self._parts.gate
+
+    @property
+    def hooks(self) -> Hooks | None:
+        return self._parts.hooks
+
+    @property
+    def interaction(self) -> Interaction:
+        return self._interaction
+
+    @property
+    def scope_contract(self) -> ScopeContract:
+        return self._scope_contract
+
+    def history(self) -> list[Message]:
+        return self._stored.history()
+
+    async def append_message(self, message: Message, entry_id: str | None = None) -> str:
+        entry = await self._stored.append(MessageEntry(message=message, id=entry_id or ""))
+        return entry.id
+
+    def take_queued(self) -> list[Message]:
+        queued, self._queue = self._queue, []
+        return queued
+
+    def has_queued(self) -> bool:
+        return bool(self._queue)
+
+    async def accept_prompt(self, message: Message) -> str | None:
+        return await self._parts.prompt_hook(message.text)
+
+    async def prompt_appended(self, message: Message, entry_id: str) -> None:
+        if self.title is not None:
+            return
+        title = title_from(message.text)
+        if title is None:
+            return
+        self.title = title
+        with anyio.CancelScope(shield=True):
+            await self._stored.append(TitleEntry(title=title))
+        self._notify(TitleChanged(title=title))
+
+    def record_usage(self, usage: Usage | None, context_tokens: int) -> None:
+        self._context_tokens = context_tokens
+        self._add_usage(usage)
+
+    def record_subagent_usage(self, usage: Usage | None) -> None:
+        """A subagent's model call: it counts towards the session's total and cost."""
+        self._add_usage(usage)
+
+    def _add_usage(self, usage: Usage | None) -> None:
+        call = usage or Usage()
+        self._total = self._total + call
+        info = self.model_info
+        if self._cost is not None:
+            call_cost = None
+            if info is not None and usage is not None:
+                from providers.catalog import cost_usd
+
+                call_cost = cost_usd(info, usage)
+            self._cost = None if call_cost is None else self._cost + call_cost
+        self._notify(
+            UsageUpdated(
+                call=call,
+                total=self._total,
+                context_tokens=self._context_tokens,
+                context_window=info.context_window if info is not None else None,
+                cost_usd=self._cost,
+            )
+        )
+
+    def tool_context(self, sinks: CallSinks) -> ToolContext:
+        return ToolContext(
+            session_id=self.id,
+            call_id=sinks.call_id,
+            cwd=self.cwd,
+            roots=self.roots,
+            files=self._parts.files,
+            processes=self._parts.processes,
+            interaction=self._interaction,
+            scope=self._scope_contract,
+            reads=self._reads,
+            progress=sinks.progress,
+            terminal=sinks.terminal,
+            services=self._services,
+        )
+
+    def executor(self, emit: Emit, cancel_turn: Callable[[], None]) -> ToolExecutor:
+        return ToolExecutor(
+            session_id=self.id,
+            gate=self._parts.gate,
+            interaction=self._interaction,
+            scope=self._scope_contract,
+            mode=lambda: self.mode,
+            emit=emit,
+            cancel_turn=cancel_turn,
+            hooks=self._parts.hooks,
+            snapshot=self._parts.snapshot,
+        )
+
+    # --------------------------------------------------------------------------- helpers
+
+    def _lookup_info(self, model: Model) -> ModelInfo | None:
+        if self._catalog is None:
+            return None
+        return self._catalog.get(model.provider_id, model.model_id)
+
+    def _prompt_message(self, prompt: Prompt) -> Message:
+        parts: list[TextPart | ImagePart] = (
+            [TextPart(text=prompt)] if isinstance(prompt, str) else list(prompt)
+        )
+        if not parts:
+            raise UnsupportedPrompt("the prompt is empty")
+        info = self.model_info
+        has_image = any(isinstance(part, ImagePart) for part in parts)
+        if has_image and info is not None and info.in_catalog and not info.vision:
+            raise UnsupportedPrompt(
+                f"{self.model_name} does not accept images: remove the image or switch to a "
+                "model with vision"
+            )
+        return Message(role="user", parts=parts)
+
+    async def _publish_plan(self, entries: tuple[PlanEntry, ...]) -> None:
+        self.plan = entries
+        self._notify(PlanChanged(entries=entries))
+        data: list[Any] = [
+            {"content": e.content, "status": e.status, "priority": e.priority} for e in entries
+        ]
+        with anyio.CancelScope(shield=True):
+            await self._stored.append(ExtensionEntry(name=PLAN_EXTENSION, data=data))
+
+    def _replay_context(self) -> Callable[[CallSinks], ToolContext]:
+        return self.tool_context
+
+
+__all__ = [
+    "AgentSession",
+    "ModelUnavailable",
+    "SessionOptions",
+    "TurnEnded",
+    "UnsupportedPrompt",
+    "create_session",
+    "title_from",
+]

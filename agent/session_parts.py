@@ -1,0 +1,258 @@
+"""The collaborators a session is assembled from: I/O backends, the permission gate, hooks, undo
+and skills. Kept apart from `agent.session` so the session reads as the conversation it runs."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from agent.backends import MODES, FileBackend, Mode, ProcessBackend
+from agent.events import PlanEntry
+from agent.execution import Gate, Hooks
+from agent.permissions import PermissionGate, PermissionRules
+from agent.tools.base import AnyTool
+from agent.tools.task import task_tool
+from providers.types import ReasoningEffort
+from sessions import ExtensionEntry, ModelChangeEntry, Session, UndoSnapshotEntry, new_id
+
+if TYPE_CHECKING:
+    from agent.session import SessionOptions
+    from agent.settings import Settings
+    from agent.skills import SkillIndex
+    from agent.undo import UndoStore
+    from providers.model import Model
+
+_log = structlog.get_logger(__name__)
+
+HOOK_TIMEOUT_SECONDS = 30.0
+TITLE_LIMIT = 60
+PLAN_EXTENSION = "plan"
+
+
+@dataclass(kw_only=True)
+class SessionParts:
+    stored: Session
+    cwd: Path
+    files: FileBackend
+    processes: ProcessBackend
+    gate: Gate
+    hooks: Hooks | None
+    undo: UndoStore | None
+    skills: SkillIndex | None
+    _notice_given: bool = field(default=False)
+
+    def builtin_tools(self, include_builtins: bool) -> list[AnyTool]:
+        tools: list[AnyTool] = []
+        if include_builtins:
+            from agent.tools import builtin_tools
+
+            tools.extend(builtin_tools(skills=self.skills))
+        tools.append(task_tool)
+        return tools
+
+    def startup_notice(self) -> str | None:
+        """Something the user should hear once per session (undo being unavailable)."""
+        if self._notice_given:
+            return None
+        self._notice_given = True
+        if self.undo is not None and not self.undo.available:
+            return self.undo.unavailable_reason or "undo is unavailable"
+        return None
+
+    async def snapshot(self, paths: Sequence[Path]) -> None:
+        """Snapshot `paths` before a batch of mutating calls, and record it in the session."""
+        undo = self.undo
+        if undo is None or not undo.available:
+            return
+        batch_id = new_id()
+        snapshot = await undo.snapshot(self.stored.id, batch_id, paths)
+        if snapshot is None:
+            return
+        await self.stored.append(
+            UndoSnapshotEntry(
+                snapshot=snapshot, batch_id=batch_id, paths=[self._relative(p) for p in paths]
+            )
+        )
+
+    async def undo_last(self) -> str:
+        if self.undo is None:
+            return "Undo is not available in this session."
+        result = await self.undo.undo_last(self.stored.id)
+        return result.message
+
+    async def prompt_hook(self, prompt: str) -> str | None:
+        """None when the prompt may go ahead, else why a hook blocked it."""
+        hooks: Any = self.hooks
+        if hooks is None:
+            return None
+        try:
+            verdict = await hooks.user_prompt_submit(session_id=self.stored.id, prompt=prompt)
+        except Exception as exc:
+            _log.warning("user_prompt_submit hook failed", exc_info=True)
+            return f"a user_prompt_submit hook failed: {exc}"
+        if getattr(verdict, "blocked", False):
+            return getattr(verdict, "reason", None) or "blocked by a user_prompt_submit hook"
+        return None
+
+    async def stop_hook(self, reason: str) -> None:
+        hooks: Any = self.hooks
+        if hooks is None:
+            return
+        import anyio
+
+        try:
+            with anyio.move_on_after(HOOK_TIMEOUT_SECONDS):
+                await hooks.stop(session_id=self.stored.id, reason=reason)
+        except Exception:
+            _log.warning("stop hook failed", exc_info=True)
+
+    def _relative(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.cwd))
+        except ValueError:
+            return str(path)
+
+
+async def assemble_parts(
+    *,
+    stored: Session,
+    cwd: Path,
+    roots: Sequence[Path],
+    settings: Settings | None,
+    files: FileBackend | None,
+    processes: ProcessBackend | None,
+    data_dir: Path | None,
+) -> SessionParts:
+    """Build what a session needs from settings, with local defaults for anything not given."""
+    if files is None or processes is None:
+        from agent.local import LocalFiles, LocalProcesses
+
+        files = files or LocalFiles()
+        processes = processes or LocalProcesses()
+    rules = PermissionRules() if settings is None else PermissionRules.from_settings(settings)
+    gate = PermissionGate(
+        rules, cwd=cwd, roots=roots, persist_rule=None if settings is None else _persister(cwd)
+    )
+    return SessionParts(
+        stored=stored,
+        cwd=cwd,
+        files=files,
+        processes=processes,
+        gate=gate,
+        hooks=_hooks(settings, cwd),
+        undo=_undo(cwd, data_dir),
+        skills=_skills(cwd),
+    )
+
+
+def _persister(cwd: Path) -> Callable[[str, str], None]:
+    from agent.settings import append_local_rule
+
+    def persist(list_name: str, rule: str) -> None:
+        if list_name not in ("allow", "ask", "deny"):
+            raise ValueError(f"unknown permission list {list_name!r}")
+        append_local_rule(cwd, list_name, rule)
+
+    return persist
+
+
+def _hooks(settings: Settings | None, cwd: Path) -> Hooks | None:
+    if settings is None:
+        return None
+    try:
+        module = importlib.import_module("agent.hooks")
+    except ImportError:
+        return None
+    return module.HookRunner(settings, cwd=cwd)
+
+
+def _undo(cwd: Path, data_dir: Path | None) -> UndoStore | None:
+    from agent.undo import UndoStore
+    from sessions import data_dir as default_data_dir
+
+    return UndoStore(cwd, data_dir if data_dir is not None else default_data_dir())
+
+
+def _skills(cwd: Path) -> SkillIndex | None:
+    from agent.skills import SkillIndex
+
+    try:
+        return SkillIndex.discover(cwd)
+    except Exception:
+        _log.warning("skill discovery failed", exc_info=True)
+        return None
+
+
+async def resumed_settings(
+    stored: Session, options: SessionOptions, build: Callable[[str], Model]
+) -> tuple[str, ReasoningEffort | None, Mode, Model]:
+    """Model, effort and mode of a resumed session (as recorded), and its model built. A recorded
+    model that can no longer be built (credentials gone...) gives way to the configured one.
+
+    Raises:
+        Exception: whatever `build` raised for the configured model.
+    """
+    mode: Mode = options.mode
+    for known in MODES:
+        if known == stored.mode:
+            mode = known
+    if stored.model is not None:
+        try:
+            return stored.model, stored.reasoning_effort, mode, build(stored.model)
+        except Exception:
+            if stored.model == options.model_name:
+                raise
+    model = build(options.model_name)
+    await stored.append(
+        ModelChangeEntry(model=options.model_name, reasoning_effort=options.reasoning_effort)
+    )
+    return options.model_name, options.reasoning_effort, mode, model
+
+
+def title_from(text: str) -> str | None:
+    """A session title from a prompt: its first non-empty line, at most ~60 characters, cut at
+    a word boundary."""
+    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    line = " ".join(line.split())
+    if not line:
+        return None
+    if len(line) <= TITLE_LIMIT:
+        return line
+    cut = line[:TITLE_LIMIT]
+    space = cut.rfind(" ")
+    if space >= TITLE_LIMIT // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,.;:") + "…"
+
+
+def restored_plan(stored: Session) -> tuple[PlanEntry, ...]:
+    for entry in reversed(stored.path_entries()):
+        if isinstance(entry, ExtensionEntry) and entry.name == PLAN_EXTENSION:
+            return plan_from_json(entry.data)
+    return ()
+
+
+def plan_from_json(data: object) -> tuple[PlanEntry, ...]:
+    """A plan from its persisted form; malformed items are skipped."""
+    if not isinstance(data, list):
+        return ()
+    entries: list[PlanEntry] = []
+    for item in data:  # pyright: ignore[reportUnknownVariableType]
+        if not isinstance(item, dict):
+            continue
+        content = item.get("content")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        status = item.get("status", "pending")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        priority = item.get("priority", "medium")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if not isinstance(content, str):
+            continue
+        if status not in ("pending", "in_progress", "completed"):
+            status = "pending"
+        if priority not in ("high", "medium", "low"):
+            priority = "medium"
+        entries.append(PlanEntry(content=content, status=status, priority=priority))
+    return tuple(entries)
