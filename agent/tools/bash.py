@@ -68,6 +68,8 @@ async def _execute(params: BashInput, ctx: ToolContext) -> ToolOutput:
             on_terminal=ctx.terminal,
         )
     except FileNotFoundError as error:
+        if error.filename is not None and str(error.filename) == str(ctx.cwd):
+            raise ToolError(f"The working directory {ctx.cwd} no longer exists.") from error
         raise ToolError(
             f"Cannot run the command: {error.strerror or error} ({error.filename}). bash must be "
             "installed (on Windows: Git Bash, https://git-scm.com/download/win)."

@@ -124,7 +124,7 @@ async def test_truncation_never_splits_a_character(tmp_path: Path) -> None:
 
 async def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
     result = await LocalProcesses().run(
-        "sleep 1000 & echo $!; wait", cwd=tmp_path, timeout=0.5, output_limit=1000
+        "sleep 1000 & echo $!; wait", cwd=tmp_path, timeout=0.8, output_limit=1000
     )
     assert result.timed_out
     assert result.exit_code is None
@@ -176,7 +176,7 @@ async def test_a_child_ignoring_sigterm_is_killed(
         result = await LocalProcesses().run(
             "bash -c 'trap \"\" TERM; sleep 1000' & echo $!; wait",
             cwd=tmp_path,
-            timeout=0.3,
+            timeout=0.8,
             output_limit=1000,
         )
     assert result.timed_out

@@ -43,10 +43,10 @@ async def test_no_output(h: Harness) -> None:
 
 
 async def test_timeout_is_an_error_with_partial_output(h: Harness) -> None:
-    output = await h.run(bash_tool, command="echo started; sleep 30", timeout=0.3)
+    output = await h.run(bash_tool, command="echo started; sleep 30", timeout=0.8)
     assert output.is_error
     text = text_of(output)
-    assert text.startswith("Command timed out after 0.3s and was killed. Output so far:")
+    assert text.startswith("Command timed out after 0.8s and was killed. Output so far:")
     assert text.endswith("started")
 
 
@@ -103,4 +103,10 @@ async def test_editor_terminal_backend_is_used(h: Harness) -> None:
 async def test_missing_bash_is_a_clear_error(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(h.ctx.processes, "shell", "/nonexistent/bash")
     with pytest.raises(ToolError, match="bash must be installed"):
+        await h.run(bash_tool, command="true")
+
+
+async def test_missing_working_directory_is_named(tmp_path: Path) -> None:
+    h = harness(tmp_path / "gone")
+    with pytest.raises(ToolError, match="no longer exists"):
         await h.run(bash_tool, command="true")
