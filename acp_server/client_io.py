@@ -1,0 +1,385 @@
+"""The session's I/O backed by the editor: permissions and questions (`AcpInteraction`), text files
+(`AcpFiles`, `fs/*`) and commands (`AcpProcesses`, `terminal/*`).
+
+Each backend asks the client only for what it advertised and falls back to local I/O otherwise:
+files outside the roots, binary files and images are always local (editor fs is text-only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+
+from acp_server.capabilities import ClientCapabilities
+from acp_server.jsonrpc import ClientError, Connection, ConnectionClosed, JsonObject
+from acp_server.updates import UpdateTranslator
+from agent.backends import (
+    FileBackend,
+    OutputSink,
+    PermissionAnswer,
+    PermissionOption,
+    PermissionPrompt,
+    ProcessBackend,
+    ProcessResult,
+    Question,
+    QuestionAnswer,
+    TerminalSink,
+    ToolUi,
+)
+
+_TERMINAL_CLEANUP_SECONDS = 5.0
+_BINARY_SNIFF_BYTES = 8192
+
+
+class Released(Exception):
+    """A pending client request was abandoned because the turn was cancelled."""
+
+
+class SessionChannel:
+    """The connection as one session sees it: updates, client requests, and the requests a
+    cancelled turn must release."""
+
+    def __init__(self, connection: Connection, client: ClientCapabilities) -> None:
+        self.connection = connection
+        self.client = client
+        self.session_id = ""
+        self.translator = UpdateTranslator(client=client)
+        self._interactive: set[anyio.CancelScope] = set()
+
+    async def update(self, update: JsonObject) -> None:
+        await self.connection.notify(
+            "session/update", {"sessionId": self.session_id, "update": update}
+        )
+
+    async def request(self, method: str, params: JsonObject) -> Any:
+        return await self.connection.request(method, {"sessionId": self.session_id, **params})
+
+    async def interactive_request(self, method: str, params: JsonObject) -> Any:
+        """A request waiting on the user; `release()` abandons it (raising `Released`)."""
+        with anyio.CancelScope() as scope:
+            self._interactive.add(scope)
+            try:
+                return await self.request(method, params)
+            finally:
+                self._interactive.discard(scope)
+        raise Released(method)
+
+    def release(self) -> None:
+        """Abandon every request waiting on the user (the turn was cancelled)."""
+        for scope in list(self._interactive):
+            scope.cancel()
+
+
+# ----------------------------------------------------------------------------- interaction
+
+
+def _permission_option(option: PermissionOption) -> JsonObject:
+    meta: JsonObject | None = None
+    match option.kind:
+        case "allow_once":
+            kind = "allow_once"
+        case "allow_session":
+            kind = "allow_always"
+            meta = {"scope": "session"}
+        case "allow_always":
+            kind = "allow_always"
+            meta = {"scope": "project", "rule": option.rule}
+        case "reject_once":
+            kind = "reject_once"
+        case "reject_always":
+            kind = "reject_always"
+            meta = {"scope": "project", "rule": option.rule}
+    wire: JsonObject = {"optionId": option.id, "name": option.label or option.id, "kind": kind}
+    if meta is not None:
+        wire["_meta"] = {"earshot": {key: value for key, value in meta.items() if value}}
+    return wire
+
+
+def _selected(result: object) -> str | None:
+    """The chosen option id, or None for a cancelled (or unreadable) outcome."""
+    if not isinstance(result, dict):
+        return None
+    outcome = cast("dict[str, Any]", result).get("outcome")
+    if not isinstance(outcome, dict):
+        return None
+    outcome_fields = cast("dict[str, Any]", outcome)
+    if outcome_fields.get("outcome") != "selected":
+        return None
+    option_id = outcome_fields.get("optionId")
+    return option_id if isinstance(option_id, str) else None
+
+
+class AcpInteraction:
+    """Permission prompts via `session/request_permission`; questions via `elicitation/create`
+    (form mode) when advertised, else as permission choices. A cancelled turn releases both."""
+
+    def __init__(self, channel: SessionChannel) -> None:
+        self.channel = channel
+
+    async def request_permission(self, prompt: PermissionPrompt) -> PermissionAnswer:
+        channel = self.channel
+        # The tool call must exist in the client before a permission request names it.
+        for update in channel.translator.announce(
+            prompt.call_id, prompt.tool_name, prompt.ui, prompt.raw_input
+        ):
+            await channel.update(update)
+        tool_call = channel.translator.tool_call_fields(prompt.call_id, prompt.ui, prompt.raw_input)
+        params: JsonObject = {
+            "toolCall": tool_call,
+            "options": [_permission_option(option) for option in prompt.options],
+        }
+        try:
+            result = await channel.interactive_request("session/request_permission", params)
+        except (Released, ConnectionClosed):
+            return PermissionAnswer(option_id=None)
+        except ClientError:
+            return PermissionAnswer(option_id=_fallback_reject(prompt.options))
+        chosen = _selected(result)
+        if chosen is None:
+            return PermissionAnswer(option_id=None)
+        if all(option.id != chosen for option in prompt.options):
+            return PermissionAnswer(option_id=_fallback_reject(prompt.options))
+        return PermissionAnswer(option_id=chosen)
+
+    async def ask_question(self, question: Question) -> QuestionAnswer:
+        try:
+            if self.channel.client.elicitation_form:
+                return await self._elicit(question)
+            return await self._ask_with_permission(question)
+        except (Released, ConnectionClosed, ClientError):
+            return QuestionAnswer(declined=True)
+
+    async def _elicit(self, question: Question) -> QuestionAnswer:
+        answer: JsonObject
+        if question.choices and question.multiple:
+            answer = {"type": "array", "title": "Answer", "items": {"enum": list(question.choices)}}
+        elif question.choices:
+            answer = {"type": "string", "title": "Answer", "enum": list(question.choices)}
+        else:
+            answer = {"type": "string", "title": "Answer"}
+        properties: JsonObject = {"answer": answer}
+        required = ["answer"]
+        if question.choices and question.allow_other:
+            properties["other"] = {
+                "type": "string",
+                "title": "Other",
+                "description": "Your own answer instead of the choices",
+            }
+            required = []
+        params: JsonObject = {
+            "mode": "form",
+            "message": question.question,
+            "toolCallId": question.call_id,
+            "requestedSchema": {"type": "object", "properties": properties, "required": required},
+        }
+        result = await self.channel.interactive_request("elicitation/create", params)
+        if not isinstance(result, dict):
+            return QuestionAnswer(declined=True)
+        response = cast("dict[str, Any]", result)
+        if response.get("action") != "accept":
+            return QuestionAnswer(declined=True)
+        content = response.get("content")
+        values = cast("dict[str, Any]", content) if isinstance(content, dict) else {}
+        answers: list[str] = []
+        other = values.get("other")
+        if isinstance(other, str) and other.strip():
+            answers.append(other.strip())
+        picked = values.get("answer")
+        if isinstance(picked, str) and picked:
+            answers.append(picked)
+        elif isinstance(picked, list):
+            answers.extend(str(item) for item in cast("list[object]", picked))
+        if not answers:
+            return QuestionAnswer(declined=True)
+        return QuestionAnswer(answers=tuple(answers))
+
+    async def _ask_with_permission(self, question: Question) -> QuestionAnswer:
+        if not question.choices:
+            # Without elicitation there is no free-text input in ACP: decline at once, never hang.
+            return QuestionAnswer(declined=True)
+        channel = self.channel
+        ui = ToolUi(title=question.question, kind="other")
+        for update in channel.translator.announce(question.call_id, "question", ui, None):
+            await channel.update(update)
+        options: list[JsonObject] = [
+            {"optionId": f"choice-{index}", "name": choice, "kind": "allow_once"}
+            for index, choice in enumerate(question.choices)
+        ]
+        options.append({"optionId": "decline", "name": "Don't answer", "kind": "reject_once"})
+        params: JsonObject = {
+            "toolCall": {"toolCallId": question.call_id, "title": question.question},
+            "options": options,
+        }
+        chosen = _selected(await channel.interactive_request("session/request_permission", params))
+        if chosen is None or not chosen.startswith("choice-"):
+            return QuestionAnswer(declined=True)
+        index = int(chosen.removeprefix("choice-"))
+        if not 0 <= index < len(question.choices):
+            return QuestionAnswer(declined=True)
+        return QuestionAnswer(answers=(question.choices[index],))
+
+
+def _fallback_reject(options: Sequence[PermissionOption]) -> str | None:
+    return next((option.id for option in options if option.kind == "reject_once"), None)
+
+
+# ---------------------------------------------------------------------------------- files
+
+
+def _inside(path: Path, roots: Sequence[Path]) -> bool:
+    return any(path == root or root in path.parents for root in roots)
+
+
+def _looks_binary(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return b"\0" in handle.read(_BINARY_SNIFF_BYTES)
+    except OSError:
+        return False
+
+
+class AcpFiles:
+    """Text files inside the roots through the editor (its unsaved buffers, its review UI);
+    everything else locally."""
+
+    def __init__(self, channel: SessionChannel, roots: Sequence[Path], local: FileBackend) -> None:
+        self.channel = channel
+        self.roots = tuple(Path(os.path.realpath(root)) for root in roots)
+        self.local = local
+
+    def _delegated(self, path: Path, capability: bool) -> bool:
+        return capability and _inside(Path(os.path.realpath(path)), self.roots)
+
+    async def read_text(self, path: Path) -> str:
+        if not self._delegated(path, self.channel.client.read_text_file):
+            return await self.local.read_text(path)
+        if not path.exists():
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        if path.is_dir():
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        if _looks_binary(path):
+            return await self.local.read_text(path)
+        try:
+            result = await self.channel.request("fs/read_text_file", {"path": str(path)})
+        except ClientError:
+            return await self.local.read_text(path)
+        content = (
+            cast("dict[str, Any]", result).get("content") if isinstance(result, dict) else None
+        )
+        if not isinstance(content, str):
+            return await self.local.read_text(path)
+        return content
+
+    async def write_text(self, path: Path, content: str) -> None:
+        if not self._delegated(path, self.channel.client.write_text_file):
+            await self.local.write_text(path, content)
+            return
+        await anyio.Path(path.parent).mkdir(parents=True, exist_ok=True)
+        try:
+            await self.channel.request(
+                "fs/write_text_file", {"path": str(path), "content": content}
+            )
+        except ClientError as exc:
+            raise PermissionError(
+                13, f"the editor did not write the file: {exc.message}", str(path)
+            ) from exc
+
+
+# ------------------------------------------------------------------------------ processes
+
+
+class AcpProcesses:
+    """`bash -c` in an editor terminal when the client has one (embedded live in the tool call),
+    else local."""
+
+    def __init__(self, channel: SessionChannel, local: ProcessBackend) -> None:
+        self.channel = channel
+        self.local = local
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        timeout: float,
+        output_limit: int,
+        env: Mapping[str, str] | None = None,
+        on_output: OutputSink | None = None,
+        on_terminal: TerminalSink | None = None,
+    ) -> ProcessResult:
+        if not self.channel.client.terminal:
+            return await self.local.run(
+                command,
+                cwd=cwd,
+                timeout=timeout,
+                output_limit=output_limit,
+                env=env,
+                on_output=on_output,
+                on_terminal=on_terminal,
+            )
+        params: JsonObject = {
+            "command": "bash",
+            "args": ["-c", command],
+            "cwd": str(cwd),
+            "outputByteLimit": max(0, output_limit),
+        }
+        if env:
+            params["env"] = [{"name": name, "value": value} for name, value in env.items()]
+        created = await self.channel.request("terminal/create", params)
+        terminal_id = (
+            cast("dict[str, Any]", created).get("terminalId") if isinstance(created, dict) else None
+        )
+        if not isinstance(terminal_id, str):
+            raise OSError("the editor did not create a terminal")
+        try:
+            return await self._follow(terminal_id, timeout, on_terminal)
+        finally:
+            with (
+                anyio.CancelScope(shield=True),
+                anyio.move_on_after(_TERMINAL_CLEANUP_SECONDS),
+                contextlib.suppress(ClientError, ConnectionClosed),
+            ):
+                await self.channel.request("terminal/release", {"terminalId": terminal_id})
+
+    async def _follow(
+        self, terminal_id: str, timeout: float, on_terminal: TerminalSink | None
+    ) -> ProcessResult:
+        ids: JsonObject = {"terminalId": terminal_id}
+        if on_terminal is not None:
+            await on_terminal(terminal_id)
+        status: object = None
+        try:
+            with anyio.move_on_after(timeout) as deadline:
+                status = await self.channel.request("terminal/wait_for_exit", ids)
+        except anyio.get_cancelled_exc_class():
+            with (
+                anyio.CancelScope(shield=True),
+                anyio.move_on_after(_TERMINAL_CLEANUP_SECONDS),
+                contextlib.suppress(ClientError, ConnectionClosed),
+            ):
+                await self.channel.request("terminal/kill", ids)
+            raise
+        timed_out = deadline.cancelled_caught
+        if timed_out:
+            await self.channel.request("terminal/kill", ids)
+        output = await self.channel.request("terminal/output", ids)
+        output_fields = cast("dict[str, Any]", output) if isinstance(output, dict) else {}
+        exit_fields: object = output_fields.get("exitStatus")
+        if not timed_out and status is not None:
+            exit_fields = status
+        exit_status = cast("dict[str, Any]", exit_fields) if isinstance(exit_fields, dict) else {}
+        exit_code = exit_status.get("exitCode")
+        signal = exit_status.get("signal")
+        return ProcessResult(
+            exit_code=None if timed_out or type(exit_code) is not int else exit_code,
+            output=str(output_fields.get("output", "")),
+            truncated=output_fields.get("truncated") is True,
+            timed_out=timed_out,
+            signal=signal if isinstance(signal, str) else None,
+            terminal_id=terminal_id,
+        )

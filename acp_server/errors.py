@@ -1,0 +1,66 @@
+"""The one table turning domain exceptions into JSON-RPC errors (used by `jsonrpc.Connection`).
+
+Handlers raise what they naturally raise; this table decides the wire code. It imports the domain
+modules only when an error actually happens, so the `initialize` path never loads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+
+from acp_server.jsonrpc import (
+    AUTH_REQUIRED,
+    INVALID_PARAMS,
+    RESOURCE_NOT_FOUND,
+    RpcError,
+)
+
+_Entry = tuple[tuple[type[Exception], ...], Callable[[Exception], RpcError]]
+
+
+class AuthRequired(RpcError):
+    """-32000: the chosen model's provider has no credentials."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(AUTH_REQUIRED, message)
+
+
+class UnknownSession(RpcError):
+    """-32002: no live or stored session with that id."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            RESOURCE_NOT_FOUND, f"session not found: {session_id}", {"sessionId": session_id}
+        )
+
+
+@cache
+def _table() -> tuple[_Entry, ...]:
+    from agent.session import ModelUnavailable, UnsupportedPrompt
+    from providers.registry import MissingCredentials, UnknownProvider
+    from sessions import SessionNotFound
+
+    return (
+        (
+            (SessionNotFound,),
+            lambda exc: RpcError(RESOURCE_NOT_FOUND, f"session not found: {exc}"),
+        ),
+        (
+            (UnsupportedPrompt,),
+            lambda exc: RpcError(INVALID_PARAMS, f"unsupported prompt: {exc}", {"field": "prompt"}),
+        ),
+        ((MissingCredentials, ModelUnavailable), lambda exc: RpcError(AUTH_REQUIRED, str(exc))),
+        (
+            (UnknownProvider,),
+            lambda exc: RpcError(INVALID_PARAMS, str(exc), {"field": "value"}),
+        ),
+    )
+
+
+def map_exception(exc: Exception) -> RpcError | None:
+    """The wire error for a domain exception, or None (an internal error)."""
+    for types, build in _table():
+        if isinstance(exc, types):
+            return build(exc)
+    return None

@@ -1,0 +1,112 @@
+"""What the composition root supplies to the ACP server: a way to make and resume sessions.
+
+The server knows ACP; the factory knows settings, providers, MCP and skills. Client-supplied MCP
+servers arrive here as plain dataclasses (the server never imports `mcp`), and the factory decides
+what to do with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from agent.backends import FileBackend, Interaction, ProcessBackend
+    from agent.session import AgentSession
+    from sessions import SessionStore
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpStdioServer:
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    """Name/value pairs, in the client's order."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpRemoteServer:
+    name: str
+    url: str
+    transport: Literal["http", "sse"]
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+McpServerSpec = McpStdioServer | McpRemoteServer
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionIO:
+    """The editor-backed I/O for one session (None: the factory uses local I/O)."""
+
+    files: FileBackend | None
+    processes: ProcessBackend | None
+    interaction: Interaction
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelChoice:
+    """One entry of the model picker."""
+
+    name: str
+    """`provider/model`, the value sent back by `session/set_config_option`."""
+    label: str
+    provider: str
+    """Provider id (the picker groups by it)."""
+    provider_label: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkillCommand:
+    """A project or user skill, offered as `/name args`."""
+
+    name: str
+    description: str
+
+
+class SessionFactory(Protocol):
+    """Implemented by the composition root (`earshot.acp_main`)."""
+
+    @property
+    def store(self) -> SessionStore: ...
+
+    def default_model(self, cwd: Path) -> str:
+        """The `provider/model` new sessions in `cwd` use (settings `model`, else the best
+        credentialed provider's default)."""
+        ...
+
+    def available_models(self, cwd: Path) -> Sequence[ModelChoice]:
+        """Every model the user can switch to: credentialed providers' and configured models."""
+        ...
+
+    def check_credentials(self, model_name: str, cwd: Path) -> str | None:
+        """None when the model can be created; else a sentence naming what to set."""
+        ...
+
+    def skills(self, cwd: Path) -> Sequence[SkillCommand]: ...
+
+    async def create(
+        self,
+        *,
+        cwd: Path,
+        additional_directories: Sequence[Path],
+        mcp_servers: Sequence[McpServerSpec],
+        io: SessionIO,
+    ) -> AgentSession:
+        """A new session (a new transcript) with the default model and mode."""
+        ...
+
+    async def resume(
+        self,
+        session_id: str,
+        *,
+        cwd: Path,
+        additional_directories: Sequence[Path],
+        mcp_servers: Sequence[McpServerSpec],
+        io: SessionIO,
+    ) -> AgentSession:
+        """Reopen a transcript. Raises `sessions.SessionNotFound` when there is none."""
+        ...

@@ -1,0 +1,343 @@
+"""One open session as the ACP server drives it: turns, queueing, cancellation, commands, pickers.
+
+Prompt semantics:
+- Turns on one session run one at a time. A plain prompt arriving while a turn runs is queued INTO
+  that turn (`AgentSession.queue_prompt`: the model sees it between two calls) and its request is
+  answered `end_turn` (or `cancelled`) when the running turn ends. Slash commands wait for the
+  running turn instead.
+- `session/cancel` (and `$/cancel_request` on a prompt) cancels the running turn AND every prompt
+  received before it; requests waiting on the user are released at once; the turn then emits its
+  final tool call updates and the prompt is answered `cancelled`. Should the turn not end within
+  `CANCEL_GRACE_SECONDS`, it is torn down by force (still answered `cancelled`).
+- A model error ends the turn with the error sentence sent as agent text and `end_turn`, so the
+  editor's transcript shows what happened (as most peers do); a bug in earshot is a -32603.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, assert_never
+
+import anyio
+
+from acp_server.client_io import SessionChannel
+from acp_server.commands import CommandCall, available_commands, parse_command, skill_prompt
+from acp_server.config import ConfigState, config_options, modes_state, parse_effort, parse_mode
+from acp_server.content import prompt_parts
+from acp_server.errors import AuthRequired
+from acp_server.factory import SessionFactory, SkillCommand
+from acp_server.jsonrpc import InvalidParams, JsonObject
+from acp_server.params import shown
+from acp_server.updates import UpdateTranslator, message_chunk, text_block
+from agent.backends import MODES, FileBackend, Mode
+from agent.events import (
+    AgentEvent,
+    ModeChanged,
+    ModelChanged,
+    StopReason,
+    TurnEnded,
+    UserMessageAdded,
+)
+
+if TYPE_CHECKING:
+    from agent.session import AgentSession
+
+CANCEL_GRACE_SECONDS = 3.0
+
+
+def wire_stop_reason(reason: StopReason) -> str:
+    match reason:
+        case "end_turn" | "error":
+            return "end_turn"
+        case "max_tokens":
+            return "max_tokens"
+        case "max_turns":
+            return "max_turn_requests"
+        case "refusal":
+            return "refusal"
+        case "cancelled":
+            return "cancelled"
+        case _:
+            assert_never(reason)
+
+
+@dataclass(slots=True)
+class _Turn:
+    done: anyio.Event = field(default_factory=anyio.Event)
+    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
+    stop: str = "end_turn"
+
+
+class LiveSession:
+    """An `AgentSession` bound to the connection."""
+
+    def __init__(
+        self,
+        *,
+        agent: AgentSession,
+        channel: SessionChannel,
+        factory: SessionFactory,
+        files: FileBackend,
+        skills: Sequence[SkillCommand],
+    ) -> None:
+        self.agent = agent
+        self.channel = channel
+        self.factory = factory
+        self.files = files
+        self.skills = tuple(skills)
+        self.generation = 0
+        self.running: _Turn | None = None
+        self._turn_lock = anyio.Lock()
+
+    @property
+    def id(self) -> str:
+        return self.agent.id
+
+    # --------------------------------------------------------------------------- pickers
+
+    def config_state(self) -> ConfigState:
+        info = self.agent.model_info
+        return ConfigState(
+            mode=self.agent.mode,
+            model=self.agent.model_name,
+            effort=self.agent.reasoning_effort,
+            reasoning=bool(info is not None and info.reasoning),
+            models=self.factory.available_models(self.agent.cwd),
+        )
+
+    def config_options(self) -> list[JsonObject]:
+        return config_options(self.config_state())
+
+    def modes(self) -> JsonObject:
+        return modes_state(self.agent.mode)
+
+    def setup_result(self) -> JsonObject:
+        return {"modes": self.modes(), "configOptions": self.config_options()}
+
+    async def send_commands(self) -> None:
+        await self.channel.update(available_commands(self.skills))
+
+    async def _send_config(self) -> None:
+        await self.channel.update(
+            {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
+        )
+
+    async def _send_mode(self) -> None:
+        await self.channel.update(
+            {"sessionUpdate": "current_mode_update", "currentModeId": self.agent.mode}
+        )
+
+    async def set_mode(self, mode: Mode) -> None:
+        """A client-side mode change (set_mode or the mode option): tell the other picker."""
+        await self.agent.set_mode(mode)
+        await self._send_mode()
+        await self._send_config()
+
+    async def set_config_option(self, config_id: str, value: object) -> list[JsonObject]:
+        match config_id:
+            case "mode":
+                mode = parse_mode(value)
+                if mode is None:
+                    raise InvalidParams("value", f"invalid params: unknown mode {shown(value)}")
+                await self.agent.set_mode(mode)
+                await self._send_mode()
+            case "model":
+                if not isinstance(value, str) or "/" not in value:
+                    raise InvalidParams("value", "invalid params: a model is provider/model")
+                await self._switch_model(value)
+            case "thought_level":
+                valid, effort = parse_effort(value)
+                if not valid or not self.config_state().reasoning:
+                    raise InvalidParams(
+                        "value", f"invalid params: unknown thought level {shown(value)}"
+                    )
+                await self.agent.set_model(self.agent.model_name, effort)
+            case _:
+                raise InvalidParams(
+                    "configId", f"invalid params: unknown config option {shown(config_id)}"
+                )
+        return self.config_options()
+
+    async def _switch_model(self, name: str) -> None:
+        known = {choice.name for choice in self.factory.available_models(self.agent.cwd)}
+        if name not in known and name != self.agent.model_name:
+            raise InvalidParams("value", f"invalid params: unknown model {shown(name)}")
+        problem = self.factory.check_credentials(name, self.agent.cwd)
+        if problem is not None:
+            raise AuthRequired(problem)
+        effort = self.agent.reasoning_effort
+        await self.agent.set_model(name, effort)
+
+    # ----------------------------------------------------------------------------- turns
+
+    def cancel(self) -> None:
+        """Cancel the running turn and every prompt received so far (never raises)."""
+        self.generation += 1
+        self.channel.release()
+        running = self.running
+        if running is not None and not running.cancel_requested.is_set():
+            running.cancel_requested.set()
+            self.agent.cancel()
+
+    async def prompt(self, blocks: Sequence[dict[str, Any]]) -> str:
+        """Run (or queue) one prompt; returns the ACP stop reason."""
+        generation = self.generation
+        text = (
+            blocks[0].get("text") if len(blocks) == 1 and blocks[0].get("type") == "text" else None
+        )
+        command = parse_command(text if isinstance(text, str) else None, self.skills)
+        parts = None
+        if command is None:
+            parts = await prompt_parts(blocks, self.files)
+            if generation != self.generation:
+                return "cancelled"
+            running = self.running
+            if running is not None and self.agent.queue_prompt(parts):
+                await running.done.wait()
+                return "cancelled" if running.stop == "cancelled" else "end_turn"
+        async with self._turn_lock:
+            if generation != self.generation:
+                return "cancelled"
+            if command is not None:
+                return await self._command(command)
+            assert parts is not None
+            return await self._run(self.agent.run_turn(parts))
+
+    async def _run(self, events: AsyncIterator[AgentEvent]) -> str:
+        turn = _Turn()
+        self.running = turn
+        try:
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(self._watchdog, turn, task_group.cancel_scope)
+                turn.stop = await self._consume(events, turn)
+                task_group.cancel_scope.cancel()
+        except Exception:
+            if turn.cancel_requested.is_set():
+                turn.stop = "cancelled"
+            else:
+                raise
+        finally:
+            self.running = None
+            turn.done.set()
+        if turn.cancel_requested.is_set():
+            turn.stop = "cancelled"
+        return turn.stop
+
+    async def _watchdog(self, turn: _Turn, scope: anyio.CancelScope) -> None:
+        await turn.cancel_requested.wait()
+        await anyio.sleep(CANCEL_GRACE_SECONDS)
+        scope.cancel()
+
+    async def _consume(self, events: AsyncIterator[AgentEvent], turn: _Turn) -> str:
+        stop = "end_turn"
+        try:
+            async for event in events:
+                await self.emit(event)
+                if isinstance(event, TurnEnded):
+                    stop = wire_stop_reason(event.reason)
+                    if event.reason == "error":
+                        sentence = event.message or (
+                            event.error.message if event.error else "the model call failed"
+                        )
+                        await self.channel.update(
+                            message_chunk("agent_message_chunk", f"\n\n{sentence}", None)
+                        )
+        finally:
+            close = getattr(events, "aclose", None)
+            if close is not None:
+                await close()
+        return stop
+
+    async def emit(self, event: AgentEvent) -> None:
+        for update in self.channel.translator.translate(event):
+            await self.channel.update(update)
+        match event:
+            case ModeChanged():
+                await self._send_mode()
+                await self._send_config()
+            case ModelChanged():
+                await self._send_config()
+            case _:
+                pass
+
+    async def replay(self) -> None:
+        """Send the whole conversation (session/load), with a translator of its own."""
+        translator = UpdateTranslator(client=self.channel.client)
+        for event in self.agent.replay_events():
+            if isinstance(event, UserMessageAdded):
+                updates = [message_chunk("user_message_chunk", event.text, event.entry_id)]
+            else:
+                updates = translator.translate(event)
+            for update in updates:
+                await self.channel.update(update)
+        plan = self.agent.plan
+        if plan:
+            from acp_server.updates import plan_update
+
+            await self.channel.update(plan_update(plan))
+
+    # -------------------------------------------------------------------------- commands
+
+    async def _say(self, text: str) -> None:
+        await self.channel.update(
+            {"sessionUpdate": "agent_message_chunk", "content": text_block(text)}
+        )
+
+    async def _command(self, call: CommandCall) -> str:
+        if call.skill:
+            return await self._run(self.agent.run_turn(skill_prompt(call)))
+        match call.name:
+            case "compact":
+                return await self._run(self.agent.compact(call.argument or None))
+            case "undo":
+                await self._say(await self.agent.undo())
+            case "mode":
+                mode = parse_mode(call.argument)
+                if mode is None:
+                    await self._say(
+                        f"Unknown mode `{call.argument}`: use one of {', '.join(MODES)}."
+                    )
+                else:
+                    await self.set_mode(mode)
+                    await self._say(f"Mode: {mode}.")
+            case "model":
+                await self._model_command(call.argument)
+            case "clear":
+                await self._clear()
+            case _:
+                await self._say(f"Unknown command /{call.name}.")
+        return "end_turn"
+
+    async def _model_command(self, name: str) -> None:
+        if not name:
+            await self._say(f"Model: {self.agent.model_name}.")
+            return
+        problem = self.factory.check_credentials(name, self.agent.cwd)
+        if problem is not None:
+            await self._say(problem)
+            return
+        try:
+            await self.agent.set_model(name, self.agent.reasoning_effort)
+        except Exception as exc:
+            await self._say(f"Could not switch to {name}: {exc}")
+            return
+        await self._send_config()
+        await self._say(f"Model: {name}.")
+
+    async def _clear(self) -> None:
+        clear = getattr(self.agent, "clear", None)
+        if clear is None:
+            await self._say("/clear is not available in this version.")
+            return
+        await clear()
+        await self._say("Cleared: the next prompt starts a fresh conversation.")
+
+    async def aclose(self) -> None:
+        """Cancel whatever runs, wait briefly for it to wind down, and free the session."""
+        self.cancel()
+        running = self.running
+        if running is not None:
+            with anyio.move_on_after(CANCEL_GRACE_SECONDS + 1):
+                await running.done.wait()
+        await self.agent.aclose()

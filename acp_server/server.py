@@ -1,0 +1,382 @@
+"""The ACP v1 agent: method routing and the session lifecycle.
+
+Only `jsonrpc`, `capabilities` and `params` load before the `initialize` reply; the session
+machinery (agent, sessions, providers) is imported when the first session is made, and the
+session factory is warmed in the background right after `initialize` is answered.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import anyio
+
+from acp_server import params as p
+from acp_server.capabilities import AUTH_METHOD_ID, ClientCapabilities, initialize_result
+from acp_server.jsonrpc import (
+    Connection,
+    InvalidParams,
+    JsonObject,
+    Logger,
+    NotificationHandler,
+    RequestContext,
+    RequestHandler,
+)
+
+if TYPE_CHECKING:
+    from acp_server.factory import McpServerSpec, SessionFactory, SessionIO
+    from acp_server.live import LiveSession
+    from agent.session import AgentSession
+
+FactoryProvider = Callable[[], Awaitable["SessionFactory"]]
+SESSION_LIST_PAGE = 50
+
+
+def _no_log(event: str, fields: Any) -> None:
+    return None
+
+
+def parse_mcp_servers(raw: Sequence[Any]) -> list[McpServerSpec]:
+    """`mcpServers` as plain values (stdio: env array; http/sse: header array)."""
+    from acp_server.factory import McpRemoteServer, McpStdioServer
+
+    servers: list[McpServerSpec] = []
+    for index, item in enumerate(raw):
+        where = f"mcpServers[{index}]"
+        if not isinstance(item, dict):
+            raise InvalidParams(where, f"invalid params: {where} must be an object")
+        server = cast("JsonObject", item)
+        name = p.require_str(server, "name")
+        kind = server.get("type")
+        if kind in ("http", "sse"):
+            servers.append(
+                McpRemoteServer(
+                    name=name,
+                    url=p.require_str(server, "url"),
+                    transport=cast("Any", kind),
+                    headers=_pairs(server, "headers", where),
+                )
+            )
+        elif kind is None or kind == "stdio":
+            args = p.optional_list(server, "args")
+            if not all(isinstance(arg, str) for arg in args):
+                raise InvalidParams(f"{where}.args", "invalid params: args must be strings")
+            servers.append(
+                McpStdioServer(
+                    name=name,
+                    command=p.require_str(server, "command"),
+                    args=tuple(cast("list[str]", args)),
+                    env=_pairs(server, "env", where),
+                )
+            )
+        else:
+            raise InvalidParams(
+                f"{where}.type", f"invalid params: unknown MCP transport {p.shown(kind)}"
+            )
+    return servers
+
+
+def _pairs(server: JsonObject, name: str, where: str) -> tuple[tuple[str, str], ...]:
+    pairs: list[tuple[str, str]] = []
+    for item in p.optional_list(server, name):
+        entry = cast("JsonObject", item) if isinstance(item, dict) else {}
+        key, value = entry.get("name"), entry.get("value")
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise InvalidParams(f"{where}.{name}", f"invalid params: {name} are name/value pairs")
+        pairs.append((key, value))
+    return tuple(pairs)
+
+
+class AcpServer:
+    """Serves one client over one connection."""
+
+    def __init__(
+        self, *, factory_provider: FactoryProvider, version: str, log: Logger = _no_log
+    ) -> None:
+        self._factory_provider = factory_provider
+        self._factory: SessionFactory | None = None
+        self._factory_lock = anyio.Lock()
+        self._version = version
+        self._log = log
+        self.client = ClientCapabilities()
+        self.sessions: dict[str, LiveSession] = {}
+        self._connection: Connection | None = None
+
+    # ----------------------------------------------------------------------------- wiring
+
+    def requests(self) -> dict[str, RequestHandler]:
+        return {
+            "initialize": self.initialize,
+            "authenticate": self.authenticate,
+            "logout": self.logout,
+            "session/new": self.session_new,
+            "session/load": self.session_load,
+            "session/resume": self.session_resume,
+            "session/list": self.session_list,
+            "session/close": self.session_close,
+            "session/delete": self.session_delete,
+            "session/set_mode": self.session_set_mode,
+            "session/set_config_option": self.session_set_config_option,
+            "session/prompt": self.session_prompt,
+        }
+
+    def notifications(self) -> dict[str, NotificationHandler]:
+        return {"session/cancel": self.session_cancel}
+
+    async def serve(self, *, read_fd: int, write_fd: int) -> None:
+        """Serve until the client closes our input."""
+        from acp_server.errors import map_exception
+
+        self._connection = Connection(
+            read_fd=read_fd,
+            write_fd=write_fd,
+            requests=self.requests(),
+            notifications=self.notifications(),
+            error_mapper=map_exception,
+            on_eof=self.shutdown,
+            on_input_closed=self._cancel_all,
+            log=self._log,
+        )
+        await self._connection.serve()
+
+    @property
+    def connection(self) -> Connection:
+        assert self._connection is not None
+        return self._connection
+
+    def _cancel_all(self) -> None:
+        for live in self.sessions.values():
+            live.cancel()
+
+    async def shutdown(self) -> None:
+        """Input ended: turns are already cancelled; close every session (flushing files)."""
+        sessions = list(self.sessions.values())
+        self.sessions.clear()
+        with anyio.move_on_after(2):
+            async with anyio.create_task_group() as task_group:
+                for live in sessions:
+                    live.cancel()
+                    task_group.start_soon(self._close_quietly, live.agent)
+
+    async def _close_quietly(self, agent: AgentSession) -> None:
+        try:
+            await agent.aclose()
+        except Exception as exc:
+            self._log("closing a session failed", {"error": repr(exc), "exc": exc})
+
+    async def factory(self) -> SessionFactory:
+        async with self._factory_lock:
+            if self._factory is None:
+                self._factory = await self._factory_provider()
+            return self._factory
+
+    async def _warm(self) -> None:
+        try:
+            await self.factory()
+            importlib.import_module("acp_server.live")  # the session machinery, before session/new
+        except Exception as exc:
+            self._log("warming the session factory failed", {"error": repr(exc)})
+
+    # ------------------------------------------------------------------- initialize, auth
+
+    async def initialize(self, params: JsonObject, context: RequestContext) -> JsonObject:
+        p.protocol_version(params)
+        self.client = ClientCapabilities.parse(params.get("clientCapabilities"))
+        context.after_response.append(self._start_warming)
+        return initialize_result(self._version)
+
+    async def _start_warming(self) -> None:
+        self.connection.spawn(self._warm)
+
+    async def authenticate(self, params: JsonObject, context: RequestContext) -> JsonObject:
+        method = p.require_str(params, "methodId")
+        if method != AUTH_METHOD_ID:
+            raise InvalidParams(
+                "methodId", f"invalid params: unknown auth method {p.shown(method)}"
+            )
+        return {}
+
+    async def logout(self, params: JsonObject, context: RequestContext) -> JsonObject:
+        return {}
+
+    # -------------------------------------------------------------------------- sessions
+
+    def live(self, params: JsonObject) -> LiveSession:
+        from acp_server.errors import UnknownSession
+
+        session_id = p.require_session_id(params)
+        live = self.sessions.get(session_id)
+        if live is None:
+            raise UnknownSession(session_id)
+        return live
+
+    async def _open(
+        self,
+        *,
+        cwd: Path,
+        additional: tuple[Path, ...],
+        make: Callable[[SessionIO], Awaitable[AgentSession]],
+    ) -> LiveSession:
+        from acp_server.client_io import AcpFiles, AcpInteraction, AcpProcesses, SessionChannel
+        from acp_server.factory import SessionIO
+        from acp_server.live import LiveSession
+        from agent.local import LocalFiles, LocalProcesses
+
+        factory = await self.factory()
+        channel = SessionChannel(self.connection, self.client)
+        files = AcpFiles(channel, (cwd, *additional), LocalFiles())
+        io = SessionIO(
+            files=files,
+            processes=AcpProcesses(channel, LocalProcesses()),
+            interaction=AcpInteraction(channel),
+        )
+        agent = await make(io)
+        channel.session_id = agent.id
+        files.roots = tuple(agent.roots) or files.roots
+        live = LiveSession(
+            agent=agent, channel=channel, factory=factory, files=files, skills=factory.skills(cwd)
+        )
+        previous = self.sessions.pop(agent.id, None)
+        if previous is not None:
+            await previous.aclose()
+        self.sessions[agent.id] = live
+        return live
+
+    async def _check_model(self, factory: SessionFactory, cwd: Path) -> None:
+        from acp_server.errors import AuthRequired
+
+        problem = factory.check_credentials(factory.default_model(cwd), cwd)
+        if problem is not None:
+            raise AuthRequired(problem)
+
+    def _setup_params(
+        self, params: JsonObject
+    ) -> tuple[Path, tuple[Path, ...], list[McpServerSpec]]:
+        cwd = p.require_absolute_path(params, "cwd")
+        additional = p.absolute_paths(params, "additionalDirectories")
+        servers = parse_mcp_servers(p.optional_list(params, "mcpServers"))
+        return cwd, additional, servers
+
+    async def session_new(self, params: JsonObject, context: RequestContext) -> JsonObject:
+        cwd, additional, servers = self._setup_params(params)
+        if "mcpServers" not in params:
+            raise InvalidParams("mcpServers", "invalid params: mcpServers is required")
+        factory = await self.factory()
+        await self._check_model(factory, cwd)
+
+        async def make(io: SessionIO) -> AgentSession:
+            return await factory.create(
+                cwd=cwd, additional_directories=additional, mcp_servers=servers, io=io
+            )
+
+        live = await self._open(cwd=cwd, additional=additional, make=make)
+        context.after_response.append(live.send_commands)
+        return {"sessionId": live.id, **live.setup_result()}
+
+    async def _reopen(self, params: JsonObject) -> LiveSession:
+        session_id = p.require_session_id(params)
+        cwd, additional, servers = self._setup_params(params)
+        factory = await self.factory()
+        live = self.sessions.get(session_id)
+        if live is not None:
+            return live
+
+        async def make(io: SessionIO) -> AgentSession:
+            return await factory.resume(
+                session_id, cwd=cwd, additional_directories=additional, mcp_servers=servers, io=io
+            )
+
+        return await self._open(cwd=cwd, additional=additional, make=make)
+
+    async def session_load(self, params: JsonObject, context: RequestContext) -> JsonObject:
+        live = await self._reopen(params)
+        await live.replay()
+        context.after_response.append(live.send_commands)
+        return live.setup_result()
+
+    async def session_resume(self, params: JsonObject, context: RequestContext) -> JsonObject:
+        live = await self._reopen(params)
+        context.after_response.append(live.send_commands)
+        return live.setup_result()
+
+    async def session_list(self, params: JsonObject, context: RequestContext) -> JsonObject:
+        cwd = (
+            Path(p.require_absolute_path(params, "cwd")) if params.get("cwd") is not None else None
+        )
+        cursor = p.optional_str(params, "cursor")
+        factory = await self.factory()
+        try:
+            page = factory.store.list(cwd, cursor=cursor, limit=SESSION_LIST_PAGE)
+        except ValueError as exc:
+            raise InvalidParams("cursor", f"invalid params: bad cursor ({exc})") from exc
+        sessions: list[JsonObject] = []
+        for item in page.items:
+            info: JsonObject = {"sessionId": item.id, "cwd": item.cwd, "updatedAt": item.updated}
+            if item.title:
+                info["title"] = item.title
+            if item.additional_directories:
+                info["additionalDirectories"] = list(item.additional_directories)
+            sessions.append(info)
+        result: JsonObject = {"sessions": sessions}
+        if page.next_cursor is not None:
+            result["nextCursor"] = page.next_cursor
+        return result
+
+    async def session_close(self, params: JsonObject, context: RequestContext) -> JsonObject:
+        session_id = p.require_session_id(params)
+        live = self.sessions.pop(session_id, None)
+        if live is not None:
+            await live.aclose()
+        return {}
+
+    async def session_delete(self, params: JsonObject, context: RequestContext) -> JsonObject:
+        session_id = p.require_session_id(params)
+        live = self.sessions.pop(session_id, None)
+        if live is not None:
+            await live.aclose()
+        factory = await self.factory()
+        await factory.store.delete(session_id)
+        return {}
+
+    async def session_set_mode(self, params: JsonObject, context: RequestContext) -> JsonObject:
+        from acp_server.config import parse_mode
+
+        live = self.live(params)
+        mode = parse_mode(params.get("modeId"))
+        if mode is None:
+            raise InvalidParams(
+                "modeId", f"invalid params: unknown mode {p.shown(params.get('modeId'))}"
+            )
+        await live.set_mode(mode)
+        return {}
+
+    async def session_set_config_option(
+        self, params: JsonObject, context: RequestContext
+    ) -> JsonObject:
+        live = self.live(params)
+        config_id = p.require_str(params, "configId")
+        if params.get("type") == "boolean":
+            raise InvalidParams("type", "invalid params: earshot has no boolean options")
+        if "value" not in params:
+            raise InvalidParams("value", "invalid params: value is required")
+        options = await live.set_config_option(config_id, params["value"])
+        return {"configOptions": options}
+
+    async def session_prompt(self, params: JsonObject, context: RequestContext) -> JsonObject:
+        # Everything up to the first await is synchronous: a session/cancel dispatched right
+        # after this request must find the prompt registered.
+        live = self.live(params)
+        from acp_server.content import check_blocks
+
+        blocks = check_blocks(p.require_list(params, "prompt"))
+        context.soft_cancel = live.cancel
+        return {"stopReason": await live.prompt(blocks)}
+
+    async def session_cancel(self, params: JsonObject) -> None:
+        session_id = params.get("sessionId")
+        live = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        if live is not None:
+            live.cancel()

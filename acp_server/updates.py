@@ -1,0 +1,431 @@
+"""Translating `AgentEvent`s into ACP `session/update` payloads.
+
+Pure bookkeeping, no I/O: `UpdateTranslator.translate(event)` returns the updates to send, in
+order. It remembers each tool call (title, diffs, live output, terminal) because ACP replaces a
+call's whole `content` list on every update.
+
+Choices worth knowing:
+- A tool call is announced (`tool_call`, status pending) when the model starts it; its arguments
+  arrive with `ToolCallReady` as `rawInput`, `locations` and diff content. Denied, interrupted and
+  failed calls all end `failed` (ACP has no other terminal status).
+- Subagent work (events with `parent_call_id`): the subagent's tool calls appear as their own tool
+  calls (tagged `_meta.earshot.parentToolCallId`); its text is shown inside the parent `task`
+  call's content, refreshed at each subagent message boundary and when the parent finishes.
+- `notice` and `compaction_*` go out only when the client advertised them. Without them a manual
+  or automatic compaction is shown as a tool call ("Compacting the conversation"), and warning or
+  error notices as agent text; info notices and retries are only logged.
+- `usage_update` needs a window size, so it is skipped for models whose window is unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, assert_never
+
+from acp_server.capabilities import ClientCapabilities
+from acp_server.jsonrpc import JsonObject
+from agent.backends import ToolUi
+from agent.events import (
+    AgentEvent,
+    CompactionFinished,
+    CompactionStarted,
+    ModeChanged,
+    ModelChanged,
+    Notice,
+    PermissionAsked,
+    PermissionDecided,
+    PlanChanged,
+    PlanEntry,
+    QuestionAsked,
+    ReasoningChunk,
+    Retrying,
+    TextChunk,
+    TitleChanged,
+    ToolCallArguments,
+    ToolCallFinished,
+    ToolCallProgress,
+    ToolCallReady,
+    ToolCallRunning,
+    ToolCallStarted,
+    ToolStatus,
+    TurnEnded,
+    TurnStarted,
+    UsageUpdated,
+    UserMessageAdded,
+)
+from providers.types import ImagePart, TextPart, ToolResultPart
+
+OUTPUT_DISPLAY_LIMIT = 64_000
+"""Characters of live command output kept in a tool call's content (the tail)."""
+
+
+def text_block(text: str) -> JsonObject:
+    return {"type": "text", "text": text}
+
+
+def message_chunk(kind: str, text: str, message_id: str | None) -> JsonObject:
+    update: JsonObject = {"sessionUpdate": kind, "content": text_block(text)}
+    if message_id:
+        update["messageId"] = message_id
+    return update
+
+
+def plan_update(entries: tuple[PlanEntry, ...]) -> JsonObject:
+    return {
+        "sessionUpdate": "plan",
+        "entries": [
+            {"content": entry.content, "priority": entry.priority, "status": entry.status}
+            for entry in entries
+        ],
+    }
+
+
+def _status(status: ToolStatus) -> str:
+    match status:
+        case "completed":
+            return "completed"
+        case "failed" | "interrupted" | "denied":
+            return "failed"
+        case _:
+            assert_never(status)
+
+
+def _locations(ui: ToolUi) -> list[JsonObject]:
+    locations: list[JsonObject] = []
+    for location in ui.locations:
+        item: JsonObject = {"path": location.path}
+        if location.line is not None:
+            item["line"] = location.line
+        locations.append(item)
+    return locations
+
+
+def _diffs(ui: ToolUi) -> list[JsonObject]:
+    return [
+        {"type": "diff", "path": diff.path, "oldText": diff.old_text, "newText": diff.new_text}
+        for diff in ui.diffs
+    ]
+
+
+def _result_blocks(result: ToolResultPart) -> list[JsonObject]:
+    blocks: list[JsonObject] = []
+    for part in result.content:
+        match part:
+            case TextPart():
+                if part.text:
+                    blocks.append({"type": "content", "content": text_block(part.text)})
+            case ImagePart():
+                if part.data is not None:
+                    image = {"type": "image", "data": part.data, "mimeType": part.media_type}
+                    blocks.append({"type": "content", "content": image})
+                elif part.url is not None:
+                    blocks.append({"type": "content", "content": text_block(part.url)})
+            case _:
+                assert_never(part)
+    return blocks
+
+
+@dataclass(slots=True)
+class _Call:
+    call_id: str
+    name: str
+    ui: ToolUi
+    parent_call_id: str | None
+    announced: bool = False
+    output: str = ""
+    terminal_id: str | None = None
+    subagent_text: list[str] = field(default_factory=lambda: [])
+    subagent_message: str | None = None
+    subagent_dirty: bool = False
+
+    def content(self, extra: list[JsonObject] | None = None) -> list[JsonObject]:
+        items = _diffs(self.ui)
+        if self.terminal_id is not None:
+            items.append({"type": "terminal", "terminalId": self.terminal_id})
+        elif self.output:
+            items.append({"type": "content", "content": text_block(self.output)})
+        if self.subagent_text:
+            items.append({"type": "content", "content": text_block("".join(self.subagent_text))})
+        if extra:
+            items.extend(extra)
+        return items
+
+
+@dataclass(slots=True)
+class UpdateTranslator:
+    """Per-session state for turning events into updates."""
+
+    client: ClientCapabilities = field(default_factory=ClientCapabilities)
+    calls: dict[str, _Call] = field(default_factory=lambda: {})
+
+    def announce(self, call_id: str, name: str, ui: ToolUi, raw_input: object) -> list[JsonObject]:
+        """Make sure the client knows the call (before a permission request names it)."""
+        call = self.calls.get(call_id)
+        if call is None:
+            call = _Call(call_id=call_id, name=name, ui=ui, parent_call_id=None)
+            self.calls[call_id] = call
+        if call.announced:
+            return []
+        call.ui = ui
+        return [self._tool_call(call, raw_input)]
+
+    def tool_call_fields(self, call_id: str, ui: ToolUi, raw_input: object) -> JsonObject:
+        """A `ToolCallUpdate` describing the call in full (for `session/request_permission`)."""
+        update: JsonObject = {
+            "toolCallId": call_id,
+            "title": ui.title,
+            "kind": ui.kind,
+            "status": "pending",
+            "locations": _locations(ui),
+            "content": _diffs(ui),
+        }
+        if raw_input is not None:
+            update["rawInput"] = raw_input
+        return update
+
+    def _tool_call(self, call: _Call, raw_input: object) -> JsonObject:
+        call.announced = True
+        update: JsonObject = {
+            "sessionUpdate": "tool_call",
+            "toolCallId": call.call_id,
+            "title": call.ui.title,
+            "kind": call.ui.kind,
+            "status": "pending",
+            "locations": _locations(call.ui),
+            "content": call.content(),
+        }
+        if raw_input is not None:
+            update["rawInput"] = raw_input
+        if call.parent_call_id is not None:
+            update["_meta"] = {"earshot": {"parentToolCallId": call.parent_call_id}}
+        return update
+
+    def _call(self, call_id: str, name: str = "", parent: str | None = None) -> _Call:
+        call = self.calls.get(call_id)
+        if call is None:
+            call = _Call(
+                call_id=call_id, name=name, ui=ToolUi(title=name or call_id), parent_call_id=parent
+            )
+            self.calls[call_id] = call
+        return call
+
+    def _ensure_announced(self, call: _Call) -> list[JsonObject]:
+        return [] if call.announced else [self._tool_call(call, None)]
+
+    def _subagent_text(self, parent_id: str, text: str, message_id: str) -> list[JsonObject]:
+        parent = self._call(parent_id)
+        updates: list[JsonObject] = []
+        if parent.subagent_message is not None and parent.subagent_message != message_id:
+            parent.subagent_text.append("\n\n")
+            updates.extend(self._flush_subagent(parent))
+        parent.subagent_message = message_id
+        parent.subagent_text.append(text)
+        parent.subagent_dirty = True
+        return updates
+
+    def _flush_subagent(self, parent: _Call) -> list[JsonObject]:
+        if not parent.subagent_dirty:
+            return []
+        parent.subagent_dirty = False
+        updates = self._ensure_announced(parent)
+        updates.append(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": parent.call_id,
+                "content": parent.content(),
+            }
+        )
+        return updates
+
+    def translate(self, event: AgentEvent) -> list[JsonObject]:
+        """The updates one event becomes (possibly none)."""
+        match event:
+            case TurnStarted() | ToolCallArguments() | PermissionAsked() | QuestionAsked():
+                return []
+            case PermissionDecided():
+                return []
+            case UserMessageAdded():
+                return []
+            case TextChunk():
+                if event.parent_call_id is not None:
+                    return self._subagent_text(event.parent_call_id, event.text, event.message_id)
+                return [message_chunk("agent_message_chunk", event.text, event.message_id)]
+            case ReasoningChunk():
+                if event.parent_call_id is not None:
+                    return []
+                return [message_chunk("agent_thought_chunk", event.text, event.message_id)]
+            case ToolCallStarted():
+                call = self._call(event.call_id, event.name, event.parent_call_id)
+                call.ui = event.ui
+                call.name = event.name
+                updates: list[JsonObject] = []
+                if event.parent_call_id is not None:
+                    updates.extend(self._flush_subagent(self._call(event.parent_call_id)))
+                if call.announced:
+                    return updates
+                updates.append(self._tool_call(call, None))
+                return updates
+            case ToolCallReady():
+                call = self._call(event.call_id, event.name, event.parent_call_id)
+                call.ui = event.ui
+                if not call.announced:
+                    return [self._tool_call(call, event.arguments)]
+                return [
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": call.call_id,
+                        "title": call.ui.title,
+                        "kind": call.ui.kind,
+                        "locations": _locations(call.ui),
+                        "content": call.content(),
+                        "rawInput": event.arguments,
+                    }
+                ]
+            case ToolCallRunning():
+                call = self._call(event.call_id, parent=event.parent_call_id)
+                updates = self._ensure_announced(call)
+                updates.append(
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": call.call_id,
+                        "status": "in_progress",
+                    }
+                )
+                return updates
+            case ToolCallProgress():
+                call = self._call(event.call_id, parent=event.parent_call_id)
+                if event.terminal_id is not None:
+                    call.terminal_id = event.terminal_id
+                if event.text:
+                    call.output = (call.output + event.text)[-OUTPUT_DISPLAY_LIMIT:]
+                updates = self._ensure_announced(call)
+                updates.append(
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": call.call_id,
+                        "content": call.content(),
+                    }
+                )
+                return updates
+            case ToolCallFinished():
+                return self._finished(event)
+            case PlanChanged():
+                return [plan_update(event.entries)]
+            case UsageUpdated():
+                if not event.context_window:
+                    return []
+                usage: JsonObject = {
+                    "sessionUpdate": "usage_update",
+                    "used": max(0, event.context_tokens),
+                    "size": event.context_window,
+                }
+                if event.cost_usd is not None:
+                    usage["cost"] = {"amount": event.cost_usd, "currency": "USD"}
+                return [usage]
+            case CompactionStarted():
+                return self._compaction_started(event)
+            case CompactionFinished():
+                return self._compaction_finished(event)
+            case Retrying():
+                if not self.client.notices:
+                    return []
+                return [
+                    {
+                        "sessionUpdate": "notice",
+                        "severity": "warning",
+                        "title": f"Retrying the model call (attempt {event.attempt})",
+                        "description": event.error.message,
+                    }
+                ]
+            case ModelChanged() | ModeChanged():
+                return []  # the live session re-sends the complete config options
+            case TitleChanged():
+                return [{"sessionUpdate": "session_info_update", "title": event.title}]
+            case Notice():
+                if self.client.notices:
+                    return [
+                        {
+                            "sessionUpdate": "notice",
+                            "severity": event.severity,
+                            "title": event.message,
+                        }
+                    ]
+                if event.severity == "info":
+                    return []
+                return [message_chunk("agent_message_chunk", f"\n\n⚠ {event.message}\n\n", None)]
+            case TurnEnded():
+                updates = []
+                for call in self.calls.values():
+                    updates.extend(self._flush_subagent(call))
+                return updates
+            case _:
+                assert_never(event)
+
+    def _finished(self, event: ToolCallFinished) -> list[JsonObject]:
+        call = self._call(event.call_id, event.name, event.parent_call_id)
+        if event.ui is not None:
+            call.ui = event.ui
+        if event.terminal_id is not None:
+            call.terminal_id = event.terminal_id
+        updates = self._ensure_announced(call)
+        call.subagent_dirty = False
+        call.output = ""
+        extra = [] if call.terminal_id is not None else _result_blocks(event.result)
+        update: JsonObject = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": call.call_id,
+            "status": _status(event.status),
+            "title": call.ui.title,
+            "locations": _locations(call.ui),
+            "content": call.content(extra),
+        }
+        raw_output: Any = event.raw_output
+        update["rawOutput"] = raw_output if raw_output is not None else event.result.text
+        updates.append(update)
+        # The client keeps the final state; forgetting the call keeps long sessions small.
+        del self.calls[event.call_id]
+        return updates
+
+    def _compaction_started(self, event: CompactionStarted) -> list[JsonObject]:
+        if self.client.compaction:
+            return [
+                {
+                    "sessionUpdate": "compaction_update",
+                    "compactionId": event.compaction_id,
+                    "status": "in_progress",
+                }
+            ]
+        title = "Compacting the conversation" + ("" if event.manual else " (context almost full)")
+        return [
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": f"compaction-{event.compaction_id}",
+                "title": title,
+                "kind": "think",
+                "status": "in_progress",
+            }
+        ]
+
+    def _compaction_finished(self, event: CompactionFinished) -> list[JsonObject]:
+        if self.client.compaction:
+            update: JsonObject = {
+                "sessionUpdate": "compaction_update",
+                "compactionId": event.compaction_id,
+                "status": "completed" if event.ok else "failed",
+            }
+            if event.summary:
+                update["summary"] = [text_block(event.summary)]
+            if event.error:
+                update["error"] = event.error
+            return [update]
+        text = event.summary if event.ok else (event.error or "compaction failed")
+        if event.ok and event.tokens_before is not None and event.tokens_after is not None:
+            text = f"{event.tokens_before} → {event.tokens_after} tokens\n\n{text}"
+        return [
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": f"compaction-{event.compaction_id}",
+                "status": "completed" if event.ok else "failed",
+                "content": [{"type": "content", "content": text_block(text)}] if text else [],
+            }
+        ]

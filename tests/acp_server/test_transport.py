@@ -1,0 +1,133 @@
+"""The JSON-RPC layer against the real server process: initialize, errors, hostile input, EOF."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import anyio
+
+from tests.acp_server.client import AgentEnv, initialize, spawn_agent
+
+
+async def test_initialize_advertises_what_is_wired(agent_env: AgentEnv) -> None:
+    async with spawn_agent(agent_env) as client:
+        result = await initialize(client, {"fs": {"readTextFile": True}, "terminal": True})
+    assert result["protocolVersion"] == 1
+    assert result["agentInfo"]["name"] == "earshot"
+    caps = result["agentCapabilities"]
+    assert caps["loadSession"] is True
+    assert caps["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}
+    assert caps["mcpCapabilities"] == {"http": True, "sse": True}
+    assert set(caps["sessionCapabilities"]) == {
+        "list",
+        "resume",
+        "close",
+        "delete",
+        "additionalDirectories",
+    }
+    assert caps["auth"] == {"logout": {}}
+    [method] = result["authMethods"]
+    assert method["id"] == "env"
+    assert "ANTHROPIC_API_KEY" in method["description"]
+    # The initialize reply is the very first thing on stdout.
+    assert json.loads(client.raw_lines[0])["id"] == 1
+
+
+async def test_initialize_answers_version_one_to_any_version(agent_env: AgentEnv) -> None:
+    async with spawn_agent(agent_env) as client:
+        result = await client.call("initialize", {"protocolVersion": 2})
+        assert result["protocolVersion"] == 1
+        error = await client.error("initialize", {"protocolVersion": "one"})
+        assert error["code"] == -32602
+        assert error["data"]["field"] == "protocolVersion"
+
+
+async def test_authenticate_and_logout_are_idempotent(agent_env: AgentEnv) -> None:
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        assert await client.call("authenticate", {"methodId": "env"}) == {}
+        assert await client.call("authenticate", {"methodId": "env"}) == {}
+        assert await client.call("logout", {}) == {}
+        error = await client.error("authenticate", {"methodId": "nope"})
+        assert (error["code"], error["data"]["field"]) == (-32602, "methodId")
+
+
+async def test_malformed_lines_are_answered_and_serving_continues(agent_env: AgentEnv) -> None:
+    async with spawn_agent(agent_env) as client:
+        await client.send("this is not json\n")
+        await client.send("[1, 2, 3]\n")
+        await client.send("42\n")
+        await client.send('{"jsonrpc": "1.0", "id": 7, "method": "initialize"}\n')
+        await client.send('{"jsonrpc": "2.0", "id": 8.5, "method": "initialize"}\n')
+        await client.send(b'{"jsonrpc": "2.0", "id": 9, "method": "\xff\xfe"}\n')
+        await client.send("\n   \n")
+        errors = await client.wait_for(
+            lambda: (
+                [m for m in client.messages if "error" in m] if len(client.messages) >= 6 else None
+            )
+        )
+        codes = [(m["id"], m["error"]["code"]) for m in errors]
+        assert codes == [
+            (None, -32700),
+            (None, -32600),
+            (None, -32600),
+            (7, -32600),
+            (None, -32600),
+            (None, -32700),
+        ]
+        # Still serving.
+        result = await initialize(client)
+        assert result["protocolVersion"] == 1
+
+
+async def test_unknown_methods_wrong_types_and_reused_ids(agent_env: AgentEnv) -> None:
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        error = await client.error("session/fork", {"sessionId": "x"})
+        assert error["code"] == -32601
+        error = await client.error("_zed.dev/custom", {})
+        assert error["code"] == -32601
+        # Unknown notifications (custom or not) are ignored.
+        await client.notify("_zed.dev/whatever", {"x": 1})
+        await client.notify("session/unknown", {})
+        error = await client.error("session/new", {"cwd": 5, "mcpServers": []})
+        assert (error["code"], error["data"]["field"]) == (-32602, "cwd")
+        error = await client.error("session/new", {"cwd": "relative/path", "mcpServers": []})
+        assert (error["code"], error["data"]["field"]) == (-32602, "cwd")
+        error = await client.error("session/prompt", {"sessionId": "nope", "prompt": []})
+        assert error["code"] == -32002
+        error = await client.error("session/set_mode", {"sessionId": 3, "modeId": "ask"})
+        assert (error["code"], error["data"]["field"]) == (-32602, "sessionId")
+        response = await client.response(
+            await client.start_request("initialize", [1], request_id="array-params")
+        )
+        assert response["error"]["code"] == -32602
+        # An id that is reused after its request was answered is fine.
+        await client.response(await client.start_request("logout", {}, request_id="again"))
+        response = await client.response(
+            await client.start_request("logout", {}, request_id="again")
+        )
+        assert response["result"] == {}
+
+
+async def test_a_ten_megabyte_line_is_handled(agent_env: AgentEnv) -> None:
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        huge = "x" * (10 * 1024 * 1024)
+        error = await client.error("authenticate", {"methodId": huge})
+        assert error["code"] == -32602
+        assert len(json.dumps(error)) < 1000  # the message does not echo the input
+        assert await client.call("logout", {}) == {}
+
+
+async def test_eof_exits_promptly(agent_env: AgentEnv) -> None:
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        started = time.perf_counter()
+        await client.close_stdin()
+        with anyio.fail_after(5):
+            await client.process.wait()
+        elapsed = time.perf_counter() - started
+    assert client.process.returncode == 0
+    assert elapsed < 1.0
