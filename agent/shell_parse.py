@@ -157,6 +157,8 @@ class _Walker:
         if kind == "redirect":
             self._redirect(node, text, depth)
             return
+        if kind in ("word", "assignment"):
+            _check_word(node, text)
         for child in _children(node):
             self._visit(child, text, depth)
 
@@ -201,6 +203,7 @@ class _Walker:
         self.segments.append(segment)
 
     def _visit_word_parts(self, word: Any, text: str, depth: int) -> None:
+        _check_word(word, text)
         for child in _children(word):
             self._visit(child, text, depth)
 
@@ -230,6 +233,14 @@ def _children(node: Any) -> list[Any]:
     if command is not None and hasattr(command, "kind"):
         children.append(command)
     return children
+
+
+def _check_word(word: Any, text: str) -> None:
+    # bashlex drops every command after the first newline inside `$(...)`, backticks and
+    # `<(...)`; such a word cannot be trusted
+    start, end = word.pos
+    if "\n" in text[start:end] and _expands(word):
+        raise _Unreadable("a multi-line command substitution")
 
 
 def _expands(word: Any) -> bool:
