@@ -271,11 +271,6 @@ class LiveSession:
                 updates = translator.translate(event)
             for update in updates:
                 await self.channel.update(update)
-        plan = self.agent.plan
-        if plan:
-            from acp_server.updates import plan_update
-
-            await self.channel.update(plan_update(plan))
 
     # -------------------------------------------------------------------------- commands
 

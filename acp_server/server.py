@@ -8,6 +8,7 @@ session factory is warmed in the background right after `initialize` is answered
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
     from agent.session import AgentSession
 
 FactoryProvider = Callable[[], Awaitable["SessionFactory"]]
-SESSION_LIST_PAGE = 50
+SESSION_LIST_PAGE = int(os.environ.get("EARSHOT_ACP_LIST_PAGE", "50") or 50)
+"""Sessions per `session/list` page (the variable exists for tests)."""
 
 
 def _no_log(event: str, fields: Any) -> None:

@@ -157,6 +157,8 @@ class UpdateTranslator:
 
     client: ClientCapabilities = field(default_factory=ClientCapabilities)
     calls: dict[str, _Call] = field(default_factory=lambda: {})
+    compactions: set[str] = field(default_factory=lambda: set[str]())
+    """Compactions announced as tool calls (a replayed one arrives finished only)."""
 
     def announce(self, call_id: str, name: str, ui: ToolUi, raw_input: object) -> list[JsonObject]:
         """Make sure the client knows the call (before a permission request names it)."""
@@ -396,6 +398,7 @@ class UpdateTranslator:
                 }
             ]
         title = "Compacting the conversation" + ("" if event.manual else " (context almost full)")
+        self.compactions.add(event.compaction_id)
         return [
             {
                 "sessionUpdate": "tool_call",
@@ -421,11 +424,13 @@ class UpdateTranslator:
         text = event.summary if event.ok else (event.error or "compaction failed")
         if event.ok and event.tokens_before is not None and event.tokens_after is not None:
             text = f"{event.tokens_before} → {event.tokens_after} tokens\n\n{text}"
-        return [
-            {
-                "sessionUpdate": "tool_call_update",
-                "toolCallId": f"compaction-{event.compaction_id}",
-                "status": "completed" if event.ok else "failed",
-                "content": [{"type": "content", "content": text_block(text)}] if text else [],
-            }
-        ]
+        update: JsonObject = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": f"compaction-{event.compaction_id}",
+            "status": "completed" if event.ok else "failed",
+            "content": [{"type": "content", "content": text_block(text)}] if text else [],
+        }
+        if event.compaction_id not in self.compactions:
+            update.update(sessionUpdate="tool_call", title="Compacted the conversation", kind="think")
+        self.compactions.discard(event.compaction_id)
+        return [update]

@@ -1,0 +1,217 @@
+"""Tool calls over ACP: permission round trips, editor fs and terminals, and the local fallbacks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.acp_server.client import FULL_CAPABILITIES, AcpClient, AgentEnv, initialize, spawn_agent
+from tests.acp_server.test_sessions import new_session, text_prompt
+
+
+def write_call(path: str, content: str, call_id: str = "call-write") -> dict[str, Any]:
+    return {"name": "write", "id": call_id, "arguments": {"path": path, "content": content}}
+
+
+def bash_call(command: str, call_id: str = "call-bash", **extra: Any) -> dict[str, Any]:
+    return {"name": "bash", "id": call_id, "arguments": {"command": command, **extra}}
+
+
+def call_updates(client: AcpClient, session_id: str, call_id: str) -> list[dict[str, Any]]:
+    return [
+        u
+        for u in client.updates(session_id)
+        if u["sessionUpdate"] in ("tool_call", "tool_call_update") and u["toolCallId"] == call_id
+    ]
+
+
+async def test_permission_round_trip_for_an_edit(agent_env: AgentEnv) -> None:
+    target = agent_env.workspace / "hello.py"
+    target.write_text("print('old')\n", encoding="utf-8")
+    agent_env.script(
+        [
+            {
+                "tool_calls": [
+                    {"name": "read", "id": "call-read", "arguments": {"path": str(target)}}
+                ]
+            },
+            {"tool_calls": [write_call(str(target), "print('new')\n")]},
+            {"text": "Edited."},
+        ]
+    )
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        result = await client.call("session/prompt", text_prompt(session_id, "edit it"))
+        assert result["stopReason"] == "end_turn"
+
+    [request] = client.requests_named("session/request_permission")
+    params = request["params"]
+    assert params["toolCall"]["toolCallId"] == "call-write"
+    [diff] = [c for c in params["toolCall"]["content"] if c["type"] == "diff"]
+    assert diff == {
+        "type": "diff",
+        "path": str(target),
+        "oldText": "print('old')\n",
+        "newText": "print('new')\n",
+    }
+    kinds = {option["kind"] for option in params["options"]}
+    assert {"allow_once", "allow_always", "reject_once"} <= kinds
+    for option in params["options"]:
+        meta = option.get("_meta", {}).get("earshot", {})
+        if option["kind"] == "allow_always":
+            assert meta["scope"] in ("session", "project")
+    # The tool call was announced before the permission request named it.
+    request_index = client.messages.index(request)
+    announced = [
+        i
+        for i, m in enumerate(client.messages)
+        if m.get("method") == "session/update"
+        and m["params"]["update"]["sessionUpdate"] == "tool_call"
+        and m["params"]["update"]["toolCallId"] == "call-write"
+    ]
+    assert announced and announced[0] < request_index
+    updates = call_updates(client, session_id, "call-write")
+    assert updates[-1]["status"] == "completed"
+    assert any(u.get("status") == "in_progress" for u in updates)
+    assert target.read_text(encoding="utf-8") == "print('new')\n"
+    read_updates = call_updates(client, session_id, "call-read")
+    assert [u["kind"] for u in read_updates if "kind" in u][-1] == "read"
+    assert any(loc["path"] == str(target) for u in read_updates for loc in u.get("locations") or [])
+
+
+async def test_a_rejected_permission_fails_the_call_and_the_turn_goes_on(
+    agent_env: AgentEnv,
+) -> None:
+    target = agent_env.workspace / "new.txt"
+    agent_env.script([{"tool_calls": [write_call(str(target), "x")]}, {"text": "Understood."}])
+    async with spawn_agent(agent_env) as client:
+
+        async def reject(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+            option = next(o for o in params["options"] if o["kind"] == "reject_once")
+            return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
+
+        client.handlers["session/request_permission"] = reject
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        result = await client.call("session/prompt", text_prompt(session_id, "write"))
+        assert result["stopReason"] == "end_turn"
+        assert call_updates(client, session_id, "call-write")[-1]["status"] == "failed"
+        assert client.text(session_id) == "Understood."
+    assert not target.exists()
+
+
+async def test_reads_and_writes_go_through_the_editor_when_advertised(
+    agent_env: AgentEnv,
+) -> None:
+    inside = agent_env.workspace / "inside.txt"
+    inside.write_text("on disk\n", encoding="utf-8")
+    written = agent_env.workspace / "sub" / "out.txt"
+    outside = agent_env.root / "outside.txt"
+    outside.write_text("outside\n", encoding="utf-8")
+    agent_env.script(
+        [
+            {
+                "tool_calls": [
+                    {"name": "read", "id": "r1", "arguments": {"path": str(inside)}},
+                    {"name": "read", "id": "r2", "arguments": {"path": str(outside)}},
+                ]
+            },
+            {"tool_calls": [write_call(str(written), "via editor\n")]},
+            {"text": "ok"},
+        ],
+        mode="yolo",
+    )
+    async with spawn_agent(agent_env) as client:
+
+        async def editor_buffer(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+            return {"content": "unsaved buffer\n"}
+
+        client.handlers["fs/read_text_file"] = editor_buffer
+        await initialize(client, FULL_CAPABILITIES)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "go"))
+        reads = client.requests_named("fs/read_text_file")
+        assert [r["params"]["path"] for r in reads] == [str(inside)]
+        assert reads[0]["params"]["sessionId"] == session_id
+        assert client.files_written == {str(written): "via editor\n"}
+        r1 = call_updates(client, session_id, "r1")[-1]
+        assert "unsaved buffer" in str(r1["content"])
+        r2 = call_updates(client, session_id, "r2")[-1]
+        assert "outside" in str(r2["content"])
+
+
+async def test_without_fs_capability_everything_is_local(agent_env: AgentEnv) -> None:
+    written = agent_env.workspace / "local.txt"
+    agent_env.script(
+        [{"tool_calls": [write_call(str(written), "local\n")]}, {"text": "ok"}], mode="yolo"
+    )
+    async with spawn_agent(agent_env) as client:
+        await initialize(client, {"fs": {"readTextFile": False, "writeTextFile": False}})
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "go"))
+        assert client.requests_named("fs/write_text_file") == []
+    assert written.read_text(encoding="utf-8") == "local\n"
+
+
+async def test_commands_run_in_an_editor_terminal(agent_env: AgentEnv) -> None:
+    agent_env.script(
+        [{"tool_calls": [bash_call("echo from-terminal; exit 3")]}, {"text": "ran"}], mode="yolo"
+    )
+    async with spawn_agent(agent_env) as client:
+        await initialize(client, FULL_CAPABILITIES)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        result = await client.call("session/prompt", text_prompt(session_id, "run"))
+        assert result["stopReason"] == "end_turn"
+        [create] = client.requests_named("terminal/create")
+        assert create["params"]["command"] == "bash"
+        assert create["params"]["args"] == ["-c", "echo from-terminal; exit 3"]
+        assert create["params"]["cwd"] == str(agent_env.workspace)
+        assert create["params"]["outputByteLimit"] > 0
+        methods = [
+            r["method"] for r in client.agent_requests if r["method"].startswith("terminal/")
+        ]
+        assert methods == [
+            "terminal/create",
+            "terminal/wait_for_exit",
+            "terminal/output",
+            "terminal/release",
+        ]
+        updates = call_updates(client, session_id, "call-bash")
+        embedded = [
+            i
+            for i, u in enumerate(updates)
+            if any(c["type"] == "terminal" for c in u.get("content") or [])
+        ]
+        assert embedded, updates
+        assert updates[-1]["status"] in ("completed", "failed")
+        assert "3" in str(updates[-1].get("rawOutput")) or "exit" in str(updates[-1])
+        # The terminal was embedded before it was released.
+        release_index = client.messages.index(client.requests_named("terminal/release")[0])
+        first_embed = next(
+            i
+            for i, m in enumerate(client.messages)
+            if m.get("method") == "session/update"
+            and any(
+                c.get("type") == "terminal"
+                for c in m["params"]["update"].get("content") or []
+                if isinstance(c, dict)
+            )
+        )
+        assert first_embed < release_index
+
+
+async def test_without_terminal_capability_output_streams_into_the_call(
+    agent_env: AgentEnv,
+) -> None:
+    agent_env.script(
+        [{"tool_calls": [bash_call("echo line-one; echo line-two")]}, {"text": "ran"}], mode="yolo"
+    )
+    async with spawn_agent(agent_env) as client:
+        await initialize(client, {"fs": {"readTextFile": True, "writeTextFile": True}})
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "run"))
+        assert client.requests_named("terminal/create") == []
+        updates = call_updates(client, session_id, "call-bash")
+        final = updates[-1]
+        assert final["status"] == "completed"
+        assert "line-two" in str(final["content"])
