@@ -24,6 +24,7 @@ import anyio
 import anyio.to_thread
 
 from providers.types import JsonValue, Message, ReasoningEffort
+from sessions._gc import gc_paused
 from sessions._log import warn
 from sessions.entries import (
     Entry,
@@ -58,7 +59,9 @@ class Session:
     path: Path
     header: Header
 
-    def __init__(self, *, header: Header, file: SessionFile, tree: Tree, offset: int) -> None:
+    def __init__(
+        self, *, header: Header, file: SessionFile, tree: Tree, offset: int, lines: int
+    ) -> None:
         self.id = header.session_id
         self.cwd = Path(header.cwd)
         self.path = file.path
@@ -67,6 +70,8 @@ class Session:
         self._tree = tree
         self._offset = offset
         """Bytes of the file already read into the tree."""
+        self._lines = lines
+        """Newlines in those bytes: numbers the lines warnings point at."""
         self._queue = anyio.Lock()
 
     # --------------------------------------------------------------------------------- state
@@ -117,7 +122,8 @@ class Session:
         messages from the compaction's `first_kept_id` on (or only those after the compaction when
         it keeps none). Without one: every message on the path.
         """
-        return self._tree.history()
+        with gc_paused():
+            return self._tree.history()
 
     def get(self, entry_id: str) -> Entry | None:
         """The entry with that id, on any branch."""
@@ -165,6 +171,7 @@ class Session:
                 if not file.ends_with_newline(size):
                     data = b"\n" + data
                 self._offset = file.append(data)
+                self._lines += data.count(b"\n")
                 self._tree.add(line, None if isinstance(stored, UnknownEntry) else stored)
                 if isinstance(stored, TitleEntry):
                     write_title(self.path, stored.title, stored.id)
@@ -234,8 +241,9 @@ class Session:
             return
         data = file.read(self._offset, size)
         self._offset = size
-        for line in _complete_lines(data, str(self.path)):
+        for line in _complete_lines(data, str(self.path), self._lines + 1):
             self._tree.add(line)
+        self._lines += data.count(b"\n")
 
     def _stamp(self, entry: E) -> E:
         tree = self._tree
@@ -249,14 +257,14 @@ class Session:
         )
 
 
-def _complete_lines(data: bytes, where: str) -> list[JsonObject]:
+def _complete_lines(data: bytes, where: str, first_line: int) -> list[JsonObject]:
     """The objects in `data`, read under a lock (so nobody is mid-write): a last line without
     its newline is either a complete object whose newline never made it, kept, or a torn write,
     skipped with a warning. Either way the next append starts on a fresh line."""
     text = data.decode("utf-8", errors="replace")
     lines = text.split("\n")
     tail = lines.pop()
-    objects = parse_lines(enumerate(lines), where)
+    objects = parse_lines(enumerate(lines, first_line), where)
     if tail:
         try:
             value: JsonValue = json.loads(tail)
@@ -265,7 +273,8 @@ def _complete_lines(data: bytes, where: str) -> list[JsonObject]:
         if isinstance(value, dict):
             objects.append(value)
         else:
-            warn("torn last line skipped (a writer stopped mid-line)", path=where)
+            line = first_line + len(lines)
+            warn("torn last line skipped (a writer stopped mid-line)", path=where, line=line)
     return objects
 
 
@@ -292,9 +301,11 @@ def load(path: Path) -> Session:
             raise SessionUnreadable(f"{path}: {exc}") from exc
         tree = Tree(str(path))
         if newline >= 0:
-            for line in _complete_lines(data[newline + 1 :], str(path)):
-                tree.add(line)
-        session = Session(header=header, file=file, tree=tree, offset=size)
+            with gc_paused():
+                for line in _complete_lines(data[newline + 1 :], str(path), 2):
+                    tree.add(line)
+        lines = data.count(b"\n")
+        session = Session(header=header, file=file, tree=tree, offset=size, lines=lines)
         _repair_title(session, file, tree)
     except BaseException:
         file.close()

@@ -235,7 +235,9 @@ class SessionStore:
         if title_id is not None:
             title = tree.raw(title_id).get("title")
             write_title(path, title if isinstance(title, str) else "", title_id)
-        return Session(header=header, file=file, tree=tree, offset=len(content))
+        return Session(
+            header=header, file=file, tree=tree, offset=len(content), lines=len(lines) + 1
+        )
 
     def _find(self, session_id: str) -> Path | None:
         if not _SAFE_ID.fullmatch(session_id):

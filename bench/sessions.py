@@ -1,0 +1,239 @@
+"""Session store benchmarks; writes the `## sessions` section of bench/RESULTS.md.
+
+Run from the repo root as a module (a script run would put `bench/` first on sys.path, where
+this file shadows the `sessions` package): `.venv/bin/python -m bench.sessions` (add `--no-write`
+to only print).
+
+Targets (from the sessions issue):
+- resume: open a 10,000-entry session (~20 MB, realistic tool outputs) and build its request
+  history in <= 250 ms;
+- append: p50 <= 1 ms per entry (written and fdatasync'ed);
+- list: 1,000 sessions in <= 200 ms.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+
+from providers.types import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from sessions import SessionStore, TitleEntry
+
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+SECTION = "## sessions"
+
+_WORDS = [
+    "def",
+    "return",
+    "self",
+    "import",
+    "from",
+    "if",
+    "else",
+    "for",
+    "in",
+    "while",
+    "None",
+    "True",
+    "False",
+    "value",
+    "path",
+    "result",
+    "config",
+    "session",
+    "entry",
+    "=",
+    "==",
+    "+",
+    "-",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ":",
+    ",",
+    ".",
+    "'",
+    '"',
+    "#",
+    "TODO",
+    "error",
+    "raise",
+    "await",
+    "async",
+]
+
+
+def _code(rng: random.Random, size: int) -> str:
+    """Tool-output-like text: indented lines of code-ish words, quotes and braces included."""
+    lines: list[str] = []
+    total = 0
+    while total < size:
+        line = " " * rng.choice((0, 4, 8, 12)) + " ".join(rng.choices(_WORDS, k=rng.randint(3, 12)))
+        lines.append(line)
+        total += len(line) + 1
+    return "\n".join(lines)
+
+
+def _turn(rng: random.Random, index: int) -> list[Message]:
+    """A user prompt, then tool rounds: assistant reasoning + tool call, tool result."""
+    messages = [Message(role="user", parts=[TextPart(text=_code(rng, 300))])]
+    for round_ in range(4):
+        call_id = f"call_{index}_{round_}"
+        messages.append(
+            Message(
+                role="assistant",
+                parts=[
+                    ReasoningPart(
+                        text=_code(rng, 400),
+                        provider_metadata={"anthropic": {"signature": "s" * 344}},
+                    ),
+                    TextPart(text=_code(rng, 150)),
+                    ToolCallPart(id=call_id, name="bash", arguments={"command": _code(rng, 80)}),
+                ],
+            )
+        )
+        messages.append(
+            Message(
+                role="tool",
+                parts=[
+                    ToolResultPart(
+                        tool_call_id=call_id,
+                        name="bash",
+                        content=[TextPart(text=_code(rng, rng.randint(1_500, 4_000)))],
+                    )
+                ],
+            )
+        )
+    return messages
+
+
+def _timed(function: Callable[[], object], repeat: int) -> list[float]:
+    times: list[float] = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+async def bench(root: Path) -> dict[str, str]:
+    rng = random.Random(7)
+    store = SessionStore(root / "sessions")
+    results: dict[str, str] = {}
+
+    # --- append: p50 over 2,000 appends of the realistic mix, each written and synced.
+    session = await store.create(root / "project")
+    messages: list[Message] = []
+    turn = 0
+    while len(messages) < 10_000:
+        messages.extend(_turn(rng, turn))
+        turn += 1
+    messages = messages[:10_000]
+    append_times: list[float] = []
+    for message in messages:
+        start = time.perf_counter()
+        await session.append_message(message)
+        append_times.append(time.perf_counter() - start)
+    await session.aclose()
+    append_times.sort()
+    results["append p50"] = f"{statistics.median(append_times) * 1e3:.3f} ms"
+    results["append p90"] = f"{append_times[int(len(append_times) * 0.9)] * 1e3:.3f} ms"
+    results["append p99"] = f"{append_times[int(len(append_times) * 0.99)] * 1e3:.3f} ms"
+
+    # --- resume: open the 10,000-entry session and build its request history.
+    size = session.path.stat().st_size
+    resume_times: list[float] = []
+    history_length = 0
+    for _ in range(7):
+        start = time.perf_counter()
+        reopened = await store.open(session.id)
+        history = reopened.history()
+        resume_times.append(time.perf_counter() - start)
+        history_length = len(history)
+        await reopened.aclose()
+    assert history_length == 10_000
+    results["resume file"] = f"{len(messages)} entries, {size / 1e6:.1f} MB"
+    results["resume (open + history) median of 7"] = (
+        f"{statistics.median(resume_times) * 1e3:.0f} ms"
+        f" (min {min(resume_times) * 1e3:.0f}, max {max(resume_times) * 1e3:.0f})"
+    )
+
+    # --- list: 1,000 sessions over 10 cwds, each with a title and a few entries.
+    list_root = SessionStore(root / "listing")
+    for index in range(1_000):
+        listed = await list_root.create(root / f"project-{index % 10}")
+        await listed.append_message(Message(role="user", parts=[TextPart(text="hello")]))
+        await listed.append(TitleEntry(title=f"Session {index}"))
+        await listed.aclose()
+    everything: list[int] = []
+
+    def list_all() -> None:
+        page = list_root.list(limit=1_000)
+        everything.append(len(page.items))
+
+    all_times = _timed(list_all, 7)
+    assert everything[-1] == 1_000
+    first_page = _timed(lambda: list_root.list(), 7)
+    one_cwd = _timed(lambda: list_root.list(root / "project-3"), 7)
+    results["list 1,000 sessions (limit=1000) median of 7"] = (
+        f"{statistics.median(all_times) * 1e3:.1f} ms"
+    )
+    results["list first page of 1,000 (limit=50)"] = f"{statistics.median(first_page) * 1e3:.1f} ms"
+    results["list one cwd of 100 (limit=50)"] = f"{statistics.median(one_cwd) * 1e3:.1f} ms"
+    return results
+
+
+def _write_section(body: str) -> None:
+    existing = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmarks\n"
+    lines = existing.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip() == SECTION), None)
+    if start is None:
+        kept_before, kept_after = lines, []
+    else:
+        end = next(
+            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
+        )
+        kept_before, kept_after = lines[:start], lines[end:]
+    while kept_before and not kept_before[-1].strip():
+        kept_before.pop()
+    text = "\n".join([*kept_before, "", *body.splitlines(), "", *kept_after]).rstrip() + "\n"
+    RESULTS.write_text(text, encoding="utf-8")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        results = anyio.run(bench, Path(directory))
+    machine = (
+        f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs"
+    )
+    body = "\n".join(
+        [
+            SECTION,
+            "",
+            f"`bench/sessions.py` on {machine}, files on the temp dir's disk. Targets: resume",
+            "<= 250 ms, append p50 <= 1 ms, list 1,000 <= 200 ms.",
+            "",
+            "| measure | result |",
+            "|---|---|",
+            *(f"| {name} | {value} |" for name, value in results.items()),
+        ]
+    )
+    print(body)
+    if "--no-write" not in sys.argv:
+        _write_section(body)
+
+
+if __name__ == "__main__":
+    main()
