@@ -10,12 +10,12 @@ counting either way).
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused() -> Generator[None, None, None]:
     """Disable cyclic collection inside the block if it was enabled; re-enable it after."""
     was_enabled = gc.isenabled()
     gc.disable()
