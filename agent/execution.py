@@ -361,13 +361,13 @@ class ToolExecutor:
             self._finish(state, error_result(call, item.error), "failed")
             return
         tool = item.tool
-        blocked = await self._pre_hook(item)
-        if blocked is not None:
-            self._finish(state, error_result(call, blocked), "denied")
-            return
         denied = await self._check_permission(item)
         if denied is not None:
             self._finish(state, error_result(call, denied), "denied")
+            return
+        blocked = await self._pre_hook(item)
+        if blocked is not None:
+            self._finish(state, error_result(call, blocked), "denied")
             return
         self._emit(ToolCallRunning(call_id=call.id))
         output: ToolOutput

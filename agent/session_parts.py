@@ -3,7 +3,6 @@ and skills. Kept apart from `agent.session` so the session reads as the conversa
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,13 +161,11 @@ def _persister(cwd: Path) -> Callable[[str, str], None]:
 
 
 def _hooks(settings: Settings | None, cwd: Path) -> Hooks | None:
-    if settings is None:
+    if settings is None or not settings.hooks:
         return None
-    try:
-        module = importlib.import_module("agent.hooks")
-    except ImportError:
-        return None
-    return module.HookRunner(settings, cwd=cwd)
+    from agent.hooks import HookRunner
+
+    return HookRunner(settings.hooks, cwd=cwd)
 
 
 def _undo(cwd: Path, data_dir: Path | None) -> UndoStore | None:

@@ -56,7 +56,7 @@ class Env:
 
 def env(tmp_path: Path) -> Env:
     cwd = tmp_path / "project"
-    cwd.mkdir(exist_ok=True)
+    cwd.mkdir(parents=True, exist_ok=True)
     data = tmp_path / "data"
     return Env(tmp=tmp_path, store=SessionStore(data / "sessions"), cwd=cwd, data=data)
 

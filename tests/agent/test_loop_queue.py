@@ -1,0 +1,112 @@
+"""Prompts queued mid-turn go in between one model call and the next, never mid-batch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+
+from agent.events import AgentEvent, ToolCallFinished, TurnEnded, UserMessageAdded
+from providers.types import ToolResultPart
+from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
+from tests.agent.loop_support import (
+    Board,
+    GatedModel,
+    assert_every_call_answered,
+    env,
+    make_session,
+    of,
+    waiting_tool,
+)
+
+
+async def test_a_prompt_queued_during_a_batch_follows_its_results(tmp_path: Path) -> None:
+    board = Board()
+    calls = [
+        ScriptedCall(name="probe", arguments={"key": "a", "wait_for": "go"}),
+        ScriptedCall(name="probe", arguments={"key": "b"}),
+    ]
+    model = ScriptedModel([ScriptedTurn(tool_calls=calls), ScriptedTurn(text="both handled")])
+    session = await make_session(env(tmp_path), model, tools=[waiting_tool(board)])
+    events: list[AgentEvent] = []
+    with anyio.fail_after(10):
+        async for event in session.run_turn("start"):
+            events.append(event)
+            if event.kind == "tool_call_running" and event.call_id == "call_1_1":
+                assert session.queue_prompt("also do this")
+                board.event("go").set()
+
+    kinds = [e.kind for e in events]
+    queued = of(UserMessageAdded, events)[1]
+    assert queued.queued and queued.text == "also do this"
+    last_finish = max(i for i, e in enumerate(events) if isinstance(e, ToolCallFinished))
+    assert kinds.index("user_message", 2) > last_finish
+    second = model.requests[1].messages
+    assert [m.role for m in second] == ["user", "assistant", "tool", "user"]
+    assert second[-1].text == "also do this"
+    assert [p.name for p in second[2].parts if isinstance(p, ToolResultPart)] == [
+        "probe",
+        "probe",
+    ]
+    assert events[-1] == TurnEnded(reason="end_turn")
+    assert_every_call_answered(session.history())
+    await session.aclose()
+
+
+async def test_a_prompt_queued_during_the_final_answer_gets_one_more_call(tmp_path: Path) -> None:
+    inner = ScriptedModel([ScriptedTurn(text="first answer"), ScriptedTurn(text="second answer")])
+    model = GatedModel(inner, gated=[1])
+    session = await make_session(env(tmp_path), model)
+    events: list[AgentEvent] = []
+
+    async def queue_when_answer_streams() -> None:
+        await model.reached[1].wait()
+        assert session.queue_prompt("and one more thing")
+        model.release(1)
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(queue_when_answer_streams)
+            events = [event async for event in session.run_turn("question")]
+
+    assert len(inner.requests) == 2
+    assert [m.text for m in session.history()] == [
+        "question",
+        "first answer",
+        "and one more thing",
+        "second answer",
+    ]
+    assert [e.queued for e in of(UserMessageAdded, events)] == [False, True]
+    assert events[-1] == TurnEnded(reason="end_turn")
+    await session.aclose()
+
+
+async def test_queue_prompt_without_a_running_turn_says_no(tmp_path: Path) -> None:
+    session = await make_session(env(tmp_path), [ScriptedTurn(text="x")])
+    assert session.queue_prompt("hello") is False
+    assert session.history() == []
+    await session.aclose()
+
+
+async def test_prompt_queued_when_the_turn_stops_is_kept_for_the_next_turn(
+    tmp_path: Path,
+) -> None:
+    inner = ScriptedModel([ScriptedTurn(text="a", hang=True), ScriptedTurn(text="reply")])
+    session = await make_session(env(tmp_path), inner)
+    with anyio.fail_after(10):
+        async for event in session.run_turn("first"):
+            if event.kind == "text":
+                assert session.queue_prompt("typed while it ran")
+                session.cancel()
+    history = session.history()
+    assert [m.text for m in history] == ["first", "a", "typed while it ran"]
+    with anyio.fail_after(10):
+        events = [e async for e in session.run_turn("next")]
+    assert events[-1] == TurnEnded(reason="end_turn")
+    assert [m.text for m in inner.requests[1].messages] == [
+        "first",
+        "a",
+        "typed while it ran",
+        "next",
+    ]
+    await session.aclose()
