@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from agent.events import (
-    ModelChanged,
     ModeChanged,
+    ModelChanged,
     Notice,
     PermissionAsked,
     PlanChanged,
@@ -29,7 +29,7 @@ from providers.catalog import ModelCatalog, ModelOverride
 from providers.model import Model
 from providers.types import ImagePart, TextPart
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
-from sessions import ModelChangeEntry, ModeChangeEntry, TitleEntry, UndoSnapshotEntry
+from sessions import ModeChangeEntry, ModelChangeEntry, TitleEntry, UndoSnapshotEntry
 from tests.agent.loop_support import (
     Answering,
     Board,
