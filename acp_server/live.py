@@ -321,11 +321,24 @@ class LiveSession:
         await self._say(f"Model: {name}.")
 
     async def _clear(self) -> None:
-        clear = getattr(self.agent, "clear", None)
-        if clear is None:
-            await self._say("/clear is not available in this version.")
+        """Start a fresh branch at the root of the transcript (nothing is deleted: the old
+        conversation stays in the file and in `session/list`), carrying the current model and
+        mode over, so later turns no longer see what came before."""
+        from sessions import ModeChangeEntry, ModelChangeEntry
+
+        stored = self.agent.persisted_session
+        if stored is None:
+            await self._say("Nothing to clear.")
             return
-        await clear()
+        await stored.rewind(None)
+        await stored.append(
+            ModelChangeEntry(
+                model=self.agent.model_name, reasoning_effort=self.agent.reasoning_effort
+            )
+        )
+        await stored.append(ModeChangeEntry(mode=self.agent.mode))
+        self.agent.plan = ()
+        await self.channel.update({"sessionUpdate": "plan", "entries": []})
         await self._say("Cleared: the next prompt starts a fresh conversation.")
 
     async def aclose(self) -> None:

@@ -431,6 +431,8 @@ class UpdateTranslator:
             "content": [{"type": "content", "content": text_block(text)}] if text else [],
         }
         if event.compaction_id not in self.compactions:
-            update.update(sessionUpdate="tool_call", title="Compacted the conversation", kind="think")
+            update.update(
+                sessionUpdate="tool_call", title="Compacted the conversation", kind="think"
+            )
         self.compactions.discard(event.compaction_id)
         return [update]

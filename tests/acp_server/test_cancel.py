@@ -1,0 +1,224 @@
+"""Cancellation at every stage, queued prompts, and EOF in the middle of a turn."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+import anyio
+
+from tests.acp_server.client import (
+    FULL_CAPABILITIES,
+    AcpClient,
+    AgentEnv,
+    initialize,
+    spawn_agent,
+)
+from tests.acp_server.test_sessions import new_session, text_prompt
+from tests.acp_server.test_tools import bash_call, call_updates, write_call
+
+
+async def test_cancel_while_the_model_streams(agent_env: AgentEnv) -> None:
+    agent_env.script([{"text": "partial answer", "hang": True}])
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        prompt_id = await client.start_request("session/prompt", text_prompt(session_id, "go"))
+        await client.wait_for(lambda: "partial answer" in client.text(session_id))
+        await client.notify("session/cancel", {"sessionId": session_id})
+        response = await client.response(prompt_id)
+        assert response["result"] == {"stopReason": "cancelled"}
+        # The session is usable afterwards.
+        assert (await client.call("session/list", {}))["sessions"]
+
+
+async def test_cancel_request_on_the_prompt_answers_cancelled(agent_env: AgentEnv) -> None:
+    agent_env.script([{"text": "partial", "hang": True}])
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        prompt_id = await client.start_request("session/prompt", text_prompt(session_id, "go"))
+        await client.wait_for(lambda: "partial" in client.text(session_id))
+        await client.notify("$/cancel_request", {"requestId": prompt_id})
+        response = await client.response(prompt_id)
+        assert response["result"] == {"stopReason": "cancelled"}
+
+
+async def test_cancel_sent_with_the_prompt_cancels_it(agent_env: AgentEnv) -> None:
+    agent_env.script([{"text": "never"}])
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        prompt = {
+            "jsonrpc": "2.0",
+            "id": "p1",
+            "method": "session/prompt",
+            "params": text_prompt(session_id, "go"),
+        }
+        cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}}
+        import json
+
+        client._pending["p1"] = ("session/prompt", anyio.Event(), [])  # pyright: ignore[reportPrivateUsage]
+        await client.send(json.dumps(prompt) + "\n" + json.dumps(cancel) + "\n")
+        response = await client.response("p1")
+        assert response["result"] == {"stopReason": "cancelled"}
+        assert "never" not in client.text(session_id)
+
+
+async def test_cancel_while_awaiting_permission(agent_env: AgentEnv) -> None:
+    target = agent_env.workspace / "f.txt"
+    agent_env.script([{"tool_calls": [write_call(str(target), "x")]}, {"text": "unused"}])
+    async with spawn_agent(agent_env) as client:
+        asked = anyio.Event()
+
+        async def never_answer(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+            asked.set()
+            await anyio.sleep_forever()
+            raise AssertionError
+
+        client.handlers["session/request_permission"] = never_answer
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        started = time.perf_counter()
+        prompt_id = await client.start_request("session/prompt", text_prompt(session_id, "go"))
+        with anyio.fail_after(10):
+            await asked.wait()
+        await client.notify("session/cancel", {"sessionId": session_id})
+        response = await client.response(prompt_id)
+        assert response["result"] == {"stopReason": "cancelled"}
+        assert time.perf_counter() - started < 3
+        [request] = client.requests_named("session/request_permission")
+        # Our pending request was withdrawn, and the call ended failed before the answer.
+        await client.wait_for(lambda: request["id"] in client.cancel_requests)
+        updates = call_updates(client, session_id, "call-write")
+        assert updates[-1]["status"] == "failed"
+        answer_index = next(
+            i for i, m in enumerate(client.messages) if m.get("id") == prompt_id and "result" in m
+        )
+        final_index = max(
+            i
+            for i, m in enumerate(client.messages)
+            if m.get("method") == "session/update"
+            and m["params"]["update"].get("toolCallId") == "call-write"
+        )
+        assert final_index < answer_index
+    assert not target.exists()
+
+
+async def test_a_cancelled_permission_outcome_cancels_the_turn(agent_env: AgentEnv) -> None:
+    target = agent_env.workspace / "f.txt"
+    agent_env.script([{"tool_calls": [write_call(str(target), "x")]}, {"text": "unused"}])
+    async with spawn_agent(agent_env) as client:
+
+        async def cancelled(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+            return {"outcome": {"outcome": "cancelled"}}
+
+        client.handlers["session/request_permission"] = cancelled
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        result = await client.call("session/prompt", text_prompt(session_id, "go"))
+        assert result["stopReason"] == "cancelled"
+        assert "unused" not in client.text(session_id)
+    assert not target.exists()
+
+
+async def test_cancel_while_a_terminal_command_runs(agent_env: AgentEnv) -> None:
+    agent_env.script([{"tool_calls": [bash_call("sleep 30")]}, {"text": "unused"}], mode="yolo")
+    async with spawn_agent(agent_env) as client:
+        await initialize(client, FULL_CAPABILITIES)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        prompt_id = await client.start_request("session/prompt", text_prompt(session_id, "go"))
+        await client.wait_for(lambda: client.requests_named("terminal/wait_for_exit"))
+        started = time.perf_counter()
+        await client.notify("session/cancel", {"sessionId": session_id})
+        response = await client.response(prompt_id)
+        assert response["result"] == {"stopReason": "cancelled"}
+        assert time.perf_counter() - started < 3
+        methods = [
+            r["method"] for r in client.agent_requests if r["method"].startswith("terminal/")
+        ]
+        assert "terminal/kill" in methods
+        assert methods[-1] == "terminal/release"
+        [terminal] = client.terminals.values()
+        assert terminal.released
+        with anyio.fail_after(5):
+            await terminal.exited.wait()
+        wait_request = client.requests_named("terminal/wait_for_exit")[0]
+        assert wait_request["id"] in client.cancel_requests
+        assert call_updates(client, session_id, "call-bash")[-1]["status"] == "failed"
+
+
+async def test_a_prompt_sent_during_a_turn_is_queued_into_it(agent_env: AgentEnv) -> None:
+    target = agent_env.workspace / "f.txt"
+    agent_env.script([{"tool_calls": [write_call(str(target), "x")]}, {"text": "saw both prompts"}])
+    async with spawn_agent(agent_env) as client:
+        asked = anyio.Event()
+        release = anyio.Event()
+
+        async def slow_allow(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+            asked.set()
+            await release.wait()
+            option = next(o for o in params["options"] if o["kind"] == "allow_once")
+            return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
+
+        client.handlers["session/request_permission"] = slow_allow
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        first = await client.start_request("session/prompt", text_prompt(session_id, "first"))
+        with anyio.fail_after(10):
+            await asked.wait()
+        second = await client.start_request("session/prompt", text_prompt(session_id, "second"))
+        release.set()
+        assert (await client.response(first))["result"] == {"stopReason": "end_turn"}
+        assert (await client.response(second))["result"] == {"stopReason": "end_turn"}
+        assert client.text(session_id) == "saw both prompts"
+
+
+async def test_eof_mid_turn_kills_the_command_and_keeps_the_transcript(
+    agent_env: AgentEnv,
+) -> None:
+    pid_file = agent_env.root / "pid"
+    agent_env.script(
+        [{"tool_calls": [bash_call(f"echo $$ > {pid_file}; sleep 30")]}, {"text": "unused"}],
+        mode="yolo",
+    )
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.start_request("session/prompt", text_prompt(session_id, "remember me"))
+        await client.wait_for(lambda: pid_file.exists() and pid_file.read_text().strip())
+        started = time.perf_counter()
+        await client.close_stdin()
+        with anyio.fail_after(5):
+            await client.process.wait()
+        assert time.perf_counter() - started < 3
+    pid = int(pid_file.read_text())
+    with anyio.fail_after(5):
+        while _alive(pid):
+            await anyio.sleep(0.02)
+
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        await client.call(
+            "session/load",
+            {"sessionId": session_id, "cwd": str(agent_env.workspace), "mcpServers": []},
+        )
+        users = [
+            u for u in client.updates(session_id) if u["sessionUpdate"] == "user_message_chunk"
+        ]
+        assert users[0]["content"]["text"] == "remember me"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+    return signal.SIGKILL is not None
