@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import anyio
+import structlog
 
 from agent.context import ContextShaper, ShapeContext
 from agent.events import (
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
 
 Emit = Callable[[AgentEvent], None]
 _CLOSE_SECONDS = 5.0
+_log = structlog.get_logger(__name__)
 
 
 class LoopHost(Protocol):
@@ -207,28 +209,27 @@ class TurnLoop:
                     internal = exc
         except anyio.get_cancelled_exc_class():
             # Cancelled from outside (the consumer went away): settle, then keep unwinding.
-            with anyio.CancelScope(shield=True):
-                await self._settle()
+            await self._settle_safely(cancelled=True)
             raise
-        with anyio.CancelScope(shield=True):
-            if reason is None or internal is not None:
-                await self._settle()
-            await self._inject_queued()
+        await self._settle_safely(cancelled=reason is None or internal is not None)
         if internal is not None:
-            import structlog
-
-            structlog.get_logger(__name__).error("turn failed", exc_info=internal)
-            end = TurnEnded(
-                reason="error",
-                message=f"Internal error: {type(internal).__name__}: {internal}",
+            _log.error("turn failed", exc_info=internal)
+            return TurnEnded(
+                reason="error", message=f"Internal error: {type(internal).__name__}: {internal}"
             )
-        elif failure is not None:
-            end = TurnEnded(reason="error", error=failure.error, message=failure.message)
-        elif reason is None:
-            end = TurnEnded(reason="cancelled")
-        else:
-            end = TurnEnded(reason=reason)
-        return end
+        if failure is not None:
+            return TurnEnded(reason="error", error=failure.error, message=failure.message)
+        return TurnEnded(reason="cancelled" if reason is None else reason)
+
+    async def _settle_safely(self, *, cancelled: bool) -> None:
+        with anyio.CancelScope(shield=True):
+            try:
+                if cancelled:
+                    await self._settle()
+                await self._inject_queued()
+            except Exception:
+                # The transcript could not be completed (storage gone): still end the turn.
+                _log.error("could not settle the turn", exc_info=True)
 
     async def _run(self, prompt: Message | None) -> StopReason:
         host = self._host
@@ -294,8 +295,10 @@ class TurnLoop:
                 reasoning_effort=host.reasoning_effort,
             )
             streamed = await self._stream(request)
-            self._account(streamed.usage, messages)
             error = streamed.error
+            if error is None or streamed.usage is not None:
+                # A failed call without usage was most likely not billed: no guessed cost.
+                self._account(streamed.usage, messages)
             if error is None:
                 await self._accept(streamed.message, self._message_id)
                 return streamed

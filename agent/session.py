@@ -74,6 +74,7 @@ if TYPE_CHECKING:
 
 
 Prompt = str | Sequence[TextPart | ImagePart]
+_CLOSE_WAIT_SECONDS = 10.0
 
 
 @dataclass(kw_only=True)
@@ -236,6 +237,7 @@ class AgentSession:
         )
         self._queue: list[Message] = []
         self._turn_scope: anyio.CancelScope | None = None
+        self._turn_done = anyio.Event()
         self._emit: Emit | None = None
         self._services: dict[str, Any] = {"skills": parts.skills}
         self._total = Usage()
@@ -255,6 +257,7 @@ class AgentSession:
             raise RuntimeError("a turn is already running: queue the prompt or cancel the turn")
         message = self._prompt_message(prompt)
         self.running = True
+        self._turn_done = anyio.Event()
         self._turn_scope = anyio.CancelScope()
         return self._turn(message, self._turn_scope)
 
@@ -346,7 +349,12 @@ class AgentSession:
         return replay_events(self._stored.path_entries(), self._tools, self._replay_context())
 
     async def aclose(self) -> None:
-        self.cancel()
+        """Stop a running turn (waiting briefly for it to settle) and release the model and
+        the session file."""
+        if self.running:
+            self.cancel()
+            with anyio.move_on_after(_CLOSE_WAIT_SECONDS):
+                await self._turn_done.wait()
         await self._model.aclose()
         await self._stored.aclose()
 
@@ -378,6 +386,7 @@ class AgentSession:
             receive.close()
             self.running = False
             self._turn_scope = None
+            self._turn_done.set()
 
     async def _produce(
         self,

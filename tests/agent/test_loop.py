@@ -394,3 +394,61 @@ async def test_loop_never_sleeps_on_the_happy_path(tmp_path: Path) -> None:
         events = await collect(session.run_turn("go"))
     assert len(of(TextChunk, events)) == 1000
     await session.aclose()
+
+
+async def test_terminal_ids_and_live_output_reach_the_stream(tmp_path: Path) -> None:
+    from pydantic import BaseModel
+
+    from agent.backends import ToolUi
+    from agent.events import ToolCallProgress
+    from agent.tools.base import ToolContext, ToolOutput, define_tool
+
+    class Empty(BaseModel):
+        pass
+
+    async def in_terminal(args: Empty, ctx: ToolContext) -> ToolOutput:
+        await ctx.terminal("term-7")
+        await ctx.progress("line 1\n")
+        return ToolOutput.text("exit 0")
+
+    tool = define_tool(
+        name="term",
+        description="runs in an editor terminal",
+        input_model=Empty,
+        execute=in_terminal,
+        ui=lambda args, ctx: ToolUi(title="term", kind="execute"),
+        read_only=True,
+    )
+    model = ScriptedModel(
+        [ScriptedTurn(tool_calls=[ScriptedCall(name="term")]), ScriptedTurn(text="ok")]
+    )
+    session = await make_session(env(tmp_path), model, tools=[tool])
+    events = await collect(session.run_turn("go"))
+    progress = of(ToolCallProgress, events)
+    assert [(p.terminal_id, p.text) for p in progress] == [("term-7", ""), (None, "line 1\n")]
+    assert of(ToolCallFinished, events)[0].terminal_id == "term-7"
+    await session.aclose()
+
+
+async def test_aclose_during_a_turn_stops_it_and_settles_the_transcript(tmp_path: Path) -> None:
+    where = env(tmp_path)
+    model = ScriptedModel([ScriptedTurn(text="thinking", hang=True)])
+    session = await make_session(where, model)
+    events: list[object] = []
+    streaming = anyio.Event()
+
+    async def consume() -> None:
+        async for event in session.run_turn("go"):
+            events.append(event)
+            if event.kind == "text":
+                streaming.set()
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(consume)
+            await streaming.wait()
+            await session.aclose()
+    assert events[-1] == TurnEnded(reason="cancelled")
+    reopened = await where.store.open(session.id)
+    assert [m.text for m in reopened.history()] == ["go", "thinking"]
+    await reopened.aclose()
