@@ -32,9 +32,9 @@ from agent.events import (
     TitleChanged,
     TurnEnded,
     TurnStarted,
-    UsageUpdated,
+    UserMessageAdded,
 )
-from agent.execution import CallSinks, Gate, Hooks, ToolExecutor
+from agent.execution import CallSinks, ToolExecutor
 from agent.loop import Emit, TurnLoop
 from agent.prompt import build_system_prompt
 from agent.replay import replay_events
@@ -42,7 +42,9 @@ from agent.retry import RetryPolicy
 from agent.session_parts import (
     PLAN_EXTENSION,
     SessionParts,
+    UsageMeter,
     assemble_parts,
+    prompt_message,
     restored_plan,
     resumed_settings,
     title_from,
@@ -236,13 +238,12 @@ class AgentSession:
             cwd=self.cwd, roots=roots, tool_names=list(tools)
         )
         self._queue: list[Message] = []
+        self._accepting = False
         self._turn_scope: anyio.CancelScope | None = None
         self._turn_done = anyio.Event()
         self._emit: Emit | None = None
         self._services: dict[str, Any] = {"skills": parts.skills}
-        self._total = Usage()
-        self._cost: float | None = 0.0
-        self._context_tokens = 0
+        self._usage = UsageMeter()
 
     # ------------------------------------------------------------------------ public API
 
@@ -257,6 +258,7 @@ class AgentSession:
             raise RuntimeError("a turn is already running: queue the prompt or cancel the turn")
         message = self._prompt_message(prompt)
         self.running = True
+        self._accepting = True
         self._turn_done = anyio.Event()
         self._turn_scope = anyio.CancelScope()
         return self._turn(message, self._turn_scope)
@@ -270,7 +272,7 @@ class AgentSession:
         Raises:
             UnsupportedPrompt: the prompt cannot go to this model.
         """
-        if not self.running:
+        if not (self.running and self._accepting):
             return False
         self._queue.append(self._prompt_message(prompt))
         return True
@@ -322,7 +324,7 @@ class AgentSession:
         ctx = ShapeContext(
             model=self._model,
             model_info=self.model_info,
-            context_tokens=self._context_tokens,
+            context_tokens=self._usage.context_tokens,
             emit=events.append,
             session=self._stored,
         )
@@ -408,10 +410,16 @@ class AgentSession:
                 end = await loop.run(message)
                 with anyio.CancelScope(shield=True):
                     await self._parts.stop_hook(end.reason)
+                    while self._queue:
+                        # Queued while the turn was ending: keep it for the next turn.
+                        queued = self._queue.pop(0)
+                        entry_id = await self.append_message(queued)
+                        emit(UserMessageAdded(entry_id=entry_id, text=queued.text, queued=True))
+                self._accepting = False
                 emit(end)
             finally:
+                self._accepting = False
                 self._emit = None
-                self._queue.clear()
 
     def _notify(self, event: AgentEvent) -> None:
         if self._emit is not None:
@@ -451,22 +459,6 @@ class AgentSession:
     def persisted_session(self) -> Session | None:
         return self._stored
 
-    @property
-    def gate(self) -> Gate:
-        return self._parts.gate
-
-    @property
-    def hooks(self) -> Hooks | None:
-        return self._parts.hooks
-
-    @property
-    def interaction(self) -> Interaction:
-        return self._interaction
-
-    @property
-    def scope_contract(self) -> ScopeContract:
-        return self._scope_contract
-
     def history(self) -> list[Message]:
         return self._stored.history()
 
@@ -496,33 +488,11 @@ class AgentSession:
         self._notify(TitleChanged(title=title))
 
     def record_usage(self, usage: Usage | None, context_tokens: int) -> None:
-        self._context_tokens = context_tokens
-        self._add_usage(usage)
+        self._notify(self._usage.add(usage, self.model_info, context_tokens=context_tokens))
 
     def record_subagent_usage(self, usage: Usage | None) -> None:
         """A subagent's model call: it counts towards the session's total and cost."""
-        self._add_usage(usage)
-
-    def _add_usage(self, usage: Usage | None) -> None:
-        call = usage or Usage()
-        self._total = self._total + call
-        info = self.model_info
-        if self._cost is not None:
-            call_cost = None
-            if info is not None and usage is not None:
-                from providers.catalog import cost_usd
-
-                call_cost = cost_usd(info, usage)
-            self._cost = None if call_cost is None else self._cost + call_cost
-        self._notify(
-            UsageUpdated(
-                call=call,
-                total=self._total,
-                context_tokens=self._context_tokens,
-                context_window=info.context_window if info is not None else None,
-                cost_usd=self._cost,
-            )
-        )
+        self._notify(self._usage.add(usage, self.model_info))
 
     def tool_context(self, sinks: CallSinks) -> ToolContext:
         return ToolContext(
@@ -561,19 +531,10 @@ class AgentSession:
         return self._catalog.get(model.provider_id, model.model_id)
 
     def _prompt_message(self, prompt: Prompt) -> Message:
-        parts: list[TextPart | ImagePart] = (
-            [TextPart(text=prompt)] if isinstance(prompt, str) else list(prompt)
-        )
-        if not parts:
-            raise UnsupportedPrompt("the prompt is empty")
-        info = self.model_info
-        has_image = any(isinstance(part, ImagePart) for part in parts)
-        if has_image and info is not None and info.in_catalog and not info.vision:
-            raise UnsupportedPrompt(
-                f"{self.model_name} does not accept images: remove the image or switch to a "
-                "model with vision"
-            )
-        return Message(role="user", parts=parts)
+        try:
+            return prompt_message(prompt, self.model_name, self.model_info)
+        except ValueError as exc:
+            raise UnsupportedPrompt(str(exc)) from None
 
     async def _publish_plan(self, entries: tuple[PlanEntry, ...]) -> None:
         self.plan = entries

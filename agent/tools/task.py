@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import anyio
 from pydantic import BaseModel, Field
 
-from agent.backends import Interaction, Mode, ToolUi
+from agent.backends import Mode, ToolUi
 from agent.context import ContextShaper
 from agent.events import (
     AgentEvent,
@@ -39,7 +39,6 @@ from agent.events import (
 from agent.tools.base import (
     AnyTool,
     ReadTracker,
-    ScopeContract,
     ToolContext,
     ToolError,
     ToolOutput,
@@ -100,10 +99,6 @@ class SubagentParent(Protocol):
     def max_turns(self) -> int: ...
     @property
     def retry_policy(self) -> RetryPolicy: ...
-    @property
-    def interaction(self) -> Interaction: ...
-    @property
-    def scope_contract(self) -> ScopeContract: ...
 
     def tool_context(self, sinks: CallSinks) -> ToolContext: ...
     def executor(self, emit: Emit, cancel_turn: Callable[[], None]) -> ToolExecutor: ...

@@ -110,3 +110,15 @@ async def test_prompt_queued_when_the_turn_stops_is_kept_for_the_next_turn(
         "next",
     ]
     await session.aclose()
+
+
+async def test_once_the_turn_has_ended_queueing_is_refused(tmp_path: Path) -> None:
+    session = await make_session(env(tmp_path), [ScriptedTurn(text="x")])
+    answers: list[bool] = []
+    with anyio.fail_after(10):
+        async for event in session.run_turn("go"):
+            if isinstance(event, TurnEnded):
+                answers.append(session.queue_prompt("too late"))
+    assert answers == [False]
+    assert [m.text for m in session.history()] == ["go", "x"]
+    await session.aclose()
