@@ -23,7 +23,13 @@ from agent.events import (
     TurnEnded,
     UserMessageAdded,
 )
-from agent.session import ModelUnavailable, UnsupportedPrompt, create_session, title_from
+from agent.session import (
+    ModelUnavailable,
+    SessionOptions,
+    UnsupportedPrompt,
+    create_session,
+    title_from,
+)
 from agent.settings import load_settings
 from providers.catalog import ModelCatalog, ModelOverride
 from providers.model import Model
@@ -165,8 +171,6 @@ async def test_an_unbuildable_model_is_model_unavailable(tmp_path: Path) -> None
 
     def factory(name: str) -> Model:
         raise LookupError("no credentials for acme (set ACME_API_KEY)")
-
-    from agent.session import SessionOptions
 
     with pytest.raises(ModelUnavailable, match="ACME_API_KEY"):
         await create_session(
@@ -348,9 +352,7 @@ async def test_settings_rules_and_hooks_reach_the_loop(tmp_path: Path) -> None:
     session = await create_session(
         store=where.store,
         cwd=where.cwd,
-        options=__import__("agent.session", fromlist=["SessionOptions"]).SessionOptions(
-            model_name="scripted/test", extra_tools=[waiting_tool(board)]
-        ),
+        options=SessionOptions(model_name="scripted/test", extra_tools=[waiting_tool(board)]),
         model_factory=lambda name: model,
         settings=settings,
         interaction=interaction,
@@ -406,4 +408,40 @@ async def test_the_default_system_prompt_names_cwd_tools_and_rules(tmp_path: Pat
     assert str(where.cwd.resolve()) in system
     assert "Read a file before you edit it" in system and "todo" in system
     assert "task" in [spec.name for spec in model.requests[0].tools]
+    await session.aclose()
+
+
+async def test_post_tool_use_and_stop_hooks_run_with_the_results(tmp_path: Path) -> None:
+    where = env(tmp_path)
+    log = tmp_path / "hooks.log"
+    settings_dir = where.cwd / ".earshot"
+    settings_dir.mkdir()
+    record = f"cat >> {log}; echo >> {log}"
+    (settings_dir / "settings.json").write_text(
+        json.dumps(
+            {"hooks": {"post_tool_use": [{"command": record}], "stop": [{"command": record}]}}
+        ),
+        encoding="utf-8",
+    )
+    settings = load_settings(where.cwd, environ={}, config_home=tmp_path / "config")
+    board = Board()
+    model = ScriptedModel(
+        [
+            ScriptedTurn(tool_calls=[ScriptedCall(name="probe", arguments={"key": "a"})]),
+            ScriptedTurn(text="done"),
+        ]
+    )
+    session = await create_session(
+        store=where.store,
+        cwd=where.cwd,
+        options=SessionOptions(model_name="scripted/test", extra_tools=[waiting_tool(board)]),
+        model_factory=lambda name: model,
+        settings=settings,
+        data_dir=where.data,
+    )
+    await collect(session.run_turn("go"))
+    payloads = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
+    post = next(p for p in payloads if p.get("tool_name") == "probe")
+    assert post["result"] == "done a" and post["is_error"] is False
+    assert any(p.get("reason") == "end_turn" for p in payloads)
     await session.aclose()
