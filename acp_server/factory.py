@@ -7,7 +7,7 @@ what to do with them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -45,6 +45,10 @@ class SessionIO:
     files: FileBackend | None
     processes: ProcessBackend | None
     interaction: Interaction
+    spawn: Callable[[Callable[[], Awaitable[None]]], None] | None = None
+    """Starts a background task that may outlive the request (the connection's task group), e.g.
+    an MCP client, which must stay in one task from connect to close. None: no such place (the
+    factory then cannot connect MCP servers)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
