@@ -1,27 +1,62 @@
 """Context shapers: what the model is sent, derived from the history without rewriting it.
 
 The loop has one call site, `await shaper.prepare(history, ctx)` before each model call, and one
-recovery hook, `await shaper.compact_for_overflow(...)` when a call overflowed the window. Today
-`prepare` only caps each tool result's text; pruning old results and auto-compaction belong here
-too (cheapest first), and slot in behind the same two calls.
+recovery hook, `await shaper.compact_for_overflow(...)` when a call overflowed the window (the
+loop then retries once). Before every call, cheapest first:
+
+1. cap each tool result (`agent.shaping.cap_tool_results`);
+2. prune old tool results to one-line stubs (`agent.shaping.prune_tool_results`);
+3. if the request would still fill ~80% of the window, compact (`agent.compaction`): a summary
+   plus the last turns verbatim, recorded as a `CompactionEntry` and rebuilt from the session;
+4. as a last resort, squeeze tool results harder so the request fits the window anyway.
+
+A model whose window is unknown is never compacted automatically (steps 3 and 4 need a window);
+`/compact` still works. A subagent (no persisted session) is compacted in memory: the cut and
+the preamble live in this shaper and are applied to its history on every call.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
 
-from providers.types import Message, ProviderError, TextPart, ToolResultContent, ToolResultPart
+from agent.compaction import (
+    PREAMBLE_OPENING,
+    CompactionPolicy,
+    FilesTouched,
+    build_preamble,
+    cap_summary,
+    choose_cut,
+    files_touched,
+    plan_from_history,
+    render_transcript,
+    summarise,
+    summary_request,
+    window_of,
+)
+from agent.events import CompactionFinished, CompactionStarted, PlanEntry
+from agent.shaping import (
+    CapMemo,
+    PruneMemo,
+    ShapingLimits,
+    cap_tool_results,
+    prune_tool_results,
+)
+from agent.tokens import CHARS_PER_TOKEN, ContextAccount, TokenCounter, request_overhead
+from providers.types import Message, ProviderError, TextPart, ToolSpec, Usage
 
 if TYPE_CHECKING:
     from agent.events import AgentEvent
+    from agent.usage import UsageTracker
     from providers.catalog import ModelInfo
     from providers.model import Model
     from sessions import Session
 
-DEFAULT_TOOL_RESULT_LIMIT = 40_000
-"""Characters of one tool result's text sent to the model (~10k tokens)."""
+_RETRY_AFTER_FAILURE: Final = 6
+"""Messages appended after a failed auto-compaction before it is tried again."""
+_SQUEEZE_FLOOR_TOKENS: Final = 64
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,45 +68,137 @@ class ShapeContext:
     context_tokens: int
     """What the previous call reported occupying (0 before the first call)."""
     emit: Callable[[AgentEvent], None]
-    """For compaction events."""
+    """For compaction and usage events."""
     session: Session | None
     """Where a compaction is recorded; None for a subagent, whose history is not persisted."""
+    system: str = ""
+    """The request's system prompt (counted in size estimates)."""
+    tools: Sequence[ToolSpec] = ()
+    """The request's tools (counted in size estimates)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompactionResult:
     ok: bool
     summary: str = ""
+    """The preamble that now stands for the compacted part (what the model will see)."""
     error: str | None = None
     tokens_before: int | None = None
     tokens_after: int | None = None
 
 
-class ContextShaper:
-    """Turns a session's history into the messages of the next request."""
+@dataclass(slots=True)
+class _MemoryCut:
+    """A compaction of an unpersisted history: the preamble replaces everything before
+    `first_kept` (found by identity)."""
 
-    def __init__(self, *, tool_result_limit: int = DEFAULT_TOOL_RESULT_LIMIT) -> None:
-        self.tool_result_limit = tool_result_limit
+    preamble: Message
+    first_kept: Message
+
+
+@dataclass(slots=True)
+class _Overhead:
+    system: str = ""
+    tools: Sequence[ToolSpec] = ()
+    tokens: int = 0
+
+
+@dataclass(slots=True)
+class _Memos:
+    cap: CapMemo = field(default_factory=CapMemo)
+    prune: PruneMemo = field(default_factory=PruneMemo)
+
+
+class ContextShaper:
+    """Turns a history into the messages of the next request, and compacts when needed."""
+
+    def __init__(
+        self,
+        *,
+        policy: CompactionPolicy | None = None,
+        limits: ShapingLimits | None = None,
+        usage: UsageTracker | None = None,
+    ) -> None:
+        """
+        Args:
+            policy: when to compact and how much to keep.
+            limits: fixed shaping limits; None scales them to the model's window on each call.
+            usage: the session's usage tracker: a summary call's usage is added to it, and the
+                context size after a compaction is reported through it.
+        """
+        self.policy = policy or CompactionPolicy()
+        self.limits = limits
+        self.usage = usage
+        self.counter = TokenCounter()
+        self.account = ContextAccount(self.counter)
+        self._memos = _Memos()
+        self._pruned: frozenset[str] = frozenset()
+        self._memory_cut: _MemoryCut | None = None
+        self._memory_files = FilesTouched()
+        self._overhead = _Overhead()
+        self._last_sent: list[Message] = []
+        self._failed_at: int | None = None
+        """History length when auto-compaction last failed (it waits for more to summarise)."""
+
+    # --------------------------------------------------------------------------- per call
 
     async def prepare(self, history: Sequence[Message], ctx: ShapeContext) -> list[Message]:
         """The messages to send for the next call. The loop calls this before every call."""
-        return self.shape(history)
-
-    def shape(self, history: Sequence[Message]) -> list[Message]:
-        """Cap every tool result's text at `tool_result_limit` characters, saying what was cut.
-        Messages that need no change are passed through as the same objects."""
-        limit = self.tool_result_limit
-        shaped: list[Message] = []
-        for message in history:
-            if message.role != "tool" or not _any_over(message, limit):
-                shaped.append(message)
-                continue
-            parts = [
-                cap_tool_result(part, limit) if isinstance(part, ToolResultPart) else part
-                for part in message.parts
-            ]
-            shaped.append(replace(message, parts=parts))
+        history = self._apply_memory_cut(history, ctx)
+        window = window_of(ctx.model_info)
+        overhead = self._overhead_tokens(ctx)
+        shaped = self.shape(history, window)
+        threshold = self.policy.threshold(window, _max_output(ctx.model_info))
+        if threshold is not None:
+            tokens = self.account.estimate(shaped, overhead=overhead)
+            if tokens > threshold and self._may_auto_compact(history):
+                result = await self._compact(
+                    history, ctx, instructions=None, manual=False, tokens_before=tokens
+                )
+                if result.ok:
+                    history = self.current_history(history, ctx)
+                    shaped = self.shape(history, window)
+                else:
+                    self._failed_at = len(history)
+            assert window is not None
+            shaped = self._fit(shaped, window, overhead, ctx.model_info)
+        self._last_sent = shaped
         return shaped
+
+    def shape(self, history: Sequence[Message], window: int | None = None) -> list[Message]:
+        """Steps 1 and 2: cap every tool result, prune old ones to stubs. Pure in effect: the
+        history is not changed, and equal inputs give identical outputs."""
+        limits = self.limits or ShapingLimits.for_window(window)
+        capped = cap_tool_results(
+            history,
+            max_tokens=limits.result_max_tokens,
+            max_bytes=limits.result_max_bytes,
+            memo=self._memos.cap,
+        )
+        outcome = prune_tool_results(
+            capped,
+            protect_tokens=limits.protect_tokens,
+            minimum_tokens=limits.prune_minimum_tokens,
+            already_pruned=self._pruned,
+            counter=self.counter,
+            memo=self._memos.prune,
+        )
+        self._pruned = outcome.pruned
+        return outcome.messages
+
+    def observe(self, usage: Usage | None) -> int:
+        """The call made with the last prepared messages finished and reported `usage`. Returns
+        the context that call occupied (reported, else estimated)."""
+        return self.account.record(self._last_sent, usage, overhead=self._overhead.tokens)
+
+    def current_history(self, history: Sequence[Message], ctx: ShapeContext) -> list[Message]:
+        """The history a request is built from now (after a compaction: the preamble and the
+        kept messages)."""
+        if ctx.session is not None:
+            return ctx.session.history()
+        return self._apply_memory_cut(history, ctx)
+
+    # ------------------------------------------------------------------------ compaction
 
     async def compact_for_overflow(
         self, history: Sequence[Message], ctx: ShapeContext, error: ProviderError
@@ -81,49 +208,262 @@ class ContextShaper:
         Returns True when something was shortened (the loop then retries once), False when
         nothing could be (the turn ends with a clear error).
         """
-        return False
+        history = self._apply_memory_cut(history, ctx)
+        before = self.account.estimate(self.shape(history, window_of(ctx.model_info)))
+        result = await self._compact(
+            history, ctx, instructions=None, manual=False, tokens_before=before
+        )
+        return result.ok
 
     async def compact(
         self, history: Sequence[Message], ctx: ShapeContext, *, instructions: str | None = None
     ) -> CompactionResult:
-        """Summarise the conversation now (the `/compact` command)."""
-        return CompactionResult(ok=False, error="compaction is not available yet")
+        """Summarise the conversation now (the `/compact [instructions]` command). The caller
+        announces it (CompactionStarted/Finished); usage events go to `ctx.emit`."""
+        history = self._apply_memory_cut(history, ctx)
+        window = window_of(ctx.model_info)
+        before = self.account.estimate(
+            self.shape(history, window), overhead=self._overhead_tokens(ctx)
+        )
+        return await self._compact(
+            history, ctx, instructions=instructions, manual=True, tokens_before=before
+        )
 
+    async def _compact(
+        self,
+        history: Sequence[Message],
+        ctx: ShapeContext,
+        *,
+        instructions: str | None,
+        manual: bool,
+        tokens_before: int,
+    ) -> CompactionResult:
+        compaction_id = uuid.uuid4().hex
+        if not manual:
+            ctx.emit(CompactionStarted(compaction_id=compaction_id, manual=False))
+        try:
+            result = await self._summarise_and_record(
+                history, ctx, instructions=instructions, tokens_before=tokens_before
+            )
+        except Exception as exc:
+            # Storage failing mid-compaction must not crash the turn: the request goes out
+            # uncompacted and the overflow path (or the user) takes it from there.
+            result = CompactionResult(
+                ok=False,
+                error=f"compaction failed: {type(exc).__name__}: {exc}",
+                tokens_before=tokens_before,
+            )
+        if not manual:
+            ctx.emit(
+                CompactionFinished(
+                    compaction_id=compaction_id,
+                    ok=result.ok,
+                    summary=result.summary,
+                    error=result.error,
+                    tokens_before=result.tokens_before,
+                    tokens_after=result.tokens_after,
+                )
+            )
+        return result
 
-def _any_over(message: Message, limit: int) -> bool:
-    for part in message.parts:
-        if isinstance(part, ToolResultPart):
-            for content in part.content:
-                if isinstance(content, TextPart) and len(content.text) > limit:
-                    return True
-    return False
+    async def _summarise_and_record(
+        self,
+        history: Sequence[Message],
+        ctx: ShapeContext,
+        *,
+        instructions: str | None,
+        tokens_before: int,
+    ) -> CompactionResult:
+        policy = self.policy
+        window = window_of(ctx.model_info)
+        start = 1 if history and _is_preamble(history[0]) else 0
+        cut = choose_cut(
+            history,
+            keep_turns=policy.keep_turns,
+            tail_budget=policy.tail_budget(window),
+            counter=self.counter,
+            start=start,
+        )
+        if cut is None:
+            return CompactionResult(
+                ok=False,
+                error="nothing to compact: the conversation is only its latest turn",
+                tokens_before=tokens_before,
+            )
+        first_kept_id: str | None = None
+        if ctx.session is not None:
+            first_kept_id = _entry_id_of(ctx.session, history[cut])
+            if first_kept_id is None:
+                return CompactionResult(
+                    ok=False,
+                    error="compaction failed: the first kept message is not in the session",
+                    tokens_before=tokens_before,
+                )
+        summary = await self._summary(history[:cut], ctx, instructions=instructions, start=start)
+        if isinstance(summary, str) is False:
+            assert isinstance(summary, ProviderError)
+            return CompactionResult(
+                ok=False,
+                error=f"the summary could not be written: {summary.message}",
+                tokens_before=tokens_before,
+            )
+        assert isinstance(summary, str)
+        preamble = build_preamble(
+            summary, plan=self._plan(history, ctx), files=self._files(history, cut, ctx)
+        )
+        if ctx.session is not None:
+            from sessions import CompactionEntry
 
-
-def cap_tool_result(part: ToolResultPart, limit: int) -> ToolResultPart:
-    """`part` with each text longer than `limit` cut to its head and tail around a note that
-    says how much was cut (the model must know it is not seeing everything)."""
-    content: list[ToolResultContent] = []
-    changed = False
-    for item in part.content:
-        if isinstance(item, TextPart) and len(item.text) > limit:
-            content.append(replace(item, text=cap_text(item.text, limit)))
-            changed = True
+            await ctx.session.append(
+                CompactionEntry(
+                    summary=preamble,
+                    first_kept_id=first_kept_id,
+                    tokens_before=tokens_before,
+                    instructions=instructions,
+                )
+            )
         else:
-            content.append(item)
-    if not changed:
-        return part
-    return replace(part, content=content)
+            self._memory_files = self._files(history, cut, ctx)
+            self._memory_cut = _MemoryCut(
+                preamble=Message(role="user", parts=[TextPart(text=preamble)]),
+                first_kept=history[cut],
+            )
+        self.account.reset()
+        self._failed_at = None
+        rebuilt = self.shape(self.current_history(history, ctx), window)
+        after = self.account.estimate(rebuilt, overhead=self._overhead_tokens(ctx))
+        if self.usage is not None:
+            ctx.emit(self.usage.context_changed(after))
+        return CompactionResult(
+            ok=True, summary=preamble, tokens_before=tokens_before, tokens_after=after
+        )
+
+    async def _summary(
+        self,
+        before_cut: Sequence[Message],
+        ctx: ShapeContext,
+        *,
+        instructions: str | None,
+        start: int,
+    ) -> str | ProviderError:
+        """The model's summary of `before_cut`; on an overflow of the summary request itself,
+        one more try with half the transcript."""
+        policy = self.policy
+        info = ctx.model_info
+        window = window_of(info)
+        max_output = policy.summary_tokens(window, _max_output(info))
+        budget_chars = policy.transcript_tokens(window, max_output) * CHARS_PER_TOKEN
+        error: ProviderError | None = None
+        for _ in range(2):
+            transcript = render_transcript(before_cut, max_chars=budget_chars, start=start)
+            request = summary_request(
+                transcript, instructions=instructions, max_output_tokens=max_output
+            )
+            result = await summarise(ctx.model, request)
+            if self.usage is not None and result.usage is not None:
+                ctx.emit(self.usage.record(result.usage))
+            if result.error is None:
+                return cap_summary(result.text, max_output)
+            error = result.error
+            if error.kind != "context_overflow":
+                break
+            budget_chars //= 2
+        assert error is not None
+        return error
+
+    # --------------------------------------------------------------------------- helpers
+
+    def _may_auto_compact(self, history: Sequence[Message]) -> bool:
+        failed_at = self._failed_at
+        return failed_at is None or len(history) >= failed_at + _RETRY_AFTER_FAILURE
+
+    def _overhead_tokens(self, ctx: ShapeContext) -> int:
+        cached = self._overhead
+        if cached.system is not ctx.system or cached.tools is not ctx.tools:
+            self._overhead = _Overhead(
+                system=ctx.system,
+                tools=ctx.tools,
+                tokens=request_overhead(ctx.system, ctx.tools),
+            )
+        return self._overhead.tokens
+
+    def _apply_memory_cut(self, history: Sequence[Message], ctx: ShapeContext) -> list[Message]:
+        cut = self._memory_cut
+        if cut is None or ctx.session is not None:
+            return list(history)
+        for index, message in enumerate(history):
+            if message is cut.first_kept:
+                return [cut.preamble, *history[index:]]
+        return list(history)
+
+    def _fit(
+        self, shaped: list[Message], window: int, overhead: int, info: ModelInfo | None
+    ) -> list[Message]:
+        """Step 4: the request must fit the window even when compaction could not make it (a
+        huge batch of fresh results, a failed summary). Every seen result is pruned, then all
+        results are capped harder, halving the cap until the estimate fits."""
+        limit = window - min(_max_output(info) or 0, window // 4, 16_384)
+        if self.account.estimate(shaped, overhead=overhead) <= limit:
+            return shaped
+        squeezed = prune_tool_results(
+            shaped, protect_tokens=0, minimum_tokens=0, counter=self.counter
+        ).messages
+        cap = (self.limits or ShapingLimits.for_window(window)).result_max_tokens
+        while self.account.estimate(squeezed, overhead=overhead) > limit:
+            cap //= 2
+            if cap < _SQUEEZE_FLOOR_TOKENS:
+                break
+            squeezed = cap_tool_results(
+                squeezed, max_tokens=cap, max_bytes=cap * CHARS_PER_TOKEN
+            )
+        return squeezed
+
+    def _plan(self, history: Sequence[Message], ctx: ShapeContext) -> tuple[PlanEntry, ...]:
+        if ctx.session is not None:
+            from agent.session_parts import restored_plan
+
+            plan = restored_plan(ctx.session)
+            if plan:
+                return plan
+        return plan_from_history(history) or ()
+
+    def _files(self, history: Sequence[Message], cut: int, ctx: ShapeContext) -> FilesTouched:
+        if ctx.session is not None:
+            from sessions import MessageEntry
+
+            messages = [
+                entry.message
+                for entry in ctx.session.path_entries()
+                if isinstance(entry, MessageEntry)
+            ]
+            return files_touched(messages)
+        seen = self._memory_files
+        new = files_touched(history[:cut])
+        modified = dict.fromkeys((*seen.modified, *new.modified))
+        read = dict.fromkeys(p for p in (*seen.read, *new.read) if p not in modified)
+        return FilesTouched(modified=tuple(modified), read=tuple(read))
 
 
-def cap_text(text: str, limit: int) -> str:
-    """Head and tail of `text` within about `limit` characters, with the cut stated."""
-    if len(text) <= limit:
-        return text
-    head = limit * 2 // 3
-    tail = limit - head
-    cut = len(text) - head - tail
-    note = (
-        f"\n[... {cut} characters cut here: the result was {len(text)} characters, "
-        f"more than the {limit} sent to the model ...]\n"
-    )
-    return text[:head] + note + (text[-tail:] if tail else "")
+def _is_preamble(message: Message) -> bool:
+    if message.role != "user" or not message.parts:
+        return False
+    first = message.parts[0]
+    return isinstance(first, TextPart) and first.text.startswith(PREAMBLE_OPENING)
+
+
+def _max_output(info: ModelInfo | None) -> int | None:
+    return info.max_output if info is not None else None
+
+
+def _entry_id_of(session: Session, message: Message) -> str | None:
+    """The id of the session entry holding `message` on the current path."""
+    from sessions import MessageEntry
+
+    entries = session.path_entries()
+    for entry in reversed(entries):
+        if isinstance(entry, MessageEntry) and entry.message is message:
+            return entry.id
+    for entry in reversed(entries):
+        if isinstance(entry, MessageEntry) and entry.message == message:
+            return entry.id
+    return None

@@ -15,8 +15,8 @@ in-memory history and a restricted tool set.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol, assert_never
 
 import anyio
 import structlog
@@ -161,7 +161,7 @@ def _stop_reason(finish: Finish | None) -> StopReason:
         case "stop" | "tool_calls" | "other" | "context_overflow" | "error":
             return "end_turn"
         case _:
-            return "end_turn"
+            assert_never(reason)
 
 
 class TurnLoop:
@@ -481,8 +481,6 @@ async def _close(events: object) -> None:
 
 
 def _with_call(item: Prepared, call: ToolCallPart) -> Prepared:
-    from dataclasses import replace
-
     return item if item.call is call else replace(item, call=call)
 
 

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from agent.backends import MODES, FileBackend, Mode, ProcessBackend
-from agent.events import PlanEntry
+from agent.events import PlanEntry, UsageUpdated
 from agent.execution import Gate, Hooks
 from agent.permissions import PermissionGate, PermissionRules
 from agent.tools.base import AnyTool
 from agent.tools.task import task_tool
-from providers.types import ReasoningEffort
+from providers.types import ImagePart, Message, ReasoningEffort, TextPart, Usage
 from sessions import ExtensionEntry, ModelChangeEntry, Session, UndoSnapshotEntry, new_id
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from agent.settings import Settings
     from agent.skills import SkillIndex
     from agent.undo import UndoStore
+    from providers.catalog import ModelInfo
     from providers.model import Model
 
 _log = structlog.get_logger(__name__)
@@ -253,3 +254,55 @@ def plan_from_json(data: object) -> tuple[PlanEntry, ...]:
             priority = "medium"
         entries.append(PlanEntry(content=content, status=status, priority=priority))
     return tuple(entries)
+
+
+class UsageMeter:
+    """The session's token totals and cost. The cost becomes None (unknown, not zero) as soon as
+    one call's price is unknown."""
+
+    def __init__(self) -> None:
+        self.total = Usage()
+        self.cost: float | None = 0.0
+        self.context_tokens = 0
+
+    def add(
+        self, usage: Usage | None, info: ModelInfo | None, *, context_tokens: int | None = None
+    ) -> UsageUpdated:
+        call = usage or Usage()
+        self.total = self.total + call
+        if context_tokens is not None:
+            self.context_tokens = context_tokens
+        if self.cost is not None:
+            call_cost = None
+            if info is not None and usage is not None:
+                from providers.catalog import cost_usd
+
+                call_cost = cost_usd(info, usage)
+            self.cost = None if call_cost is None else self.cost + call_cost
+        return UsageUpdated(
+            call=call,
+            total=self.total,
+            context_tokens=self.context_tokens,
+            context_window=info.context_window if info is not None else None,
+            cost_usd=self.cost,
+        )
+
+
+def prompt_message(
+    prompt: str | Sequence[TextPart | ImagePart], model_name: str, info: ModelInfo | None
+) -> Message:
+    """The user message for `prompt`, refused (ValueError) when this model cannot take it: an
+    image for a model the catalog knows has no vision. Unknown models get the benefit of the
+    doubt."""
+    parts: list[TextPart | ImagePart] = (
+        [TextPart(text=prompt)] if isinstance(prompt, str) else list(prompt)
+    )
+    if not parts:
+        raise ValueError("the prompt is empty")
+    has_image = any(isinstance(part, ImagePart) for part in parts)
+    if has_image and info is not None and info.in_catalog and not info.vision:
+        raise ValueError(
+            f"{model_name} does not accept images: remove the image or switch to a model with "
+            "vision"
+        )
+    return Message(role="user", parts=parts)
