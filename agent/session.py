@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -98,6 +98,11 @@ class SessionOptions:
     """No wait between retries is longer; a vendor asking for longer is not retried."""
     builtin_tools: bool = True
     """False: only `task` and `extra_tools` (tests and embedders that bring their own)."""
+    notices: Sequence[str] = ()
+    """Said once, as warnings at the start of the first turn (e.g. an MCP server that failed to
+    start): the composition root learns them before any turn exists to carry them."""
+    on_close: Sequence[Callable[[], Awaitable[None]]] = ()
+    """Awaited by `aclose`, last (e.g. closing the MCP connections behind `extra_tools`)."""
 
 
 class UnsupportedPrompt(ValueError):
@@ -244,6 +249,7 @@ class AgentSession:
         self._emit: Emit | None = None
         self._services: dict[str, Any] = {"skills": parts.skills}
         self._usage = UsageMeter()
+        self._notices_said = False
 
     # ------------------------------------------------------------------------ public API
 
@@ -357,8 +363,12 @@ class AgentSession:
             self.cancel()
             with anyio.move_on_after(_CLOSE_WAIT_SECONDS):
                 await self._turn_done.wait()
-        await self._model.aclose()
-        await self._stored.aclose()
+        try:
+            await self._model.aclose()
+            await self._stored.aclose()
+        finally:
+            for close in self._options.on_close:
+                await close()
 
     # ---------------------------------------------------------------------- the turn task
 
@@ -406,6 +416,9 @@ class AgentSession:
                 notice = self._parts.startup_notice()
                 if notice is not None:
                     emit(Notice(severity="warning", message=notice))
+                for text in self._options.notices if not self._notices_said else ():
+                    emit(Notice(severity="warning", message=text))
+                self._notices_said = True
                 loop = TurnLoop(self, emit=emit, scope=scope)
                 end = await loop.run(message)
                 with anyio.CancelScope(shield=True):
