@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 _NO_KEY: Final = "earshot-no-key"
 """Sent to local servers that ignore the key: the OpenAI SDK refuses to start without one."""
 
+CREDENTIAL_OPTION: Final = "credential"
+"""`Endpoint.options` key saying what `Endpoint.api_key` holds: absent for an API key,
+`"auth_token"` for a bearer token (the Anthropic adapter then passes it as the SDK's
+`auth_token`). The secret itself stays in `api_key`, which no repr prints."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProviderSpec:
@@ -40,6 +45,8 @@ class ProviderSpec:
     """None lets the vendor SDK use its default. `${VAR}` parts are filled from the environment."""
     env: tuple[str, ...] = ()
     """API-key variables, in order of preference: the first one set wins."""
+    token_env: tuple[str, ...] = ()
+    """Bearer-token variables (`ANTHROPIC_AUTH_TOKEN`), used only when no `env` key is set."""
     key_required: bool = True
     """False for local servers, which accept any key (a placeholder is sent)."""
     reasoning_field: str | None = None
@@ -103,6 +110,7 @@ def _spec(
     base_url: str | None,
     env: tuple[str, ...],
     *,
+    token_env: tuple[str, ...] = (),
     key_required: bool = True,
     reasoning_field: str | None = None,
     base_url_env: tuple[str, ...] = (),
@@ -116,6 +124,7 @@ def _spec(
         api=api,
         base_url=base_url,
         env=env,
+        token_env=token_env,
         key_required=key_required,
         reasoning_field=reasoning_field,
         base_url_env=base_url_env,
@@ -134,6 +143,8 @@ _SPECS: Final = (
         "anthropic",
         None,
         ("ANTHROPIC_API_KEY",),
+        # The SDK's own order: a key wins over a token when both are set.
+        token_env=("ANTHROPIC_AUTH_TOKEN",),
         base_url_env=("ANTHROPIC_BASE_URL",),
     ),
     _spec(
@@ -296,8 +307,9 @@ _SPECS: Final = (
         "Google Vertex AI",
         "gemini",
         None,
-        # Vertex authenticates with Application Default Credentials, not a key.
-        (),
+        # Vertex authenticates with Application Default Credentials for a project, or with an
+        # express-mode API key (the variable @ai-sdk/google-vertex reads). Either one will do.
+        ("GOOGLE_VERTEX_API_KEY",),
         key_required=False,
         options={"vertexai": True},
     ),
@@ -408,10 +420,12 @@ def resolve_endpoint(
 
     api: WireApi = (user.api if user else None) or (spec.api if spec else "openai-chat")
     base_url = _resolve_base_url(provider_id, spec, user, environ)
-    api_key = _resolve_key(provider_id, spec, user, environ, api)
+    api_key, is_token = _resolve_key(provider_id, spec, user, environ, api)
 
     headers: dict[str, str] = dict(user.headers) if user else {}
     options: dict[str, object] = dict(spec.options) if spec else {}
+    if is_token:
+        options[CREDENTIAL_OPTION] = "auth_token"
     if spec is not None and spec.reasoning_field is not None and api == "openai-chat":
         options["reasoning_field"] = spec.reasoning_field
     if user is not None and user.script is not None:
@@ -419,8 +433,11 @@ def resolve_endpoint(
     if options.get("vertexai"):
         options["project"] = _first_set(environ, _VERTEX_PROJECT_ENV)
         options["location"] = _first_set(environ, _VERTEX_LOCATION_ENV) or "global"
-        if options["project"] is None:
-            raise MissingCredentials(provider_id, _VERTEX_PROJECT_ENV)
+        if options["project"] is None and api_key is None:
+            # Application Default Credentials need a project; an express-mode key does not.
+            raise MissingCredentials(
+                provider_id, (*_VERTEX_PROJECT_ENV, *(spec.env if spec else ()))
+            )
     return Endpoint(
         provider_id=provider_id,
         api=api,
@@ -460,23 +477,27 @@ def _resolve_key(
     user: UserProviderConfig | None,
     environ: Mapping[str, str],
     api: WireApi,
-) -> str | None:
+) -> tuple[str | None, bool]:
+    """The credential and whether it is a bearer token rather than an API key."""
     if user is not None and user.api_key:
-        return user.api_key
+        return user.api_key, False
     if user is not None and user.api_key_env:
         key = _first_set(environ, (user.api_key_env,))
         if key is None:
             raise MissingCredentials(provider_id, (user.api_key_env,))
-        return key
+        return key, False
     if spec is not None:
         key = _first_set(environ, spec.env)
         if key is not None:
-            return key
+            return key, False
+        token = _first_set(environ, spec.token_env)
+        if token is not None:
+            return token, True
         if spec.key_required:
-            raise MissingCredentials(provider_id, spec.env)
-        return None if api == "gemini" else _NO_KEY
+            raise MissingCredentials(provider_id, (*spec.env, *spec.token_env))
+        return (None if api == "gemini" else _NO_KEY), False
     # A user-defined provider with no key settings is a local server.
-    return None if api in ("gemini", "scripted") else _NO_KEY
+    return (None if api in ("gemini", "scripted") else _NO_KEY), False
 
 
 def has_credentials(

@@ -4,6 +4,8 @@ The SDK is imported only when the first request is made. The request builder and
 translator are pure; `AnthropicMessagesModel.stream` is the thin I/O shell around them.
 
 Quirks handled here (providers.md section 3):
+- A bearer token (`ANTHROPIC_AUTH_TOKEN`, for gateways and proxies) goes to the SDK as
+  `auth_token`, an API key as `api_key`; `credentials` picks one.
 - API version 2026-10-21 (the SDK default) rejects `temperature`/`top_p`/`top_k`, so none is sent.
 - Thinking blocks and `redacted_thinking` blocks are replayed byte-identical, in their original
   order, before the `tool_use` they preceded; their opaque data rides in metadata under
@@ -121,8 +123,10 @@ class AnthropicMessagesModel:
         if self._client is None:
             from anthropic import AsyncAnthropic
 
+            api_key, auth_token = credentials(self._endpoint)
             self._client = AsyncAnthropic(
-                api_key=self._endpoint.api_key,
+                api_key=api_key,
+                auth_token=auth_token,
                 base_url=sdk_base_url(self._endpoint.base_url),
                 default_headers=dict(self._endpoint.headers) or None,
                 # The agent owns the retry policy; SDK retries would multiply it.
@@ -162,6 +166,18 @@ class AnthropicMessagesModel:
         if self._client is not None:
             await self._client.close()
             self._client = None
+
+
+def credentials(endpoint: Endpoint) -> tuple[str | None, str | None]:
+    """`(api_key, auth_token)` for the SDK client, at most one of them set. Pure.
+
+    The registry marks a bearer token (`ANTHROPIC_AUTH_TOKEN`) with `options["credential"] ==
+    "auth_token"`; the secret itself is always `endpoint.api_key`. The SDK rejects two
+    credentials at once, so the other one is None.
+    """
+    if endpoint.options.get("credential") == "auth_token":
+        return None, endpoint.api_key
+    return endpoint.api_key, None
 
 
 def sdk_base_url(base_url: str | None) -> str | None:

@@ -5,7 +5,11 @@ translator are pure; `GeminiModel.stream` is the thin I/O shell around them.
 
 Quirks handled here (providers.md section 4):
 - google-genai 3.x defaults to API version `v1`; the adapter asks for `v1beta`, where the
-  `-preview`/`-latest` models and thought signatures live.
+  `-preview`/`-latest` models and thought signatures live. Vertex AI (`options["vertexai"]`) gets
+  `v1beta1`, the SDK's own Vertex default, pinned so `GOOGLE_GENAI_API_VERSION` cannot move it.
+- Vertex authenticates with an API key (express mode) when the endpoint has one, else with
+  Application Default Credentials, which the SDK loads on the first request: missing ADC is an
+  `auth` error of that stream, never an exception at construction.
 - A `thoughtSignature` belongs to the exact part it came on (a functionCall part, or a text
   part). The SDK holds it as bytes; it rides in metadata as standard base64 under
   `{"gemini": {"thought_signature": ...}}` and goes back, decoded to the same bytes, on the
@@ -66,6 +70,7 @@ NAMESPACE: Final = "gemini"
 """The provider-metadata namespace of this wire API, whichever provider id routed it."""
 
 API_VERSION: Final = "v1beta"
+VERTEX_API_VERSION: Final = "v1beta1"
 
 _FILTERED: Final = frozenset(
     {
@@ -89,6 +94,11 @@ _THINKING_BUDGETS: Final[Mapping[ReasoningEffort, int]] = {
 }
 
 JsonDict = dict[str, Any]
+
+_ADC_HINT: Final = (
+    "Vertex AI has no usable Google credentials (run `gcloud auth application-default login`, "
+    "set GOOGLE_APPLICATION_CREDENTIALS, or set GOOGLE_VERTEX_API_KEY for express mode)"
+)
 
 
 def create_model(
@@ -128,14 +138,15 @@ class GeminiModel:
             from google.genai import Client
             from google.genai.types import HttpOptions
 
+            settings = client_settings(self._endpoint)
             options = HttpOptions(
-                api_version=API_VERSION,
+                api_version=VERTEX_API_VERSION if settings["vertexai"] else API_VERSION,
                 base_url=sdk_base_url(self._endpoint.base_url),
                 headers=dict(self._endpoint.headers) or None,
                 # No retry_options: one attempt. The agent owns the retry policy.
                 httpx_async_client=cast("Any", self._http_client),
             )
-            self._client = Client(api_key=self._endpoint.api_key, http_options=options)
+            self._client = Client(**settings, http_options=options)
         return self._client
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
@@ -175,12 +186,31 @@ class GeminiModel:
             self._client = None
 
 
+def client_settings(endpoint: Endpoint) -> dict[str, Any]:
+    """The `genai.Client` keyword arguments (bar `http_options`) for an endpoint. Pure.
+
+    `vertexai` is always passed explicitly: left out, the SDK would read
+    `GOOGLE_GENAI_USE_VERTEXAI` and could send a Gemini API key to Vertex. On Vertex, a key means
+    express mode; without one the SDK uses Application Default Credentials for `project`. The
+    location goes only with a project: alone, the SDK would build a `projects/None/...` path.
+    """
+    if not endpoint.options.get("vertexai"):
+        return {"vertexai": False, "api_key": endpoint.api_key}
+    settings: dict[str, Any] = {"vertexai": True, "api_key": endpoint.api_key}
+    project = endpoint.options.get("project")
+    if isinstance(project, str) and project:
+        location = endpoint.options.get("location")
+        settings["project"] = project
+        settings["location"] = location if isinstance(location, str) and location else "global"
+    return settings
+
+
 def sdk_base_url(base_url: str | None) -> str | None:
     """The SDK adds the API version to the path itself; catalog URLs often end in one."""
     if base_url is None:
         return None
     trimmed = base_url.rstrip("/")
-    for suffix in ("/v1beta", "/v1"):
+    for suffix in ("/v1beta1", "/v1beta", "/v1"):
         if trimmed.endswith(suffix):
             return trimmed.removesuffix(suffix)
     return trimmed
@@ -464,6 +494,7 @@ def _map_errors(exc: Exception, provider: str) -> ProviderError | None:
     """The one place vendor exceptions become `ProviderError`s; None for anything else (a bug,
     which should surface rather than pass as a provider failure)."""
     import httpx2
+    from google.auth import exceptions as auth_errors
     from google.genai import errors
 
     if isinstance(exc, errors.APIError):
@@ -487,6 +518,19 @@ def _map_errors(exc: Exception, provider: str) -> ProviderError | None:
     if isinstance(exc, httpx2.TransportError | errors.ContinuationInterruptedError):
         message = f"{type(exc).__name__}: {exc}"
         return classify(provider=provider, status=None, message=message, network=True)
+    if isinstance(exc, auth_errors.TransportError):
+        # The token endpoint was unreachable while refreshing Vertex credentials.
+        message = f"fetching Google credentials failed: {type(exc).__name__}: {exc}"
+        return classify(provider=provider, status=None, message=message, network=True)
+    if isinstance(exc, auth_errors.DefaultCredentialsError | auth_errors.RefreshError):
+        # No status to go by: `unauthenticated` is the code Vertex itself uses for a request
+        # without valid credentials.
+        return classify(
+            provider=provider,
+            status=None,
+            message=f"{_ADC_HINT}: {exc}",
+            code="unauthenticated",
+        )
     if isinstance(exc, errors.UnknownApiResponseError):
         # A frame that is not JSON: the vendor's fault, not ours; nothing says a retry helps.
         return classify(provider=provider, status=None, message="unparseable response frame")

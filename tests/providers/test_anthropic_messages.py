@@ -7,7 +7,7 @@ import json
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -18,6 +18,8 @@ from inline_snapshot import snapshot
 
 from providers.assemble import MessageAssembler
 from providers.model import Endpoint
+from providers.registry import create_model as create_registry_model
+from providers.registry import resolve_endpoint
 from providers.types import (
     ErrorEvent,
     Finish,
@@ -73,7 +75,7 @@ def srv(shared_server: LoopbackServer) -> LoopbackServer:
 
 
 @contextmanager
-def serving(server: LoopbackServer, *replies: Reply) -> Iterator[LoopbackServer]:
+def serving(server: LoopbackServer, *replies: Reply) -> Generator[LoopbackServer]:
     server.replies.extend(replies)
     yield server
 
@@ -97,7 +99,7 @@ def sse(*events: dict[str, Any]) -> bytes:
     return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
 
 
-MESSAGE_START = {
+MESSAGE_START: dict[str, Any] = {
     "type": "message_start",
     "message": {
         "id": "msg_1",
@@ -422,7 +424,7 @@ async def test_streamed_tool_arguments_stop_reasons_and_cache_usage(srv: Loopbac
             },
         },
     }
-    tool = {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}
+    tool: dict[str, Any] = {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}
     body = sse(
         start,
         *block_events(
@@ -544,6 +546,81 @@ def test_reasoning_effort_maps_to_a_thinking_budget_below_max_tokens() -> None:
         )
     )
     assert (medium["thinking"]["budget_tokens"], medium["max_tokens"]) == (4096, 32000)
+
+
+def text_reply(text: str) -> Reply:
+    return Reply(
+        body=sse(
+            MESSAGE_START,
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}},
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": text},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {}},
+            {"type": "message_stop"},
+        )
+    )
+
+
+async def registry_stream(srv: LoopbackServer, environ: dict[str, str]) -> list[StreamEvent]:
+    model = create_registry_model(
+        "anthropic/claude-haiku-4-5", environ={**environ, "ANTHROPIC_BASE_URL": srv.url}
+    )
+    try:
+        with anyio.fail_after(10):
+            return [e async for e in model.stream(ModelRequest(system="", messages=[user("hi")]))]
+    finally:
+        await model.aclose()
+
+
+async def test_an_auth_token_from_the_environment_is_sent_as_the_sdks_auth_token(
+    srv: LoopbackServer,
+) -> None:
+    with serving(srv, text_reply("hello")):
+        events = await registry_stream(srv, {"ANTHROPIC_AUTH_TOKEN": "test-token"})
+    assert isinstance(events[-1], Finish) and events[-1].reason == "stop"
+    (sent,) = srv.requests
+    assert sent.headers["authorization"] == "Bearer test-token"
+    assert "x-api-key" not in sent.headers
+
+
+async def test_an_api_key_wins_over_an_auth_token(srv: LoopbackServer) -> None:
+    environ = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_AUTH_TOKEN": "test-token"}
+    with serving(srv, text_reply("hello")):
+        events = await registry_stream(srv, environ)
+    assert isinstance(events[-1], Finish) and events[-1].reason == "stop"
+    (sent,) = srv.requests
+    assert sent.headers["authorization"] == "Bearer test-key"
+
+
+def test_the_credential_option_picks_the_sdk_argument() -> None:
+    # This SDK sends a key and a token the same way on the wire (`Authorization: Bearer`), so the
+    # argument itself is what tells them apart; older and future SDKs treat them differently.
+    key = Endpoint(provider_id="anthropic", api="anthropic", api_key="test-key")
+    token = Endpoint(
+        provider_id="anthropic",
+        api="anthropic",
+        api_key="test-token",
+        options={"credential": "auth_token"},
+    )
+    assert anthropic_messages.credentials(key) == ("test-key", None)
+    assert anthropic_messages.credentials(token) == (None, "test-token")
+    assert "test-token" not in repr(token)
+
+
+async def test_the_sdk_client_holds_the_token_as_auth_token() -> None:
+    endpoint = resolve_endpoint(
+        "anthropic", {}, {"ANTHROPIC_AUTH_TOKEN": "test-token", "ANTHROPIC_API_KEY": " "}
+    )
+    model = create_model("claude", endpoint)
+    try:
+        client = model._sdk_client()  # pyright: ignore[reportPrivateUsage]
+        assert (client.auth_token, client.api_key) == ("test-token", None)
+    finally:
+        await model.aclose()
 
 
 def test_catalog_base_url_with_v1_suffix_is_not_doubled() -> None:

@@ -149,7 +149,7 @@ def test_missing_credentials_names_the_variable() -> None:
     with pytest.raises(MissingCredentials) as caught:
         resolve_endpoint("anthropic", {}, {"OPENAI_API_KEY": FAKE_KEY})
     assert caught.value.provider_id == "anthropic"
-    assert caught.value.variables == ("ANTHROPIC_API_KEY",)
+    assert caught.value.variables == ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
     assert "ANTHROPIC_API_KEY" in str(caught.value)
     assert FAKE_KEY not in str(caught.value)
 
@@ -167,9 +167,43 @@ def test_azure_needs_its_resource_name_and_vertex_its_project() -> None:
     assert azure.value.variables == ("AZURE_RESOURCE_NAME",)
     with pytest.raises(MissingCredentials) as vertex:
         resolve_endpoint("google-vertex", {}, {})
-    assert "GOOGLE_VERTEX_PROJECT" in str(vertex.value)
+    assert vertex.value.variables == (
+        "GOOGLE_VERTEX_PROJECT",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_VERTEX_API_KEY",
+    )
     endpoint = resolve_endpoint("google-vertex", {}, {"GOOGLE_CLOUD_PROJECT": "p"})
     assert endpoint.options == {"vertexai": True, "project": "p", "location": "global"}
+    assert endpoint.api_key is None
+
+
+def test_vertex_express_mode_needs_only_a_key() -> None:
+    endpoint = resolve_endpoint("google-vertex", {}, {"GOOGLE_VERTEX_API_KEY": FAKE_KEY})
+    assert endpoint.api_key == FAKE_KEY
+    assert endpoint.options == {"vertexai": True, "project": None, "location": "global"}
+    # Google's own variables are read too, and the Vertex-specific ones win.
+    environ = {
+        "GOOGLE_CLOUD_PROJECT": "general",
+        "GOOGLE_VERTEX_PROJECT": "specific",
+        "GOOGLE_CLOUD_LOCATION": "us-central1",
+    }
+    endpoint = resolve_endpoint("google-vertex", {}, environ)
+    assert endpoint.options == {"vertexai": True, "project": "specific", "location": "us-central1"}
+
+
+def test_anthropic_takes_a_bearer_token_when_no_key_is_set() -> None:
+    token = resolve_endpoint("anthropic", {}, {"ANTHROPIC_AUTH_TOKEN": "test-token"})
+    assert token.api_key == "test-token"
+    assert token.options == {"credential": "auth_token"}
+    assert "test-token" not in repr(token)
+    both = {"ANTHROPIC_API_KEY": FAKE_KEY, "ANTHROPIC_AUTH_TOKEN": "test-token"}
+    key = resolve_endpoint("anthropic", {}, both)
+    assert (key.api_key, key.options) == (FAKE_KEY, {})
+    # A key from settings is a key, whatever the environment holds.
+    users = {"anthropic": UserProviderConfig(api_key=FAKE_KEY)}
+    configured = resolve_endpoint("anthropic", users, {"ANTHROPIC_AUTH_TOKEN": "test-token"})
+    assert (configured.api_key, configured.options) == (FAKE_KEY, {})
+    assert credentialed_providers({"ANTHROPIC_AUTH_TOKEN": "test-token"}) == ["anthropic"]
 
 
 def test_a_user_defined_provider() -> None:
