@@ -17,6 +17,7 @@ the preamble live in this shaper and are applied to its history on every call.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -139,13 +140,15 @@ class ContextShaper:
         self._last_sent: list[Message] = []
         self._failed_at: int | None = None
         """History length when auto-compaction last failed (it waits for more to summarise)."""
+        self._learned: dict[tuple[str, str], int] = {}
+        """Windows learned from overflow errors, by (provider, model)."""
 
     # --------------------------------------------------------------------------- per call
 
     async def prepare(self, history: Sequence[Message], ctx: ShapeContext) -> list[Message]:
         """The messages to send for the next call. The loop calls this before every call."""
         history = self._apply_memory_cut(history, ctx)
-        window = window_of(ctx.model_info)
+        window = self.window(ctx)
         overhead = self._overhead_tokens(ctx)
         shaped = self.shape(history, window)
         threshold = self.policy.threshold(window, _max_output(ctx.model_info))
@@ -191,6 +194,15 @@ class ContextShaper:
         the context that call occupied (reported, else estimated)."""
         return self.account.record(self._last_sent, usage, overhead=self._overhead.tokens)
 
+    def window(self, ctx: ShapeContext) -> int | None:
+        """The window shaping works to: the catalog's (with the user's override), or less if a
+        provider's overflow error showed the real one to be smaller."""
+        window = window_of(ctx.model_info)
+        learned = self._learned.get((ctx.model.provider_id, ctx.model.model_id))
+        if learned is not None and (window is None or learned < window):
+            return learned
+        return window
+
     def current_history(self, history: Sequence[Message], ctx: ShapeContext) -> list[Message]:
         """The history a request is built from now (after a compaction: the preamble and the
         kept messages)."""
@@ -208,12 +220,35 @@ class ContextShaper:
         Returns True when something was shortened (the loop then retries once), False when
         nothing could be (the turn ends with a clear error).
         """
+        overhead = self._overhead_tokens(ctx)
+        sent = self.counter.messages(self._last_sent) + overhead
+        self._learn_window(ctx, error, sent)
         history = self._apply_memory_cut(history, ctx)
-        before = self.account.estimate(self.shape(history, window_of(ctx.model_info)))
+        window = self.window(ctx)
+        before = self.account.estimate(self.shape(history, window), overhead=overhead)
         result = await self._compact(
-            history, ctx, instructions=None, manual=False, tokens_before=before
+            history, ctx, instructions=None, manual=False, tokens_before=max(before, sent)
         )
-        return result.ok
+        if result.ok:
+            return True
+        if window is None:
+            return False
+        # Nothing to summarise (one huge turn) or the summary failed: squeezing the tool
+        # results may still get the request under the window.
+        squeezed = self._fit(self.shape(history, window), window, overhead, ctx.model_info)
+        return self.counter.messages(squeezed) + overhead < sent
+
+    def _learn_window(self, ctx: ShapeContext, error: ProviderError, sent: int) -> None:
+        """Remember a smaller window than the catalog's when an overflow proves it: the limit
+        the vendor stated, else just under what was sent."""
+        stated = stated_limit(error.message)
+        evidence = stated if stated is not None else int(sent * 0.9)
+        if evidence <= 0:
+            return
+        key = (ctx.model.provider_id, ctx.model.model_id)
+        known = self.window(ctx)
+        if known is None or evidence < known:
+            self._learned[key] = evidence
 
     async def compact(
         self, history: Sequence[Message], ctx: ShapeContext, *, instructions: str | None = None
@@ -221,9 +256,8 @@ class ContextShaper:
         """Summarise the conversation now (the `/compact [instructions]` command). The caller
         announces it (CompactionStarted/Finished); usage events go to `ctx.emit`."""
         history = self._apply_memory_cut(history, ctx)
-        window = window_of(ctx.model_info)
         before = self.account.estimate(
-            self.shape(history, window), overhead=self._overhead_tokens(ctx)
+            self.shape(history, self.window(ctx)), overhead=self._overhead_tokens(ctx)
         )
         return await self._compact(
             history, ctx, instructions=instructions, manual=True, tokens_before=before
@@ -275,7 +309,7 @@ class ContextShaper:
         tokens_before: int,
     ) -> CompactionResult:
         policy = self.policy
-        window = window_of(ctx.model_info)
+        window = self.window(ctx)
         start = 1 if history and _is_preamble(history[0]) else 0
         cut = choose_cut(
             history,
@@ -300,14 +334,12 @@ class ContextShaper:
                     tokens_before=tokens_before,
                 )
         summary = await self._summary(history[:cut], ctx, instructions=instructions, start=start)
-        if isinstance(summary, str) is False:
-            assert isinstance(summary, ProviderError)
+        if isinstance(summary, ProviderError):
             return CompactionResult(
                 ok=False,
                 error=f"the summary could not be written: {summary.message}",
                 tokens_before=tokens_before,
             )
-        assert isinstance(summary, str)
         preamble = build_preamble(
             summary, plan=self._plan(history, ctx), files=self._files(history, cut, ctx)
         )
@@ -350,7 +382,7 @@ class ContextShaper:
         one more try with half the transcript."""
         policy = self.policy
         info = ctx.model_info
-        window = window_of(info)
+        window = self.window(ctx)
         max_output = policy.summary_tokens(window, _max_output(info))
         budget_chars = policy.transcript_tokens(window, max_output) * CHARS_PER_TOKEN
         error: ProviderError | None = None
@@ -413,9 +445,7 @@ class ContextShaper:
             cap //= 2
             if cap < _SQUEEZE_FLOOR_TOKENS:
                 break
-            squeezed = cap_tool_results(
-                squeezed, max_tokens=cap, max_bytes=cap * CHARS_PER_TOKEN
-            )
+            squeezed = cap_tool_results(squeezed, max_tokens=cap, max_bytes=cap * CHARS_PER_TOKEN)
         return squeezed
 
     def _plan(self, history: Sequence[Message], ctx: ShapeContext) -> tuple[PlanEntry, ...]:
@@ -442,6 +472,28 @@ class ContextShaper:
         modified = dict.fromkeys((*seen.modified, *new.modified))
         read = dict.fromkeys(p for p in (*seen.read, *new.read) if p not in modified)
         return FilesTouched(modified=tuple(modified), read=tuple(read))
+
+
+_STATED_LIMITS: Final = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"tokens? > (\d[\d,]*) maximum",  # Anthropic
+        r"maximum context length is (\d[\d,]*)",  # OpenAI, OpenRouter, vLLM
+        r"maximum number of tokens allowed \((\d[\d,]*)\)",  # Gemini
+        r"maximum prompt length is (\d[\d,]*)",  # xAI
+        r"context length is only (\d[\d,]*)",  # vLLM
+        r"> (\d[\d,]*), decrease input length",  # Anthropic, input + max_tokens
+    )
+)
+
+
+def stated_limit(message: str) -> int | None:
+    """The token limit an overflow message states, if it states one."""
+    for pattern in _STATED_LIMITS:
+        match = pattern.search(message)
+        if match is not None:
+            return int(match.group(1).replace(",", ""))
+    return None
 
 
 def _is_preamble(message: Message) -> bool:

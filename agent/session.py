@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -253,7 +253,7 @@ class AgentSession:
 
     # ------------------------------------------------------------------------ public API
 
-    def run_turn(self, prompt: Prompt) -> AsyncIterator[AgentEvent]:
+    def run_turn(self, prompt: Prompt) -> AsyncGenerator[AgentEvent, None]:
         """Run one user turn, streaming its events; the last one is `TurnEnded`.
 
         Raises (at once, before anything is recorded):
@@ -320,7 +320,7 @@ class AgentSession:
         if old is not model:
             await old.aclose()
 
-    async def compact(self, instructions: str | None = None) -> AsyncIterator[AgentEvent]:
+    async def compact(self, instructions: str | None = None) -> AsyncGenerator[AgentEvent, None]:
         """Summarise the conversation so far (the `/compact` command)."""
         if self.running:
             raise RuntimeError("cannot compact while a turn is running")
@@ -372,7 +372,9 @@ class AgentSession:
 
     # ---------------------------------------------------------------------- the turn task
 
-    async def _turn(self, message: Message, scope: anyio.CancelScope) -> AsyncIterator[AgentEvent]:
+    async def _turn(
+        self, message: Message, scope: anyio.CancelScope
+    ) -> AsyncGenerator[AgentEvent, None]:
         send, receive = anyio.create_memory_object_stream[AgentEvent](math.inf)
         try:
             async with anyio.create_task_group() as tasks:

@@ -10,6 +10,8 @@ import anyio
 import pytest
 
 from agent.events import (
+    AgentEvent,
+    CompactionFinished,
     ModeChanged,
     ModelChanged,
     Notice,
@@ -153,7 +155,7 @@ async def test_model_and_mode_changes_during_a_turn_are_announced(tmp_path: Path
         ]
     )
     session = await make_session(env(tmp_path), model, tools=[waiting_tool(board)])
-    events = []
+    events: list[AgentEvent] = []
     with anyio.fail_after(10):
         async for event in session.run_turn("go"):
             events.append(event)
@@ -395,7 +397,8 @@ async def test_compact_reports_that_it_is_not_available_yet(tmp_path: Path) -> N
     session = await make_session(env(tmp_path), [ScriptedTurn(text="x")])
     events = [event async for event in session.compact()]
     assert [e.kind for e in events] == ["compaction_started", "compaction_finished"]
-    assert events[-1].ok is False  # pyright: ignore[reportAttributeAccessIssue]
+    finished = events[-1]
+    assert isinstance(finished, CompactionFinished) and finished.ok is False
     await session.aclose()
 
 
