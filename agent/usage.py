@@ -1,0 +1,78 @@
+"""Token usage and cost a user can see: per call, session totals, and the context against the
+window.
+
+Usage arrives already normalised by the wire adapters (`providers.types.Usage`: input includes
+cached reads and cache writes, output includes reasoning). Cost comes from the catalog's prices
+(`providers.catalog.cost_usd`): cached input at the cache-read price, cache writes at the
+cache-write price. A price that is unknown makes the cost unknown (None) from then on; it is never
+shown as zero, because "free" and "we do not know" look the same on a status line and are not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agent.events import UsageUpdated
+from providers.catalog import ModelInfo, cost_usd
+from providers.types import Usage
+
+
+def call_cost(info: ModelInfo | None, usage: Usage) -> float | None:
+    """USD for one call: None when the model or a price this usage needs is unknown; 0.0 only
+    when the call used no tokens."""
+    if usage.input_tokens == 0 and usage.output_tokens == 0:
+        return 0.0
+    if info is None:
+        return None
+    return cost_usd(info, usage)
+
+
+@dataclass
+class UsageTracker:
+    """A session's running totals; `record` turns each call into a `UsageUpdated` event.
+
+    `model_info` is the current model's (it changes with `/model`), so each call is priced at the
+    model that made it. A completed call whose provider reported no usage makes the cost unknown:
+    it cost something nobody counted. (A call that failed without usage was most likely not
+    billed; callers do not record it.)
+    """
+
+    model_info: ModelInfo | None = None
+    total: Usage = field(default_factory=Usage)
+    cost_usd: float | None = 0.0
+    """USD so far; None once any call could not be priced."""
+    context_tokens: int = 0
+    """What the latest request occupied, or the estimate of the next one."""
+    calls: int = 0
+
+    @property
+    def context_window(self) -> int | None:
+        info = self.model_info
+        return info.context_window if info is not None else None
+
+    def record(self, usage: Usage | None, *, context_tokens: int | None = None) -> UsageUpdated:
+        """Account one completed model call (`usage` None: the provider reported none) and, if
+        given, the context size it leaves; returns the event for the front end."""
+        call = usage or Usage()
+        self.calls += 1
+        self.total = self.total + call
+        if self.cost_usd is not None:
+            price = None if usage is None else call_cost(self.model_info, usage)
+            self.cost_usd = None if price is None else self.cost_usd + price
+        if context_tokens is not None:
+            self.context_tokens = context_tokens
+        return self.event(call)
+
+    def context_changed(self, context_tokens: int) -> UsageUpdated:
+        """The context shrank or grew without a model call (a compaction): the new size."""
+        self.context_tokens = context_tokens
+        return self.event(Usage())
+
+    def event(self, call: Usage) -> UsageUpdated:
+        return UsageUpdated(
+            call=call,
+            total=self.total,
+            context_tokens=self.context_tokens,
+            context_window=self.context_window,
+            cost_usd=self.cost_usd,
+        )
