@@ -1,0 +1,310 @@
+"""Settings, environment and working directory turned into what `agent.session.create_session`
+needs: the model factory, the catalog, the model name, and the MCP servers to connect.
+
+Shared by the ACP server's session factory (`earshot.acp_main`) and print mode, so both pick the
+same model the same way:
+
+    --model flag  >  EARSHOT_MODEL  >  settings `model`  >  the first provider with credentials
+    (Anthropic, OpenAI, Gemini, OpenRouter, then the rest) with a default model for it.
+
+Nothing here echoes a key: messages name variables, never values.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from acp_server.factory import McpServerSpec
+    from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
+    from agent.session import AgentSession
+    from agent.settings import Settings
+    from earshot.mcp_tools import McpServer, Spawn
+    from providers.catalog import ModelCatalog
+    from providers.model import Model
+    from providers.registry import UserProviderConfig
+    from sessions import SessionStore
+
+DEFAULT_MODELS: Mapping[str, tuple[str, ...]] = {
+    "anthropic": ("claude-sonnet-4-5", "claude-sonnet-4-6"),
+    "openai": ("gpt-5", "gpt-5.1", "o4-mini"),
+    "google": ("gemini-2.5-pro", "gemini-2.5-flash"),
+    "openrouter": ("anthropic/claude-sonnet-4.5", "openai/gpt-5"),
+    "groq": ("moonshotai/kimi-k2-instruct-0905", "openai/gpt-oss-120b"),
+    "deepseek": ("deepseek-chat",),
+    "xai": ("grok-4.3",),
+    "mistral": ("devstral-medium-latest", "mistral-medium-latest"),
+}
+"""Preferred defaults per provider, first one the catalog knows wins; a provider not listed gets
+its last tool-calling model in catalog order."""
+FALLBACK_MODEL = "anthropic/claude-sonnet-4-5"
+"""Named when no provider has credentials, so the error says which key to set."""
+KEY_HINT_PROVIDERS = ("anthropic", "openai", "google", "openrouter")
+"""The providers a "no credentials" message suggests."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelPick:
+    """The model a session will use, and why."""
+
+    name: str
+    """`provider/model`."""
+    reason: str
+    """Where it came from, for the user: "--model", "EARSHOT_MODEL", "settings", or the default
+    for a credentialed provider."""
+
+
+class NoCredentials(Exception):
+    """No model was named and no provider has credentials. The message says what to set."""
+
+
+class Composition:
+    """Everything derived from one working directory's settings and the environment."""
+
+    def __init__(self, cwd: Path, settings: Settings, environ: Mapping[str, str]) -> None:
+        self.cwd = cwd
+        self.settings = settings
+        self.environ = environ
+
+    @classmethod
+    def load(
+        cls,
+        cwd: Path,
+        *,
+        environ: Mapping[str, str] | None = None,
+        config_home: Path | None = None,
+    ) -> Composition:
+        """Read the settings for `cwd`.
+
+        Raises:
+            agent.settings.SettingsError: a settings file is invalid (names file and key).
+        """
+        from agent.settings import load_settings
+
+        environ = dict(os.environ if environ is None else environ)
+        return cls(cwd, load_settings(cwd, environ=environ, config_home=config_home), environ)
+
+    # ------------------------------------------------------------------------- providers
+
+    @cached_property
+    def user_providers(self) -> dict[str, UserProviderConfig]:
+        return self.settings.user_providers()
+
+    @cached_property
+    def catalog(self) -> ModelCatalog:
+        from providers.catalog import ModelCatalog, default_data_dir
+
+        return ModelCatalog.load(
+            overrides=self.settings.model_overrides(),
+            data_dir=default_data_dir(self.environ),
+            known_providers=tuple(self.settings.providers),
+        )
+
+    def credentialed(self) -> list[str]:
+        """Providers with credentials in the environment or settings, best first."""
+        from providers.registry import credentialed_providers
+
+        return credentialed_providers(self.environ, self.user_providers)
+
+    def model_factory(self) -> Callable[[str], Model]:
+        """`provider/model` -> a `Model`, with these settings, keys and catalog."""
+        from providers.registry import create_model
+
+        user_providers, environ, catalog = self.user_providers, self.environ, self.catalog
+
+        def make(name: str) -> Model:
+            return create_model(
+                name, user_providers=user_providers, environ=environ, catalog=catalog
+            )
+
+        return make
+
+    def check_credentials(self, model_name: str) -> str | None:
+        """None when `model_name` can be created; else a sentence naming what to set."""
+        from providers.registry import (
+            MissingCredentials,
+            UnknownProvider,
+            resolve_endpoint,
+            split_model_name,
+        )
+
+        try:
+            provider, _ = split_model_name(model_name)
+            resolve_endpoint(provider, self.user_providers, self.environ)
+        except (MissingCredentials, UnknownProvider, ValueError) as exc:
+            return f"{exc} (model {model_name})"
+        return None
+
+    # ----------------------------------------------------------------------------- model
+
+    def default_model(self) -> ModelPick:
+        """The model new sessions use: `EARSHOT_MODEL`, settings `model`, else the default of
+        the first credentialed provider; `FALLBACK_MODEL` when nothing has credentials (so the
+        error names a key to set)."""
+        return self._configured() or self._credentialed_default() or self._fallback()
+
+    def pick_model(self, flag: str | None = None) -> ModelPick:
+        """Like `default_model`, with a `--model` flag first.
+
+        Raises:
+            NoCredentials: nothing names a model and no provider has credentials.
+        """
+        if flag:
+            return ModelPick(name=flag.strip(), reason="--model")
+        pick = self._configured() or self._credentialed_default()
+        if pick is None:
+            raise NoCredentials(self.no_credentials_message())
+        return pick
+
+    def no_credentials_message(self) -> str:
+        from providers.registry import provider_spec
+
+        variables: list[str] = []
+        for provider in KEY_HINT_PROVIDERS:
+            spec = provider_spec(provider)
+            if spec is not None and spec.env:
+                variables.append(f"{spec.env[0]} ({spec.name})")
+        return (
+            "no model provider has credentials: set "
+            + ", ".join(variables[:-1])
+            + f" or {variables[-1]}, or name a model with --model, EARSHOT_MODEL or "
+            '"model" in settings (see `earshot models`)'
+        )
+
+    def _configured(self) -> ModelPick | None:
+        from agent.settings import MODEL_ENV
+
+        if self.environ.get(MODEL_ENV, "").strip():
+            return ModelPick(name=self.environ[MODEL_ENV].strip(), reason=MODEL_ENV)
+        if self.settings.model:
+            return ModelPick(name=self.settings.model, reason="settings")
+        return None
+
+    def _credentialed_default(self) -> ModelPick | None:
+        for provider in self.credentialed():
+            model = self.provider_default(provider)
+            if model is not None:
+                return ModelPick(
+                    name=f"{provider}/{model}",
+                    reason=f"the default for {provider} ({self._credential_source(provider)})",
+                )
+        return None
+
+    def _fallback(self) -> ModelPick:
+        return ModelPick(name=FALLBACK_MODEL, reason="no provider has credentials")
+
+    def provider_default(self, provider: str) -> str | None:
+        """The default model id of `provider`, if the catalog knows any tool-calling one."""
+        models = [info for info in self.catalog.models(provider) if info.tool_call]
+        ids = {info.id for info in models}
+        for preferred in DEFAULT_MODELS.get(provider, ()):
+            if preferred in ids:
+                return preferred
+        return models[-1].id if models else None
+
+    def _credential_source(self, provider: str) -> str:
+        from providers.registry import provider_spec
+
+        user = self.user_providers.get(provider)
+        if user is not None and (user.api_key or user.api_key_env or user.base_url):
+            return f"providers.{provider} in settings"
+        spec = provider_spec(provider)
+        if spec is not None:
+            for variable in spec.env:
+                if self.environ.get(variable, "").strip():
+                    return f"{variable} is set"
+        return "configured"
+
+    # ------------------------------------------------------------------------------- MCP
+
+    def mcp_servers(self) -> list[McpServer]:
+        """The MCP servers the settings configure for this directory."""
+        from earshot.mcp_tools import servers_from_settings
+
+        return servers_from_settings(self.settings, self.cwd)
+
+
+async def open_session(
+    composition: Composition,
+    *,
+    store: SessionStore,
+    model_name: str,
+    mode: Mode | None = None,
+    resume_id: str | None = None,
+    additional_directories: Sequence[Path] = (),
+    client_servers: Sequence[McpServerSpec] = (),
+    spawn: Spawn | None = None,
+    files: FileBackend | None = None,
+    processes: ProcessBackend | None = None,
+    interaction: Interaction | None = None,
+    mcp_timeout: float | None = None,
+    errlog: TextIO | None = None,
+) -> AgentSession:
+    """Connect the MCP servers (settings' and the client's, concurrently, each bounded by
+    `mcp_timeout`), then create or resume the session with their tools. Servers that failed are
+    said as warnings at the start of the first turn; the connections close with the session.
+
+    `spawn` starts the MCP clients' long-lived tasks; None leaves MCP servers unconnected (and
+    says so).
+
+    Raises:
+        agent.session.ModelUnavailable: the model cannot be built.
+        sessions.SessionNotFound: `resume_id` names no session.
+    """
+    from agent.session import SessionOptions, create_session
+    from earshot.mcp_tools import (
+        CONNECT_TIMEOUT_SECONDS,
+        McpConnections,
+        connect_servers,
+        merge_servers,
+        servers_from_client,
+    )
+
+    servers = merge_servers(
+        composition.mcp_servers(), servers_from_client(client_servers, composition.cwd)
+    )
+    notices: list[str] = []
+    if servers and spawn is None:
+        names = ", ".join(server.name for server in servers)
+        notices.append(f"MCP servers not connected ({names}): this front end cannot host them")
+        servers = []
+    connections = (
+        await connect_servers(
+            servers,
+            spawn=spawn,
+            timeout=CONNECT_TIMEOUT_SECONDS if mcp_timeout is None else mcp_timeout,
+            errlog=errlog,
+        )
+        if servers and spawn is not None
+        else McpConnections(tools=[], failures=[], _connections=[])
+    )
+    notices.extend(connections.notices)
+    options = SessionOptions(
+        model_name=model_name,
+        mode=mode or composition.settings.mode,
+        extra_tools=connections.tools,
+        notices=notices,
+        on_close=[connections.aclose],
+    )
+    try:
+        return await create_session(
+            store=store,
+            cwd=composition.cwd,
+            options=options,
+            model_factory=composition.model_factory(),
+            catalog=composition.catalog,
+            settings=composition.settings,
+            files=files,
+            processes=processes,
+            interaction=interaction,
+            additional_directories=additional_directories,
+            resume_id=resume_id,
+        )
+    except BaseException:
+        await connections.aclose()
+        raise

@@ -1,0 +1,494 @@
+"""MCP servers as tools named `mcp__<server>__<tool>`, through the official `mcp` SDK.
+
+Servers come from settings (`mcpServers`) and from the ACP client (`session/new` `mcpServers`).
+Each server's client lives in ONE long-lived task (the SDK's transports and `ClientSession` are
+anyio async context managers, which must be entered and left by the same task); the task is
+started with a `spawn` callable the caller owns (the ACP connection's task group, or print mode's
+own), and is cancelled when the session closes. Tools call the session from the turn's tasks,
+which the SDK allows (requests are correlated by id).
+
+All servers connect concurrently and each gets `CONNECT_TIMEOUT_SECONDS`; one that fails or is
+too slow is reported as an `McpFailure` and the session goes on without it.
+
+Tools annotated `readOnlyHint: true` are read-only (no prompt); every other MCP tool goes through
+the permission gate as `mcp__server__tool`. MCP prompts are not offered as slash commands yet.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
+
+import anyio
+from pydantic import BaseModel, ConfigDict
+
+from agent.backends import ToolUi
+from agent.tools.base import (
+    AnyTool,
+    PermissionRequest,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+    define_tool,
+)
+from providers.types import ImagePart, JsonValue, NotJsonError, TextPart, ensure_json
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+    from mcp.types import CallToolResult, Tool
+
+    from acp_server.factory import McpServerSpec
+    from agent.settings import Settings
+
+CONNECT_TIMEOUT_SECONDS = 10.0
+CALL_TIMEOUT_SECONDS = 600.0
+"""A tool call with no answer after this long fails (the user can cancel sooner)."""
+CLOSE_TIMEOUT_SECONDS = 6.0
+"""The SDK's stdio shutdown waits up to 2 s for an exit, then 2 s after SIGTERM."""
+MAX_NAME = 64
+"""Vendors reject longer tool names."""
+
+Spawn = Callable[[Callable[[], Awaitable[None]]], None]
+"""Starts a task in a task group that outlives the caller (e.g. `TaskGroup.start_soon`)."""
+
+
+# ------------------------------------------------------------------------------ definitions
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StdioServer:
+    """A server earshot runs as a subprocess, speaking MCP on its stdin/stdout."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    """Added to the SDK's safe default environment (PATH, HOME...), not to all of earshot's: API
+    keys are not handed to servers unless configured here."""
+    cwd: Path | None = None
+    source: str = "settings"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoteServer:
+    """A server earshot connects to over streamable HTTP (or the legacy SSE transport)."""
+
+    name: str
+    url: str
+    transport: Literal["http", "sse"] = "http"
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    source: str = "settings"
+
+
+McpServer = StdioServer | RemoteServer
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpFailure:
+    server: str
+    message: str
+
+    @property
+    def notice(self) -> str:
+        return f"MCP server '{self.server}' is not available: {self.message}"
+
+
+def servers_from_settings(settings: Settings, cwd: Path) -> list[McpServer]:
+    """`mcpServers` from the settings files (a relative stdio `cwd` is resolved against `cwd`)."""
+    from agent.settings import HttpServerSettings
+
+    servers: list[McpServer] = []
+    for name, entry in settings.mcp_servers.items():
+        scope = settings.mcp_server_scopes.get(name, "user")
+        source = f"{scope} settings"
+        if isinstance(entry, HttpServerSettings):
+            servers.append(
+                RemoteServer(
+                    name=name,
+                    url=entry.url,
+                    transport=entry.type,
+                    headers=tuple(entry.headers.items()),
+                    source=source,
+                )
+            )
+        else:
+            server_cwd = cwd if entry.cwd is None else cwd / Path(entry.cwd).expanduser()
+            servers.append(
+                StdioServer(
+                    name=name,
+                    command=entry.command,
+                    args=tuple(entry.args),
+                    env=tuple(entry.env.items()),
+                    cwd=server_cwd,
+                    source=source,
+                )
+            )
+    return servers
+
+
+def servers_from_client(specs: Sequence[McpServerSpec], cwd: Path) -> list[McpServer]:
+    """The MCP servers an ACP client sent with `session/new` (run in the session's cwd)."""
+    from acp_server.factory import McpRemoteServer
+
+    servers: list[McpServer] = []
+    for spec in specs:
+        if isinstance(spec, McpRemoteServer):
+            servers.append(
+                RemoteServer(
+                    name=spec.name,
+                    url=spec.url,
+                    transport=spec.transport,
+                    headers=spec.headers,
+                    source="editor",
+                )
+            )
+        else:
+            servers.append(
+                StdioServer(
+                    name=spec.name,
+                    command=spec.command,
+                    args=spec.args,
+                    env=spec.env,
+                    cwd=cwd,
+                    source="editor",
+                )
+            )
+    return servers
+
+
+def merge_servers(*groups: Sequence[McpServer]) -> list[McpServer]:
+    """Later groups replace same-named servers of earlier ones (the editor's over settings)."""
+    merged: dict[str, McpServer] = {}
+    for group in groups:
+        for server in group:
+            merged.pop(server.name, None)
+            merged[server.name] = server
+    return list(merged.values())
+
+
+# ------------------------------------------------------------------------------------ names
+
+
+def _clean(text: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", text)
+    # `mcp__a__b` rules split on double underscores: a server name must not contain one.
+    return re.sub(r"_{2,}", "_", cleaned).strip("_") or "x"
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`mcp__<server>__<tool>`, with characters vendors reject replaced, at most 64 long."""
+    name = f"mcp__{_clean(server)}__{re.sub(r'[^A-Za-z0-9_-]', '_', tool)}"
+    return name[:MAX_NAME]
+
+
+# ------------------------------------------------------------------------------ connection
+
+
+class _Connection:
+    """One server: its client task, its state and the tools it offered."""
+
+    def __init__(self, server: McpServer, errlog: TextIO) -> None:
+        self.server = server
+        self.errlog = errlog
+        self.scope = anyio.CancelScope()
+        self.ready = anyio.Event()
+        self.closed = anyio.Event()
+        self.session: ClientSession | None = None
+        self.tools: list[Tool] = []
+        self.error: str | None = None
+
+    async def run(self) -> None:
+        from mcp import ClientSession, Implementation
+
+        from earshot import __version__
+
+        try:
+            with self.scope:
+                async with AsyncExitStack() as stack:
+                    read, write = await stack.enter_async_context(self._transport())
+                    session = await stack.enter_async_context(
+                        ClientSession(
+                            read,
+                            write,
+                            client_info=Implementation(name="earshot", version=__version__),
+                        )
+                    )
+                    await session.initialize()
+                    self.tools = await _list_tools(session)
+                    self.session = session
+                    self.ready.set()
+                    await anyio.sleep_forever()
+        except Exception as exc:
+            self.error = describe_error(exc)
+        finally:
+            self.session = None
+            self.ready.set()
+            self.closed.set()
+
+    def _transport(self) -> Any:
+        server = self.server
+        if isinstance(server, StdioServer):
+            from mcp import StdioServerParameters, stdio_client
+
+            parameters = StdioServerParameters(
+                command=server.command,
+                args=list(server.args),
+                env=dict(server.env) or None,
+                cwd=server.cwd,
+            )
+            return stdio_client(parameters, errlog=self.errlog)
+        headers = dict(server.headers)
+        if server.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            return sse_client(server.url, headers=headers or None)
+        return _streamable_http(server.url, headers)
+
+
+@asynccontextmanager
+async def _streamable_http(url: str, headers: Mapping[str, str]) -> AsyncGenerator[Any]:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    # The SDK's own defaults: 30 s to connect or write, 300 s between reads of a stream.
+    async with (
+        httpx2.AsyncClient(
+            headers=dict(headers), timeout=httpx2.Timeout(30.0, read=300.0)
+        ) as client,
+        streamable_http_client(url, http_client=client) as streams,
+    ):
+        yield streams
+
+
+async def _list_tools(session: ClientSession) -> list[Tool]:
+    from mcp.types import PaginatedRequestParams
+
+    tools: list[Tool] = []
+    cursor: str | None = None
+    for _ in range(100):  # a server that paginates forever cannot hang the session
+        params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        page = await session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    current: BaseException = exc
+    while isinstance(current, BaseExceptionGroup):
+        inner = cast("BaseExceptionGroup[BaseException]", current).exceptions
+        if not inner:
+            break
+        current = inner[0]
+    return cast("BaseException", current)
+
+
+def describe_error(exc: BaseException) -> str:
+    """A one-line reason, the innermost cause of an exception group; no header values."""
+    exc = _innermost(exc)
+    from mcp import MCPError
+
+    if isinstance(exc, MCPError):
+        if exc.error.message == "Connection closed":
+            return "it closed the connection before answering (its stderr may say why)"
+        return exc.error.message
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found ({exc.filename or exc})"
+    text = str(exc).strip()
+    if isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream):
+        text = "the server closed the connection"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+# ----------------------------------------------------------------------------- connections
+
+
+@dataclass(slots=True)
+class McpConnections:
+    """The MCP servers of one session: their tools and what failed. Close it with the session."""
+
+    tools: list[AnyTool]
+    failures: list[McpFailure]
+    _connections: list[_Connection]
+
+    @property
+    def notices(self) -> list[str]:
+        return [failure.notice for failure in self.failures]
+
+    def cancel(self) -> None:
+        """Stop every client task (they shut their servers down in the background)."""
+        for connection in self._connections:
+            connection.scope.cancel()
+
+    async def aclose(self) -> None:
+        """Stop every client and wait (bounded) for the servers to be shut down."""
+        self.cancel()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_TIMEOUT_SECONDS):
+            for connection in self._connections:
+                await connection.closed.wait()
+
+
+async def connect_servers(
+    servers: Sequence[McpServer],
+    *,
+    spawn: Spawn,
+    timeout: float = CONNECT_TIMEOUT_SECONDS,
+    errlog: TextIO | None = None,
+) -> McpConnections:
+    """Start every server's client task at once and wait until each has listed its tools, failed,
+    or run out of `timeout` (cancelled and reported). Never raises for a server's failure.
+
+    Args:
+        spawn: starts a task that outlives this call; the clients live in it.
+        errlog: where stdio servers' stderr goes (default: earshot's stderr, i.e. the log).
+    """
+    connections = [_Connection(server, errlog or sys.stderr) for server in servers]
+    for connection in connections:
+        spawn(connection.run)
+    if connections:
+        with anyio.move_on_after(timeout):
+            async with anyio.create_task_group() as waiting:
+                for connection in connections:
+                    waiting.start_soon(connection.ready.wait)
+    tools: list[AnyTool] = []
+    failures: list[McpFailure] = []
+    taken: set[str] = set()
+    for connection in connections:
+        name = connection.server.name
+        if not connection.ready.is_set():
+            connection.scope.cancel()
+            failures.append(McpFailure(server=name, message=f"did not start within {timeout:g} s"))
+            continue
+        if connection.session is None:
+            failures.append(McpFailure(server=name, message=connection.error or "it exited"))
+            continue
+        for tool in connection.tools:
+            built = mcp_tool(connection, tool)
+            if built.name in taken:
+                failures.append(
+                    McpFailure(server=name, message=f"tool {tool.name!r} clashes with {built.name}")
+                )
+                continue
+            taken.add(built.name)
+            tools.append(built)
+    return McpConnections(tools=tools, failures=failures, _connections=connections)
+
+
+# ------------------------------------------------------------------------------------ tools
+
+
+class McpArguments(BaseModel):
+    """Whatever the server's own schema allows: the loop validates against that schema."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def mcp_tool(connection: _Connection, tool: Tool) -> AnyTool:
+    """One MCP tool as an earshot tool."""
+    server = connection.server.name
+    name = tool_name(server, tool.name)
+    annotations = tool.annotations
+    read_only = bool(annotations is not None and annotations.read_only_hint)
+    title = tool.title or (annotations.title if annotations is not None else None) or tool.name
+    description = (tool.description or title).strip()
+    schema = _schema(tool.input_schema)
+
+    def ui(params: McpArguments, ctx: ToolContext) -> ToolUi:
+        return ToolUi(title=f"{title} ({server})", kind="read" if read_only else "other")
+
+    def permission(params: McpArguments, ctx: ToolContext) -> PermissionRequest:
+        return PermissionRequest(
+            rule_tool=name, description=f"Call {tool.name} on the MCP server '{server}'"
+        )
+
+    async def execute(params: McpArguments, ctx: ToolContext) -> ToolOutput:
+        session = connection.session
+        if session is None:
+            reason = f": {connection.error}" if connection.error else ""
+            raise ToolError(f"The MCP server '{server}' is no longer connected{reason}.")
+        from mcp import MCPError
+
+        try:
+            result = await session.call_tool(
+                tool.name, params.model_dump(), read_timeout_seconds=CALL_TIMEOUT_SECONDS
+            )
+        except MCPError as exc:
+            raise ToolError(f"MCP server '{server}': {exc.error.message}") from exc
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
+            raise ToolError(f"The MCP server '{server}' closed the connection.") from exc
+        return tool_output(result)
+
+    return define_tool(
+        name=name,
+        description=f"[MCP server '{server}'] {description}",
+        input_model=McpArguments,
+        execute=execute,
+        ui=ui,
+        read_only=read_only,
+        permission=None if read_only else permission,
+        input_schema=schema,
+    )
+
+
+def _schema(schema: Mapping[str, Any]) -> dict[str, JsonValue]:
+    try:
+        checked = ensure_json(dict(schema), "inputSchema")
+    except NotJsonError:
+        checked = None
+    if not isinstance(checked, dict) or checked.get("type") != "object":
+        return {"type": "object", "additionalProperties": True}
+    return checked
+
+
+def tool_output(result: CallToolResult) -> ToolOutput:
+    """An MCP tool result as earshot's: text and images kept, embedded resources inlined, other
+    content described in a line."""
+    from mcp.types import (
+        AudioContent,
+        BlobResourceContents,
+        ImageContent,
+        ResourceLink,
+        TextContent,
+    )
+
+    parts: list[TextPart | ImagePart] = []
+    for block in result.content:
+        if isinstance(block, TextContent):
+            parts.append(TextPart(text=block.text))
+        elif isinstance(block, ImageContent):
+            parts.append(ImagePart(media_type=block.mime_type, data=block.data))
+        elif isinstance(block, AudioContent):
+            parts.append(TextPart(text=f"[audio ({block.mime_type}) omitted]"))
+        elif isinstance(block, ResourceLink):
+            about = f": {block.description}" if block.description else ""
+            parts.append(TextPart(text=f"[resource {block.name} at {block.uri}{about}]"))
+        else:
+            resource = block.resource
+            mime = resource.mime_type or ""
+            if isinstance(resource, BlobResourceContents):
+                if mime.startswith("image/"):
+                    parts.append(ImagePart(media_type=mime, data=resource.blob))
+                else:
+                    kind = mime or "binary"
+                    parts.append(TextPart(text=f"[resource {resource.uri} ({kind}) omitted]"))
+            else:
+                parts.append(TextPart(text=f"[resource {resource.uri}]\n{resource.text}"))
+    raw: JsonValue = None
+    if result.structured_content is not None:
+        try:
+            raw = ensure_json(result.structured_content, "structuredContent")
+        except NotJsonError:
+            raw = None
+    if not parts and raw is not None:
+        parts.append(TextPart(text=json.dumps(raw, ensure_ascii=False)))
+    if not parts:
+        parts.append(TextPart(text="(no output)"))
+    return ToolOutput(content=parts, is_error=result.is_error, raw_output=raw)
