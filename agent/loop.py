@@ -286,6 +286,8 @@ class TurnLoop:
                 context_tokens=self._context_tokens,
                 emit=self._send,
                 session=host.persisted_session,
+                system=host.system_prompt,
+                tools=host.tool_specs,
             )
             messages = await host.shaper.prepare(host.history(), shape_ctx)
             request = ModelRequest(
