@@ -42,7 +42,6 @@ from agent.retry import RetryPolicy
 from agent.session_parts import (
     PLAN_EXTENSION,
     SessionParts,
-    UsageMeter,
     assemble_parts,
     prompt_message,
     restored_plan,
@@ -51,6 +50,7 @@ from agent.session_parts import (
 )
 from agent.tools.base import AnyTool, ReadTracker, ScopeContract, ToolContext
 from agent.tools.task import SubagentRunner
+from agent.usage import UsageTracker
 from providers.types import (
     ImagePart,
     Message,
@@ -225,7 +225,8 @@ class AgentSession:
         self.running = False
         self._scope_contract = ScopeContract()
         self._reads = ReadTracker()
-        self._shaper = ContextShaper()
+        self._usage = UsageTracker(model_info=self.model_info)
+        self._shaper = ContextShaper(usage=self._usage)
         self._retry = RetryPolicy(
             max_retries=options.max_retries,
             base_delay=options.retry_base_delay,
@@ -248,7 +249,6 @@ class AgentSession:
         self._turn_done = anyio.Event()
         self._emit: Emit | None = None
         self._services: dict[str, Any] = {"skills": parts.skills}
-        self._usage = UsageMeter()
         self._notices_said = False
 
     # ------------------------------------------------------------------------ public API
@@ -313,6 +313,7 @@ class AgentSession:
         self.model_name = model_name
         self.reasoning_effort = reasoning_effort
         self.model_info = self._lookup_info(model)
+        self._usage.model_info = self.model_info
         await self._stored.append(
             ModelChangeEntry(model=model_name, reasoning_effort=reasoning_effort)
         )
@@ -333,6 +334,8 @@ class AgentSession:
             context_tokens=self._usage.context_tokens,
             emit=events.append,
             session=self._stored,
+            system=self._system_prompt,
+            tools=self._tool_specs,
         )
         result: CompactionResult = await self._shaper.compact(
             self._stored.history(), ctx, instructions=instructions
@@ -503,11 +506,13 @@ class AgentSession:
         self._notify(TitleChanged(title=title))
 
     def record_usage(self, usage: Usage | None, context_tokens: int) -> None:
-        self._notify(self._usage.add(usage, self.model_info, context_tokens=context_tokens))
+        # The shaper's account pairs the usage with the request it measured.
+        context = self._shaper.observe(usage)
+        self._notify(self._usage.record(usage, context_tokens=context))
 
     def record_subagent_usage(self, usage: Usage | None) -> None:
         """A subagent's model call: it counts towards the session's total and cost."""
-        self._notify(self._usage.add(usage, self.model_info))
+        self._notify(self._usage.record(usage))
 
     def tool_context(self, sinks: CallSinks) -> ToolContext:
         return ToolContext(
