@@ -1,13 +1,102 @@
-"""The `earshot` command line."""
+"""The `earshot` command line.
+
+`earshot --stdio` (or `earshot acp`) serves ACP and is dispatched before anything else is
+imported: an editor waits on it. Everything else goes through argparse.
+"""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
-USAGE = """usage: earshot --stdio     serve ACP (the Agent Client Protocol) on stdin/stdout
-       earshot acp         the same
-       earshot --version"""
+if TYPE_CHECKING:
+    import argparse
+
+DESCRIPTION = """earshot: a coding agent that editors run over the Agent Client Protocol.
+
+  earshot --stdio                      serve ACP on stdin/stdout (what an editor starts)
+  earshot -p "fix the failing test"    one turn, headless, in this directory
+  earshot sessions list [--all]        sessions of this directory (or all)
+  earshot sessions show ID             a session's transcript
+  earshot models [--provider P]        providers with credentials, and their models
+  earshot undo                         undo the last change batch of this directory's session
+"""
+
+EPILOG = """print mode exit codes: 0 done, 1 model error, 2 usage/config error,
+3 a tool call was refused by the permission gate, 130 cancelled.
+Keys come from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY,
+OPENROUTER_API_KEY, ...) or settings: ~/.config/earshot/settings.json."""
+
+MODES = ("plan", "ask", "accept-edits", "auto", "yolo")
+
+
+def _parser() -> argparse.ArgumentParser:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="earshot",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", "-V", action="store_true", help="print the version")
+    parser.add_argument(
+        "--stdio", action="store_true", help="serve ACP on stdin/stdout (for editors)"
+    )
+    parser.add_argument(
+        "-p",
+        "--print",
+        dest="prompt",
+        metavar="PROMPT",
+        help="run one turn headless and print the answer ('-' reads the prompt from stdin)",
+    )
+    parser.add_argument(
+        "--output-format",
+        choices=("text", "json"),
+        default="text",
+        help="text: the answer on stdout, progress on stderr; json: one event per line",
+    )
+    parser.add_argument(
+        "--permission-mode",
+        choices=MODES,
+        help="permission mode for this run (default: settings `mode`, else ask, which "
+        "refuses anything that would prompt)",
+    )
+    parser.add_argument(
+        "--model", metavar="PROVIDER/MODEL", help="e.g. anthropic/claude-sonnet-4-5"
+    )
+    parser.add_argument("--resume", metavar="ID", help="continue the session with this id")
+    parser.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_latest",
+        action="store_true",
+        help="continue the newest session of this directory",
+    )
+    parser.add_argument(
+        "--image",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="attach an image (repeatable); @path in the prompt works too",
+    )
+    parser.add_argument(
+        "--cwd", metavar="DIR", help="work in this directory (default: the current one)"
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.add_parser("acp", help="serve ACP on stdin/stdout (same as --stdio)")
+    sessions = commands.add_parser("sessions", help="list or show sessions")
+    session_commands = sessions.add_subparsers(dest="sessions_command", required=True)
+    listing = session_commands.add_parser("list", help="sessions, newest first")
+    listing.add_argument("--all", action="store_true", help="every directory, not just this one")
+    show = session_commands.add_parser("show", help="a session's transcript")
+    show.add_argument("id")
+    models = commands.add_parser("models", help="providers and models from the catalog")
+    models.add_argument("--provider", metavar="ID", help="list this provider's models")
+    commands.add_parser("undo", help="undo the last change batch of this directory's session")
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -21,5 +110,90 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"earshot {__version__}")
         return 0
-    print(USAGE, file=sys.stderr)
-    return 2
+    parser = _parser()
+    try:
+        options = parser.parse_args(args)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else 2
+    return _dispatch(parser, options)
+
+
+def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> int:
+    if options.version:
+        from earshot import __version__
+
+        print(f"earshot {__version__}")
+        return 0
+    if options.stdio or options.command == "acp":
+        from earshot.acp_main import run_stdio
+
+        return run_stdio()
+    cwd = Path(options.cwd).expanduser().resolve() if options.cwd else Path.cwd()
+    if options.command is not None and options.prompt is not None:
+        parser.print_usage(sys.stderr)
+        print(f"earshot: -p cannot be combined with `{options.command}`", file=sys.stderr)
+        return 2
+    match options.command:
+        case "sessions":
+            return _sessions(options, cwd)
+        case "models":
+            return _models(cwd, cast("str | None", options.provider))
+        case "undo":
+            import anyio
+
+            from earshot.commands import undo
+
+            return anyio.run(lambda: undo(cwd, out=sys.stdout))
+        case _:
+            pass
+    if options.prompt is None:
+        parser.print_help(sys.stderr)
+        return 2
+    return _print_mode(options, cwd)
+
+
+def _sessions(options: argparse.Namespace, cwd: Path) -> int:
+    from earshot.commands import sessions_list, sessions_show
+
+    if options.sessions_command == "list":
+        return sessions_list(cwd, all_directories=bool(options.all), out=sys.stdout)
+    import anyio
+
+    session_id = cast("str", options.id)
+    return anyio.run(lambda: sessions_show(session_id, out=sys.stdout, err=sys.stderr))
+
+
+def _models(cwd: Path, provider: str | None) -> int:
+    from agent.settings import SettingsError
+    from earshot.commands import models
+    from earshot.compose import Composition
+
+    try:
+        composition = Composition.load(cwd)
+    except SettingsError as exc:
+        print(f"earshot: {exc}", file=sys.stderr)
+        return 2
+    return models(composition, provider=provider, out=sys.stdout, err=sys.stderr)
+
+
+def _print_mode(options: argparse.Namespace, cwd: Path) -> int:
+    from earshot.print_mode import PrintOptions, run_print
+
+    prompt = cast("str", options.prompt)
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    if not prompt.strip():
+        print("earshot: the prompt is empty", file=sys.stderr)
+        return 2
+    return run_print(
+        PrintOptions(
+            prompt=prompt,
+            cwd=cwd,
+            output_format=options.output_format,
+            permission_mode=options.permission_mode,
+            model=options.model,
+            resume=options.resume,
+            continue_latest=bool(options.continue_latest),
+            images=tuple(Path(path) for path in cast("list[str]", options.image)),
+        )
+    )

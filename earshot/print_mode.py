@@ -1,0 +1,472 @@
+"""`earshot -p PROMPT`: one turn, headless, in the current directory.
+
+`--output-format text` writes the answer to stdout and progress (model, tool calls, notices,
+errors) to stderr; `json` writes one JSON object per line to stdout: a `session` line, every agent
+event as it happens (serialised from its dataclass, `kind` first), and a closing `result` line.
+
+Permission prompts cannot be answered headless: they are rejected, unless `--permission-mode` or
+the settings' rules allow the call without asking.
+
+Exit codes:
+    0    the turn ended normally
+    1    the model failed (or stopped short: refusal, max tokens, max turns)
+    2    usage or configuration error (bad flag, invalid settings, no credentials, bad --resume)
+    3    the turn ended, but at least one tool call was refused by the permission gate
+    130  cancelled (Ctrl-C / SIGTERM); the transcript is saved and can be resumed
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import os
+import re
+import signal
+import sys
+from collections.abc import Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
+
+import anyio
+from anyio.abc import TaskStatus
+
+from agent.backends import DenyingInteraction, Mode
+from agent.events import (
+    AgentEvent,
+    CompactionFinished,
+    CompactionStarted,
+    Notice,
+    PermissionDecided,
+    Retrying,
+    StopReason,
+    TextChunk,
+    ToolCallFinished,
+    ToolCallReady,
+    TurnEnded,
+)
+from providers.types import ImagePart, TextPart
+
+if TYPE_CHECKING:
+    from agent.session import AgentSession
+    from earshot.compose import Composition, ModelPick
+
+OutputFormat = Literal["text", "json"]
+
+EXIT_OK = 0
+EXIT_MODEL_ERROR = 1
+EXIT_USAGE = 2
+EXIT_DENIED = 3
+EXIT_CANCELLED = 130
+
+IMAGE_TYPES: Mapping[str, str] = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+MAX_IMAGE_BYTES = 20_000_000
+MAX_INLINE_CHARS = 200_000
+"""An @file longer than this is cut (the model can `read` the rest)."""
+_MENTION = re.compile(r"(?:(?<=\s)|^)@(\S+)")
+
+
+class UsageError(Exception):
+    """A bad flag or input; exit 2 with this message."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrintOptions:
+    prompt: str
+    cwd: Path
+    output_format: OutputFormat = "text"
+    permission_mode: Mode | None = None
+    model: str | None = None
+    resume: str | None = None
+    continue_latest: bool = False
+    images: tuple[Path, ...] = ()
+
+
+# ------------------------------------------------------------------------------- the prompt
+
+
+def build_prompt(text: str, images: Sequence[Path], cwd: Path) -> list[TextPart | ImagePart]:
+    """The user message: the text, `@file` mentions expanded (images attached, other files
+    appended as context), then `--image` files.
+
+    Raises:
+        UsageError: an `--image` is missing or not an image.
+    """
+    attached: list[ImagePart] = []
+    context: list[str] = []
+    seen: set[Path] = set()
+    for match in _MENTION.finditer(text):
+        path = _mentioned_path(match.group(1), cwd)
+        if path is None or path in seen:
+            continue
+        seen.add(path)
+        if path.suffix.lower() in IMAGE_TYPES:
+            attached.append(_image(path))
+        else:
+            context.append(_inline(path, cwd))
+    for image in images:
+        path = image if image.is_absolute() else cwd / image
+        if not path.is_file():
+            raise UsageError(f"--image {image}: no such file")
+        if path.suffix.lower() not in IMAGE_TYPES:
+            raise UsageError(
+                f"--image {image}: not an image earshot can send ({', '.join(sorted(IMAGE_TYPES))})"
+            )
+        attached.append(_image(path))
+    full = text + "".join(f"\n\n{block}" for block in context)
+    return [TextPart(text=full), *attached]
+
+
+def _mentioned_path(token: str, cwd: Path) -> Path | None:
+    # "see @notes.md." mentions notes.md: trailing punctuation is tried both ways.
+    for candidate in (token, token.rstrip(".,;:!?)]}'\"")):
+        if not candidate:
+            continue
+        path = Path(candidate).expanduser()
+        path = path if path.is_absolute() else cwd / path
+        if path.is_file():
+            return path.resolve()
+    return None
+
+
+def _image(path: Path) -> ImagePart:
+    size = path.stat().st_size
+    if size > MAX_IMAGE_BYTES:
+        raise UsageError(f"{path}: image too large ({size} bytes; at most {MAX_IMAGE_BYTES})")
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return ImagePart(media_type=IMAGE_TYPES[path.suffix.lower()], data=data)
+
+
+def _inline(path: Path, cwd: Path) -> str:
+    try:
+        shown = str(path.relative_to(cwd.resolve()))
+    except ValueError:
+        shown = str(path)
+    try:
+        content = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return f'<file path="{shown}">\n(binary file, not included)\n</file>'
+    except OSError as exc:
+        return f'<file path="{shown}">\n(unreadable: {exc.strerror or exc})\n</file>'
+    if len(content) > MAX_INLINE_CHARS:
+        content = content[:MAX_INLINE_CHARS] + f"\n[cut at {MAX_INLINE_CHARS} characters]"
+    return f'<file path="{shown}">\n{content}\n</file>'
+
+
+# ----------------------------------------------------------------------------- rendering
+
+
+def to_json(value: Any) -> Any:
+    """A JSON-ready copy of an event (dataclasses become objects with `kind` first)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        data = {
+            field.name: to_json(getattr(value, field.name)) for field in dataclasses.fields(value)
+        }
+        if "kind" in data:
+            data = {"kind": data.pop("kind"), **data}
+        return data
+    if isinstance(value, dict):
+        items = cast("dict[Any, Any]", value)
+        return {str(key): to_json(item) for key, item in items.items()}
+    if isinstance(value, list | tuple):
+        return [to_json(item) for item in cast("Sequence[Any]", value)]
+    if isinstance(value, Path):
+        return str(value)
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return repr(value)
+
+
+class Renderer:
+    """Writes events to stdout/stderr in the chosen format and remembers what the exit code
+    needs (the end reason, refused calls)."""
+
+    def __init__(self, output_format: OutputFormat, stdout: TextIO, stderr: TextIO) -> None:
+        self.format = output_format
+        self.stdout = stdout
+        self.stderr = stderr
+        self.denied = 0
+        self.end: TurnEnded | None = None
+        self.answer: list[str] = []
+        self._line_open = False
+
+    def line(self, data: Mapping[str, Any]) -> None:
+        self.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+        self.stdout.flush()
+
+    def note(self, text: str) -> None:
+        if self.format == "text":
+            self.stderr.write(f"earshot: {text}\n")
+            self.stderr.flush()
+
+    def event(self, event: AgentEvent) -> None:
+        match event:
+            case PermissionDecided(allowed=False):
+                self.denied += 1
+            case TurnEnded():
+                self.end = event
+            case TextChunk(parent_call_id=None):
+                self.answer.append(event.text)
+            case _:
+                pass
+        if self.format == "json":
+            self.line(to_json(event))
+        else:
+            self._text(event)
+
+    def _text(self, event: AgentEvent) -> None:
+        match event:
+            case TextChunk(parent_call_id=None):
+                self.stdout.write(event.text)
+                self.stdout.flush()
+                self._line_open = not event.text.endswith("\n")
+            case ToolCallReady(parent_call_id=None):
+                self._progress(f"→ {event.ui.title}")
+            case ToolCallFinished(parent_call_id=None) if event.status not in (
+                "completed",
+                "denied",
+            ):
+                detail = event.result.text.strip().splitlines()[:1]
+                self._progress(f"  ✗ {event.status}" + (f": {detail[0][:200]}" if detail else ""))
+            case PermissionDecided(allowed=False):
+                why = "print mode cannot ask" if event.source == "prompt" else event.source
+                self._progress(
+                    f"  ✗ permission refused ({why}); --permission-mode or an allow rule in "
+                    "settings would let it run"
+                )
+            case Notice():
+                self._progress(f"earshot: {event.severity}: {event.message}")
+            case Retrying():
+                self._progress(
+                    f"earshot: retrying in {event.delay:.1f}s (attempt {event.attempt}): "
+                    f"{event.error.message}"
+                )
+            case CompactionStarted():
+                self._progress("earshot: compacting the conversation…")
+            case CompactionFinished(ok=False):
+                self._progress(f"earshot: compaction failed: {event.error}")
+            case TurnEnded(reason="error"):
+                self._progress(f"earshot: error: {event.message or 'the model call failed'}")
+            case TurnEnded(reason="cancelled"):
+                self._progress("earshot: cancelled")
+            case TurnEnded(reason="max_turns"):
+                self._progress("earshot: stopped: too many model calls in one turn")
+            case _:
+                pass
+
+    def _progress(self, text: str) -> None:
+        if self._line_open:
+            self.stdout.write("\n")
+            self.stdout.flush()
+            self._line_open = False
+        self.stderr.write(text + "\n")
+        self.stderr.flush()
+
+    def finish(self) -> None:
+        if self.format == "text" and self._line_open:
+            self.stdout.write("\n")
+            self.stdout.flush()
+
+
+def exit_code(reason: StopReason | None, denied: int) -> int:
+    """The process exit code for how the turn ended (see the module docstring)."""
+    match reason:
+        case "end_turn":
+            return EXIT_DENIED if denied else EXIT_OK
+        case "cancelled":
+            return EXIT_CANCELLED
+        case "error" | "refusal" | "max_tokens" | "max_turns" | None:
+            return EXIT_MODEL_ERROR
+
+
+# ----------------------------------------------------------------------------------- run
+
+
+def run_print(
+    options: PrintOptions,
+    *,
+    environ: Mapping[str, str] | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run one headless turn; returns the exit code."""
+    out, err = stdout or sys.stdout, stderr or sys.stderr
+    try:
+        return anyio.run(_main, options, dict(os.environ if environ is None else environ), out, err)
+    except KeyboardInterrupt:
+        err.write("earshot: cancelled\n")
+        return EXIT_CANCELLED
+
+
+async def _main(options: PrintOptions, environ: dict[str, str], out: TextIO, err: TextIO) -> int:
+    from agent.settings import SettingsError
+    from earshot.compose import Composition, NoCredentials
+
+    renderer = Renderer(options.output_format, out, err)
+    try:
+        composition = Composition.load(options.cwd, environ=environ)
+        parts = build_prompt(options.prompt, options.images, options.cwd)
+        resume_id = await _resume_id(options, composition, renderer)
+        pick = _pick(options, composition, resuming=resume_id is not None)
+    except (SettingsError, NoCredentials, UsageError) as exc:
+        err.write(f"earshot: {exc}\n")
+        return EXIT_USAGE
+    code = EXIT_MODEL_ERROR
+    async with anyio.create_task_group() as tasks:
+        try:
+            session = await _open(options, composition, pick, resume_id, tasks.start_soon, err)
+        except UsageError as exc:
+            err.write(f"earshot: {exc}\n")
+            tasks.cancel_scope.cancel()
+            return EXIT_USAGE
+        try:
+            code = await _run(session, parts, pick, renderer, tasks)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await session.aclose()
+            tasks.cancel_scope.cancel()
+    return code
+
+
+async def _resume_id(
+    options: PrintOptions, composition: Composition, renderer: Renderer
+) -> str | None:
+    if options.resume is not None and options.continue_latest:
+        raise UsageError("--resume and --continue cannot be used together")
+    if options.resume is not None:
+        return options.resume
+    if not options.continue_latest:
+        return None
+    from sessions import SessionStore
+
+    latest = await SessionStore().latest(composition.cwd)
+    if latest is None:
+        renderer.note("no earlier session in this directory: starting a new one")
+        return None
+    await latest.aclose()
+    return latest.id
+
+
+def _pick(options: PrintOptions, composition: Composition, *, resuming: bool) -> ModelPick:
+    from earshot.compose import ModelPick
+
+    if resuming and not options.model:
+        # The transcript's own model is used when it can still be built.
+        return ModelPick(name=composition.default_model().name, reason="the session's")
+    pick = composition.pick_model(options.model)
+    problem = composition.check_credentials(pick.name)
+    if problem is not None:
+        raise UsageError(problem)
+    return pick
+
+
+async def _open(
+    options: PrintOptions,
+    composition: Composition,
+    pick: ModelPick,
+    resume_id: str | None,
+    spawn: Any,
+    err: TextIO,
+) -> AgentSession:
+    from agent.session import ModelUnavailable
+    from earshot.compose import open_session
+    from sessions import SessionNotFound, SessionStore
+
+    try:
+        session = await open_session(
+            composition,
+            store=SessionStore(),
+            model_name=pick.name,
+            mode=options.permission_mode,
+            resume_id=resume_id,
+            spawn=spawn,
+            interaction=DenyingInteraction(),
+            errlog=err,
+        )
+    except SessionNotFound:
+        raise UsageError(f"no session {resume_id!r} (see `earshot sessions list --all`)") from None
+    except ModelUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        if resume_id is not None and options.model and options.model != session.model_name:
+            await session.set_model(options.model)
+        if resume_id is not None and options.permission_mode is not None:
+            await session.set_mode(options.permission_mode)
+    except (ModelUnavailable, ValueError) as exc:
+        await session.aclose()
+        raise UsageError(str(exc)) from None
+    return session
+
+
+async def _run(
+    session: AgentSession,
+    parts: list[TextPart | ImagePart],
+    pick: ModelPick,
+    renderer: Renderer,
+    tasks: anyio.abc.TaskGroup,
+) -> int:
+    from agent.session import UnsupportedPrompt
+
+    reason = pick.reason if pick.name == session.model_name else "the session's"
+    if renderer.format == "json":
+        renderer.line(
+            {
+                "kind": "session",
+                "session_id": session.id,
+                "cwd": str(session.cwd),
+                "model": session.model_name,
+                "model_reason": reason,
+                "mode": session.mode,
+            }
+        )
+    renderer.note(f"model {session.model_name} ({reason}), mode {session.mode}")
+    await tasks.start(_watch_signals, session)
+    try:
+        events = session.run_turn(parts)
+    except UnsupportedPrompt as exc:
+        renderer.stderr.write(f"earshot: {exc}\n")
+        if renderer.format == "json":
+            renderer.line({"kind": "result", "exit_code": EXIT_USAGE, "error": str(exc)})
+        return EXIT_USAGE
+    async with aclosing(events):
+        async for event in events:
+            renderer.event(event)
+    renderer.finish()
+    end = renderer.end
+    code = exit_code(end.reason if end else None, renderer.denied)
+    if renderer.format == "json":
+        renderer.line(
+            {
+                "kind": "result",
+                "exit_code": code,
+                "session_id": session.id,
+                "stop_reason": end.reason if end else None,
+                "denied": renderer.denied,
+                "text": "".join(renderer.answer),
+            }
+        )
+    renderer.note(f"session {session.id} (continue with --resume {session.id})")
+    return code
+
+
+async def _watch_signals(
+    session: AgentSession, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+) -> None:
+    """First Ctrl-C (or SIGTERM) cancels the turn cleanly; a second one exits at once."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()
+        cancelled = False
+        async for _ in signals:
+            if cancelled:
+                sys.stderr.write("earshot: interrupted again, exiting\n")
+                os._exit(EXIT_CANCELLED)
+            cancelled = True
+            session.cancel()
