@@ -92,6 +92,11 @@ class SessionFactory(Protocol):
 
     def skills(self, cwd: Path) -> Sequence[SkillCommand]: ...
 
+    def prepare(self, cwd: Path) -> None:
+        """Load ahead what sessions in `cwd` will need (called once, right after `initialize`);
+        must not fail loudly: errors surface again when a session is made."""
+        ...
+
     async def create(
         self,
         *,

@@ -24,6 +24,8 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from acp_server.wire import JsonObject, encode_message
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -39,7 +41,6 @@ EOF_GRACE_SECONDS = 0.05
 """After the input ends, how long handlers get to answer before they are cancelled."""
 
 RequestId: TypeAlias = "int | str | None"
-JsonObject: TypeAlias = dict[str, Any]
 
 
 class RpcError(Exception):
@@ -175,16 +176,6 @@ class _FdWriter:
             view = view[written:]
 
 
-def encode_message(message: JsonObject) -> bytes:
-    """One JSON object on one line (json escapes every newline inside strings)."""
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-    try:
-        return text.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:
-        # A lone surrogate (from undecodable input) cannot be UTF-8; \u-escape everything.
-        return json.dumps(message, separators=(",", ":")).encode("ascii") + b"\n"
-
-
 class Connection:
     """A JSON-RPC peer over a pair of fds."""
 
@@ -200,7 +191,12 @@ class Connection:
         on_input_closed: Callable[[], None] | None = None,
         log: Logger = _no_log,
         line_limit: int = DEFAULT_LINE_LIMIT,
+        initial_data: bytes = b"",
+        input_ended: bool = False,
+        on_start: Callable[[], None] | None = None,
     ) -> None:
+        """`initial_data` is input already read (by the start-up fast path); `input_ended` says
+        the input already reached its end while reading it."""
         self._reader = _FdReader(read_fd)
         self._writer = _FdWriter(write_fd)
         self._requests = requests
@@ -208,6 +204,9 @@ class Connection:
         self._error_mapper = error_mapper
         self._on_eof = on_eof
         self._on_input_closed = on_input_closed
+        self._initial_data = initial_data
+        self._input_ended = input_ended
+        self._on_start = on_start
         self._active = 0
         self._idle = anyio.Event()
         self._log = log
@@ -231,6 +230,8 @@ class Connection:
         """Read and dispatch until the input ends; then stop every handler and run `on_eof`."""
         async with anyio.create_task_group() as task_group:
             self._task_group = task_group
+            if self._on_start is not None:
+                self._on_start()
             async for line in self._lines():
                 self._dispatch_line(line)
             self._closed = True
@@ -255,14 +256,12 @@ class Connection:
 
     async def _lines(self) -> AsyncIterator[bytes | None]:
         """Complete lines; None stands for a line that exceeded the limit (already skipped)."""
-        buffer = bytearray()
+        buffer = bytearray(self._initial_data)
+        self._initial_data = b""
+        ended = self._input_ended
         scanned = 0
         skipping = False
         while True:
-            chunk = await self._reader.read()
-            if not chunk:
-                break
-            buffer += chunk
             while True:
                 newline = buffer.find(b"\n", scanned)
                 if newline < 0:
@@ -284,6 +283,12 @@ class Connection:
                     yield None
                     continue
                 yield line
+            if ended:
+                break
+            chunk = await self._reader.read()
+            if not chunk:
+                break
+            buffer += chunk
         if buffer.strip() and not skipping:
             yield bytes(buffer)
 

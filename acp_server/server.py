@@ -14,10 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
+import anyio.lowlevel
 
 from acp_server import params as p
-from acp_server.capabilities import AUTH_METHOD_ID, ClientCapabilities, initialize_result
+from acp_server.advertised import AUTH_METHOD_ID, initialize_result
+from acp_server.capabilities import ClientCapabilities
+from acp_server.early import EarlyInput
 from acp_server.jsonrpc import (
+    DEFAULT_LINE_LIMIT,
     Connection,
     InvalidParams,
     JsonObject,
@@ -33,6 +37,8 @@ if TYPE_CHECKING:
     from agent.session import AgentSession
 
 FactoryProvider = Callable[[], Awaitable["SessionFactory"]]
+LINE_LIMIT = int(os.environ.get("EARSHOT_ACP_LINE_LIMIT") or DEFAULT_LINE_LIMIT)
+"""Longest accepted message line (50 MB; the variable exists for tests)."""
 SESSION_LIST_PAGE = int(os.environ.get("EARSHOT_ACP_LIST_PAGE", "50") or 50)
 """Sessions per `session/list` page (the variable exists for tests)."""
 
@@ -128,10 +134,16 @@ class AcpServer:
     def notifications(self) -> dict[str, NotificationHandler]:
         return {"session/cancel": self.session_cancel}
 
-    async def serve(self, *, read_fd: int, write_fd: int) -> None:
-        """Serve until the client closes our input."""
+    async def serve(self, *, read_fd: int, write_fd: int, early: EarlyInput | None = None) -> None:
+        """Serve until the client closes our input. `early` is what the start-up fast path read
+        (and whether it already answered `initialize`)."""
         from acp_server.errors import map_exception
 
+        early = early or EarlyInput()
+        if early.initialize_params is not None:
+            self.client = ClientCapabilities.parse(
+                early.initialize_params.get("clientCapabilities")
+            )
         self._connection = Connection(
             read_fd=read_fd,
             write_fd=write_fd,
@@ -141,6 +153,10 @@ class AcpServer:
             on_eof=self.shutdown,
             on_input_closed=self._cancel_all,
             log=self._log,
+            initial_data=early.data,
+            input_ended=early.ended,
+            on_start=self._start_warming_now if early.initialize_params is not None else None,
+            line_limit=LINE_LIMIT,
         )
         await self._connection.serve()
 
@@ -176,9 +192,13 @@ class AcpServer:
             return self._factory
 
     async def _warm(self) -> None:
+        """Right after `initialize`: load what `session/new` needs, so an editor that opens its
+        first session a moment later finds it ready (editors start in the project directory)."""
         try:
-            await self.factory()
-            importlib.import_module("acp_server.live")  # the session machinery, before session/new
+            factory = await self.factory()
+            importlib.import_module("acp_server.live")
+            await anyio.lowlevel.checkpoint()
+            factory.prepare(Path.cwd())
         except Exception as exc:
             self._log("warming the session factory failed", {"error": repr(exc)})
 
@@ -191,6 +211,9 @@ class AcpServer:
         return initialize_result(self._version)
 
     async def _start_warming(self) -> None:
+        self._start_warming_now()
+
+    def _start_warming_now(self) -> None:
         self.connection.spawn(self._warm)
 
     async def authenticate(self, params: JsonObject, context: RequestContext) -> JsonObject:

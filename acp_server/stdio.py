@@ -27,6 +27,12 @@ def protect_stdout() -> int:
 def serve_stdio(*, factory_provider: FactoryProvider, version: str) -> int:
     """Serve until stdin closes; then exit at once (no slow interpreter teardown)."""
     wire = protect_stdout()
+    from acp_server.early import answer_initialize_early
+
+    try:
+        early = answer_initialize_early(0, wire, version)
+    except (BrokenPipeError, ConnectionResetError):
+        os._exit(0)
     import anyio
 
     from acp_server.server import AcpServer
@@ -39,7 +45,7 @@ def serve_stdio(*, factory_provider: FactoryProvider, version: str) -> int:
     server = AcpServer(factory_provider=factory_provider, version=version, log=lazy_log)
 
     async def main() -> None:
-        await server.serve(read_fd=0, write_fd=wire)
+        await server.serve(read_fd=0, write_fd=wire, early=early)
 
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(main)

@@ -13,10 +13,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from acp_server.factory import McpServerSpec, ModelChoice, SessionIO, SkillCommand
     from agent.session import AgentSession
     from agent.settings import Settings
@@ -73,6 +74,13 @@ class EarshotFactory:
             )
             self._catalogs[cwd] = catalog
         return catalog
+
+    def prepare(self, cwd: Path) -> None:
+        import importlib
+
+        importlib.import_module("agent.session")
+        self.default_model(cwd)
+        self.available_models(cwd)
 
     def _credentialed(self, cwd: Path) -> list[str]:
         from providers.registry import credentialed_providers

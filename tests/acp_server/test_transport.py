@@ -131,3 +131,45 @@ async def test_eof_exits_promptly(agent_env: AgentEnv) -> None:
         elapsed = time.perf_counter() - started
     assert client.process.returncode == 0
     assert elapsed < 1.0
+
+
+async def test_initialize_and_more_in_one_write_then_eof(agent_env: AgentEnv) -> None:
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {"jsonrpc": "2.0", "id": 2, "method": "logout", "params": {}},
+        {"jsonrpc": "2.0", "id": 3, "method": "nope"},
+    ]
+    async with spawn_agent(agent_env) as client:
+        client._pending.update(  # pyright: ignore[reportPrivateUsage]
+            {i: (m["method"], anyio.Event(), []) for i, m in enumerate(lines, start=1)}
+        )
+        await client.send("".join(json.dumps(line) + "\n" for line in lines))
+        await client.close_stdin()
+        assert (await client.response(1))["result"]["protocolVersion"] == 1
+        assert (await client.response(2))["result"] == {}
+        assert (await client.response(3))["error"]["code"] == -32601
+    assert [m["id"] for m in client.messages] == [1, 2, 3]
+
+
+async def test_a_first_line_that_is_not_initialize_is_served_normally(agent_env: AgentEnv) -> None:
+    async with spawn_agent(agent_env) as client:
+        assert await client.call("logout", {}) == {}
+        await client.send('{"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {}}\n')
+        result = await initialize(client)
+        assert result["protocolVersion"] == 1
+        errors = [m for m in client.messages if m.get("id") == 9]
+        assert errors[0]["error"]["data"]["field"] == "protocolVersion"
+
+
+async def test_a_line_over_the_limit_is_a_parse_error(agent_env: AgentEnv) -> None:
+    agent_env.extra_env["EARSHOT_ACP_LINE_LIMIT"] = str(1024 * 1024)
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        await client.send('{"jsonrpc": "2.0", "id": 5, "method": "logout", "params": {"x": "')
+        await client.send("y" * (3 * 1024 * 1024))
+        await client.send('"}}\n')
+        error = await client.wait_for(
+            lambda: next((m for m in client.messages if m.get("id") is None), None)
+        )
+        assert error["error"]["code"] == -32700
+        assert await client.call("logout", {}) == {}

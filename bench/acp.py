@@ -1,0 +1,339 @@
+"""ACP server benchmarks; writes the `## acp` section of bench/RESULTS.md.
+
+    .venv/bin/python bench/acp.py [--runs 20] [--deltas 100000] [--no-write] [--dev-venv]
+
+The server runs from a throwaway virtual environment holding a regular (non-editable) install of
+this tree, built as a wheel, so its modules load from compiled bytecode as they would for a user;
+third-party dependencies come from `.venv` through a `.pth` line. `--dev-venv` measures
+`.venv/bin/earshot` instead. Settings select the scripted model from temporary XDG dirs.
+
+Targets: spawn -> `initialize` reply <= 100 ms (median); `session/new` <= 50 ms without MCP
+servers; resident memory after `session/new` <= 60 MB; exit <= 100 ms after stdin closes; streamed
+text deltas reach stdout at >= 20,000 per second. Also runs `shared/tools/acp_probe.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "RESULTS.md"
+SECTION = "## acp"
+PROBE = ROOT.parent / "shared" / "tools" / "acp_probe.py"
+DEV_VENV = ROOT / ".venv"
+
+
+def build_venv(work: Path) -> Path:
+    """A venv with this tree installed from a wheel; returns its `earshot` script."""
+    wheels = work / "wheels"
+    subprocess.run(
+        [str(DEV_VENV / "bin" / "pip"), "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    venv = work / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    [wheel] = wheels.glob("*.whl")
+    subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "-q", "--no-deps", str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    deps = DEV_VENV / "lib" / version / "site-packages"
+    (venv / "lib" / version / "site-packages" / "zz_earshot_deps.pth").write_text(
+        f"{deps}\n", encoding="utf-8"
+    )
+    shutil.rmtree(ROOT / "build", ignore_errors=True)
+    return venv / "bin" / "earshot"
+
+
+@dataclass
+class Setup:
+    earshot: Path
+    workspace: Path
+    env: dict[str, str]
+    script: Path
+
+
+def make_setup(work: Path, earshot: Path, deltas: int) -> Setup:
+    workspace = work / "workspace"
+    workspace.mkdir()
+    config = work / "config" / "earshot"
+    config.mkdir(parents=True)
+    script = work / "script.json"
+    turns = [{"text": "x" * deltas, "chunk_size": 1}]
+    script.write_text(json.dumps({"turns": turns}), encoding="utf-8")
+    (config / "settings.json").write_text(
+        json.dumps(
+            {
+                "providers": {"bench": {"api": "scripted", "script": str(script)}},
+                "model": "bench/scripted",
+            }
+        ),
+        encoding="utf-8",
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.update(
+        XDG_CONFIG_HOME=str(work / "config"),
+        XDG_DATA_HOME=str(work / "data"),
+        HOME=str(work),
+    )
+    return Setup(earshot=earshot, workspace=workspace, env=env, script=script)
+
+
+class Agent:
+    """A spawned server with a blocking line reader (the benchmark is sequential)."""
+
+    def __init__(self, setup: Setup) -> None:
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen(
+            [str(setup.earshot), "--stdio"],
+            cwd=setup.workspace,
+            env=setup.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdin: IO[bytes] = self.process.stdin
+        self.stdout: IO[bytes] = self.process.stdout
+        self.next_id = 0
+
+    def send(self, method: str, params: dict[str, Any]) -> int:
+        self.next_id += 1
+        line = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        self.stdin.write((json.dumps(line) + "\n").encode())
+        self.stdin.flush()
+        return self.next_id
+
+    def until_response(
+        self, request_id: int, on_message: Callable[[dict[str, Any]], None] | None = None
+    ) -> dict[str, Any]:
+        while True:
+            line = self.stdout.readline()
+            if not line:
+                raise RuntimeError("the server closed its output")
+            message = json.loads(line)
+            if message.get("id") == request_id and "method" not in message:
+                if "error" in message:
+                    raise RuntimeError(f"request {request_id} failed: {message['error']}")
+                return message["result"]
+            if on_message is not None:
+                on_message(message)
+
+    def rss_mb(self) -> float:
+        status = Path(f"/proc/{self.process.pid}/status").read_text(encoding="utf-8")
+        kb = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS"))
+        return kb / 1024
+
+    def close(self) -> float:
+        """Close stdin; ms until the process exited."""
+        started = time.perf_counter()
+        self.stdin.close()
+        self.process.wait(timeout=10)
+        return (time.perf_counter() - started) * 1000
+
+
+def initialize(agent: Agent) -> float:
+    request_id = agent.send("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    agent.until_response(request_id)
+    return (time.perf_counter() - agent.started) * 1000
+
+
+def new_session(agent: Agent, setup: Setup) -> tuple[str, float]:
+    started = time.perf_counter()
+    request_id = agent.send("session/new", {"cwd": str(setup.workspace), "mcpServers": []})
+    result = agent.until_response(request_id)
+    return result["sessionId"], (time.perf_counter() - started) * 1000
+
+
+@dataclass
+class Run:
+    init_ms: float
+    new_cold_ms: float
+    new_warm_ms: float
+    new_after_idle_ms: float
+    rss_mb: float
+    exit_ms: float
+
+
+def one_run(setup: Setup) -> Run:
+    agent = Agent(setup)
+    init_ms = initialize(agent)
+    _, cold = new_session(agent, setup)
+    _, warm = new_session(agent, setup)
+    rss = agent.rss_mb()
+    exit_ms = agent.close()
+    # An editor that opens its session a moment after initialize (the warm-up has finished).
+    agent = Agent(setup)
+    initialize(agent)
+    time.sleep(1.0)
+    _, after_idle = new_session(agent, setup)
+    agent.close()
+    return Run(init_ms, cold, warm, after_idle, rss, exit_ms)
+
+
+def delta_rate(setup: Setup, deltas: int) -> tuple[float, float]:
+    """(deltas per second on stdout during the turn, whole prompt seconds)."""
+    agent = Agent(setup)
+    initialize(agent)
+    session_id, _ = new_session(agent, setup)
+    seen: list[float] = []
+
+    def count(message: dict[str, Any]) -> None:
+        update = message.get("params", {}).get("update", {})
+        if update.get("sessionUpdate") == "agent_message_chunk":
+            seen.append(time.perf_counter())
+
+    started = time.perf_counter()
+    request_id = agent.send(
+        "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
+    )
+    agent.until_response(request_id, count)
+    total = time.perf_counter() - started
+    agent.close()
+    assert len(seen) == deltas, (len(seen), deltas)
+    return (len(seen) - 1) / (seen[-1] - seen[0]), total
+
+
+def probe(setup: Setup, runs: int) -> dict[str, Any]:
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(PROBE),
+            "--runs",
+            str(runs),
+            "--cwd",
+            str(setup.workspace),
+            "--",
+            str(setup.earshot),
+            "--stdio",
+        ],
+        env=setup.env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])["summary"]
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def report(
+    runs: list[Run],
+    rate: float,
+    prompt_s: float,
+    deltas: int,
+    summary: dict[str, Any],
+    command: str,
+    where: str,
+) -> str:
+    def row(name: str, values: list[float], target: str, unit: str = "ms") -> str:
+        return (
+            f"| {name} | {median(values):.1f} {unit} | {min(values):.1f} | {max(values):.1f} "
+            f"| {target} |"
+        )
+
+    def probe_value(key: str) -> str:
+        value = summary.get(key)
+        return "n/a" if not isinstance(value, dict) else f"{value['median']}"
+
+    lines = [
+        SECTION,
+        "",
+        f"Command: `{command}`. Server: {where}.",
+        f"Machine: CPython {platform.python_version()}, {platform.system()} {platform.machine()}, "
+        f"{os.cpu_count()} CPUs. Date: {time.strftime('%Y-%m-%d')}. {len(runs)} runs.",
+        "",
+        "| measure | median | min | max | target |",
+        "| --- | ---: | ---: | ---: | --- |",
+        row("spawn -> `initialize` reply", [r.init_ms for r in runs], "<= 100 ms"),
+        row(
+            "`session/new` right after `initialize` (cold)",
+            [r.new_cold_ms for r in runs],
+            "see note",
+        ),
+        row(
+            "`session/new`, second in the process (warm)", [r.new_warm_ms for r in runs], "<= 50 ms"
+        ),
+        row(
+            "`session/new` 1 s after `initialize` (warmed up)",
+            [r.new_after_idle_ms for r in runs],
+            "<= 50 ms",
+        ),
+        row("resident memory after two `session/new`", [r.rss_mb for r in runs], "<= 60 MB", "MB"),
+        row("exit after stdin closes", [r.exit_ms for r in runs], "<= 100 ms"),
+        "",
+        f"Streaming: {deltas:,} one-character text deltas from the scripted model reached stdout "
+        f"at **{rate:,.0f} per second** (target >= 20,000; first to last chunk; the whole prompt "
+        f"took {prompt_s:.2f} s).",
+        "",
+        f"`acp_probe.py --runs {summary.get('runs')}` on the same install: init_ms "
+        f"{probe_value('init_ms')}, session_new_ms {probe_value('session_new_ms')}, ready_ms "
+        f"{probe_value('ready_ms')}, exit_ms {probe_value('exit_ms')}, peak_rss_mb "
+        f"{probe_value('peak_rss_mb')}, rss_at_init_mb {probe_value('rss_at_init_mb')}, "
+        f"cpu_at_ready_s {probe_value('cpu_at_ready_s')} (medians; init_ok "
+        f"{summary.get('init_ok')}/{summary.get('runs')}, session_ok {summary.get('session_ok')}, "
+        f"errors {summary.get('errors')}).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_section(text: str) -> None:
+    existing = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
+    start = existing.find(f"\n{SECTION}\n")
+    if start < 0:
+        updated = existing.rstrip("\n") + "\n\n" + text
+    else:
+        end = existing.find("\n## ", start + 1)
+        rest = "" if end < 0 else existing[end:]
+        updated = existing[: start + 1] + text.rstrip("\n") + "\n" + rest
+    RESULTS.write_text(updated.rstrip("\n") + "\n", encoding="utf-8")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--deltas", type=int, default=100_000)
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--dev-venv", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="earshot-bench-acp-") as temp:
+        work = Path(temp)
+        if args.dev_venv:
+            earshot, where = DEV_VENV / "bin" / "earshot", "`.venv/bin/earshot` (editable install)"
+        else:
+            earshot = build_venv(work)
+            where = "a fresh venv with this tree installed from its wheel (compiled bytecode)"
+        setup = make_setup(work, earshot, args.deltas)
+        runs = [one_run(setup) for _ in range(args.runs)]
+        rate, prompt_s = delta_rate(setup, args.deltas)
+        summary = probe(setup, args.runs)
+    command = "python bench/acp.py" + (f" --runs {args.runs}" if args.runs != 20 else "")
+    text = report(runs, rate, prompt_s, args.deltas, summary, command, where)
+    print(text)
+    if not args.no_write:
+        write_section(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
