@@ -1,18 +1,26 @@
 """A small MCP server for the tests, written with the SDK's server API.
 
-    python mcp_demo_server.py            stdio
-    python mcp_demo_server.py --http     streamable HTTP on 127.0.0.1 (prints the port, then serves)
-    python mcp_demo_server.py --crash    exits with an error before speaking MCP
+python mcp_demo_server.py            stdio
+python mcp_demo_server.py --http     streamable HTTP on 127.0.0.1 (prints the port, then serves)
+python mcp_demo_server.py --crash    exits with an error before speaking MCP
 """
 
 from __future__ import annotations
 
 import base64
+import os
 import socket
 import sys
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import EmbeddedResource, ImageContent, TextContent, TextResourceContents, ToolAnnotations
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import (
+    EmbeddedResource,
+    ImageContent,
+    TextContent,
+    TextResourceContents,
+    ToolAnnotations,
+)
 
 PNG_1X1 = base64.b64encode(
     bytes.fromhex(
@@ -43,7 +51,9 @@ def picture() -> list[TextContent | ImageContent | EmbeddedResource]:
         TextContent(text="a tiny picture"),
         ImageContent(data=PNG_1X1, mime_type="image/png"),
         EmbeddedResource(
-            resource=TextResourceContents(uri="file:///notes.txt", mime_type="text/plain", text="notes body")
+            resource=TextResourceContents(
+                uri="file:///notes.txt", mime_type="text/plain", text="notes body"
+            )
         ),
     ]
 
@@ -51,10 +61,14 @@ def picture() -> list[TextContent | ImageContent | EmbeddedResource]:
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
 def fail(reason: str) -> str:
     """Always fails."""
-    raise ValueError(f"failed on purpose: {reason}")
+    raise ToolError(f"failed on purpose: {reason}")
 
 
 def main() -> None:
+    pid_file = os.environ.get("DEMO_PID_FILE")
+    if pid_file:
+        with open(pid_file, "w", encoding="utf-8") as handle:
+            handle.write(str(os.getpid()))
     if "--crash" in sys.argv:
         print("demo server: refusing to start", file=sys.stderr)
         raise SystemExit(3)

@@ -29,7 +29,9 @@ class Env:
     home: Path
 
     def environ(self, **extra: str) -> dict[str, str]:
-        keep = {name: os.environ[name] for name in ("PATH", "LANG", "SYSTEMROOT") if name in os.environ}
+        keep = {
+            name: os.environ[name] for name in ("PATH", "LANG", "SYSTEMROOT") if name in os.environ
+        }
         return {
             **keep,
             "HOME": str(self.home),
