@@ -49,51 +49,51 @@ def _no_log(event: str, fields: Any) -> None:
 
 def parse_mcp_servers(raw: Sequence[Any]) -> list[McpServerSpec]:
     """`mcpServers` as plain values (stdio: env array; http/sse: header array)."""
-    from acp_server.factory import McpRemoteServer, McpStdioServer
-
     servers: list[McpServerSpec] = []
     for index, item in enumerate(raw):
         where = f"mcpServers[{index}]"
         if not isinstance(item, dict):
             raise InvalidParams(where, f"invalid params: {where} must be an object")
-        server = cast("JsonObject", item)
-        name = p.require_str(server, "name")
-        kind = server.get("type")
-        if kind in ("http", "sse"):
-            servers.append(
-                McpRemoteServer(
-                    name=name,
-                    url=p.require_str(server, "url"),
-                    transport=cast("Any", kind),
-                    headers=_pairs(server, "headers", where),
-                )
-            )
-        elif kind is None or kind == "stdio":
-            args = p.optional_list(server, "args")
-            if not all(isinstance(arg, str) for arg in args):
-                raise InvalidParams(f"{where}.args", "invalid params: args must be strings")
-            servers.append(
-                McpStdioServer(
-                    name=name,
-                    command=p.require_str(server, "command"),
-                    args=tuple(cast("list[str]", args)),
-                    env=_pairs(server, "env", where),
-                )
-            )
-        else:
-            raise InvalidParams(
-                f"{where}.type", f"invalid params: unknown MCP transport {p.shown(kind)}"
-            )
+        try:
+            servers.append(_mcp_server(cast("JsonObject", item)))
+        except InvalidParams as exc:
+            field = f"{where}.{exc.field}"
+            raise InvalidParams(field, exc.message.replace(exc.field, field, 1)) from None
     return servers
 
 
-def _pairs(server: JsonObject, name: str, where: str) -> tuple[tuple[str, str], ...]:
+def _mcp_server(server: JsonObject) -> McpServerSpec:
+    from acp_server.factory import McpRemoteServer, McpStdioServer
+
+    name = p.require_str(server, "name")
+    kind = server.get("type")
+    if kind in ("http", "sse"):
+        return McpRemoteServer(
+            name=name,
+            url=p.require_str(server, "url"),
+            transport="http" if kind == "http" else "sse",
+            headers=_pairs(server, "headers"),
+        )
+    if kind is None or kind == "stdio":
+        args = p.optional_list(server, "args")
+        if not all(isinstance(arg, str) for arg in args):
+            raise InvalidParams("args", "invalid params: args must be strings")
+        return McpStdioServer(
+            name=name,
+            command=p.require_str(server, "command"),
+            args=tuple(cast("list[str]", args)),
+            env=_pairs(server, "env"),
+        )
+    raise InvalidParams("type", f"invalid params: unknown MCP transport {p.shown(kind)}")
+
+
+def _pairs(server: JsonObject, name: str) -> tuple[tuple[str, str], ...]:
     pairs: list[tuple[str, str]] = []
     for item in p.optional_list(server, name):
         entry = cast("JsonObject", item) if isinstance(item, dict) else {}
         key, value = entry.get("name"), entry.get("value")
         if not isinstance(key, str) or not isinstance(value, str):
-            raise InvalidParams(f"{where}.{name}", f"invalid params: {name} are name/value pairs")
+            raise InvalidParams(name, f"invalid params: {name} are name/value pairs")
         pairs.append((key, value))
     return tuple(pairs)
 

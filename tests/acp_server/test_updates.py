@@ -1,0 +1,154 @@
+"""What a turn shows the editor: usage and cost, the plan, the title, subagents, notices and
+compaction updates (only when advertised), and client MCP server definitions."""
+
+from __future__ import annotations
+
+from tests.acp_server.client import AgentEnv, initialize, spawn_agent
+from tests.acp_server.test_sessions import new_session, text_prompt
+from tests.acp_server.test_tools import call_updates
+
+
+async def test_usage_plan_and_title(agent_env: AgentEnv) -> None:
+    agent_env.script(
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "todo",
+                        "id": "call-todo",
+                        "arguments": {
+                            "todos": [
+                                {"content": "Look around", "status": "completed"},
+                                {
+                                    "content": "Fix the bug",
+                                    "status": "in_progress",
+                                    "priority": "high",
+                                },
+                            ]
+                        },
+                    }
+                ],
+                "usage": {"input_tokens": 300, "output_tokens": 20},
+            },
+            {"text": "Done.", "usage": {"input_tokens": 400, "output_tokens": 10}},
+        ],
+        models={
+            "scripted-test/anything": {
+                "context_window": 10_000,
+                "cost": {"input": 1.0, "output": 2.0},
+            }
+        },
+    )
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "Fix the login bug please"))
+        usage = [u for u in client.updates(session_id) if u["sessionUpdate"] == "usage_update"]
+        assert len(usage) == 2
+        assert all(u["size"] == 10_000 for u in usage)
+        assert 0 < usage[0]["used"] <= usage[1]["used"]
+        assert usage[-1]["cost"]["currency"] == "USD"
+        assert usage[-1]["cost"]["amount"] > usage[0]["cost"]["amount"] > 0
+        [plan] = [u for u in client.updates(session_id) if u["sessionUpdate"] == "plan"]
+        assert plan["entries"] == [
+            {"content": "Look around", "priority": "medium", "status": "completed"},
+            {"content": "Fix the bug", "priority": "high", "status": "in_progress"},
+        ]
+        titles = [
+            u for u in client.updates(session_id) if u["sessionUpdate"] == "session_info_update"
+        ]
+        assert titles and "login" in titles[0]["title"].lower()
+        listed = await client.call("session/list", {})
+        assert listed["sessions"][0]["title"] == titles[0]["title"]
+
+
+async def test_usage_is_skipped_when_the_window_is_unknown(agent_env: AgentEnv) -> None:
+    agent_env.script([{"text": "hi", "usage": {"input_tokens": 5, "output_tokens": 1}}])
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "hello"))
+        assert "usage_update" not in client.kinds(session_id)
+
+
+async def test_a_subagent_shows_inside_its_task_call(agent_env: AgentEnv) -> None:
+    agent_env.script(
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "task",
+                        "id": "call-task",
+                        "arguments": {"description": "Look for TODOs", "prompt": "Find TODOs"},
+                    }
+                ]
+            },
+            {"text": "Found two TODOs in main.py."},
+            {"text": "The subagent found two TODOs."},
+        ],
+        mode="yolo",
+    )
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        result = await client.call("session/prompt", text_prompt(session_id, "delegate"))
+        assert result["stopReason"] == "end_turn"
+        updates = call_updates(client, session_id, "call-task")
+        assert updates[0]["sessionUpdate"] == "tool_call"
+        assert updates[-1]["status"] == "completed"
+        shown = " ".join(str(u.get("content")) for u in updates)
+        assert "Found two TODOs in main.py." in shown
+        # The subagent's words are not part of the main answer.
+        assert client.text(session_id) == "The subagent found two TODOs."
+
+
+async def test_compaction_updates_only_when_advertised(agent_env: AgentEnv) -> None:
+    agent_env.script([{"text": "Something."}, {"text": "Summary."}])
+    async with spawn_agent(agent_env) as client:
+        await initialize(client, {"session": {"compaction": {}, "notices": {}}})
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "hello"))
+        await client.call("session/prompt", text_prompt(session_id, "/compact"))
+        compaction = [
+            u for u in client.updates(session_id) if u["sessionUpdate"] == "compaction_update"
+        ]
+        assert compaction[0]["status"] == "in_progress"
+        assert compaction[-1]["status"] in ("completed", "failed")
+        assert len({u["compactionId"] for u in compaction}) == 1
+        assert not any(
+            u.get("toolCallId", "").startswith("compaction-") for u in client.updates(session_id)
+        )
+
+
+async def test_client_mcp_servers_are_parsed(agent_env: AgentEnv) -> None:
+    agent_env.script([])
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        servers = [
+            {
+                "name": "files",
+                "command": "/usr/bin/true",
+                "args": ["--flag"],
+                "env": [{"name": "TOKEN", "value": "test-key"}],
+            },
+            {
+                "type": "http",
+                "name": "web",
+                "url": "http://127.0.0.1:9/mcp",
+                "headers": [{"name": "Authorization", "value": "Bearer test-key"}],
+            },
+            {"type": "sse", "name": "old", "url": "http://127.0.0.1:9/sse", "headers": []},
+        ]
+        result = await new_session(client, agent_env, mcpServers=servers)
+        assert result["sessionId"]
+        bad = [{"name": "broken", "env": [{"name": "X", "value": "y"}]}]
+        error = await client.error(
+            "session/new", {"cwd": str(agent_env.workspace), "mcpServers": bad}
+        )
+        assert (error["code"], error["data"]["field"]) == (-32602, "mcpServers[0].command")
+        bad = [{"type": "http", "name": "h", "url": "http://x", "headers": {"a": "b"}}]
+        error = await client.error(
+            "session/new", {"cwd": str(agent_env.workspace), "mcpServers": bad}
+        )
+        assert (error["code"], error["data"]["field"]) == (-32602, "mcpServers[0].headers")
+    assert "test-key" not in client.stderr
