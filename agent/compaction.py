@@ -75,6 +75,8 @@ _USER_CHARS: Final = 6_000
 _ASSISTANT_CHARS: Final = 3_000
 _ARGUMENT_CHARS: Final = 300
 _RESULT_CHARS: Final = 1_200
+_REQUESTS_KEPT: Final = 10
+_REQUEST_CHARS: Final = 400
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -383,6 +385,30 @@ async def summarise(model: Model, request: ModelRequest) -> Summary:
         )
         return Summary(usage=assembler.usage, error=error)
     return Summary(text=text, usage=assembler.usage)
+
+
+def unsummarised_note(dropped: Sequence[Message], reason: str) -> str:
+    """What stands in for a summary that could not be written: it says so, and keeps the
+    user's requests from the part left out (the most recent ones, shortened)."""
+    requests = [
+        " ".join(message.text.split())
+        for message in dropped
+        if message.role == "user" and message.text.strip()
+    ]
+    lines = [
+        f"The earlier part of this conversation ({len(dropped)} messages) was left out to fit the "
+        f"context window; it could not be summarised ({reason})."
+    ]
+    if requests:
+        shown = requests[-_REQUESTS_KEPT:]
+        lines.append("The user's requests in that part, oldest first:")
+        lines += [
+            "- " + (text if len(text) <= _REQUEST_CHARS else text[: _REQUEST_CHARS - 1] + "…")
+            for text in shown
+        ]
+        if len(requests) > len(shown):
+            lines.append(f"(and {len(requests) - len(shown)} earlier ones)")
+    return "\n".join(lines)
 
 
 def cap_summary(text: str, max_tokens: int) -> str:

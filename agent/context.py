@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+import anyio
+
 from agent.compaction import (
     PREAMBLE_OPENING,
     CompactionPolicy,
@@ -35,6 +37,7 @@ from agent.compaction import (
     render_transcript,
     summarise,
     summary_request,
+    unsummarised_note,
     window_of,
 )
 from agent.events import CompactionFinished, CompactionStarted, PlanEntry
@@ -56,8 +59,12 @@ if TYPE_CHECKING:
     from sessions import Session
 
 _RETRY_AFTER_FAILURE: Final = 6
-"""Messages appended after a failed auto-compaction before it is tried again."""
+"""Messages appended after a failed auto-compaction before it is tried again; the wait doubles
+with each failure in a row (a summariser that keeps failing is not asked on every call)."""
+_RETRY_AFTER_FAILURE_MAX: Final = 200
 _SQUEEZE_FLOOR_TOKENS: Final = 64
+_SUMMARY_RETRIES: Final = 2
+_SUMMARY_RETRY_MAX_DELAY: Final = 20.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -140,6 +147,7 @@ class ContextShaper:
         self._last_sent: list[Message] = []
         self._failed_at: int | None = None
         """History length when auto-compaction last failed (it waits for more to summarise)."""
+        self._failures = 0
         self._learned: dict[tuple[str, str], int] = {}
         """Windows learned from overflow errors, by (provider, model)."""
 
@@ -163,6 +171,7 @@ class ContextShaper:
                     shaped = self.shape(history, window)
                 else:
                     self._failed_at = len(history)
+                    self._failures += 1
             assert window is not None
             shaped = self._fit(shaped, window, overhead, ctx.model_info)
         self._last_sent = shaped
@@ -222,12 +231,17 @@ class ContextShaper:
         """
         overhead = self._overhead_tokens(ctx)
         sent = self.counter.messages(self._last_sent) + overhead
-        self._learn_window(ctx, error, sent)
+        self._learn_window(ctx, error)
         history = self._apply_memory_cut(history, ctx)
         window = self.window(ctx)
         before = self.account.estimate(self.shape(history, window), overhead=overhead)
         result = await self._compact(
-            history, ctx, instructions=None, manual=False, tokens_before=max(before, sent)
+            history,
+            ctx,
+            instructions=None,
+            manual=False,
+            tokens_before=max(before, sent),
+            drop_if_unsummarised=True,
         )
         if result.ok:
             return True
@@ -238,17 +252,16 @@ class ContextShaper:
         squeezed = self._fit(self.shape(history, window), window, overhead, ctx.model_info)
         return self.counter.messages(squeezed) + overhead < sent
 
-    def _learn_window(self, ctx: ShapeContext, error: ProviderError, sent: int) -> None:
-        """Remember a smaller window than the catalog's when an overflow proves it: the limit
-        the vendor stated, else just under what was sent."""
+    def _learn_window(self, ctx: ShapeContext, error: ProviderError) -> None:
+        """Remember a smaller window than the catalog's when the vendor's overflow message
+        states one. (An overflow without a stated limit teaches nothing reliable: the estimate
+        of what was sent is not the vendor's count.)"""
         stated = stated_limit(error.message)
-        evidence = stated if stated is not None else int(sent * 0.9)
-        if evidence <= 0:
+        if stated is None or stated <= 0:
             return
-        key = (ctx.model.provider_id, ctx.model.model_id)
         known = self.window(ctx)
-        if known is None or evidence < known:
-            self._learned[key] = evidence
+        if known is None or stated < known:
+            self._learned[(ctx.model.provider_id, ctx.model.model_id)] = stated
 
     async def compact(
         self, history: Sequence[Message], ctx: ShapeContext, *, instructions: str | None = None
@@ -271,13 +284,18 @@ class ContextShaper:
         instructions: str | None,
         manual: bool,
         tokens_before: int,
+        drop_if_unsummarised: bool = False,
     ) -> CompactionResult:
         compaction_id = uuid.uuid4().hex
         if not manual:
             ctx.emit(CompactionStarted(compaction_id=compaction_id, manual=False))
         try:
             result = await self._summarise_and_record(
-                history, ctx, instructions=instructions, tokens_before=tokens_before
+                history,
+                ctx,
+                instructions=instructions,
+                tokens_before=tokens_before,
+                drop_if_unsummarised=drop_if_unsummarised,
             )
         except Exception as exc:
             # Storage failing mid-compaction must not crash the turn: the request goes out
@@ -307,6 +325,7 @@ class ContextShaper:
         *,
         instructions: str | None,
         tokens_before: int,
+        drop_if_unsummarised: bool,
     ) -> CompactionResult:
         policy = self.policy
         window = self.window(ctx)
@@ -334,6 +353,10 @@ class ContextShaper:
                     tokens_before=tokens_before,
                 )
         summary = await self._summary(history[:cut], ctx, instructions=instructions, start=start)
+        if isinstance(summary, ProviderError) and drop_if_unsummarised:
+            # The window is proven full and no summary can be had: the alternative to leaving
+            # the earlier part out is a session that fails every turn from now on.
+            summary = unsummarised_note(history[start:cut], summary.message)
         if isinstance(summary, ProviderError):
             return CompactionResult(
                 ok=False,
@@ -362,6 +385,7 @@ class ContextShaper:
             )
         self.account.reset()
         self._failed_at = None
+        self._failures = 0
         rebuilt = self.shape(self.current_history(history, ctx), window)
         after = self.account.estimate(rebuilt, overhead=self._overhead_tokens(ctx))
         if self.usage is not None:
@@ -378,15 +402,18 @@ class ContextShaper:
         instructions: str | None,
         start: int,
     ) -> str | ProviderError:
-        """The model's summary of `before_cut`; on an overflow of the summary request itself,
-        one more try with half the transcript."""
+        """The model's summary of `before_cut`. A transient failure is retried (briefly: a
+        turn is waiting); an overflow of the summary request itself is retried once with half
+        the transcript."""
         policy = self.policy
         info = ctx.model_info
         window = self.window(ctx)
         max_output = policy.summary_tokens(window, _max_output(info))
         budget_chars = policy.transcript_tokens(window, max_output) * CHARS_PER_TOKEN
         error: ProviderError | None = None
-        for _ in range(2):
+        retries = 0
+        shrunk = False
+        while True:
             transcript = render_transcript(before_cut, max_chars=budget_chars, start=start)
             request = summary_request(
                 transcript, instructions=instructions, max_output_tokens=max_output
@@ -397,9 +424,15 @@ class ContextShaper:
             if result.error is None:
                 return cap_summary(result.text, max_output)
             error = result.error
-            if error.kind != "context_overflow":
+            if error.kind == "context_overflow" and not shrunk:
+                shrunk = True
+                budget_chars //= 2
+                continue
+            delay = _summary_retry_delay(error, retries)
+            if delay is None:
                 break
-            budget_chars //= 2
+            retries += 1
+            await anyio.sleep(delay)
         assert error is not None
         return error
 
@@ -407,7 +440,10 @@ class ContextShaper:
 
     def _may_auto_compact(self, history: Sequence[Message]) -> bool:
         failed_at = self._failed_at
-        return failed_at is None or len(history) >= failed_at + _RETRY_AFTER_FAILURE
+        if failed_at is None:
+            return True
+        wait = min(_RETRY_AFTER_FAILURE * 2 ** (self._failures - 1), _RETRY_AFTER_FAILURE_MAX)
+        return len(history) >= failed_at + wait
 
     def _overhead_tokens(self, ctx: ShapeContext) -> int:
         cached = self._overhead
@@ -501,6 +537,14 @@ def _is_preamble(message: Message) -> bool:
         return False
     first = message.parts[0]
     return isinstance(first, TextPart) and first.text.startswith(PREAMBLE_OPENING)
+
+
+def _summary_retry_delay(error: ProviderError, retries: int) -> float | None:
+    """Seconds before retrying a failed summary call, or None to give up."""
+    if not error.retryable or retries >= _SUMMARY_RETRIES:
+        return None
+    delay = error.retry_after if error.retry_after is not None else 2.0**retries
+    return delay if delay <= _SUMMARY_RETRY_MAX_DELAY else None
 
 
 def _max_output(info: ModelInfo | None) -> int | None:
