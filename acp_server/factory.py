@@ -7,10 +7,10 @@ what to do with them.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from agent.backends import FileBackend, Interaction, ProcessBackend
@@ -45,7 +45,7 @@ class SessionIO:
     files: FileBackend | None
     processes: ProcessBackend | None
     interaction: Interaction
-    spawn: Callable[[Callable[[], Awaitable[None]]], None] | None = None
+    spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], object] | None = None
     """Starts a background task that may outlive the request (the connection's task group), e.g.
     an MCP client, which must stay in one task from connect to close. None: no such place (the
     factory then cannot connect MCP servers)."""

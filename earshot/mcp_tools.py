@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +54,7 @@ CLOSE_TIMEOUT_SECONDS = 6.0
 MAX_NAME = 64
 """Vendors reject longer tool names."""
 
-Spawn = Callable[[Callable[[], Awaitable[None]]], None]
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 """Starts a task in a task group that outlives the caller (e.g. `TaskGroup.start_soon`)."""
 
 

@@ -52,6 +52,7 @@ from providers.types import ImagePart, TextPart
 if TYPE_CHECKING:
     from agent.session import AgentSession
     from earshot.compose import Composition, ModelPick
+    from earshot.mcp_tools import Spawn
 
 OutputFormat = Literal["text", "json"]
 
@@ -373,7 +374,7 @@ async def _open(
     composition: Composition,
     pick: ModelPick,
     resume_id: str | None,
-    spawn: Any,
+    spawn: Spawn,
     err: TextIO,
 ) -> AgentSession:
     from agent.session import ModelUnavailable

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -78,7 +78,7 @@ async def session_with(
     client_servers: Sequence[McpServerSpec] = (),
     *,
     mcp_timeout: float | None = None,
-) -> AsyncIterator[AgentSession]:
+) -> AsyncGenerator[AgentSession]:
     composition = ScriptedComposition(env, model)
     async with anyio.create_task_group() as tasks:
         session = await open_session(
@@ -116,7 +116,7 @@ def demo(name: str = "demo", *args: str) -> McpStdioServer:
 
 
 @asynccontextmanager
-async def http_demo() -> AsyncIterator[str]:
+async def http_demo() -> AsyncGenerator[str]:
     """The demo server over streamable HTTP on 127.0.0.1; yields its URL."""
     async with await anyio.open_process([PYTHON, str(DEMO_SERVER), "--http"]) as process:
         try:
