@@ -149,9 +149,9 @@ def choose_cut(
 
     `start` is the first message that is not itself a previous summary (something real must lie
     before the cut). Preferred: the boundary keeping the last `keep_turns` turns, moved later while
-    the tail is over `tail_budget`. If no user-message boundary gets the tail within budget, an
-    assistant-message boundary may (one long turn); failing both, the latest boundary there is,
-    which compacts the most.
+    the tail is over `tail_budget`. If even the latest turn is over budget (one prompt followed by
+    many tool rounds), the cut falls inside it, before an assistant message; failing that, at the
+    latest boundary there is, which compacts the most. A single turn within budget is not cut.
     """
     count = len(messages)
     if count - start < 2:
@@ -160,15 +160,18 @@ def choose_cut(
     for index in range(count - 1, -1, -1):
         suffix[index] = suffix[index + 1] + counter.message(messages[index])
     users = [i for i in range(start + 1, count) if messages[i].role == "user"]
-    preferred: int | None = None
     if users:
         preferred = users[max(0, len(users) - max(1, keep_turns))]
         for boundary in users:
             if boundary >= preferred and suffix[boundary] <= tail_budget:
                 return boundary
-    assistants = [i for i in range(start + 1, count) if messages[i].role == "assistant"]
+    last_turn = users[-1] if users else start
+    if suffix[last_turn] <= tail_budget:
+        return None  # one turn, and it fits: nothing worth summarising
+    # The latest turn alone is over budget: cut inside it, before one of its assistant messages.
+    assistants = [i for i in range(last_turn + 1, count) if messages[i].role == "assistant"]
     for boundary in assistants:
-        if (preferred is None or boundary > preferred) and suffix[boundary] <= tail_budget:
+        if suffix[boundary] <= tail_budget:
             return boundary
     boundaries = users + assistants
     return max(boundaries) if boundaries else None
