@@ -286,3 +286,63 @@ async def test_print_mode_calls_settings_mcp_tools_and_reports_a_broken_server(e
     by_id = {m["tool_call_id"]: str(m["content"]) for m in tool_messages(server.requests[1].json())}
     assert "Etc/UTC" in by_id["call_1"]
     assert "42" in by_id["call_2"]
+
+
+async def test_acp_factory_connects_settings_and_client_servers(env: Env) -> None:
+    """Through the ACP session factory: a settings server and an editor-sent server, both called
+    in a turn by a scripted provider configured in settings."""
+    import json
+
+    from acp_server.factory import SessionIO
+    from earshot.acp_main import EarshotFactory
+
+    script_path = env.root / "script.json"
+    script_path.write_text(
+        json.dumps(
+            {
+                "turns": [
+                    {
+                        "tool_calls": [
+                            {
+                                "name": "mcp__time__get_current_time",
+                                "arguments": {"timezone": "Etc/UTC"},
+                            },
+                            {"name": "mcp__demo__add", "arguments": {"a": 40, "b": 2}},
+                        ]
+                    },
+                    {"text": "done"},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
+    env.write_settings(
+        {
+            "model": "fake/test",
+            "providers": {"fake": {"api": "scripted", "script": str(script_path)}},
+            "mcpServers": {"time": {"command": PYTHON, "args": ["-m", "mcp_server_time"]}},
+        }
+    )
+    async with anyio.create_task_group() as tasks:
+        factory = EarshotFactory(spawn=tasks.start_soon, environ=env.environ())
+        session = await factory.create(
+            cwd=env.workspace,
+            additional_directories=(),
+            mcp_servers=[demo()],
+            io=SessionIO(files=None, processes=None, interaction=DenyingInteraction()),
+        )
+        try:
+            events = await run_turn(session)
+            status = [e.status for e in events if isinstance(e, ToolCallFinished)]
+            texts = [
+                part.text
+                for message in session.history()
+                for part in message.parts
+                if isinstance(part, ToolResultPart)
+            ]
+        finally:
+            await session.aclose()
+            tasks.cancel_scope.cancel()
+    assert status == ["completed", "completed"]
+    assert any("Etc/UTC" in text for text in texts)
+    assert "42" in texts
