@@ -17,7 +17,8 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypeAlias, cast
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 if TYPE_CHECKING:
     JsonValue: TypeAlias = (
@@ -25,12 +26,35 @@ if TYPE_CHECKING:
     )
     """A value that survives `json.dumps` / `json.loads` unchanged."""
 else:
-    # pydantic needs a real recursive alias at run time; pyright reads the one above.
+
+    class _JsonValue:
+        """`JsonValue` at run time. pydantic needs a real recursive alias (`TypeAliasType`, from
+        `typing_extensions` on 3.11), but importing typing_extensions costs ~2 ms of every start
+        while only pydantic users need the alias. This stand-in works in annotations and generic
+        aliases (`dict[str, JsonValue]`) and hands pydantic the real alias, built on first use
+        (pydantic has imported typing_extensions by then)."""
+
+        __slots__ = ()
+
+        def __repr__(self) -> str:
+            return "JsonValue"
+
+        def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+            return handler(_json_value_alias())
+
+    JsonValue = _JsonValue()
+
+
+@cache
+def _json_value_alias() -> Any:
     from typing_extensions import TypeAliasType
 
-    JsonValue = TypeAliasType(
+    # The value refers back to `JsonValue` by name, resolved in this module: the stand-in above,
+    # which returns this alias again; pydantic turns that into a recursive reference.
+    return TypeAliasType(
         "JsonValue", "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
     )
+
 
 ProviderMetadata: TypeAlias = dict[str, dict[str, JsonValue]]
 """Opaque vendor data, namespaced by provider id: `{provider_id: {key: json_value}}`."""
@@ -238,6 +262,8 @@ class ToolSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolChoiceNamed:
+    """Force the model to call this one tool."""
+
     name: str
     kind: Literal["named"] = "named"
 
@@ -303,6 +329,8 @@ class Usage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TextDelta:
+    """A piece of the response text."""
+
     text: str
     index: int = 0
     """Which text part of the response this delta extends."""
@@ -312,6 +340,8 @@ class TextDelta:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReasoningDelta:
+    """A piece of the model's reasoning (or, with empty text, only its metadata)."""
+
     text: str
     index: int = 0
     provider_metadata: ProviderMetadata = field(default_factory=_empty_metadata)
@@ -320,6 +350,8 @@ class ReasoningDelta:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallStart:
+    """The model began a tool call; its arguments follow as `ToolCallDelta`s."""
+
     call_id: str
     name: str
     provider_metadata: ProviderMetadata = field(default_factory=_empty_metadata)
@@ -328,6 +360,8 @@ class ToolCallStart:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallDelta:
+    """A fragment of a tool call's JSON arguments."""
+
     call_id: str
     arguments_delta: str
     """A fragment of the JSON argument text."""
@@ -351,6 +385,8 @@ class ToolCallEnd:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UsageEvent:
+    """Token counts of the call, as far as the vendor has reported them."""
+
     usage: Usage
     kind: Literal["usage"] = "usage"
 
