@@ -323,6 +323,8 @@ async def test_acp_factory_connects_settings_and_client_servers(env: Env) -> Non
             "mcpServers": {"time": {"command": PYTHON, "args": ["-m", "mcp_server_time"]}},
         }
     )
+    status: list[str] = []
+    texts: list[str] = []
     async with anyio.create_task_group() as tasks:
         factory = EarshotFactory(spawn=tasks.start_soon, environ=env.environ())
         session = await factory.create(
