@@ -13,6 +13,14 @@ from typing import Any
 _logger: Any = None
 
 
+def configure() -> None:
+    """Send every structlog logger of the process (the agent's too) to stderr or the log file.
+    Idempotent; called once the `initialize` reply is out."""
+    global _logger
+    if _logger is None:
+        _logger = _configure()
+
+
 def _configure() -> Any:
     import logging
 
@@ -37,9 +45,7 @@ def _configure() -> Any:
 
 def log(event: str, fields: Mapping[str, object]) -> None:
     """Log one event; an `exc` field is logged with its traceback."""
-    global _logger
-    if _logger is None:
-        _logger = _configure()
+    configure()
     values = dict(fields)
     exc = values.pop("exc", None)
     if isinstance(exc, BaseException):

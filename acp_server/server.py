@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
-import anyio.lowlevel
 
 from acp_server import params as p
 from acp_server.advertised import AUTH_METHOD_ID, initialize_result
@@ -36,7 +35,10 @@ if TYPE_CHECKING:
     from acp_server.live import LiveSession
     from agent.session import AgentSession
 
-FactoryProvider = Callable[[], Awaitable["SessionFactory"]]
+Spawn = Callable[[Callable[[], Awaitable[None]]], None]
+"""Starts a long-lived background task on the connection (MCP clients use it)."""
+FactoryProvider = Callable[[Spawn], Awaitable["SessionFactory"]]
+"""Builds the session factory, once, when the server first needs it."""
 LINE_LIMIT = int(os.environ.get("EARSHOT_ACP_LINE_LIMIT") or DEFAULT_LINE_LIMIT)
 """Longest accepted message line (50 MB; the variable exists for tests)."""
 SESSION_LIST_PAGE = int(os.environ.get("EARSHOT_ACP_LIST_PAGE", "50") or 50)
@@ -107,6 +109,7 @@ class AcpServer:
         self._factory_provider = factory_provider
         self._factory: SessionFactory | None = None
         self._factory_lock = anyio.Lock()
+        self._warming: anyio.Event | None = None
         self._version = version
         self._log = log
         self.client = ClientCapabilities()
@@ -186,21 +189,45 @@ class AcpServer:
             self._log("closing a session failed", {"error": repr(exc), "exc": exc})
 
     async def factory(self) -> SessionFactory:
+        """The session factory, once the warm-up (if one started) has finished."""
+        if self._warming is not None:
+            await self._warming.wait()
+        return await self._build_factory()
+
+    async def _build_factory(self) -> SessionFactory:
         async with self._factory_lock:
             if self._factory is None:
-                self._factory = await self._factory_provider()
+                self._factory = await self._factory_provider(self._spawn_background)
             return self._factory
 
-    async def _warm(self) -> None:
+    def _spawn_background(self, function: Callable[[], Awaitable[None]]) -> None:
+        async def run() -> None:
+            await function()
+
+        self.connection.spawn(run)
+
+    async def _warm(self, done: anyio.Event) -> None:
         """Right after `initialize`: load what `session/new` needs, so an editor that opens its
-        first session a moment later finds it ready (editors start in the project directory)."""
+        first session a moment later finds it ready (editors start in the project directory).
+        The loading runs in a worker thread so the connection stays responsive (an editor that
+        closes us at once is not kept waiting for imports)."""
+        import anyio.to_thread
+
         try:
-            factory = await self.factory()
-            importlib.import_module("acp_server.live")
-            await anyio.lowlevel.checkpoint()
-            factory.prepare(Path.cwd())
+            factory = await self._build_factory()
+            await anyio.to_thread.run_sync(self._prepare, factory, abandon_on_cancel=True)
         except Exception as exc:
             self._log("warming the session factory failed", {"error": repr(exc)})
+        finally:
+            done.set()
+
+    @staticmethod
+    def _prepare(factory: SessionFactory) -> None:
+        from acp_server.log import configure
+
+        configure()
+        importlib.import_module("acp_server.live")
+        factory.prepare(Path.cwd())
 
     # ------------------------------------------------------------------- initialize, auth
 
@@ -214,7 +241,9 @@ class AcpServer:
         self._start_warming_now()
 
     def _start_warming_now(self) -> None:
-        self.connection.spawn(self._warm)
+        if self._warming is None:
+            self._warming = anyio.Event()
+            self.connection.spawn(self._warm, self._warming)
 
     async def authenticate(self, params: JsonObject, context: RequestContext) -> JsonObject:
         method = p.require_str(params, "methodId")

@@ -152,3 +152,35 @@ async def test_client_mcp_servers_are_parsed(agent_env: AgentEnv) -> None:
         )
         assert (error["code"], error["data"]["field"]) == (-32602, "mcpServers[0].headers")
     assert "test-key" not in client.stderr
+
+
+async def test_an_editor_mcp_server_is_connected_and_its_tool_called(agent_env: AgentEnv) -> None:
+    import sys
+    from pathlib import Path
+
+    time_server = Path(sys.executable).parent / "mcp-server-time"
+    agent_env.script(
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "mcp__time__get_current_time",
+                        "id": "call-time",
+                        "arguments": {"timezone": "Etc/UTC"},
+                    }
+                ]
+            },
+            {"text": "It is now."},
+        ],
+        mode="yolo",
+    )
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        servers = [{"name": "time", "command": str(time_server), "args": [], "env": []}]
+        session_id = (await new_session(client, agent_env, mcpServers=servers))["sessionId"]
+        result = await client.call("session/prompt", text_prompt(session_id, "what time is it?"))
+        assert result["stopReason"] == "end_turn"
+        final = call_updates(client, session_id, "call-time")[-1]
+        assert final["status"] == "completed"
+        assert "Etc/UTC" in str(final["content"])
+        assert await client.call("session/close", {"sessionId": session_id}) == {}
