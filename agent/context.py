@@ -161,6 +161,7 @@ class ContextShaper:
         shaped = self.shape(history, window)
         threshold = self.policy.threshold(window, _max_output(ctx.model_info))
         if threshold is not None:
+            assert window is not None
             tokens = self.account.estimate(shaped, overhead=overhead)
             if tokens > threshold and self._may_auto_compact(history):
                 result = await self._compact(
@@ -169,11 +170,11 @@ class ContextShaper:
                 if result.ok:
                     history = self.current_history(history, ctx)
                     shaped = self.shape(history, window)
+                    tokens = self.account.estimate(shaped, overhead=overhead)
                 else:
                     self._failed_at = len(history)
                     self._failures += 1
-            assert window is not None
-            shaped = self._fit(shaped, window, overhead, ctx.model_info)
+            shaped = self._fit(shaped, tokens, window, overhead, ctx.model_info)
         self._last_sent = shaped
         return shaped
 
@@ -249,7 +250,9 @@ class ContextShaper:
             return False
         # Nothing to summarise (one huge turn) or the summary failed: squeezing the tool
         # results may still get the request under the window.
-        squeezed = self._fit(self.shape(history, window), window, overhead, ctx.model_info)
+        shaped = self.shape(history, window)
+        tokens = self.account.estimate(shaped, overhead=overhead)
+        squeezed = self._fit(shaped, tokens, window, overhead, ctx.model_info)
         return self.counter.messages(squeezed) + overhead < sent
 
     def _learn_window(self, ctx: ShapeContext, error: ProviderError) -> None:
@@ -465,13 +468,18 @@ class ContextShaper:
         return list(history)
 
     def _fit(
-        self, shaped: list[Message], window: int, overhead: int, info: ModelInfo | None
+        self,
+        shaped: list[Message],
+        tokens: int,
+        window: int,
+        overhead: int,
+        info: ModelInfo | None,
     ) -> list[Message]:
-        """Step 4: the request must fit the window even when compaction could not make it (a
-        huge batch of fresh results, a failed summary). Every seen result is pruned, then all
-        results are capped harder, halving the cap until the estimate fits."""
+        """Step 4: the request (`tokens` now) must fit the window even when compaction could
+        not make it (a huge batch of fresh results, a failed summary). Every seen result is
+        pruned, then all results are capped harder, halving the cap until the estimate fits."""
         limit = window - min(_max_output(info) or 0, window // 4, 16_384)
-        if self.account.estimate(shaped, overhead=overhead) <= limit:
+        if tokens <= limit:
             return shaped
         squeezed = prune_tool_results(
             shaped, protect_tokens=0, minimum_tokens=0, counter=self.counter

@@ -12,11 +12,11 @@ sees a byte-identical prefix between the (rare) moments when pruning advances.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
 
-from agent.tokens import CHARS_PER_TOKEN, TokenCounter
+from agent.tokens import CHARS_PER_TOKEN, MessageEstimate, TokenCounter
 from providers.types import (
     JsonValue,
     Message,
@@ -248,82 +248,84 @@ def prune_tool_results(
 ) -> PruneOutcome:
     """Replace old tool results with one-line stubs.
 
-    Walking back from the newest, tool output is kept verbatim until `protect_tokens` of it have
-    been passed; older results become candidates. Candidates are pruned only when together they
-    free at least `minimum_tokens` (results in `already_pruned` stay pruned whatever the total,
-    so pruning only ever advances). Never pruned: results the model has not seen yet (those after
-    the last assistant message), results of tools in `NEVER_PRUNED`, and results too small for a
-    stub to help.
+    Walking back from the newest, tool messages are kept verbatim until `protect_tokens` of tool
+    output have been passed; the results before that are candidates. Candidates are pruned only
+    when together they free at least `minimum_tokens`; results in `already_pruned` stay pruned
+    whatever the total, so pruning only ever advances. Never pruned: results the model has not
+    seen yet (those after the last assistant message, though they fill the recent budget),
+    results inside the recent budget, results of tools in `NEVER_PRUNED`, and results too small
+    for a stub to help.
     """
-    counter = counter or TokenCounter()
+    estimate = (counter or TokenCounter()).estimate
     unseen_from = _last_assistant(messages) + 1
-    recent_tokens = 0
-    newly: list[str] = []
-    freed = 0
-    present: set[str] = set()
+    recent = 0
+    boundary = unseen_from  # tool messages from here on are kept verbatim
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if message.role != "tool":
             continue
-        sizes = counter.result_tokens(message)
-        if index >= unseen_from:
-            recent_tokens += sum(sizes)  # kept whatever happens, but it fills the recent budget
+        if index < unseen_from:
+            if recent >= protect_tokens:
+                break
+            boundary = index
+        recent += estimate(message).result_tokens
+    newly: list[str] = []
+    freed = 0
+    for index in range(boundary):
+        message = messages[index]
+        if message.role != "tool":
             continue
-        position = 0
-        for part in message.parts:
-            if not isinstance(part, ToolResultPart):
+        sizes = estimate(message)
+        if sizes.result_ids <= already_pruned:
+            continue
+        for result in sizes.results:
+            if (
+                result.call_id in already_pruned
+                or result.name in NEVER_PRUNED
+                or result.tokens < STUB_WORTHWHILE_TOKENS
+            ):
                 continue
-            tokens = sizes[position] if position < len(sizes) else 0
-            position += 1
-            if part.name in NEVER_PRUNED:
-                continue
-            call_id = part.tool_call_id
-            if call_id in already_pruned:
-                present.add(call_id)
-                continue
-            if recent_tokens < protect_tokens:
-                recent_tokens += tokens
-                continue
-            if tokens >= STUB_WORTHWHILE_TOKENS:
-                newly.append(call_id)
-                freed += tokens
-    pruned = already_pruned & present if present else frozenset[str]()
+            newly.append(result.call_id)
+            freed += result.tokens
+    pruned = already_pruned
     if newly and freed >= minimum_tokens:
-        pruned = pruned | frozenset(newly)
+        pruned = already_pruned | frozenset(newly)
     else:
         freed = 0
     if not pruned:
         return PruneOutcome(messages=list(messages), pruned=pruned, freed_tokens=0)
     return PruneOutcome(
-        messages=_with_stubs(messages, pruned, unseen_from, memo),
+        messages=_with_stubs(messages, pruned, boundary, estimate, memo),
         pruned=pruned,
         freed_tokens=freed,
     )
 
 
 def _with_stubs(
-    messages: Sequence[Message], pruned: frozenset[str], unseen_from: int, memo: PruneMemo | None
+    messages: Sequence[Message],
+    pruned: frozenset[str],
+    boundary: int,
+    estimate: Callable[[Message], MessageEstimate],
+    memo: PruneMemo | None,
 ) -> list[Message]:
-    calls: dict[str, ToolCallPart] | None = None
     out = list(messages)
-    for index in range(unseen_from):
+    shaped = memo.shaped if memo is not None else None
+    for index in range(boundary):
         message = messages[index]
         if message.role != "tool":
             continue
-        hit = frozenset(
-            part.tool_call_id
-            for part in message.parts
-            if isinstance(part, ToolResultPart) and part.tool_call_id in pruned
-        )
-        if not hit:
+        ids = estimate(message).result_ids
+        if pruned.isdisjoint(ids):
             continue
-        if memo is not None:
-            known = memo.shaped.get(id(message))
-            if known is not None and known[0] is message and known[1] == hit:
-                out[index] = known[2]
-                continue
-        if calls is None:
-            calls = _calls_by_id(messages[:unseen_from])
+        if shaped is not None:
+            known = shaped.get(id(message))
+            if known is not None and known[0] is message:
+                done = known[1]
+                if done is ids or done == pruned & ids:
+                    out[index] = known[2]
+                    continue
+        hit = ids if ids <= pruned else pruned & ids
+        calls = _calls_answered(messages, index)
         parts = [
             stub_result(calls.get(part.tool_call_id), part)
             if isinstance(part, ToolResultPart) and part.tool_call_id in hit
@@ -331,10 +333,20 @@ def _with_stubs(
             for part in message.parts
         ]
         stubbed = replace(message, parts=parts)
-        if memo is not None:
-            memo.shaped[id(message)] = (message, hit, stubbed)
+        if shaped is not None:
+            shaped[id(message)] = (message, hit, stubbed)
         out[index] = stubbed
     return out
+
+
+def _calls_answered(messages: Sequence[Message], index: int) -> dict[str, ToolCallPart]:
+    """The calls a tool message at `index` answers: those of the assistant message before it
+    (the loop always answers the previous message); the whole history as a fallback."""
+    if index > 0 and messages[index - 1].role == "assistant":
+        calls = _calls_by_id(messages[index - 1 : index])
+        if calls:
+            return calls
+    return _calls_by_id(messages[:index])
 
 
 def _calls_by_id(messages: Sequence[Message]) -> dict[str, ToolCallPart]:

@@ -91,12 +91,25 @@ def tool_spec_tokens(tools: Sequence[ToolSpec]) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class _Estimate:
+class ResultSize:
+    """One tool result part of a message, as the pruner sees it."""
+
+    call_id: str
+    name: str
+    tokens: int
+    """Content tokens (without the part's framing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MessageEstimate:
     message: Message
     """Held so the id it is keyed by cannot be reused by another object while cached."""
     total: int
-    results: tuple[int, ...]
-    """Content tokens of each tool result part, in order (empty for other messages)."""
+    results: tuple[ResultSize, ...]
+    """Each tool result part, in order (empty for other messages)."""
+    result_ids: frozenset[str]
+    result_tokens: int
+    """All tool result content tokens of the message."""
 
 
 class TokenCounter:
@@ -108,7 +121,7 @@ class TokenCounter:
     """
 
     def __init__(self) -> None:
-        self._cache: dict[int, _Estimate] = {}
+        self._cache: dict[int, MessageEstimate] = {}
 
     def message(self, message: Message) -> int:
         """Estimated tokens of one message."""
@@ -119,10 +132,14 @@ class TokenCounter:
 
     def result_tokens(self, message: Message) -> tuple[int, ...]:
         """Content tokens of each tool result part of `message`, in order."""
+        return tuple(result.tokens for result in self.estimate(message).results)
+
+    def estimate(self, message: Message) -> MessageEstimate:
+        """Everything known about `message`'s size (cached)."""
         cached = self._cache.get(id(message))
         if cached is not None and cached.message is message:
-            return cached.results
-        return self._estimate(message).results
+            return cached
+        return self._estimate(message)
 
     def messages(self, messages: Sequence[Message]) -> int:
         """Estimated tokens of a list of messages."""
@@ -138,17 +155,23 @@ class TokenCounter:
             self._trim(messages)
         return total
 
-    def _estimate(self, message: Message) -> _Estimate:
+    def _estimate(self, message: Message) -> MessageEstimate:
         total = MESSAGE_OVERHEAD
-        results: list[int] = []
+        results: list[ResultSize] = []
         for part in message.parts:
             if isinstance(part, ToolResultPart):
                 content = result_content_tokens(part)
-                results.append(content)
+                results.append(ResultSize(part.tool_call_id, part.name, content))
                 total += PART_OVERHEAD + content
             else:
                 total += part_tokens(part)
-        estimate = _Estimate(message, total, tuple(results))
+        estimate = MessageEstimate(
+            message,
+            total,
+            tuple(results),
+            frozenset(r.call_id for r in results),
+            sum(r.tokens for r in results),
+        )
         self._cache[id(message)] = estimate
         return estimate
 
