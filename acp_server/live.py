@@ -64,6 +64,9 @@ def wire_stop_reason(reason: StopReason) -> str:
 
 @dataclass(slots=True)
 class _Turn:
+    grace: float
+    """How long a cancelled run may wind down before it is torn down (0: a compaction, which
+    `AgentSession.cancel` does not reach)."""
     done: anyio.Event = field(default_factory=anyio.Event)
     cancel_requested: anyio.Event = field(default_factory=anyio.Event)
     stop: str = "end_turn"
@@ -204,8 +207,10 @@ class LiveSession:
             assert parts is not None
             return await self._run(self.agent.run_turn(parts))
 
-    async def _run(self, events: AsyncIterator[AgentEvent]) -> str:
-        turn = _Turn()
+    async def _run(
+        self, events: AsyncIterator[AgentEvent], *, grace: float = CANCEL_GRACE_SECONDS
+    ) -> str:
+        turn = _Turn(grace=grace)
         self.running = turn
         try:
             async with anyio.create_task_group() as task_group:
@@ -226,7 +231,7 @@ class LiveSession:
 
     async def _watchdog(self, turn: _Turn, scope: anyio.CancelScope) -> None:
         await turn.cancel_requested.wait()
-        await anyio.sleep(CANCEL_GRACE_SECONDS)
+        await anyio.sleep(turn.grace)
         scope.cancel()
 
     async def _consume(self, events: AsyncIterator[AgentEvent], turn: _Turn) -> str:
@@ -284,7 +289,7 @@ class LiveSession:
             return await self._run(self.agent.run_turn(skill_prompt(call)))
         match call.name:
             case "compact":
-                return await self._run(self.agent.compact(call.argument or None))
+                return await self._run(self.agent.compact(call.argument or None), grace=0)
             case "undo":
                 await self._say(await self.agent.undo())
             case "mode":
