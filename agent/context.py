@@ -171,6 +171,11 @@ class ContextShaper:
                     history = self.current_history(history, ctx)
                     shaped = self.shape(history, window)
                     tokens = self.account.estimate(shaped, overhead=overhead)
+                    if tokens > threshold:
+                        # Still over (a huge latest turn): the squeeze below makes it fit, and
+                        # summarising again on the very next call would gain nothing.
+                        self._failed_at = len(history)
+                        self._failures += 1
                 else:
                     self._failed_at = len(history)
                     self._failures += 1

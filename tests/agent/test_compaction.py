@@ -363,3 +363,43 @@ async def test_a_history_without_a_session_is_compacted_in_memory() -> None:
     assert again[0] is shaped[0] and again[1] is first_kept
     assert again[-1].text == "answer 12"
     assert len(model.requests) == 1
+
+
+async def test_a_huge_fresh_batch_is_squeezed_into_the_window_without_summarising_again() -> None:
+    model = ScriptedModel([ScriptedTurn(text=f"summary {n}") for n in range(5)])
+    info = ModelInfo(
+        provider="scripted",
+        id="scripted",
+        name="s",
+        context_window=8_000,
+        max_output=None,
+        vision=False,
+        reasoning=False,
+        tool_call=True,
+        cost=None,
+    )
+    events: list[AgentEvent] = []
+    ctx = ShapeContext(
+        model=model, model_info=info, context_tokens=0, emit=events.append, session=None
+    )
+    shaper = ContextShaper()
+    earlier = [message for n in range(6) for message in _turn(n, size=400)]
+    earlier = [_user(m.text + " " + "p" * 2_000) if m.role == "user" else m for m in earlier]
+    batch = [(f"b{n}", "read", f"big{n}.py") for n in range(12)]
+    fresh = [
+        _user("read them all"),
+        _calls(*batch),
+        _results(*[(call_id, "read", "z" * 3_000, False) for call_id, _, _ in batch]),
+    ]
+    shaped = await shaper.prepare([*earlier, *fresh], ctx)
+    counter = TokenCounter()
+    assert counter.messages(shaped) <= 8_000
+    assert len(model.requests) == 1
+    # The batch's results are all there (squeezed, with the cut stated), none pruned.
+    results = [p for p in shaped[-1].parts if isinstance(p, ToolResultPart)]
+    assert len(results) == 12 and all("characters cut here" in p.text for p in results)
+    # The next call, still over the threshold, does not summarise again at once.
+    answer = _answer("read them; now what?")
+    again = await shaper.prepare([*earlier, *fresh, answer, _user("go on")], ctx)
+    assert len(model.requests) == 1
+    assert counter.messages(again) <= 8_000
