@@ -205,14 +205,14 @@ async def test_failing_servers_are_reported_and_do_not_block_the_session(env: En
         McpStdioServer(name="silent", command=PYTHON, args=("-c", "import time; time.sleep(60)")),
     ]
     started = anyio.current_time()
-    async with session_with(env, model, servers, mcp_timeout=3) as session:
-        assert anyio.current_time() - started < 15
+    async with session_with(env, model, servers, mcp_timeout=8) as session:
+        assert anyio.current_time() - started < 20
         events = await run_turn(session)
         again = await run_turn(session)
     notices = [e.message for e in events if isinstance(e, Notice)]
     assert any("'missing'" in n and "not found" in n for n in notices)
     assert any("'crashy'" in n for n in notices)
-    assert any("'silent'" in n and "did not start within 3 s" in n for n in notices)
+    assert any("'silent'" in n and "did not start within 8 s" in n for n in notices)
     assert not [e for e in again if isinstance(e, Notice)]  # said once
     assert results(model)["call_0"].text == "3"
 
