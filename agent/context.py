@@ -184,8 +184,8 @@ class ContextShaper:
         return shaped
 
     def shape(self, history: Sequence[Message], window: int | None = None) -> list[Message]:
-        """Steps 1 and 2: cap every tool result, prune old ones to stubs. Pure in effect: the
-        history is not changed, and equal inputs give identical outputs."""
+        """Steps 1 and 2: cap every tool result, prune old ones to stubs. The history is not
+        changed; the one state kept is which results were pruned, so pruning only advances."""
         limits = self.limits or ShapingLimits.for_window(window)
         capped = cap_tool_results(
             history,
