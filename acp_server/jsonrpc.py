@@ -165,6 +165,13 @@ class _FdWriter:
         if self.pollable:
             os.set_blocking(fd, False)
 
+    def write_nowait(self, data: bytes) -> int:
+        """Write what the fd takes without waiting; returns the byte count written."""
+        try:
+            return os.write(self.fd, data)
+        except BlockingIOError:
+            return 0
+
     async def write(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
@@ -211,7 +218,9 @@ class Connection:
         self._idle = anyio.Event()
         self._log = log
         self._line_limit = line_limit
-        self._write_lock = anyio.Lock()
+        # Uncontended writes must not yield to the loop: one checkpoint per text delta costs more
+        # than the write itself.
+        self._write_lock = anyio.Lock(fast_acquire=True)
         self._in_flight: dict[RequestId, _InFlight] = {}
         self._pending: dict[int, _Pending] = {}
         self._next_id = 0
@@ -482,6 +491,19 @@ class Connection:
 
     async def _write(self, message: JsonObject) -> None:
         data = encode_message(message)
+        if self._write_broken:
+            return
+        if not self._write_lock.locked():
+            # The common case, nobody mid-write: write at once, without a trip through the loop
+            # (one per text delta would cost more than the write). Only the unwritten rest of a
+            # full pipe waits, holding the lock so lines never interleave.
+            try:
+                data = data[self._writer.write_nowait(data) :]
+            except (BrokenPipeError, ConnectionResetError):
+                self._write_broken = True
+                return
+            if not data:
+                return
         async with self._write_lock:
             if self._write_broken:
                 return

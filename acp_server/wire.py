@@ -9,9 +9,12 @@ from typing import Any, TypeAlias
 JsonObject: TypeAlias = dict[str, Any]
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def encode_message(message: JsonObject) -> bytes:
     """One JSON object on one line (json escapes every newline inside strings)."""
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    text = _ENCODER.encode(message)
     try:
         return text.encode("utf-8") + b"\n"
     except UnicodeEncodeError:

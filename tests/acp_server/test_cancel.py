@@ -181,14 +181,20 @@ async def test_eof_mid_turn_kills_the_command_and_keeps_the_transcript(
 ) -> None:
     pid_file = agent_env.root / "pid"
     agent_env.script(
-        [{"tool_calls": [bash_call(f"echo $$ > {pid_file}; sleep 30")]}, {"text": "unused"}],
+        [
+            {"tool_calls": [bash_call(f"echo $$ > {pid_file}; echo sta''rted; sleep 30")]},
+            {"text": "unused"},
+        ],
         mode="yolo",
     )
     async with spawn_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.start_request("session/prompt", text_prompt(session_id, "remember me"))
-        await client.wait_for(lambda: pid_file.exists() and pid_file.read_text().strip())
+        # The output streamed into the call says the command runs (its pid is written by then).
+        await client.wait_for(
+            lambda: "started" in str(call_updates(client, session_id, "call-bash"))
+        )
         started = time.perf_counter()
         await client.close_stdin()
         with anyio.fail_after(5):
