@@ -10,6 +10,12 @@ scope replacing a whole entry; permission rules and hooks are CONCATENATED, each
 scope, because a scope that could shadow another would let a checked-in project file remove a deny
 rule the user set globally.
 
+Workspace trust (`agent.trust`): what repository content (the project file, and a local file git
+tracks) may GRANT or RUN — `allow` rules, `hooks`, `mcpServers`, a more permissive `mode`,
+providers with an `apiKeyEnv` — is applied only when the user's `trustedDirectories` cover the
+cwd; otherwise it is left out of the merged `Settings` and listed in `Settings.ignored`. Deny and
+ask rules apply from every scope. `trustedDirectories` is read from the user file only.
+
 A checked-in project file is also not allowed to point a built-in provider at another URL, or to
 read a built-in provider's key variable for a provider of its own: either would send the user's
 key wherever the repository says.
@@ -23,7 +29,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias, cast
@@ -43,6 +49,14 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from agent.backends import Mode
+from agent.trust import (
+    MODE_ORDER,
+    TRUSTED_DIRECTORIES_KEY,
+    IgnoredSettings,
+    is_trusted,
+    resolve_directory,
+    tracked_by_git,
+)
 from providers.catalog import Cost, ModelOverride
 from providers.model import WireApi
 from providers.registry import UserProviderConfig, all_providers, provider_spec
@@ -184,6 +198,9 @@ class SettingsFile(_Strict):
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict[str, McpServerSettings])
     hooks: HooksSettings = Field(default_factory=HooksSettings)
+    trusted_directories: list[str] = Field(default_factory=list[str])
+    """User scope only: directories whose repository settings may grant and run (see
+    `agent.trust`)."""
 
 
 # ---------------------------------------------------------------------------- merged values
@@ -231,6 +248,8 @@ class Settings:
     hooks: tuple[HookRule, ...] = ()
     sources: tuple[Path, ...] = ()
     """The files that were read, user scope first."""
+    ignored: IgnoredSettings = field(default_factory=IgnoredSettings)
+    """What untrusted repository settings asked for and did not get (falsy when nothing)."""
 
     def rules(self, list_name: PermissionList) -> list[str]:
         """The rule strings of one list, all scopes."""
@@ -323,9 +342,24 @@ def read_settings_file(path: Path, scope: Scope) -> SettingsFile | None:
     except ValidationError as error:
         raise SettingsError(_describe(path, error)) from None
     _check_rules(path, parsed)
+    _check_trusted_directories(path, scope, parsed)
     if scope == "project":
         _check_project_providers(path, parsed)
     return parsed
+
+
+def _check_trusted_directories(path: Path, scope: Scope, parsed: SettingsFile) -> None:
+    if parsed.trusted_directories and scope != "user":
+        # A repository must not be able to vouch for itself.
+        raise SettingsError(
+            f"{path}: {TRUSTED_DIRECTORIES_KEY}: only read from your user settings; use "
+            "`earshot trust` instead"
+        )
+    for index, entry in enumerate(parsed.trusted_directories):
+        if not Path(entry).expanduser().is_absolute():
+            raise SettingsError(
+                f"{path}: {TRUSTED_DIRECTORIES_KEY}.{index}: must be an absolute path"
+            )
 
 
 def _describe(path: Path, error: ValidationError) -> str:
@@ -385,7 +419,8 @@ def load_settings(
     environ: Mapping[str, str] | None = None,
     config_home: Path | None = None,
 ) -> Settings:
-    """Read and merge the user, project and local settings files for a session in `cwd`.
+    """Read and merge the user, project and local settings files for a session in `cwd`, leaving
+    out what untrusted repository content would grant or run (see `agent.trust`).
 
     Args:
         cwd: the session's working directory (its `.earshot/` holds project and local files).
@@ -397,60 +432,122 @@ def load_settings(
     """
     environ = os.environ if environ is None else environ
     paths = settings_paths(cwd, environ=environ, config_home=config_home)
-    model: str | None = None
-    mode: Mode | None = None
-    providers: dict[str, ProviderSettings] = {}
-    models: dict[str, ModelSettings] = {}
-    servers: dict[str, StdioServerSettings | HttpServerSettings] = {}
-    server_scopes: dict[str, Scope] = {}
-    rules: list[PermissionRule] = []
-    hooks: list[HookRule] = []
-    sources: list[Path] = []
+    files = {scope: read_settings_file(paths[scope], scope) for scope in SCOPES}
+    user = files["user"]
+    trusted_dirs = [Path(entry) for entry in user.trusted_directories] if user else []
+    workspace_trusted = is_trusted(cwd, trusted_dirs)
+    merged = _Merge()
     for scope in SCOPES:
-        path = paths[scope]
-        parsed = read_settings_file(path, scope)
+        parsed = files[scope]
         if parsed is None:
             continue
-        sources.append(path)
-        model = parsed.model or model
-        mode = parsed.mode or mode
-        base = cwd if scope != "user" else path.parent
-        providers.update(
-            (provider_id, _anchor_script(entry, base))
-            for provider_id, entry in parsed.providers.items()
+        path = paths[scope]
+        grants = (
+            scope == "user" or workspace_trusted or (scope == "local" and not tracked_by_git(path))
         )
-        models.update(parsed.models)
-        servers.update(parsed.mcp_servers)
-        server_scopes.update(dict.fromkeys(parsed.mcp_servers, scope))
-        for list_name in ("allow", "ask", "deny"):
-            rules.extend(
-                PermissionRule(list_name=list_name, rule=rule, scope=scope, source=path)
-                for rule in cast("list[str]", getattr(parsed.permissions, list_name))
-            )
-        for event in HOOK_EVENTS:
-            hooks.extend(
-                HookRule(
-                    event=event,
-                    command=hook.command,
-                    matcher=hook.matcher,
-                    timeout=hook.timeout,
-                    scope=scope,
-                    source=path,
-                )
-                for hook in cast("list[HookSettings]", getattr(parsed.hooks, event))
-            )
-    model = environ.get(MODEL_ENV, "").strip() or model
+        merged.add(scope, path, parsed, cwd=cwd, grants=grants)
+    model = environ.get(MODEL_ENV, "").strip() or merged.model
     return Settings(
         model=model,
-        mode=mode or DEFAULT_MODE,
-        providers=providers,
-        models=models,
-        permission_rules=tuple(rules),
-        mcp_servers=servers,
-        mcp_server_scopes=server_scopes,
-        hooks=tuple(hooks),
-        sources=tuple(sources),
+        mode=merged.mode or DEFAULT_MODE,
+        providers=merged.providers,
+        models=merged.models,
+        permission_rules=tuple(merged.rules),
+        mcp_servers=merged.servers,
+        mcp_server_scopes=merged.server_scopes,
+        hooks=tuple(merged.hooks),
+        sources=tuple(merged.sources),
+        ignored=merged.ignored,
     )
+
+
+@dataclass
+class _Merge:
+    """The scopes merged so far, and what was left out because its file may not grant."""
+
+    model: str | None = None
+    mode: Mode | None = None
+    providers: dict[str, ProviderSettings] = field(default_factory=dict[str, ProviderSettings])
+    models: dict[str, ModelSettings] = field(default_factory=dict[str, ModelSettings])
+    servers: dict[str, StdioServerSettings | HttpServerSettings] = field(
+        default_factory=dict[str, StdioServerSettings | HttpServerSettings]
+    )
+    server_scopes: dict[str, Scope] = field(default_factory=dict[str, Scope])
+    rules: list[PermissionRule] = field(default_factory=list[PermissionRule])
+    hooks: list[HookRule] = field(default_factory=list[HookRule])
+    sources: list[Path] = field(default_factory=list[Path])
+    ignored: IgnoredSettings = field(default_factory=IgnoredSettings)
+
+    def add(
+        self, scope: Scope, path: Path, parsed: SettingsFile, *, cwd: Path, grants: bool
+    ) -> None:
+        """Merge one file; `grants` False keeps only what restricts, and records the rest."""
+        self.sources.append(path)
+        self.model = parsed.model or self.model
+        if parsed.mode is not None:
+            current = self.mode or DEFAULT_MODE
+            if grants or MODE_ORDER[parsed.mode] <= MODE_ORDER[current]:
+                self.mode = parsed.mode
+            else:
+                self._ignore(path, mode=parsed.mode)
+        base = cwd if scope != "user" else path.parent
+        for provider_id, entry in parsed.providers.items():
+            if grants or entry.api_key_env is None:
+                self.providers[provider_id] = _anchor_script(entry, base)
+            else:
+                self._ignore(path, providers=(provider_id,))
+        self.models.update(parsed.models)
+        if grants:
+            self.servers.update(parsed.mcp_servers)
+            self.server_scopes.update(dict.fromkeys(parsed.mcp_servers, scope))
+        elif parsed.mcp_servers:
+            self._ignore(path, mcp_servers=tuple(parsed.mcp_servers))
+        for list_name in ("allow", "ask", "deny"):
+            texts = cast("list[str]", getattr(parsed.permissions, list_name))
+            if list_name == "allow" and not grants:
+                if texts:
+                    self._ignore(path, allow=tuple(texts))
+                continue
+            self.rules.extend(
+                PermissionRule(list_name=list_name, rule=rule, scope=scope, source=path)
+                for rule in texts
+            )
+        hooks = [
+            HookRule(
+                event=event,
+                command=hook.command,
+                matcher=hook.matcher,
+                timeout=hook.timeout,
+                scope=scope,
+                source=path,
+            )
+            for event in HOOK_EVENTS
+            for hook in cast("list[HookSettings]", getattr(parsed.hooks, event))
+        ]
+        if grants:
+            self.hooks.extend(hooks)
+        elif hooks:
+            self._ignore(path, hooks=tuple(f"{hook.event}: {hook.command}" for hook in hooks))
+
+    def _ignore(
+        self,
+        path: Path,
+        *,
+        allow: tuple[str, ...] = (),
+        hooks: tuple[str, ...] = (),
+        mcp_servers: tuple[str, ...] = (),
+        providers: tuple[str, ...] = (),
+        mode: Mode | None = None,
+    ) -> None:
+        old = self.ignored
+        self.ignored = IgnoredSettings(
+            allow=old.allow + allow,
+            hooks=old.hooks + hooks,
+            mcp_servers=old.mcp_servers + mcp_servers,
+            providers=old.providers + providers,
+            mode=mode or old.mode,
+            sources=old.sources if path in old.sources else (*old.sources, path),
+        )
 
 
 def _anchor_script(entry: ProviderSettings, base: Path) -> ProviderSettings:
@@ -470,16 +567,72 @@ def append_local_rule(cwd: Path, list_name: PermissionList, rule: str) -> Path:
     if not _is_rule(rule):
         raise SettingsError(f"not a permission rule: {rule!r} (expected 'Tool' or 'Tool(pattern)')")
     path = cwd / ".earshot" / "settings.local.json"
-    if read_settings_file(path, "local") is None or not path.read_text(encoding="utf-8").strip():
+
+    def add(data: dict[str, Any]) -> None:
+        permissions = cast("dict[str, Any]", data.setdefault("permissions", {}))
+        rules = cast("list[str]", permissions.setdefault(list_name, []))
+        if rule not in rules:
+            rules.append(rule)
+
+    _rewrite(path, "local", add)
+    return path
+
+
+def trusted_directories(
+    *, environ: Mapping[str, str] | None = None, config_home: Path | None = None
+) -> tuple[Path, ...]:
+    """The user settings' `trustedDirectories`, as written.
+
+    Raises:
+        SettingsError: the user file is not valid settings.
+    """
+    path = settings_paths(Path.cwd(), environ=environ, config_home=config_home)["user"]
+    parsed = read_settings_file(path, "user")
+    return tuple(Path(entry) for entry in parsed.trusted_directories) if parsed else ()
+
+
+def set_directory_trust(
+    directory: Path,
+    trusted: bool,
+    *,
+    environ: Mapping[str, str] | None = None,
+    config_home: Path | None = None,
+) -> tuple[Path, bool]:
+    """Add `directory` (resolved) to the user settings' `trustedDirectories`, or remove it,
+    keeping the file's other content. Returns the user file and whether anything changed.
+
+    Raises:
+        SettingsError: the existing user file is not valid settings (it is left untouched).
+    """
+    path = settings_paths(Path.cwd(), environ=environ, config_home=config_home)["user"]
+    resolved = resolve_directory(directory)
+    changed = False
+
+    def edit(data: dict[str, Any]) -> None:
+        nonlocal changed
+        entries = cast("list[str]", data.get(TRUSTED_DIRECTORIES_KEY, []))
+        kept = [entry for entry in entries if resolve_directory(entry) != resolved]
+        if trusted and len(kept) == len(entries):
+            kept.append(str(resolved))
+        changed = kept != entries
+        if kept:
+            data[TRUSTED_DIRECTORIES_KEY] = kept
+        else:
+            data.pop(TRUSTED_DIRECTORIES_KEY, None)
+
+    _rewrite(path, "user", edit)
+    return path, changed
+
+
+def _rewrite(path: Path, scope: Scope, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Apply `edit` to a settings file's JSON, keeping what it does not touch; an invalid file
+    raises `SettingsError` and is left as it is rather than overwritten."""
+    if read_settings_file(path, scope) is None or not path.read_text(encoding="utf-8").strip():
         data: dict[str, Any] = {}
     else:
         data = cast("dict[str, Any]", json.loads(path.read_text(encoding="utf-8")))
-    permissions = cast("dict[str, Any]", data.setdefault("permissions", {}))
-    rules = cast("list[str]", permissions.setdefault(list_name, []))
-    if rule not in rules:
-        rules.append(rule)
+    edit(data)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
     partial.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     partial.replace(path)
-    return path

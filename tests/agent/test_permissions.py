@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -470,10 +471,14 @@ def test_from_settings_keeps_every_scope(tmp_path: Path) -> None:
 
     home = tmp_path / "config"
     (home / "earshot").mkdir(parents=True)
-    (home / "earshot" / "settings.json").write_text(
-        '{"permissions": {"deny": ["Bash(rm *)"]}}', encoding="utf-8"
-    )
     project = tmp_path / "project"
+    # A trusted workspace: untrusted project allow rules are dropped (agent.trust).
+    (home / "earshot" / "settings.json").write_text(
+        json.dumps(
+            {"permissions": {"deny": ["Bash(rm *)"]}, "trustedDirectories": [str(project)]}
+        ),
+        encoding="utf-8",
+    )
     (project / ".earshot").mkdir(parents=True)
     (project / ".earshot" / "settings.json").write_text(
         '{"permissions": {"allow": ["Bash(rm *)", "Edit(src/**)"], "ask": ["Bash(git push *)"]}}',

@@ -16,6 +16,7 @@ from agent.settings import (
     StdioServerSettings,
     append_local_rule,
     load_settings,
+    set_directory_trust,
 )
 from providers.catalog import Cost, ModelOverride
 from providers.registry import UserProviderConfig, resolve_endpoint
@@ -70,6 +71,10 @@ class Scopes:
         path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
         return path
 
+    def trust(self) -> None:
+        """Trust the project directory (its settings may then grant and run, see agent.trust)."""
+        set_directory_trust(self.cwd, True, config_home=self.config_home)
+
     def load(self, environ: dict[str, str] | None = None) -> Settings:
         return load_settings(self.cwd, environ=environ or {}, config_home=self.config_home)
 
@@ -91,6 +96,7 @@ def test_no_files_gives_defaults(scopes: Scopes) -> None:
 
 def test_the_documented_example_loads(scopes: Scopes) -> None:
     path = scopes.write("project", DOCUMENTED)
+    scopes.trust()
     settings = scopes.load()
     assert settings.model == "anthropic/claude-sonnet-4-5"
     assert settings.mode == "ask"
@@ -124,7 +130,7 @@ def test_the_documented_example_loads(scopes: Scopes) -> None:
     assert [(hook.event, hook.matcher, hook.command, hook.timeout) for hook in settings.hooks] == [
         ("pre_tool_use", "Bash", "./check.sh", 10.0)
     ]
-    assert settings.sources == (path,)
+    assert settings.sources == (scopes.paths["user"], path)
     endpoint = resolve_endpoint("local", settings.user_providers(), {"LOCAL_KEY": "test-key"})
     assert endpoint.base_url == "http://127.0.0.1:11434/v1"
 
@@ -161,6 +167,7 @@ def test_maps_merge_by_key_later_scope_winning(scopes: Scopes) -> None:
             "mcpServers": {"docs": {"type": "http", "url": "http://127.0.0.1:9/mcp"}},
         },
     )
+    scopes.trust()
     settings = scopes.load()
     assert {key: value.base_url for key, value in settings.providers.items()} == {
         "a": "http://127.0.0.1:1/v1",
@@ -190,6 +197,7 @@ def test_permission_rules_and_hooks_concatenate_with_their_scope(scopes: Scopes)
         },
     )
     local = scopes.write("local", {"permissions": {"ask": ["Edit"]}})
+    scopes.trust()
     settings = scopes.load()
     # The project cannot remove (or outvote by shadowing) the user's deny rule: it is still there.
     assert settings.rules("deny") == ["Bash(rm -rf *)"]
