@@ -474,9 +474,7 @@ def test_from_settings_keeps_every_scope(tmp_path: Path) -> None:
     project = tmp_path / "project"
     # A trusted workspace: untrusted project allow rules are dropped (agent.trust).
     (home / "earshot" / "settings.json").write_text(
-        json.dumps(
-            {"permissions": {"deny": ["Bash(rm *)"]}, "trustedDirectories": [str(project)]}
-        ),
+        json.dumps({"permissions": {"deny": ["Bash(rm *)"]}, "trustedDirectories": [str(project)]}),
         encoding="utf-8",
     )
     (project / ".earshot").mkdir(parents=True)
