@@ -586,7 +586,7 @@ def trusted_directories(
     Raises:
         SettingsError: the user file is not valid settings.
     """
-    path = settings_paths(Path.cwd(), environ=environ, config_home=config_home)["user"]
+    path = settings_paths(Path(), environ=environ, config_home=config_home)["user"]
     parsed = read_settings_file(path, "user")
     return tuple(Path(entry) for entry in parsed.trusted_directories) if parsed else ()
 
@@ -604,7 +604,7 @@ def set_directory_trust(
     Raises:
         SettingsError: the existing user file is not valid settings (it is left untouched).
     """
-    path = settings_paths(Path.cwd(), environ=environ, config_home=config_home)["user"]
+    path = settings_paths(Path(), environ=environ, config_home=config_home)["user"]
     resolved = resolve_directory(directory)
     changed = False
 

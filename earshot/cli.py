@@ -22,6 +22,8 @@ DESCRIPTION = """earshot: a coding agent that editors run over the Agent Client 
   earshot sessions show ID             a session's transcript
   earshot models [--provider P]        providers with credentials, and their models
   earshot undo                         undo the last change batch of this directory's session
+  earshot trust [DIR] | --list         let DIR's settings (default: here) grant and run commands
+  earshot untrust [DIR]                stop trusting DIR
 """
 
 EPILOG = """print mode exit codes: 0 done, 1 model error, 2 usage/config error,
@@ -96,6 +98,14 @@ def _parser() -> argparse.ArgumentParser:
     models = commands.add_parser("models", help="providers and models from the catalog")
     models.add_argument("--provider", metavar="ID", help="list this provider's models")
     commands.add_parser("undo", help="undo the last change batch of this directory's session")
+    trust = commands.add_parser(
+        "trust",
+        help="trust a directory: its .earshot settings may add allow rules, hooks, MCP servers",
+    )
+    trust.add_argument("directory", nargs="?", metavar="DIR", help="default: the current one")
+    trust.add_argument("--list", action="store_true", help="list the trusted directories")
+    untrust = commands.add_parser("untrust", help="stop trusting a directory")
+    untrust.add_argument("directory", nargs="?", metavar="DIR", help="default: the current one")
     return parser
 
 
@@ -144,6 +154,8 @@ def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> i
             from earshot.commands import undo
 
             return anyio.run(lambda: undo(cwd, out=sys.stdout))
+        case "trust" | "untrust":
+            return _trust(options, cwd)
         case _:
             pass
     if options.prompt is None:
@@ -174,6 +186,40 @@ def _models(cwd: Path, provider: str | None) -> int:
         print(f"earshot: {exc}", file=sys.stderr)
         return 2
     return models(composition, provider=provider, out=sys.stdout, err=sys.stderr)
+
+
+def _trust(options: argparse.Namespace, cwd: Path) -> int:
+    """`earshot trust [DIR]`, `earshot trust --list`, `earshot untrust [DIR]` (see agent.trust)."""
+    from agent.settings import SettingsError, set_directory_trust, trusted_directories
+    from agent.trust import is_trusted, resolve_directory
+
+    try:
+        if options.command == "trust" and options.list:
+            if options.directory is not None:
+                print("earshot: trust --list takes no directory", file=sys.stderr)
+                return 2
+            for entry in trusted_directories():
+                print(entry)
+            return 0
+        given = cast("str | None", options.directory)
+        directory = resolve_directory(cwd / given if given else cwd)
+        if not directory.is_dir():
+            print(f"earshot: not a directory: {directory}", file=sys.stderr)
+            return 2
+        trusted = options.command == "trust"
+        path, changed = set_directory_trust(directory, trusted)
+        remaining = trusted_directories()
+    except SettingsError as exc:
+        print(f"earshot: {exc}", file=sys.stderr)
+        return 2
+    if trusted:
+        state = "trusted" if changed else "already trusted"
+        print(f"{state}: {directory} (recorded in {path}); new sessions there apply its settings")
+        return 0
+    print(f"{'no longer trusted' if changed else 'was not trusted'}: {directory}")
+    if is_trusted(directory, remaining):
+        print("it is still trusted through a parent directory; see `earshot trust --list`")
+    return 0
 
 
 def _print_mode(options: argparse.Namespace, cwd: Path) -> int:

@@ -8,6 +8,10 @@ same model the same way:
     (Anthropic, OpenAI, Gemini, OpenRouter, then the rest) with a default model for it.
 
 Nothing here echoes a key: messages name variables, never values.
+
+Workspace trust is applied when the settings are loaded (`agent.trust`): MCP servers, hooks and
+allow rules from an untrusted repository never reach this module; `open_session` only says, once,
+what was left out.
 """
 
 from __future__ import annotations
@@ -269,6 +273,9 @@ async def open_session(
         composition.mcp_servers(), servers_from_client(client_servers, composition.cwd)
     )
     notices: list[str] = []
+    if composition.settings.ignored:
+        # Known before the first turn, so said once, at its start (`SessionOptions.notices`).
+        notices.append(composition.settings.ignored.notice(composition.cwd))
     if servers and spawn is None:
         names = ", ".join(server.name for server in servers)
         notices.append(f"MCP servers not connected ({names}): this front end cannot host them")
