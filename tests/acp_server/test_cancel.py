@@ -228,3 +228,24 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return signal.SIGKILL is not None
+
+
+async def test_an_id_reused_while_in_flight_is_refused(agent_env: AgentEnv) -> None:
+    agent_env.script([{"text": "streaming", "hang": True}])
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        prompt_id = await client.start_request(
+            "session/prompt", text_prompt(session_id, "go"), request_id="dup"
+        )
+        await client.wait_for(lambda: "streaming" in client.text(session_id))
+        await client.send({"jsonrpc": "2.0", "id": "dup", "method": "logout", "params": {}})
+        refused = await client.wait_for(
+            lambda: next((m for m in client.messages if m.get("id") == "dup"), None)
+        )
+        assert refused["error"]["code"] == -32600
+        await client.notify("session/cancel", {"sessionId": session_id})
+        answers = await client.wait_for(
+            lambda: [m for m in client.messages if m.get("id") == prompt_id and "result" in m]
+        )
+        assert answers[0]["result"] == {"stopReason": "cancelled"}
