@@ -22,17 +22,24 @@ from sessions._log import warn
 from sessions.entries import CompactionEntry, Entry, MessageEntry, UnknownEntry
 from sessions.lines import JsonObject, MalformedLine, entry_from_json
 
+try:
+    # orjson parses a long transcript's lines about three times faster than the stdlib, which is
+    # most of the time a resume takes; the stdlib stays as the fallback.
+    from orjson import loads as _loads
+except ImportError:  # pragma: no cover - orjson is a declared dependency
+    _loads = json.loads
+
 
 def parse_lines(lines: Iterable[tuple[int, str]], where: str) -> list[JsonObject]:
     """JSON objects of `(line number, text)` pairs; other lines are skipped with a warning."""
     objects: list[JsonObject] = []
-    loads = json.loads
+    loads = _loads
     for number, text in lines:
         if not text:
             continue
         try:
             value = loads(text)
-        except ValueError:
+        except ValueError:  # orjson.JSONDecodeError is a ValueError too
             warn("session line is not JSON, skipped", path=where, line=number)
             continue
         if isinstance(value, dict):
