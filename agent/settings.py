@@ -612,8 +612,8 @@ def set_directory_trust(
         nonlocal changed
         entries = cast("list[str]", data.get(TRUSTED_DIRECTORIES_KEY, []))
         kept = [entry for entry in entries if resolve_directory(entry) != resolved]
-        if trusted and len(kept) == len(entries):
-            kept.append(str(resolved))
+        if trusted:
+            kept = entries if len(kept) < len(entries) else [*entries, str(resolved)]
         changed = kept != entries
         if kept:
             data[TRUSTED_DIRECTORIES_KEY] = kept

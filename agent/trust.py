@@ -136,13 +136,13 @@ class IgnoredSettings:
             parts.append("providers reading your environment " + _listed(self.providers))
         if self.mode is not None:
             parts.append(f"mode {self.mode}")
-        files = ", ".join(_shown(str(source)) for source in self.sources)
+        files = ", ".join(_shown(str(source), limit=400) for source in self.sources)
         directory = _shown(str(resolve_directory(cwd)), limit=400)
         return (
-            f"This workspace is not trusted, so its settings ({files}) were applied without "
-            f"what would grant permissions or run commands: ignored {'; '.join(parts)}. Deny "
-            "and ask rules still apply. If you trust this repository, run "
-            f"`earshot trust {shlex.quote(directory)}` and start a new session."
+            f"This workspace is not trusted, so earshot ignored what its settings ({files}) "
+            f"would grant or run: {'; '.join(parts)}. Their deny and ask rules still apply. If "
+            f"you trust this repository, run `earshot trust {shlex.quote(directory)}` and start "
+            "a new session."
         )
 
 
