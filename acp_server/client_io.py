@@ -79,22 +79,32 @@ class SessionChannel:
 
 
 def _permission_option(option: PermissionOption) -> JsonObject:
+    """ACP has four option kinds; earshot's "for this session" and "always (in this project)"
+    are both `allow_always`, told apart by the name and by `_meta.earshot.scope`."""
+    rule = option.rule
+    name = option.label or option.id
     meta: JsonObject | None = None
     match option.kind:
         case "allow_once":
             kind = "allow_once"
         case "allow_session":
             kind = "allow_always"
-            meta = {"scope": "session"}
+            meta = {"scope": "session", "rule": rule}
+            if rule:
+                name = f"Allow `{rule}` for this session"
         case "allow_always":
             kind = "allow_always"
-            meta = {"scope": "project", "rule": option.rule}
+            meta = {"scope": "project", "rule": rule}
+            if rule:
+                name = f"Always allow `{rule}` in this project"
         case "reject_once":
             kind = "reject_once"
         case "reject_always":
             kind = "reject_always"
-            meta = {"scope": "project", "rule": option.rule}
-    wire: JsonObject = {"optionId": option.id, "name": option.label or option.id, "kind": kind}
+            meta = {"scope": "project", "rule": rule}
+            if rule:
+                name = f"Always reject `{rule}` in this project"
+    wire: JsonObject = {"optionId": option.id, "name": name, "kind": kind}
     if meta is not None:
         wire["_meta"] = {"earshot": {key: value for key, value in meta.items() if value}}
     return wire

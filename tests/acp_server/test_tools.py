@@ -56,10 +56,16 @@ async def test_permission_round_trip_for_an_edit(agent_env: AgentEnv) -> None:
     }
     kinds = {option["kind"] for option in params["options"]}
     assert {"allow_once", "allow_always", "reject_once"} <= kinds
-    for option in params["options"]:
-        meta = option.get("_meta", {}).get("earshot", {})
-        if option["kind"] == "allow_always":
-            assert meta["scope"] in ("session", "project")
+    always = {
+        option["_meta"]["earshot"]["scope"]: option
+        for option in params["options"]
+        if option["kind"] == "allow_always"
+    }
+    assert set(always) == {"session", "project"}
+    rule = always["project"]["_meta"]["earshot"]["rule"]
+    assert rule.startswith("Write(") or rule.startswith("Edit(")
+    assert always["project"]["name"] == f"Always allow `{rule}` in this project"
+    assert always["session"]["name"] == f"Allow `{rule}` for this session"
     # The tool call was announced before the permission request named it.
     request_index = client.messages.index(request)
     announced = [
@@ -216,3 +222,53 @@ async def test_without_terminal_capability_output_streams_into_the_call(
         final = updates[-1]
         assert final["status"] == "completed"
         assert "line-two" in str(final["content"])
+
+
+async def test_always_allow_in_this_project_is_remembered_across_processes(
+    agent_env: AgentEnv,
+) -> None:
+    first = agent_env.workspace / "one.txt"
+    second = agent_env.workspace / "two.txt"
+    agent_env.script(
+        [
+            {"tool_calls": [bash_call(f"touch {first}", call_id="b1")]},
+            {"tool_calls": [bash_call(f"touch {second}", call_id="b2")]},
+            {"text": "ok"},
+        ]
+    )
+    async with spawn_agent(agent_env) as client:
+
+        async def always(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+            option = next(
+                o
+                for o in params["options"]
+                if o.get("_meta", {}).get("earshot", {}).get("scope") == "project"
+            )
+            return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
+
+        client.handlers["session/request_permission"] = always
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "touch"))
+        request = client.requests_named("session/request_permission")[0]
+        assert request["params"]["toolCall"]["toolCallId"] == "b1"
+        rule = next(
+            o["_meta"]["earshot"]["rule"]
+            for o in request["params"]["options"]
+            if o.get("_meta", {}).get("earshot", {}).get("scope") == "project"
+        )
+    local = agent_env.workspace / ".earshot" / "settings.local.json"
+    assert rule in local.read_text(encoding="utf-8")
+    assert first.exists()
+
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        # A fresh process plays the script from the start: the same command, now allowed.
+        await client.call("session/prompt", text_prompt(session_id, "touch"))
+        asked = [
+            r["params"]["toolCall"]["toolCallId"]
+            for r in client.requests_named("session/request_permission")
+        ]
+        assert "b1" not in asked
+        assert call_updates(client, session_id, "b1")[-1]["status"] == "completed"
