@@ -49,9 +49,11 @@ else:
 def _json_value_alias() -> Any:
     from typing_extensions import TypeAliasType
 
-    # The value refers back to `JsonValue` by name, resolved in this module: the stand-in above,
-    # which returns this alias again; pydantic turns that into a recursive reference.
-    return TypeAliasType(
+    # Called through `Any`: type checkers accept TypeAliasType only at module scope, and they read
+    # the TYPE_CHECKING alias above anyway. The value refers back to `JsonValue` by name, resolved
+    # in this module: the stand-in, which returns this alias again; pydantic makes that recursive.
+    make_alias: Any = TypeAliasType
+    return make_alias(
         "JsonValue", "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
     )
 
