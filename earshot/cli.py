@@ -202,7 +202,7 @@ def _trust(options: argparse.Namespace, cwd: Path) -> int:
                 print(entry)
             return 0
         given = cast("str | None", options.directory)
-        directory = resolve_directory(cwd / given if given else cwd)
+        directory = resolve_directory(cwd / Path(given).expanduser() if given else cwd)
         if not directory.is_dir():
             print(f"earshot: not a directory: {directory}", file=sys.stderr)
             return 2
