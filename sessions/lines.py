@@ -284,7 +284,7 @@ def message_from_json(data: JsonValue) -> Message:
         pass
     try:
         return codec.message_from_json(data)
-    except ValueError as exc:  # pydantic.ValidationError is a ValueError
+    except (ValueError, TypeError) as exc:  # ValidationError; NotJsonError (a NaN) is a TypeError
         raise MalformedLine(f"not a message: {exc}") from exc
 
 
