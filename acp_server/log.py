@@ -1,6 +1,7 @@
 """Logging for the server: structlog to stderr (or `EARSHOT_LOG_FILE`), configured on first use.
 
-structlog costs tens of milliseconds to import, so nothing on the `initialize` path logs.
+structlog costs tens of milliseconds to import, so nothing on the `initialize` path logs, and the
+agent's and the session store's loggers import it only when they first log (`install`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,16 @@ def configure() -> None:
     global _logger
     if _logger is None:
         _logger = _configure()
+
+
+def install() -> None:
+    """Configure structlog (as `configure` does) before the agent or the session store first
+    logs, without importing it now."""
+    from agent._log import configure_before_first_use as before_agent_logs
+    from sessions._log import configure_before_first_use as before_sessions_log
+
+    before_agent_logs(configure)
+    before_sessions_log(configure)
 
 
 def _configure() -> Any:

@@ -223,9 +223,9 @@ class AcpServer:
 
     @staticmethod
     def _prepare(factory: SessionFactory) -> None:
-        from acp_server.log import configure
+        from acp_server.log import install
 
-        configure()
+        install()
         importlib.import_module("acp_server.live")
         factory.prepare(Path.cwd())
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
-import structlog
 
+from agent._log import get_logger
 from agent.backends import (
     Interaction,
     Mode,
@@ -52,7 +52,7 @@ from providers.types import JsonValue, TextPart, ToolCallPart, ToolResultPart
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 Emit = Callable[[AgentEvent], None]
 Snapshot = Callable[[Sequence[Path]], Awaitable[None]]

@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, assert_never
 
 import anyio
-import structlog
 
+from agent._log import get_logger
 from agent.context import ContextShaper, ShapeContext
 from agent.events import (
     AgentEvent,
@@ -76,7 +76,7 @@ if TYPE_CHECKING:
 
 Emit = Callable[[AgentEvent], None]
 _CLOSE_SECONDS = 5.0
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 
 class LoopHost(Protocol):

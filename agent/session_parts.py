@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
+from agent._log import get_logger
 from agent.backends import MODES, FileBackend, Mode, ProcessBackend
 from agent.events import PlanEntry, UsageUpdated
 from agent.execution import Gate, Hooks
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
     from providers.catalog import ModelInfo
     from providers.model import Model
 
-_log = structlog.get_logger(__name__)
+_log = get_logger(__name__)
 
 HOOK_TIMEOUT_SECONDS = 30.0
 TITLE_LIMIT = 60
