@@ -12,7 +12,8 @@ rule the user set globally.
 
 Workspace trust (`agent.trust`): what repository content (the project file, and a local file git
 tracks) may GRANT or RUN — `allow` rules, `hooks`, `mcpServers`, a more permissive `mode`,
-providers with an `apiKeyEnv` — is applied only when the user's `trustedDirectories` cover the
+provider definitions (which decide where the conversation goes) and a model on one of them — is
+applied only when the user's `trustedDirectories` cover the
 cwd; otherwise it is left out of the merged `Settings` and listed in `Settings.ignored`. Deny and
 ask rules apply from every scope. `trustedDirectories` is read from the user file only.
 
@@ -483,7 +484,11 @@ class _Merge:
     ) -> None:
         """Merge one file; `grants` False keeps only what restricts, and records the rest."""
         self.sources.append(path)
-        self.model = parsed.model or self.model
+        if parsed.model and not grants and parsed.model.split("/", 1)[0] in parsed.providers:
+            # The model runs on a provider this file defines, which is ignored below.
+            self._ignore(path, model=parsed.model)
+        else:
+            self.model = parsed.model or self.model
         if parsed.mode is not None:
             current = self.mode or DEFAULT_MODE
             if grants or MODE_ORDER[parsed.mode] <= MODE_ORDER[current]:
@@ -492,7 +497,9 @@ class _Merge:
                 self._ignore(path, mode=parsed.mode)
         base = cwd if scope != "user" else path.parent
         for provider_id, entry in parsed.providers.items():
-            if grants or entry.api_key_env is None:
+            # A provider entry decides where the conversation (and maybe a key read from the
+            # environment) is sent, so a repository may not define one until it is trusted.
+            if grants:
                 self.providers[provider_id] = _anchor_script(entry, base)
             else:
                 self._ignore(path, providers=(provider_id,))
@@ -538,6 +545,7 @@ class _Merge:
         mcp_servers: tuple[str, ...] = (),
         providers: tuple[str, ...] = (),
         mode: Mode | None = None,
+        model: str | None = None,
     ) -> None:
         old = self.ignored
         self.ignored = IgnoredSettings(
@@ -546,6 +554,7 @@ class _Merge:
             mcp_servers=old.mcp_servers + mcp_servers,
             providers=old.providers + providers,
             mode=mode or old.mode,
+            model=model or old.model,
             sources=old.sources if path in old.sources else (*old.sources, path),
         )
 

@@ -115,13 +115,22 @@ class IgnoredSettings:
     """`event: command` per hook."""
     mcp_servers: tuple[str, ...] = ()
     providers: tuple[str, ...] = ()
-    """Provider ids whose entries read an environment variable."""
+    """Provider ids the repository defined (they decide where the conversation is sent)."""
     mode: Mode | None = None
+    model: str | None = None
+    """A model on one of those providers."""
     sources: tuple[Path, ...] = ()
     """The files the ignored settings came from."""
 
     def __bool__(self) -> bool:
-        return bool(self.allow or self.hooks or self.mcp_servers or self.providers or self.mode)
+        return bool(
+            self.allow
+            or self.hooks
+            or self.mcp_servers
+            or self.providers
+            or self.mode
+            or self.model
+        )
 
     def notice(self, cwd: Path) -> str:
         """One message for the user: what was ignored, from where, and how to trust `cwd`."""
@@ -133,7 +142,9 @@ class IgnoredSettings:
         if self.mcp_servers:
             parts.append("MCP servers " + _listed(self.mcp_servers))
         if self.providers:
-            parts.append("providers reading your environment " + _listed(self.providers))
+            parts.append("providers " + _listed(self.providers))
+        if self.model is not None:
+            parts.append(f"model {_shown(self.model, limit=200)}")
         if self.mode is not None:
             parts.append(f"mode {self.mode}")
         files = ", ".join(_shown(str(source), limit=400) for source in self.sources)

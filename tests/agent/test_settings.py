@@ -371,6 +371,7 @@ def test_importing_providers_does_not_import_pydantic() -> None:
 def test_a_relative_script_path_is_anchored(scopes: Scopes) -> None:
     scopes.write("project", {"providers": {"fake": {"api": "scripted", "script": "s.json"}}})
     scopes.write("user", {"providers": {"mine": {"api": "scripted", "script": "u.json"}}})
+    scopes.trust()
     providers = scopes.load().user_providers()
     assert providers["fake"].script == str(scopes.cwd / "s.json")
     assert providers["mine"].script == str(scopes.paths["user"].parent / "u.json")
