@@ -236,10 +236,8 @@ class AgentSession:
         for tool in (*parts.builtin_tools(options.builtin_tools), *options.extra_tools):
             tools[tool.name] = tool
         self._tools = tools
-        self._tool_specs = [
-            ToolSpec(name=tool.name, description=tool.description, input_schema=tool.input_schema)
-            for tool in tools.values()
-        ]
+        # Built at the first request: the input schemas cost more than the rest of the session.
+        self._tool_specs: list[ToolSpec] | None = None
         self._system_prompt = options.system_prompt or build_system_prompt(
             cwd=self.cwd, roots=roots, tool_names=list(tools)
         )
@@ -335,7 +333,7 @@ class AgentSession:
             emit=events.append,
             session=self._stored,
             system=self._system_prompt,
-            tools=self._tool_specs,
+            tools=self.tool_specs,
         )
         result: CompactionResult = await self._shaper.compact(
             self._stored.history(), ctx, instructions=instructions
@@ -459,6 +457,11 @@ class AgentSession:
 
     @property
     def tool_specs(self) -> Sequence[ToolSpec]:
+        if self._tool_specs is None:
+            self._tool_specs = [
+                ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema)
+                for t in self._tools.values()
+            ]
         return self._tool_specs
 
     @property

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import ProcessResult, ToolUi
 from agent.tools._common import MAX_RESULT_CHARS, capped, short
@@ -15,6 +15,8 @@ OUTPUT_LIMIT_BYTES = MAX_RESULT_CHARS - 1000
 
 
 class BashInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     command: str = Field(description="The bash command to run.")
     timeout: float = Field(
         default=DEFAULT_TIMEOUT_SECONDS,

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Diff, Location, ToolUi
 from agent.tools._common import (
@@ -28,6 +28,8 @@ from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutp
 
 
 class EditInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     path: str = Field(
         description="The file to edit: absolute, or relative to the working directory."
     )

@@ -11,7 +11,7 @@ import json
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import ToolUi
 from agent.tools._common import MAX_RESULT_CHARS, capped, short
@@ -30,6 +30,8 @@ _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/java
 
 
 class FetchInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     url: str = Field(description="The http(s) URL to fetch.")
     max_chars: int = Field(
         default=DEFAULT_MAX_CHARS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
 from agent.tools._common import capped, display_path, ripgrep, run_lines
@@ -18,6 +18,8 @@ MAX_SCANNED = 200_000
 
 
 class GlobInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     pattern: str = Field(
         description="Glob pattern relative to `path`, e.g. `**/*.py`, `src/**/*.{ts,tsx}`, "
         "`*.md` (a pattern without `/` matches file names at any depth)."

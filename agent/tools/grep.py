@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
 from agent.tools._common import capped, display_path, ripgrep, run_lines, short
@@ -18,6 +18,8 @@ OutputMode = Literal["content", "files_with_matches", "count"]
 
 
 class GrepInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     pattern: str = Field(
         description="A regular expression (Rust regex syntax, like ripgrep: escape literal "
         "braces, parentheses and dots, e.g. `interface\\{\\}`, `fn\\(`)."

@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
 from agent.tools._common import capped, display_path, inside
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 MAX_ENTRIES = 500
 IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
@@ -19,6 +22,8 @@ IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
 
 
 class LsInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     path: str | None = Field(
         default=None, description="Directory to list (default: the working directory)."
     )
@@ -98,6 +103,8 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 def _ignore_layers(directory: Path, roots: tuple[Path, ...]) -> list[_IgnoreLayer]:
     """Ignore files that apply inside `directory`, outermost first: from the repository root (or
     else the workspace root) down to `directory`."""
+    from pathspec import GitIgnoreSpec  # costs ~10 ms to import: loaded when ls first runs
+
     chain = [directory, *directory.parents]
     top = next((i for i, d in enumerate(chain) if (d / ".git").exists()), None)
     if top is None:

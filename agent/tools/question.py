@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Question, ToolUi
 from agent.tools._common import capped, short
@@ -10,6 +10,8 @@ from agent.tools.base import ToolContext, ToolError, ToolOutput, define_tool
 
 
 class QuestionInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     question: str = Field(description="The question, complete and self-contained.")
     choices: list[str] = Field(
         default_factory=lambda: [],

@@ -6,7 +6,7 @@ import base64
 from pathlib import Path
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
 from agent.tools._common import (
@@ -36,6 +36,8 @@ IMAGE_TYPES = {
 
 
 class ReadInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     path: str = Field(
         description="The file to read: absolute, or relative to the working directory."
     )

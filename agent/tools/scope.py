@@ -7,7 +7,7 @@ the object, and a declaration that widened it would be exactly the escape sharin
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
 from agent.tools._common import capped, display_path
@@ -15,6 +15,8 @@ from agent.tools.base import ToolContext, ToolError, ToolOutput, define_tool
 
 
 class ScopeInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     paths: list[str] = Field(
         min_length=1,
         description="Files and directories you will create, change or delete (a directory "

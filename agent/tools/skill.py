@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
 from agent.skills import SkillIndex
@@ -18,6 +18,8 @@ from agent.tools.base import (
 
 
 class SkillInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     name: str = Field(description="The name of the skill to load, exactly as listed.")
 
 

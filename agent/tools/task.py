@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Mode, ToolUi
 from agent.context import ContextShaper
@@ -255,6 +255,8 @@ class _SubagentHost:
 
 
 class TaskInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     description: str = Field(
         description="A short label for the task (3-6 words), shown to the user."
     )

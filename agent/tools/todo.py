@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Literal, cast
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import ToolUi
 from agent.events import PlanEntry
@@ -16,6 +16,8 @@ PlanSink = Callable[[tuple[PlanEntry, ...]], Awaitable[None]]
 
 
 class TodoItem(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     content: str = Field(description="The step, as a short imperative sentence.")
     status: Literal["pending", "in_progress", "completed"] = Field(
         default="pending", description="Where the step stands."
@@ -26,6 +28,8 @@ class TodoItem(BaseModel):
 
 
 class TodoInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     todos: list[TodoItem] = Field(
         description="The COMPLETE plan, every step in order (it replaces the previous one)."
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Diff, Location, ToolUi
 from agent.tools._common import (
@@ -21,6 +21,8 @@ from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutp
 
 
 class WriteInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     path: str = Field(
         description="The file to write: absolute, or relative to the working directory."
     )

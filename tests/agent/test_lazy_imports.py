@@ -25,6 +25,21 @@ def test_the_session_path_does_not_import_structlog() -> None:
     assert json.loads(out) == []
 
 
+def test_tool_input_models_are_built_at_first_use() -> None:
+    out = _run(
+        "import sys, json\n"
+        "import agent.session\n"
+        "from agent.tools import builtin_tools\n"
+        "tools = builtin_tools()\n"
+        "before = [t.name for t in tools if t.input_model.__pydantic_complete__]\n"
+        "schema = tools[0].input_schema\n"
+        "after = tools[0].input_model.__pydantic_complete__\n"
+        "print(json.dumps({'built': before, 'pathspec': 'pathspec' in sys.modules,\n"
+        "                  'schema': schema['type'], 'after': after}))\n"
+    )
+    assert json.loads(out) == {"built": [], "pathspec": False, "schema": "object", "after": True}
+
+
 def test_the_configuration_runs_before_the_first_agent_log_line() -> None:
     out = _run(
         "import sys, json\n"
