@@ -87,6 +87,8 @@ class _Strict(BaseModel):
         populate_by_name=True,
         frozen=True,
         hide_input_in_errors=True,
+        # Built at the first validation, as one schema, instead of each model at import.
+        defer_build=True,
     )
 
 
