@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, assert_never
 
 import anyio
 
@@ -290,7 +290,7 @@ def render_message(message: Message) -> str:
                     label = "Error from" if part.is_error else "Result of"
                     lines.append(f"{label} {part.name}: {cap_text(part.text, _RESULT_CHARS)}")
         case _:
-            pass
+            assert_never(message.role)
     return "\n".join(lines)
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any, cast
+
+import pytest
 
 from agent.compaction import (
     PREAMBLE_OPENING,
@@ -16,6 +19,7 @@ from agent.compaction import (
     files_touched,
     is_summary_request,
     plan_from_history,
+    render_message,
     render_transcript,
     summarise,
     summary_request,
@@ -403,3 +407,12 @@ async def test_a_huge_fresh_batch_is_squeezed_into_the_window_without_summarisin
     again = await shaper.prepare([*earlier, *fresh, answer, _user("go on")], ctx)
     assert len(model.requests) == 1
     assert counter.messages(again) <= 8_000
+
+
+def test_render_message_refuses_a_role_it_does_not_know() -> None:
+    # A role added to providers.types without a case here must fail loudly, not vanish from
+    # the summary's transcript.
+    stray = cast(Any, Message(role="user", parts=[TextPart(text="hidden")]))
+    object.__setattr__(stray, "role", "system")
+    with pytest.raises(AssertionError):
+        render_message(stray)
