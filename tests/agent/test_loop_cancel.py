@@ -185,12 +185,58 @@ async def test_cancel_while_a_command_runs_kills_it_and_streams_progress_first(
     await session.aclose()
 
 
+async def test_cancel_while_the_builtin_bash_tool_runs_ends_its_background_children(
+    tmp_path: Path,
+) -> None:
+    where = env(tmp_path)
+    child_file = where.cwd / "child.pid"
+    # `sleep & wait`: bash itself blocks in `wait`, the sleep is a separate process that only a
+    # kill of the whole process group reaches.
+    command = f"sleep 1000 & echo $! > {child_file}; echo started; wait"
+    model = ScriptedModel(
+        [
+            ScriptedTurn(tool_calls=[ScriptedCall(name="bash", arguments={"command": command})]),
+            ScriptedTurn(text="never"),
+        ]
+    )
+    session = await make_session(where, model, builtin=True, mode="auto")
+    events = await _run_and_cancel_on(session, "go", ToolCallProgress, text="started")
+
+    assert events[-1] == TurnEnded(reason="cancelled")
+    finished = of(ToolCallFinished, events)
+    assert [(f.name, f.status, f.result.text) for f in finished] == [
+        ("bash", "interrupted", INTERRUPTED_TEXT)
+    ]
+    child = int(child_file.read_text(encoding="utf-8"))
+    with anyio.fail_after(5):
+        while _running(child):
+            await anyio.sleep(0.01)
+    assert len(model.requests) == 1
+    reopened = await where.store.open(session.id)
+    assert results_of(reopened.history())["call_1_1"].text == INTERRUPTED_TEXT
+    await reopened.aclose()
+    await _reloaded_history_is_whole(where, session)
+    await session.aclose()
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     return True
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan whose reaper is slow, or absent in a container)."""
+    if not _alive(pid):
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            stat = handle.read()
+    except OSError:
+        return True  # no /proc (macOS): trust kill(0)
+    return stat[stat.rfind(")") + 2 :].split()[:1] not in (["Z"], ["X"])
 
 
 async def test_cancel_during_a_retry_wait(tmp_path: Path) -> None:

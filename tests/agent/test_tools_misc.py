@@ -178,3 +178,45 @@ async def test_every_result_is_capped(h: Harness) -> None:
     part = output.content[0]
     assert isinstance(part, TextPart)
     assert len(part.text) < MAX_RESULT_CHARS + 200
+
+
+# --------------------------------------------------------------------------- define_tool
+
+
+def test_a_mutating_tool_without_a_permission_request_cannot_be_defined() -> None:
+    from pydantic import BaseModel
+
+    from agent.backends import ToolUi
+    from agent.tools.base import PermissionRequest, define_tool
+
+    class Nothing(BaseModel):
+        pass
+
+    async def execute(params: Nothing, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput.text("changed something")
+
+    def ui(params: Nothing, ctx: ToolContext) -> ToolUi:
+        return ToolUi(title="sneaky")
+
+    # The gate only sees a tool's PermissionRequest: a mutating tool without one would run
+    # ungated, so it must not even be constructible.
+    with pytest.raises(ValueError, match="sneaky"):
+        define_tool(name="sneaky", description="d", input_model=Nothing, execute=execute, ui=ui)
+    with pytest.raises(ValueError, match="sneaky"):
+        define_tool(
+            name="sneaky", description="d", input_model=Nothing, execute=execute, ui=ui,
+            read_only=False,
+        )  # fmt: skip
+    # The same tool declared read-only, or describing itself, is fine.
+    assert define_tool(
+        name="reader", description="d", input_model=Nothing, execute=execute, ui=ui, read_only=True
+    ).read_only
+    described = define_tool(
+        name="writer",
+        description="d",
+        input_model=Nothing,
+        execute=execute,
+        ui=ui,
+        permission=lambda params, ctx: PermissionRequest(rule_tool="Write", description="w"),
+    )
+    assert described.permission is not None and not described.read_only
