@@ -10,6 +10,7 @@ ruled out first.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Final
 
@@ -149,6 +150,7 @@ def classify(
     code: str | None = None,
     retry_after: float | None = None,
     network: bool = False,
+    secrets: Iterable[str | None] = (),
 ) -> ProviderError:
     """Turn what a vendor said into a `ProviderError`.
 
@@ -159,6 +161,8 @@ def classify(
         code: the vendor's error code or type, lower-cased by this function.
         retry_after: seconds the vendor asked to wait, if it said.
         network: the request never got a response (connection refused, reset, timeout).
+        secrets: the endpoint's own key and auth header values (`auth_secrets`): any occurrence
+            in the message is masked, whatever its shape, since a vendor may echo a key back.
     """
     code_norm = code.lower() if code else None
     kind: ErrorKind
@@ -166,11 +170,11 @@ def classify(
         kind = "network"
     elif _is_billing_wall(message, code_norm):
         # A billing wall looks like a 429 but waiting does not help.
-        return _not_retryable_rate_limit(provider, message, status, code)
+        return _not_retryable_rate_limit(provider, message, status, code, secrets)
     elif _TPM_TOO_LARGE.search(message):
         # One request bigger than the whole per-minute budget: retrying the same request can
         # never succeed, though a smaller one (after compaction) can. Not an overflow either.
-        return _not_retryable_rate_limit(provider, message, status, code)
+        return _not_retryable_rate_limit(provider, message, status, code, secrets)
     elif is_context_overflow(message, code_norm) or _is_bare_overflow(provider, status, message):
         kind = "context_overflow"
     elif status in (401, 403) or code_norm in _AUTH_CODES:
@@ -190,7 +194,7 @@ def classify(
         retry_after = _retry_hint(message)
     return ProviderError(
         kind=kind,
-        message=_with_provider(provider, message),
+        message=_with_provider(provider, message, secrets),
         retryable=retryable,
         retry_after=retry_after if retryable else None,
         status=status,
@@ -214,11 +218,15 @@ def _is_bare_overflow(provider: str, status: int | None, message: str) -> bool:
 
 
 def _not_retryable_rate_limit(
-    provider: str, message: str, status: int | None, code: str | None
+    provider: str,
+    message: str,
+    status: int | None,
+    code: str | None,
+    secrets: Iterable[str | None],
 ) -> ProviderError:
     return ProviderError(
         kind="rate_limit",
-        message=_with_provider(provider, message),
+        message=_with_provider(provider, message, secrets),
         retryable=False,
         status=status,
         code=code,
@@ -232,8 +240,8 @@ def abort_error(provider: str) -> ProviderError:
     )
 
 
-def _with_provider(provider: str, message: str) -> str:
-    message = redact(message.strip() or "no message")
+def _with_provider(provider: str, message: str, secrets: Iterable[str | None]) -> str:
+    message = redact(message.strip() or "no message", secrets)
     return f"{provider}: {message}" if provider else message
 
 
@@ -250,7 +258,37 @@ _LABELLED_SECRET: Final = re.compile(
 )
 
 
-def redact(text: str) -> str:
-    """Mask anything shaped like an API key; vendors sometimes echo a prefix of a bad key."""
+# Shorter "secrets" are not real keys, and masking them would garble ordinary words.
+_MIN_SECRET_LENGTH: Final = 4
+_AUTH_HEADER_WORDS: Final = ("auth", "key", "token", "secret", "cookie", "signature")
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """Mask credentials in `text`: every occurrence of one of `secrets` (the endpoint's actual
+    key and auth header values, whatever their shape), then anything shaped like a known API
+    key or labelled as one. Vendors sometimes echo a bad key, or a prefix of it, back.
+
+    For any text that may reach a log line or a user: error messages, tool output quoting a
+    request, exception reprs.
+    """
+    real = {secret for secret in secrets if secret and len(secret) >= _MIN_SECRET_LENGTH}
+    # Longest first, so a value that contains another secret is masked whole.
+    for secret in sorted(real, key=len, reverse=True):
+        text = text.replace(secret, "[redacted]")
     text = _LABELLED_SECRET.sub(lambda match: f"{match.group(1)}[redacted]", text)
     return _SECRET_PATTERN.sub("[redacted]", text)
+
+
+def auth_secrets(api_key: str | None, headers: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The values `redact` must mask for an endpoint: its key, and the values of its headers
+    whose names look like credentials (`Authorization`, `x-api-key`, `X-Auth-Token`...), with
+    the token after an auth scheme (`Bearer <token>`) on its own too."""
+    found: list[str] = [api_key] if api_key else []
+    for name, value in (headers or {}).items():
+        if not value or not any(word in name.lower() for word in _AUTH_HEADER_WORDS):
+            continue
+        found.append(value)
+        scheme, _, token = value.partition(" ")
+        if token and scheme.isalpha():
+            found.append(token.strip())
+    return tuple(found)

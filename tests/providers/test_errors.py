@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 import pytest
 
-from providers.errors import classify, is_context_overflow, parse_retry_after, redact
+from providers.errors import (
+    auth_secrets,
+    classify,
+    is_context_overflow,
+    parse_retry_after,
+    redact,
+)
 from providers.types import ErrorKind
 
 
@@ -633,3 +639,33 @@ def test_parse_retry_after(value: str | float | None, seconds: float | None) -> 
 
 def test_parse_retry_after_http_date_in_the_past_is_zero() -> None:
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
+
+
+def test_the_endpoints_own_secrets_are_redacted_whatever_their_shape() -> None:
+    # A key of no known shape, echoed by a vendor: only knowing the key itself can mask it.
+    key = "plainkey0123"
+    error = classify(
+        provider="custom",
+        status=401,
+        message=f"invalid key {key}; token opaque-token-xyz rejected",
+        secrets=auth_secrets(key, {"X-Auth-Token": "opaque-token-xyz", "X-Title": "earshot"}),
+    )
+    assert key not in error.message and "opaque-token-xyz" not in error.message
+    assert error.message == "custom: invalid key [redacted]; token [redacted] rejected"
+
+
+def test_auth_secrets_come_from_the_key_and_credential_headers_only() -> None:
+    headers = {"Authorization": "Bearer tok-123456", "X-Title": "earshot", "api-key": "k-987654"}
+    assert auth_secrets("the-key", headers) == (
+        "the-key",
+        "Bearer tok-123456",
+        "tok-123456",
+        "k-987654",
+    )
+    assert auth_secrets(None) == ()
+
+
+def test_redact_masks_given_secrets_but_not_tiny_ones() -> None:
+    assert redact("a key abc and longsecret", ["abc", "longsecret", None]) == (
+        "a key abc and [redacted]"
+    )
