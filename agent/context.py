@@ -150,12 +150,19 @@ class ContextShaper:
         self._failures = 0
         self._learned: dict[tuple[str, str], int] = {}
         """Windows learned from overflow errors, by (provider, model)."""
+        self._model: tuple[str, str] | None = None
+        """The model the account's reports came from."""
 
     # --------------------------------------------------------------------------- per call
 
     async def prepare(self, history: Sequence[Message], ctx: ShapeContext) -> list[Message]:
         """The messages to send for the next call. The loop calls this before every call."""
         history = self._apply_memory_cut(history, ctx)
+        model = (ctx.model.provider_id, ctx.model.model_id)
+        if model != self._model:
+            # Another tokenizer: the last report and the ratio learned from it no longer apply.
+            self._model = model
+            self.account.forget()
         window = self.window(ctx)
         overhead = self._overhead_tokens(ctx)
         shaped = self.shape(history, window)
@@ -341,7 +348,8 @@ class ContextShaper:
         cut = choose_cut(
             history,
             keep_turns=policy.keep_turns,
-            tail_budget=policy.tail_budget(window),
+            # The budget is in the provider's tokens; the cut counts estimated ones.
+            tail_budget=max(1, int(policy.tail_budget(window) / self.account.ratio)),
             counter=self.counter,
             start=start,
         )
@@ -417,7 +425,8 @@ class ContextShaper:
         info = ctx.model_info
         window = self.window(ctx)
         max_output = policy.summary_tokens(window, _max_output(info))
-        budget_chars = policy.transcript_tokens(window, max_output) * CHARS_PER_TOKEN
+        tokens = policy.transcript_tokens(window, max_output)
+        budget_chars = int(tokens * CHARS_PER_TOKEN / self.account.ratio)
         error: ProviderError | None = None
         retries = 0
         shrunk = False

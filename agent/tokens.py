@@ -8,7 +8,9 @@ after the first call estimating a 2,000-message history is one dictionary lookup
 `ContextAccount` turns estimates into the figure context shaping acts on. What a provider reports
 (the input plus output tokens of the last call) is the ground truth; only what changed since is
 estimated. The estimate therefore never drifts further than one call's worth of appended
-messages, however long the session.
+messages, however long the session. The reports also calibrate the heuristic: a model whose
+tokenizer counts more than four characters a token (code on some tokenizers, non-English text)
+has what was added since scaled by the ratio its last sizeable report showed.
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ PART_OVERHEAD: Final = 8
 """A tool call's or result's id, name and framing."""
 
 _CACHE_SLACK: Final = 1_024
+CALIBRATION_MIN_TOKENS: Final = 2_000
+"""Requests smaller than this do not calibrate the estimate: what a vendor adds unseen (a tool-use
+system prompt of a few hundred tokens) would dominate the ratio."""
+CALIBRATION_MAX: Final = 3.0
+"""The largest reported/estimated ratio believed (about one character a token)."""
 
 
 def text_tokens(text: str) -> int:
@@ -196,6 +203,10 @@ class ContextAccount:
     capped or pruned result replaces its message in place), so "the reply" is simply the message
     at the position after the last one sent. Without a usable report (none yet, none given, or
     the history no longer extends what was sent) it is a plain estimate.
+
+    Either way the estimated part is scaled by `ratio`: the provider's count of the last sizeable
+    request over the estimate of it (never below 1, so a tokenizer that counts less than the
+    heuristic only makes compaction a little early, never late).
     """
 
     def __init__(self, counter: TokenCounter | None = None) -> None:
@@ -204,6 +215,8 @@ class ContextAccount:
         self._sent_count = 0
         self._sent_last: Message | None = None
         self._sent_tokens = 0
+        self.ratio = 1.0
+        """The provider's tokens per estimated token, learned from reports (1.0 until then)."""
 
     def record(self, sent: Sequence[Message], usage: Usage | None, *, overhead: int = 0) -> int:
         """Account one model call: `sent` is the request's messages, `overhead` the estimated
@@ -212,7 +225,9 @@ class ContextAccount:
         sent_tokens = self.counter.messages(sent) + overhead
         if usage is None or usage.input_tokens <= 0:
             # No report (or a failure before any): keep the older anchor, it is still sound.
-            return sent_tokens
+            return self.scaled(sent_tokens)
+        if sent_tokens >= CALIBRATION_MIN_TOKENS:
+            self.ratio = min(CALIBRATION_MAX, max(1.0, usage.input_tokens / sent_tokens))
         self._reported = usage.input_tokens + usage.output_tokens
         self._sent_count = len(sent)
         self._sent_last = sent[-1] if sent else None
@@ -220,23 +235,33 @@ class ContextAccount:
         return self._reported
 
     def estimate(self, messages: Sequence[Message], *, overhead: int = 0) -> int:
-        """Tokens `messages` (plus `overhead`) are expected to occupy."""
+        """Tokens `messages` (plus `overhead`) are expected to occupy, in the provider's count."""
         counter = self.counter
         current = counter.messages(messages) + overhead
         reported = self._reported
         count = self._sent_count
         if reported is None or len(messages) < count:
-            return current
+            return self.scaled(current)
         if count and messages[count - 1] is not self._sent_last:
-            return current
+            return self.scaled(current)
         delta = current - self._sent_tokens
         if len(messages) > count and messages[count].role == "assistant":
             delta -= counter.message(messages[count])
-        return max(0, reported + delta)
+        return max(0, reported + self.scaled(delta))
+
+    def scaled(self, tokens: int) -> int:
+        """`tokens` of the heuristic in the provider's count, as far as reports have shown it."""
+        return tokens if self.ratio == 1.0 else int(tokens * self.ratio + 0.5)
 
     def reset(self) -> None:
-        """Forget the last report (after a compaction, the request it measured is gone)."""
+        """Forget the last report (after a compaction, the request it measured is gone). The
+        ratio is kept: it describes the model's tokenizer, not one request."""
         self._reported = None
         self._sent_count = 0
         self._sent_last = None
         self._sent_tokens = 0
+
+    def forget(self) -> None:
+        """Forget everything reports taught (another model, another tokenizer)."""
+        self.reset()
+        self.ratio = 1.0

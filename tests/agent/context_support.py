@@ -1,8 +1,10 @@
 """Pieces shared by the context, compaction and usage tests: a catalog with a small window, a
-tool with large outputs, and a scripted model that answers summary requests."""
+tool with large outputs, a vendor-side tokenizer independent of the agent's estimate, and a
+scripted model that answers summary requests."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from pydantic import BaseModel
@@ -12,8 +14,9 @@ from agent.compaction import is_summary_request
 from agent.tokens import TokenCounter, request_overhead
 from agent.tools.base import AnyTool, ToolContext, ToolOutput, define_tool
 from providers.catalog import Cost, ModelCatalog, ModelOverride
+from providers.codec import message_to_json
 from providers.errors import classify
-from providers.types import ModelRequest, ProviderError, Usage
+from providers.types import JsonValue, Message, ModelRequest, ProviderError, Usage
 from providers.wire.scripted import ScriptedCall, ScriptedTurn, TurnSpec
 
 SUMMARY = "SUMMARY: the user asked for a series of file dumps; all were done."
@@ -30,6 +33,41 @@ def request_tokens(request: ModelRequest) -> int:
     return TokenCounter().messages(request.messages) + request_overhead(
         request.system, request.tools
     )
+
+
+VENDOR_CHARS_PER_TOKEN = 3
+"""The scripted vendor's tokenizer: three characters of the request's JSON a token."""
+
+
+class VendorTokenizer:
+    """SYNTHETIC: how a vendor counts a request, independent of `agent.tokens`. It counts the
+    request as JSON (keys, ids, metadata and escapes included) at three characters a token,
+    which comes to about 1.3-1.5 times the agent's estimate: the agent undercounts, as it does
+    on real tokenizers for code. Messages are counted once (they are immutable)."""
+
+    def __init__(self) -> None:
+        self._messages: dict[int, tuple[Message, int]] = {}
+
+    def text(self, text: str) -> int:
+        return -(-len(text) // VENDOR_CHARS_PER_TOKEN)
+
+    def message(self, message: Message) -> int:
+        known = self._messages.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
+        tokens = self.text(json.dumps(message_to_json(message)))
+        self._messages[id(message)] = (message, tokens)
+        return tokens
+
+    def request(self, request: ModelRequest) -> int:
+        tools = json.dumps(
+            [[t.name, t.description, t.input_schema] for t in request.tools], default=str
+        )
+        return (
+            self.text(request.system)
+            + self.text(tools)
+            + sum(self.message(message) for message in request.messages)
+        )
 
 
 class DumpInput(BaseModel):
@@ -69,27 +107,37 @@ def agentic_model(
     report_usage: bool = True,
     window: int | None = None,
     summary: str = SUMMARY,
+    tokenizer: VendorTokenizer | None = None,
 ) -> Callable[[ModelRequest], TurnSpec]:
     """A model that answers every prompt with one large `read`, then a text answer, and writes
-    `summary` when asked for one (an empty one fails). It reports usage equal to the estimated
-    request size and, given a `window`, rejects bigger requests as a real one would."""
+    `summary` when asked for one (an empty one fails). It counts a request with `tokenizer`
+    (default: the agent's own estimate, 30 tokens an answer), reports that count as its usage
+    and, given a `window`, rejects a request over it by that count, as a real one would."""
     counter = {"n": 0}
 
+    def size_of(request: ModelRequest) -> int:
+        return request_tokens(request) if tokenizer is None else tokenizer.request(request)
+
+    def output(text: str) -> int:
+        return 30 if tokenizer is None else tokenizer.text(text)
+
     def respond(request: ModelRequest) -> TurnSpec:
-        size = request_tokens(request)
+        size = size_of(request)
         if window is not None and size > window:
             return ScriptedTurn(error=overflow_error(size, window))
-        usage = Usage(input_tokens=size, output_tokens=30)
+
+        def usage(reply: str) -> Usage | None:
+            return Usage(input_tokens=size, output_tokens=output(reply)) if report_usage else None
+
         if is_summary_request(request):
-            return ScriptedTurn(text=summary, usage=usage if report_usage else None)
+            return ScriptedTurn(text=summary, usage=usage(summary))
         last = request.messages[-1]
         if last.role == "tool":
-            return ScriptedTurn(text="a" * answer_chars, usage=usage if report_usage else None)
+            answer = "a" * answer_chars
+            return ScriptedTurn(text=answer, usage=usage(answer))
         counter["n"] += 1
-        call = ScriptedCall(
-            name="read",
-            arguments={"path": f"src/file{counter['n']}.py", "size": dump_size},
-        )
-        return ScriptedTurn(tool_calls=[call], usage=usage if report_usage else None)
+        arguments: dict[str, JsonValue] = {"path": f"src/file{counter['n']}.py", "size": dump_size}
+        call = ScriptedCall(name="read", arguments=arguments)
+        return ScriptedTurn(tool_calls=[call], usage=usage("read" + json.dumps(arguments)))
 
     return respond

@@ -7,12 +7,21 @@ import re
 from pathlib import Path
 
 from agent.compaction import PREAMBLE_OPENING, is_summary_request
-from agent.context import ContextShaper
-from agent.events import CompactionFinished, CompactionStarted, TurnEnded, UsageUpdated
+from agent.context import ContextShaper, ShapeContext
+from agent.events import (
+    AgentEvent,
+    CompactionFinished,
+    CompactionStarted,
+    TurnEnded,
+    UsageUpdated,
+)
+from agent.tokens import ContextAccount
+from providers.types import Message, TextPart, Usage
 from providers.wire.scripted import ScriptedModel
 from sessions import CompactionEntry, SessionStore
 from tests.agent.context_support import (
     SUMMARY,
+    VendorTokenizer,
     agentic_model,
     catalog,
     dump_tool,
@@ -25,7 +34,10 @@ WINDOW = 16_000
 
 async def test_a_300_turn_session_never_sends_a_request_over_the_window(tmp_path: Path) -> None:
     where = env(tmp_path)
-    model = ScriptedModel(agentic_model(window=WINDOW))
+    # The vendor counts with its own tokenizer, reports that as usage and rejects a request
+    # over the window by it: the agent's estimate alone would overflow.
+    vendor = VendorTokenizer()
+    model = ScriptedModel(agentic_model(window=WINDOW, tokenizer=vendor))
     session = await make_session(
         where, model, tools=[dump_tool], catalog=catalog(WINDOW), system_prompt="You help."
     )
@@ -37,11 +49,16 @@ async def test_a_300_turn_session_never_sends_a_request_over_the_window(tmp_path
         finished += of(CompactionFinished, events)
         started += of(CompactionStarted, events)
 
-    sizes = [request_tokens(request) for request in model.requests]
-    assert max(sizes) <= WINDOW
     threshold = int(WINDOW * 0.8)
+    sizes = [vendor.request(request) for request in model.requests]
+    estimates = [request_tokens(request) for request in model.requests]
+    undercount = min(s / e for s, e in zip(sizes, estimates, strict=True) if e > 2_000)
+    assert threshold * undercount > WINDOW, "compacting by the estimate alone would overflow"
+    # Every request the vendor received fitted by its count (none was rejected).
+    assert max(sizes) <= WINDOW
     normal = [r for r in model.requests if not is_summary_request(r)]
-    assert max(request_tokens(r) for r in normal) <= threshold
+    # Compaction starts at the threshold by the vendor's count, within one call's misestimate.
+    assert max(vendor.request(r) for r in normal) <= threshold + WINDOW // 40
 
     # Compacted when it had to, and only then.
     assert len(started) == len(finished) >= 3
@@ -137,3 +154,53 @@ async def test_when_no_summary_can_be_had_an_overflow_drops_the_earlier_part(
     summaries = sum(1 for r in model.requests if is_summary_request(r))
     assert summaries <= 2 * len(dropped) + 8, "a failing summariser is not asked on every call"
     await session.aclose()
+
+
+def _texts(*sizes: int) -> list[Message]:
+    return [Message(role="user", parts=[TextPart(text="x" * size)]) for size in sizes]
+
+
+def test_the_account_is_the_last_report_plus_what_was_added_since() -> None:
+    account = ContextAccount()
+    sent = _texts(4_000)  # 1,004 estimated
+    assert account.record(sent, Usage(input_tokens=1_100, output_tokens=50)) == 1_150
+    reply = Message(role="assistant", parts=[TextPart(text="y" * 400)])
+    grown = [*sent, reply, *_texts(396)]  # the reply is in the report; 103 estimated added
+    assert account.estimate(grown) == 1_150 + 103
+    assert account.ratio == 1.0, "a request this small teaches no ratio"
+
+
+def test_reports_calibrate_the_estimate_of_what_they_do_not_cover() -> None:
+    account = ContextAccount()
+    sent = _texts(40_000)  # 10,004 estimated
+    account.record(sent, Usage(input_tokens=15_006, output_tokens=0))
+    assert account.ratio == 1.5
+    added = [*sent, *_texts(3_984)]  # 1,000 estimated added since
+    assert account.estimate(added) == 15_006 + 1_500
+    account.reset()  # a compaction: the report is gone, the tokenizer is the same
+    assert account.estimate(_texts(3_984)) == 1_500
+    account.record(sent, Usage(input_tokens=5_000))  # counts less than the heuristic
+    assert account.ratio == 1.0, "never below the heuristic: compaction may be early, not late"
+    account.record(sent, Usage(input_tokens=15_006))
+    account.forget()  # another model
+    assert account.ratio == 1.0 and account.estimate(_texts(3_984)) == 1_000
+
+
+async def test_a_model_switch_forgets_what_the_last_model_reported() -> None:
+    events: list[AgentEvent] = []
+    shaper = ContextShaper()
+    first = ScriptedModel(model_id="one")
+
+    def ctx(model: ScriptedModel) -> ShapeContext:
+        return ShapeContext(
+            model=model, model_info=None, context_tokens=0, emit=events.append, session=None
+        )
+
+    history = _texts(40_000)
+    await shaper.prepare(history, ctx(first))
+    shaper.observe(Usage(input_tokens=20_008))
+    assert shaper.account.ratio == 2.0
+    await shaper.prepare(history, ctx(first))
+    assert shaper.account.ratio == 2.0
+    await shaper.prepare(history, ctx(ScriptedModel(model_id="two")))
+    assert shaper.account.ratio == 1.0
