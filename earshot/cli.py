@@ -7,12 +7,12 @@ imported: an editor waits on it. Everything else goes through argparse.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
+    from pathlib import Path
 
 DESCRIPTION = """earshot: a coding agent that editors run over the Agent Client Protocol.
 
@@ -138,6 +138,8 @@ def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> i
         from earshot.acp_main import run_stdio
 
         return run_stdio()
+    from pathlib import Path
+
     cwd = Path(options.cwd).expanduser().resolve() if options.cwd else Path.cwd()
     if options.command is not None and options.prompt is not None:
         parser.print_usage(sys.stderr)
@@ -190,6 +192,8 @@ def _models(cwd: Path, provider: str | None) -> int:
 
 def _trust(options: argparse.Namespace, cwd: Path) -> int:
     """`earshot trust [DIR]`, `earshot trust --list`, `earshot untrust [DIR]` (see agent.trust)."""
+    from pathlib import Path
+
     from agent.settings import SettingsError, set_directory_trust, trusted_directories
     from agent.trust import is_trusted, resolve_directory
 
@@ -223,6 +227,8 @@ def _trust(options: argparse.Namespace, cwd: Path) -> int:
 
 
 def _print_mode(options: argparse.Namespace, cwd: Path) -> int:
+    from pathlib import Path
+
     from earshot.print_mode import PrintOptions, run_print
 
     prompt = cast("str", options.prompt)
