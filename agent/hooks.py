@@ -2,7 +2,8 @@
 
 Each hook runs as `bash -c <command>` in the cwd, in its own process group, with a JSON
 description of the event on stdin (`{"hook", "session_id", "cwd", ...}`) and a timeout (default
-60 s) after which the whole group is killed.
+60 s) after which the whole group is killed. Its environment is earshot's without the provider
+credentials (`agent.tool_env`), plus `EARSHOT_PROJECT_DIR` and `EARSHOT_HOOK`.
 
 What a hook can do is only ever to say no: `HookVerdict` has no "allow", so a hook can block a
 call but never let one past the permission gate.
@@ -37,6 +38,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
+
+from agent.tool_env import tool_environment
 
 if TYPE_CHECKING:
     from agent.settings import HookRule, HooksSettings
@@ -158,7 +161,7 @@ class HookRunner:
     ) -> _Run:
         document = {"hook": hook, "session_id": session_id, "cwd": str(self.cwd), **payload}
         data = json.dumps(document, default=str, ensure_ascii=False).encode()
-        env = {**os.environ, "EARSHOT_PROJECT_DIR": str(self.cwd), "EARSHOT_HOOK": hook}
+        env = tool_environment(extra={"EARSHOT_PROJECT_DIR": str(self.cwd), "EARSHOT_HOOK": hook})
         timeout = spec.timeout if spec.timeout and spec.timeout > 0 else DEFAULT_TIMEOUT
         return await run_hook_command(
             spec.command, cwd=self.cwd, stdin=data, env=env, timeout=timeout

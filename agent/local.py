@@ -20,6 +20,7 @@ import anyio
 import anyio.abc
 
 from agent.backends import OutputSink, ProcessResult, TerminalSink
+from agent.tool_env import tool_environment
 
 KILL_GRACE_SECONDS = 2.0
 """How long a group gets between SIGTERM and SIGKILL."""
@@ -95,7 +96,8 @@ class LocalProcesses:
     ) -> ProcessResult:
         """Run `command` with `bash -c` in its own process group.
 
-        `env` is added to the inherited environment. Output is streamed to `on_output` as it
+        `env` is added to the inherited environment, from which the provider credentials are
+        removed (`agent.tool_env`). Output is streamed to `on_output` as it
         arrives and kept to the last `output_limit` bytes (`truncated` says when bytes were
         dropped). On timeout or cancellation the whole group gets SIGTERM, then SIGKILL after a
         short grace; children still running when bash exits are ended the same way.
@@ -104,7 +106,7 @@ class LocalProcesses:
             FileNotFoundError: bash is not installed (or `cwd` does not exist).
         """
         del on_terminal  # local runs have no editor terminal to announce
-        full_env = {**os.environ, **env} if env is not None else None
+        full_env = tool_environment(extra=env)
         process = await anyio.open_process(
             [self.shell, "-c", command],
             stdin=subprocess.DEVNULL,

@@ -42,6 +42,8 @@ to the next call; chain with `&&` instead.
 - The command is killed after `timeout` seconds (default {DEFAULT_TIMEOUT_SECONDS:g}, max \
 {MAX_TIMEOUT_SECONDS:g}), and any background processes it started are ended when it finishes.
 - A non-zero exit code comes back as an error together with the output.
+- The environment has no model-provider API keys or tokens (`OPENAI_API_KEY`, \
+`ANTHROPIC_API_KEY`, ...): earshot removes them; do not try to find them.
 - Prefer the read, grep, glob, ls and edit tools over cat, grep, find, ls and sed: they are \
 faster and their results are easier to use."""
 

@@ -1,0 +1,41 @@
+"""The environment tool commands and hooks run in: earshot's own, minus the provider credentials.
+
+The model can run `env` (or `echo $OPENAI_API_KEY`) and whatever it reads ends up in the
+transcript and at the vendor. So every variable a built-in provider reads a key or bearer token
+from (`providers.registry`) is removed before a command or hook starts. Paths to credential files
+(`GOOGLE_APPLICATION_CREDENTIALS`) are kept: commands such as `gcloud` need them and they are not
+secrets themselves. A user who needs a key in a command sets it in the command itself.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from functools import lru_cache
+
+_ALWAYS = frozenset({"ANTHROPIC_AUTH_TOKEN"})
+
+
+@lru_cache(maxsize=1)
+def credential_variables() -> frozenset[str]:
+    """Upper-case names of the variables holding provider keys and tokens."""
+    from providers.registry import all_providers
+
+    names = set(_ALWAYS)
+    for spec in all_providers():
+        names.update(spec.env)
+        names.update(spec.token_env)
+    return frozenset(name.upper() for name in names)
+
+
+def tool_environment(
+    base: Mapping[str, str] | None = None, *, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """`base` (default: this process's environment) without the credential variables, then
+    `extra` on top (what the caller sets on purpose is kept)."""
+    secrets = credential_variables()
+    source = os.environ if base is None else base
+    environment = {key: value for key, value in source.items() if key.upper() not in secrets}
+    if extra:
+        environment.update(extra)
+    return environment
