@@ -76,3 +76,41 @@ class UsageTracker:
             context_window=self.context_window,
             cost_usd=self.cost_usd,
         )
+
+
+def format_tokens(count: int) -> str:
+    """`812`, `12.3k`, `1.2M`: a token count short enough for a status line."""
+    if count < 1_000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1_000:.1f}k".replace(".0k", "k")
+    return f"{count / 1_000_000:.1f}M".replace(".0M", "M")
+
+
+def format_cost(cost_usd: float | None) -> str:
+    """`$0.0123`, `$1.23`, or `cost unknown` (an unknown price is never shown as free)."""
+    if cost_usd is None:
+        return "cost unknown"
+    return f"${cost_usd:.4f}" if cost_usd < 1 else f"${cost_usd:.2f}"
+
+
+def usage_summary(event: UsageUpdated) -> str:
+    """One line for a person: the session's tokens in and out, the context against the window,
+    and the cost so far, e.g. `tokens 12.3k in (8k cached) / 1.2k out, context 9.9k/16k (62%),
+    $0.0123`. What is unknown says so (`window unknown`, `cost unknown`)."""
+    total = event.total
+    cached = f" ({format_tokens(total.cached_input_tokens)} cached)"
+    tokens = (
+        f"tokens {format_tokens(total.input_tokens)} in"
+        + (cached if total.cached_input_tokens else "")
+        + f" / {format_tokens(total.output_tokens)} out"
+    )
+    window = event.context_window
+    if window:
+        share = round(100 * event.context_tokens / window)
+        context = (
+            f"context {format_tokens(event.context_tokens)}/{format_tokens(window)} ({share}%)"
+        )
+    else:
+        context = f"context {format_tokens(event.context_tokens)} (window unknown)"
+    return f"{tokens}, {context}, {format_cost(event.cost_usd)}"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agent.events import UsageUpdated
-from agent.usage import UsageTracker, call_cost
+from agent.usage import UsageTracker, call_cost, format_cost, format_tokens, usage_summary
 from providers.catalog import Cost, ModelInfo
 from providers.types import Usage
 from providers.wire.scripted import ScriptedModel, ScriptedTurn
@@ -118,3 +118,28 @@ async def test_a_session_on_an_unpriced_model_reports_no_cost(tmp_path: Path) ->
     events = of(UsageUpdated, await collect(session.run_turn("a")))
     assert len(events) == 1 and events[0].cost_usd is None
     await session.aclose()
+
+
+def test_a_usage_summary_fits_one_line_and_says_what_is_unknown() -> None:
+    event = UsageUpdated(
+        call=Usage(input_tokens=900, output_tokens=40),
+        total=Usage(input_tokens=12_345, cached_input_tokens=8_000, output_tokens=1_200),
+        context_tokens=9_876,
+        context_window=16_000,
+        cost_usd=0.01234,
+    )
+    assert usage_summary(event) == (
+        "tokens 12.3k in (8k cached) / 1.2k out, context 9.9k/16k (62%), $0.0123"
+    )
+    unknown = UsageUpdated(
+        call=Usage(),
+        total=Usage(input_tokens=512, output_tokens=3),
+        context_tokens=515,
+        context_window=None,
+        cost_usd=None,
+    )
+    assert usage_summary(unknown) == (
+        "tokens 512 in / 3 out, context 515 (window unknown), cost unknown"
+    )
+    assert format_cost(0.0) == "$0.0000" and format_cost(12.5) == "$12.50"
+    assert format_tokens(2_500_000) == "2.5M" and format_tokens(1_000) == "1k"
