@@ -39,6 +39,7 @@ from agent.events import (
     ToolCallRunning,
     ToolStatus,
 )
+from agent.tool_env import scrub
 from agent.tools.base import (
     AnyTool,
     PermissionRequest,
@@ -374,10 +375,10 @@ class ToolExecutor:
         try:
             output = await tool.execute(item.args, item.ctx)
         except ToolError as exc:
-            output = ToolOutput.error(str(exc) or type(exc).__name__)
+            output = ToolOutput.error(scrub(str(exc)) or type(exc).__name__)
         except Exception as exc:
             _log.warning("tool raised", tool=tool.name, exc_info=True)
-            output = ToolOutput.error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
+            output = ToolOutput.error(scrub(f"{tool.name} failed: {type(exc).__name__}: {exc}"))
         content = list(output.content) or [TextPart(text="(no output)")]
         result = ToolResultPart(
             tool_call_id=call.id, name=call.name, content=content, is_error=output.is_error
@@ -404,7 +405,7 @@ class ToolExecutor:
             )
         except Exception as exc:
             _log.warning("pre_tool_use hook failed", exc_info=True)
-            return f"A pre_tool_use hook failed, so the call was not run: {exc}"
+            return scrub(f"A pre_tool_use hook failed, so the call was not run: {exc}")
         if getattr(verdict, "blocked", False):
             reason = getattr(verdict, "reason", None) or "no reason given"
             return f"Blocked by a pre_tool_use hook: {reason}"
@@ -444,7 +445,7 @@ class ToolExecutor:
         except Exception as exc:
             _log.warning("permission check failed", tool=call.name, exc_info=True)
             self._emit(PermissionDecided(call_id=call.id, allowed=False, source="error"))
-            return f"The permission check failed, so the call was not run: {exc}"
+            return scrub(f"The permission check failed, so the call was not run: {exc}")
         if verdict.cancelled:
             self._emit(PermissionDecided(call_id=call.id, allowed=False, source=verdict.source))
             self._cancel_turn()

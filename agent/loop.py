@@ -48,6 +48,7 @@ from agent.execution import (
     title_for,
 )
 from agent.retry import RetryPolicy, describe_error
+from agent.tool_env import scrub
 from agent.tools.base import AnyTool, ToolContext
 from providers.assemble import MessageAssembler
 from providers.types import (
@@ -215,10 +216,13 @@ class TurnLoop:
         if internal is not None:
             _log.error("turn failed", exc_info=internal)
             return TurnEnded(
-                reason="error", message=f"Internal error: {type(internal).__name__}: {internal}"
+                reason="error",
+                message=scrub(f"Internal error: {type(internal).__name__}: {internal}"),
             )
         if failure is not None:
-            return TurnEnded(reason="error", error=failure.error, message=failure.message)
+            # Adapters mask their own key; the loop masks again, for models that do not.
+            error = replace(failure.error, message=scrub(failure.error.message))
+            return TurnEnded(reason="error", error=error, message=scrub(failure.message))
         return TurnEnded(reason="cancelled" if reason is None else reason)
 
     async def _settle_safely(self, *, cancelled: bool) -> None:
@@ -349,7 +353,7 @@ class TurnLoop:
             # still ends with an error rather than a crash.
             failure = ProviderError(
                 kind="unknown",
-                message=f"{type(exc).__name__}: {exc}",
+                message=scrub(f"{type(exc).__name__}: {exc}"),
                 retryable=False,
                 provider=self._host.model.provider_id,
             )

@@ -1,4 +1,5 @@
-"""The environment tool commands and hooks run in: earshot's own, minus the provider credentials.
+"""The environment tool commands and hooks run in: earshot's own, minus the provider credentials;
+and `scrub`, which masks credentials in error text shown to the model or the user.
 
 The model can run `env` (or `echo $OPENAI_API_KEY`) and whatever it reads ends up in the
 transcript and at the vendor. So every variable a built-in provider reads a key or bearer token
@@ -39,3 +40,19 @@ def tool_environment(
     if extra:
         environment.update(extra)
     return environment
+
+
+def credential_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The values of the credential variables that are set (the keys the models were built
+    with, whatever their shape)."""
+    secrets = credential_variables()
+    source = os.environ if environ is None else environ
+    return tuple(value for key, value in source.items() if key.upper() in secrets and value)
+
+
+def scrub(text: str) -> str:
+    """`text` with every configured key (from the environment) and anything shaped like a key
+    masked: for exception text that becomes a tool result or the message a turn ends with."""
+    from providers.errors import redact
+
+    return redact(text, credential_values())
