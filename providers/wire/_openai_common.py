@@ -1,26 +1,16 @@
-"""Pieces the two OpenAI wire adapters share. Nothing here imports the `openai` SDK: only the
-adapter modules may (import-linter), and only lazily."""
+"""Pieces the two OpenAI wire adapters share that need no SDK: error-body classification and
+small request helpers. Nothing here imports `openai` (import-linter: only the adapter modules
+may); the client and the SDK exception mapping live in `openai_chat`, which Responses reuses."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlparse
 
-from providers.errors import classify, parse_retry_after
+from providers.errors import classify
 from providers.types import ImagePart, ProviderError, ToolChoice, ToolChoiceNamed
-
-JsonDict = dict[str, Any]
-"""A vendor JSON object, as the SDK hands it over (`to_dict()`) or as we send it."""
-
-
-class HistoryError(ValueError):
-    """The history holds something this wire cannot express (a tool result in a user message)."""
-
-
-class StreamEndedEarly(Exception):
-    """The HTTP stream ended cleanly but without the vendor's terminal event: the response is
-    truncated (a proxy cut it, the server restarted), so it is reported as a network failure."""
+from providers.wire._common import JsonDict, as_object
 
 
 class InStreamError(Exception):
@@ -46,24 +36,6 @@ def image_url(image: ImagePart) -> str:
     return f"data:{image.media_type};base64,{image.data}"
 
 
-_EMPTY: Mapping[str, Any] = {}
-
-
-def as_object(value: object) -> Mapping[str, Any]:
-    """`value` if it is a JSON object, else an empty one: vendor JSON is read defensively."""
-    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else _EMPTY
-
-
-def as_list(value: object) -> list[Any]:
-    """`value` if it is a JSON array, else an empty one."""
-    return cast("list[Any]", value) if isinstance(value, list) else []
-
-
-def as_int(value: object) -> int:
-    """A token count from vendor JSON; absent, null or malformed counts are 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def chat_tool_choice(choice: ToolChoice) -> str | JsonDict:
     """The Chat Completions `tool_choice` value."""
     if isinstance(choice, ToolChoiceNamed):
@@ -77,7 +49,8 @@ def error_from_body(
     body: object,
     fallback_message: str,
     status: int | None,
-    retry_after: str | None = None,
+    retry_after: float | None = None,
+    secrets: tuple[str, ...] = (),
 ) -> ProviderError:
     """Classify an OpenAI-shaped error object (`{"message", "type", "code", "param"}`).
 
@@ -111,23 +84,10 @@ def error_from_body(
         status=status,
         message=message,
         code=code,
-        retry_after=parse_retry_after(retry_after),
+        retry_after=retry_after,
+        secrets=secrets,
     )
 
 
-def network_error(provider: str, message: str) -> ProviderError:
-    return classify(provider=provider, status=None, message=message, network=True)
-
-
-def retry_after_header(headers: Mapping[str, str]) -> str | None:
-    """`retry-after`, or OpenAI's millisecond `retry-after-ms` converted to seconds."""
-    value = headers.get("retry-after")
-    if value:
-        return value
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return str(float(millis) / 1000)
-        except ValueError:
-            return None
-    return None
+def network_error(provider: str, message: str, secrets: tuple[str, ...] = ()) -> ProviderError:
+    return classify(provider=provider, status=None, message=message, network=True, secrets=secrets)

@@ -19,16 +19,13 @@ Quirks handled here (providers.md section 3):
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, assert_never, cast
 
-import anyio
-
-from providers.errors import classify, parse_retry_after
+from providers.errors import classify
 from providers.model import Endpoint
 from providers.types import (
-    ErrorEvent,
     Finish,
     FinishReason,
     ImagePart,
@@ -53,8 +50,17 @@ from providers.types import (
     ToolResultContent,
     ToolResultPart,
     Usage,
-    UsageEvent,
     parse_tool_arguments,
+)
+from providers.wire._common import (
+    JsonDict,
+    SdkModel,
+    StreamEndedEarly,
+    TranslatorBase,
+    VendorStream,
+    arguments_object,
+    retry_after_seconds,
+    strip_version_suffix,
 )
 
 if TYPE_CHECKING:
@@ -84,8 +90,6 @@ _STOP_REASONS: Final[Mapping[str, FinishReason]] = {
     "pause_turn": "other",
 }
 
-JsonDict = dict[str, Any]
-
 
 def create_model(
     model_id: str, endpoint: Endpoint, *, http_client: object | None = None
@@ -100,72 +104,43 @@ def create_model(
     return AnthropicMessagesModel(model_id, endpoint, http_client=http_client)
 
 
-class AnthropicMessagesModel:
+class AnthropicMessagesModel(SdkModel["AsyncAnthropic"]):
     """Streams Messages API calls; the SDK client is built on the first call."""
 
-    def __init__(
-        self, model_id: str, endpoint: Endpoint, *, http_client: object | None = None
-    ) -> None:
-        self._model_id = model_id
-        self._endpoint = endpoint
-        self._http_client = http_client
-        self._client: AsyncAnthropic | None = None
+    def _new_client(self) -> AsyncAnthropic:
+        from anthropic import AsyncAnthropic
 
-    @property
-    def provider_id(self) -> str:
-        return self._endpoint.provider_id
+        api_key, auth_token = credentials(self._endpoint)
+        return AsyncAnthropic(
+            api_key=api_key,
+            auth_token=auth_token,
+            base_url=sdk_base_url(self._endpoint.base_url),
+            default_headers=dict(self._endpoint.headers) or None,
+            # The agent owns the retry policy; SDK retries would multiply it.
+            max_retries=0,
+            http_client=cast("Any", self._http_client),
+        )
 
-    @property
-    def model_id(self) -> str:
-        return self._model_id
+    async def _close_client(self, client: AsyncAnthropic) -> None:
+        await client.close()
 
-    def _sdk_client(self) -> AsyncAnthropic:
-        if self._client is None:
-            from anthropic import AsyncAnthropic
-
-            api_key, auth_token = credentials(self._endpoint)
-            self._client = AsyncAnthropic(
-                api_key=api_key,
-                auth_token=auth_token,
-                base_url=sdk_base_url(self._endpoint.base_url),
-                default_headers=dict(self._endpoint.headers) or None,
-                # The agent owns the retry policy; SDK retries would multiply it.
-                max_retries=0,
-                http_client=cast("Any", self._http_client),
-            )
-        return self._client
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        """Stream one call; failures come out as `ErrorEvent` + `Finish(reason="error")`."""
-        translator = _StreamTranslator()
+    async def _open(self, request: ModelRequest) -> VendorStream:
         params = _build_params(self._model_id, request, self._endpoint)
-        try:
-            client = self._sdk_client()
-            response = cast(
-                "AsyncStream[RawMessageStreamEvent]", await client.messages.create(**params)
-            )
-            try:
-                async for event in response:
-                    for out in translator.feed(event.to_dict()):
-                        yield out
-            finally:
-                # Release the connection even when the consumer was cancelled.
-                with anyio.CancelScope(shield=True):
-                    await response.close()
-        except Exception as exc:
-            error = _map_errors(exc, self.provider_id)
-            if error is None:
-                raise
-            for out in translator.fail(error):
-                yield out
-            return
-        for out in translator.end(self.provider_id):
-            yield out
+        client = self._sdk_client()
+        response = cast(
+            "AsyncStream[RawMessageStreamEvent]", await client.messages.create(**params)
+        )
+        return VendorStream(response, response.close, decode=_to_dict)
 
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+    def _new_translator(self) -> _StreamTranslator:
+        return _StreamTranslator(self.provider_id)
+
+    def _map_errors(self, exc: Exception) -> ProviderError:
+        return _map_errors(exc, self.provider_id, self._secrets)
+
+
+def _to_dict(event: RawMessageStreamEvent) -> JsonDict:
+    return event.to_dict()
 
 
 def credentials(endpoint: Endpoint) -> tuple[str | None, str | None]:
@@ -183,10 +158,7 @@ def credentials(endpoint: Endpoint) -> tuple[str | None, str | None]:
 def sdk_base_url(base_url: str | None) -> str | None:
     """The SDK appends `/v1/messages` itself, while catalog URLs (the AI SDK convention) end in
     `/v1`; strip that suffix so the path is not doubled."""
-    if base_url is None:
-        return None
-    trimmed = base_url.rstrip("/")
-    return trimmed.removesuffix("/v1") if trimmed.endswith("/v1") else trimmed
+    return strip_version_suffix(base_url, ("/v1",))
 
 
 # ------------------------------------------------------------------------------ request
@@ -263,7 +235,7 @@ def _blocks(part: Part, role: str) -> list[JsonDict]:
         case ReasoningPart():
             return _reasoning_blocks(part) if role == "assistant" else []
         case ToolCallPart():
-            arguments = part.arguments if isinstance(part.arguments, dict) else {}
+            arguments = arguments_object(part)
             return [{"type": "tool_use", "id": part.id, "name": part.name, "input": arguments}]
         case ToolResultPart():
             return [_tool_result_block(part)]
@@ -331,12 +303,14 @@ class _Block:
     initial_input: JsonValue = None
 
 
-class _StreamTranslator:
+class _StreamTranslator(TranslatorBase):
     """Turns raw Messages stream events (as dicts) into `StreamEvent`s, one stream's state."""
 
-    def __init__(self) -> None:
+    def __init__(self, provider: str = "") -> None:
+        super().__init__()
+        self._provider = provider
         self._blocks: dict[int, _Block] = {}
-        self._usage: dict[str, int] = {}
+        self._counts: dict[str, int] = {}
         self._stop_reason: str | None = None
         self._finished = False
 
@@ -441,18 +415,18 @@ class _StreamTranslator:
         ):
             value = fields.get(key)
             if isinstance(value, int):
-                self._usage[key] = value
+                self._counts[key] = value
         details = fields.get("output_tokens_details")
         if isinstance(details, dict):
             thinking = cast("dict[str, Any]", details).get("thinking_tokens")
             if isinstance(thinking, int):
-                self._usage["thinking_tokens"] = thinking
+                self._counts["thinking_tokens"] = thinking
 
     def usage(self) -> Usage | None:
         """The normalised usage so far (cumulative values: the last one wins)."""
-        if not self._usage:
+        if not self._counts:
             return None
-        counts = self._usage
+        counts = self._counts
         cache_read = counts.get("cache_read_input_tokens", 0)
         cache_write = counts.get("cache_creation_input_tokens", 0)
         return Usage(
@@ -463,26 +437,16 @@ class _StreamTranslator:
             reasoning_tokens=counts.get("thinking_tokens", 0),
         )
 
-    def _usage_events(self) -> list[StreamEvent]:
-        usage = self.usage()
-        return [UsageEvent(usage=usage)] if usage is not None else []
+    def end(self) -> list[StreamEvent]:
+        """The closing events once the vendor stream is exhausted.
 
-    def end(self, provider: str) -> list[StreamEvent]:
-        """The closing events once the vendor stream is exhausted."""
+        Raises:
+            StreamEndedEarly: neither `message_stop` nor a stop reason arrived.
+        """
         if not self._finished and self._stop_reason is None:
-            error = classify(
-                provider=provider,
-                status=None,
-                message="the stream ended before message_stop",
-                network=True,
-            )
-            return self.fail(error)
+            raise StreamEndedEarly("the stream ended before message_stop")
         reason = _STOP_REASONS.get(self._stop_reason or "", "other")
-        return [*self._usage_events(), Finish(reason=reason, raw_reason=self._stop_reason)]
-
-    def fail(self, error: ProviderError) -> list[StreamEvent]:
-        """The closing events of a failed stream."""
-        return [*self._usage_events(), ErrorEvent(error=error), Finish(reason="error")]
+        return [*self.usage_events(), Finish(reason=reason, raw_reason=self._stop_reason)]
 
 
 def _signature_delta(index: int, signature: str) -> ReasoningDelta:
@@ -493,43 +457,45 @@ def _signature_delta(index: int, signature: str) -> ReasoningDelta:
 # ------------------------------------------------------------------------------- errors
 
 
-def _map_errors(exc: Exception, provider: str) -> ProviderError | None:
-    """The one place vendor exceptions become `ProviderError`s; None for anything else (a bug,
-    which should surface rather than pass as a provider failure)."""
+def _map_errors(exc: Exception, provider: str, secrets: tuple[str, ...] = ()) -> ProviderError:
+    """The one place vendor exceptions become `ProviderError`s."""
     import anthropic
     import httpx2
 
-    if isinstance(exc, anthropic.APIStatusError):
-        # `type` and `api_message` are the body's `error.type` / `error.message`.
-        error_type = exc.type
-        raw_body: object = exc.body
-        message = exc.api_message or (raw_body[:500] if isinstance(raw_body, str) else "")
-        # A mid-stream `event: error` is raised with the 200 response: the type says it all.
-        status = exc.status_code if exc.status_code != 200 else None
-        retry_after = _retry_after(exc.response.headers)
-        return classify(
-            provider=provider,
-            status=status,
-            message=message or f"HTTP {exc.status_code}",
-            code=str(error_type) if error_type else None,
-            retry_after=retry_after,
-        )
-    if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
-        message = f"{type(exc).__name__}: {exc}"
-        return classify(provider=provider, status=None, message=message, network=True)
-    if isinstance(exc, anthropic.APIError):
-        return classify(provider=provider, status=None, message=exc.message)
-    if isinstance(exc, json.JSONDecodeError):
-        # The SDK parses each SSE data line; a garbled one is the vendor's (or a proxy's) fault.
-        return classify(provider=provider, status=None, message="unparseable stream event")
-    return None
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds:
-        try:
-            return max(0.0, float(milliseconds) / 1000)
-        except ValueError:
-            pass
-    return parse_retry_after(headers.get("retry-after"))
+    match exc:
+        case anthropic.APIStatusError():
+            # `type` and `api_message` are the body's `error.type` / `error.message`.
+            error_type = exc.type
+            raw_body: object = exc.body
+            message = exc.api_message or (raw_body[:500] if isinstance(raw_body, str) else "")
+            # A mid-stream `event: error` is raised with the 200 response: the type says it all.
+            status = exc.status_code if exc.status_code != 200 else None
+            return classify(
+                provider=provider,
+                status=status,
+                message=message or f"HTTP {exc.status_code}",
+                code=str(error_type) if error_type else None,
+                retry_after=retry_after_seconds(exc.response.headers),
+                secrets=secrets,
+            )
+        case anthropic.APIConnectionError() | httpx2.TransportError():
+            message = f"{type(exc).__name__}: {exc}"
+            return classify(
+                provider=provider, status=None, message=message, network=True, secrets=secrets
+            )
+        case StreamEndedEarly():
+            message = str(exc) or "the stream ended before message_stop"
+            return classify(
+                provider=provider, status=None, message=message, network=True, secrets=secrets
+            )
+        case anthropic.APIError():
+            return classify(provider=provider, status=None, message=exc.message, secrets=secrets)
+        case json.JSONDecodeError():
+            # The SDK parses each SSE data line; a garbled one is the vendor's (or a proxy's)
+            # fault.
+            return classify(provider=provider, status=None, message="unparseable stream event")
+        case _:
+            # Anything else the SDK (or our translator) raised: reported, not raised, with its
+            # type so that a bug is still recognisable in the message.
+            message = f"{type(exc).__name__}: {exc}"
+            return classify(provider=provider, status=None, message=message, secrets=secrets)

@@ -26,15 +26,12 @@ import base64
 import binascii
 import json
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, assert_never, cast
-
-import anyio
 
 from providers.errors import classify, parse_retry_after
 from providers.model import Endpoint
 from providers.types import (
-    ErrorEvent,
     Finish,
     FinishReason,
     ImagePart,
@@ -57,11 +54,22 @@ from providers.types import (
     ToolChoiceNamed,
     ToolResultPart,
     Usage,
-    UsageEvent,
     parse_tool_arguments,
+)
+from providers.wire._common import (
+    JsonDict,
+    SdkModel,
+    StreamEndedEarly,
+    TranslatorBase,
+    VendorStream,
+    arguments_object,
+    retry_after_seconds,
+    strip_version_suffix,
 )
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator
+
     from google.genai import Client
     from google.genai.types import GenerateContentResponse
     from google.genai.types import Part as GeminiPart
@@ -93,8 +101,6 @@ _THINKING_BUDGETS: Final[Mapping[ReasoningEffort, int]] = {
     "high": 16384,
 }
 
-JsonDict = dict[str, Any]
-
 _ADC_HINT: Final = (
     "Vertex AI has no usable Google credentials (run `gcloud auth application-default login`, "
     "set GOOGLE_APPLICATION_CREDENTIALS, or set GOOGLE_VERTEX_API_KEY for express mode)"
@@ -114,76 +120,40 @@ def create_model(
     return GeminiModel(model_id, endpoint, http_client=http_client)
 
 
-class GeminiModel:
+class GeminiModel(SdkModel["Client"]):
     """Streams `generateContent` calls; the SDK client is built on the first call."""
 
-    def __init__(
-        self, model_id: str, endpoint: Endpoint, *, http_client: object | None = None
-    ) -> None:
-        self._model_id = model_id
-        self._endpoint = endpoint
-        self._http_client = http_client
-        self._client: Client | None = None
+    def _new_client(self) -> Client:
+        from google.genai import Client
+        from google.genai.types import HttpOptions
 
-    @property
-    def provider_id(self) -> str:
-        return self._endpoint.provider_id
+        settings = client_settings(self._endpoint)
+        options = HttpOptions(
+            api_version=VERTEX_API_VERSION if settings["vertexai"] else API_VERSION,
+            base_url=sdk_base_url(self._endpoint.base_url),
+            headers=dict(self._endpoint.headers) or None,
+            # No retry_options: one attempt. The agent owns the retry policy.
+            httpx_async_client=cast("Any", self._http_client),
+        )
+        return Client(**settings, http_options=options)
 
-    @property
-    def model_id(self) -> str:
-        return self._model_id
+    async def _close_client(self, client: Client) -> None:
+        await client.aio.aclose()
 
-    def _sdk_client(self) -> Client:
-        if self._client is None:
-            from google.genai import Client
-            from google.genai.types import HttpOptions
-
-            settings = client_settings(self._endpoint)
-            options = HttpOptions(
-                api_version=VERTEX_API_VERSION if settings["vertexai"] else API_VERSION,
-                base_url=sdk_base_url(self._endpoint.base_url),
-                headers=dict(self._endpoint.headers) or None,
-                # No retry_options: one attempt. The agent owns the retry policy.
-                httpx_async_client=cast("Any", self._http_client),
-            )
-            self._client = Client(**settings, http_options=options)
-        return self._client
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        """Stream one call; failures come out as `ErrorEvent` + `Finish(reason="error")`."""
-        translator = _StreamTranslator()
+    async def _open(self, request: ModelRequest) -> VendorStream:
         params = _build_params(self._model_id, request, self._endpoint)
-        try:
-            client = self._sdk_client()
-            models: Any = client.aio.models  # its `contents` union names PIL types it lacks
-            chunks = cast(
-                "AsyncIterator[GenerateContentResponse]",
-                await models.generate_content_stream(**params),
-            )
-            try:
-                async for chunk in chunks:
-                    for out in translator.feed(chunk):
-                        yield out
-            finally:
-                aclose = getattr(chunks, "aclose", None)
-                if aclose is not None:
-                    # Release the connection even when the consumer was cancelled.
-                    with anyio.CancelScope(shield=True):
-                        await aclose()
-        except Exception as exc:
-            error = _map_errors(exc, self.provider_id)
-            if error is None:
-                raise
-            for out in translator.fail(error):
-                yield out
-            return
-        for out in translator.end(self.provider_id):
-            yield out
+        models: Any = self._sdk_client().aio.models  # its `contents` union names PIL types
+        chunks = cast(
+            "AsyncGenerator[GenerateContentResponse]",
+            await models.generate_content_stream(**params),
+        )
+        return VendorStream(chunks, chunks.aclose)
 
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aio.aclose()
-            self._client = None
+    def _new_translator(self) -> _StreamTranslator:
+        return _StreamTranslator()
+
+    def _map_errors(self, exc: Exception) -> ProviderError:
+        return _map_errors(exc, self.provider_id, self._secrets)
 
 
 def client_settings(endpoint: Endpoint) -> dict[str, Any]:
@@ -207,13 +177,7 @@ def client_settings(endpoint: Endpoint) -> dict[str, Any]:
 
 def sdk_base_url(base_url: str | None) -> str | None:
     """The SDK adds the API version to the path itself; catalog URLs often end in one."""
-    if base_url is None:
-        return None
-    trimmed = base_url.rstrip("/")
-    for suffix in ("/v1beta1", "/v1beta", "/v1"):
-        if trimmed.endswith(suffix):
-            return trimmed.removesuffix(suffix)
-    return trimmed
+    return strip_version_suffix(base_url, ("/v1beta1", "/v1beta", "/v1"))
 
 
 # ------------------------------------------------------------------------------ request
@@ -310,8 +274,7 @@ def _parts(part: Part, role: str) -> list[JsonDict]:
                 return []
             return [_with_signature({"text": part.text, "thought": True}, signature)]
         case ToolCallPart():
-            arguments = part.arguments if isinstance(part.arguments, dict) else {}
-            call: JsonDict = {"id": part.id, "name": part.name, "args": arguments}
+            call: JsonDict = {"id": part.id, "name": part.name, "args": arguments_object(part)}
             signature = _signature_bytes(part.provider_metadata)
             return [_with_signature({"function_call": call}, signature)]
         case ToolResultPart():
@@ -360,7 +323,7 @@ def _function_response(part: ToolResultPart) -> JsonDict:
 # ------------------------------------------------------------------------------- stream
 
 
-class _StreamTranslator:
+class _StreamTranslator(TranslatorBase):
     """Turns `GenerateContentResponse` frames into `StreamEvent`s, one stream's state.
 
     Gemini restarts part numbering in every frame, so part indexes are the translator's own:
@@ -369,11 +332,11 @@ class _StreamTranslator:
     """
 
     def __init__(self, call_id_prefix: str | None = None) -> None:
+        super().__init__()
         self._call_prefix = call_id_prefix or f"gemini_call_{uuid.uuid4().hex[:12]}"
         self._calls = 0
         self._next_index = 0
         self._open: tuple[str, int] | None = None
-        self._usage: Usage | None = None
         self._finish_reason: str | None = None
         self._blocked: str | None = None
 
@@ -446,28 +409,19 @@ class _StreamTranslator:
             ),
         ]
 
-    def _usage_events(self) -> list[StreamEvent]:
-        return [UsageEvent(usage=self._usage)] if self._usage is not None else []
+    def end(self) -> list[StreamEvent]:
+        """The closing events once the vendor stream is exhausted.
 
-    def end(self, provider: str) -> list[StreamEvent]:
-        """The closing events once the vendor stream is exhausted."""
+        Raises:
+            StreamEndedEarly: no `finishReason` (nor a blocked prompt) arrived.
+        """
         if self._blocked is not None:
             finish = Finish(reason="content_filter", raw_reason=f"blocked:{self._blocked}")
-            return [*self._usage_events(), finish]
+            return [*self.usage_events(), finish]
         if self._finish_reason is None:
-            error = classify(
-                provider=provider,
-                status=None,
-                message="the stream ended before a finishReason",
-                network=True,
-            )
-            return self.fail(error)
+            raise StreamEndedEarly("the stream ended before a finishReason")
         reason = _finish_reason(self._finish_reason, has_calls=self._calls > 0)
-        return [*self._usage_events(), Finish(reason=reason, raw_reason=self._finish_reason)]
-
-    def fail(self, error: ProviderError) -> list[StreamEvent]:
-        """The closing events of a failed stream."""
-        return [*self._usage_events(), ErrorEvent(error=error), Finish(reason="error")]
+        return [*self.usage_events(), Finish(reason=reason, raw_reason=self._finish_reason)]
 
 
 def _enum_text(value: object) -> str:
@@ -490,51 +444,64 @@ def _finish_reason(raw: str, *, has_calls: bool) -> FinishReason:
 # ------------------------------------------------------------------------------- errors
 
 
-def _map_errors(exc: Exception, provider: str) -> ProviderError | None:
-    """The one place vendor exceptions become `ProviderError`s; None for anything else (a bug,
-    which should surface rather than pass as a provider failure)."""
+def _map_errors(exc: Exception, provider: str, secrets: tuple[str, ...] = ()) -> ProviderError:
+    """The one place vendor exceptions become `ProviderError`s."""
     import httpx2
     from google.auth import exceptions as auth_errors
     from google.genai import errors
 
-    if isinstance(exc, errors.APIError):
-        details: object = getattr(exc, "details", None)
-        retry_after = _retry_delay(details)
-        response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None)
-        if retry_after is None and isinstance(headers, Mapping):
-            header = cast("Mapping[str, str]", headers).get("retry-after")
-            retry_after = parse_retry_after(header)
-        # Annotated int, but None when neither the status nor the body said.
-        code: object = getattr(exc, "code", None)
-        status = code if isinstance(code, int) and code != 200 else None
-        return classify(
-            provider=provider,
-            status=status,
-            message=str(exc.message or f"HTTP {code}"),
-            code=str(exc.status) if exc.status else None,
-            retry_after=retry_after,
-        )
-    if isinstance(exc, httpx2.TransportError | errors.ContinuationInterruptedError):
-        message = f"{type(exc).__name__}: {exc}"
-        return classify(provider=provider, status=None, message=message, network=True)
-    if isinstance(exc, auth_errors.TransportError):
-        # The token endpoint was unreachable while refreshing Vertex credentials.
-        message = f"fetching Google credentials failed: {type(exc).__name__}: {exc}"
-        return classify(provider=provider, status=None, message=message, network=True)
-    if isinstance(exc, auth_errors.DefaultCredentialsError | auth_errors.RefreshError):
-        # No status to go by: `unauthenticated` is the code Vertex itself uses for a request
-        # without valid credentials.
-        return classify(
-            provider=provider,
-            status=None,
-            message=f"{_ADC_HINT}: {exc}",
-            code="unauthenticated",
-        )
-    if isinstance(exc, errors.UnknownApiResponseError):
-        # A frame that is not JSON: the vendor's fault, not ours; nothing says a retry helps.
-        return classify(provider=provider, status=None, message="unparseable response frame")
-    return None
+    match exc:
+        case errors.APIError():
+            details: object = getattr(exc, "details", None)
+            retry_after = _retry_delay(details)
+            response = getattr(exc, "response", None)
+            headers = getattr(response, "headers", None)
+            if retry_after is None and isinstance(headers, Mapping):
+                retry_after = retry_after_seconds(cast("Mapping[str, str]", headers))
+            # Annotated int, but None when neither the status nor the body said.
+            code: object = getattr(exc, "code", None)
+            status = code if isinstance(code, int) and code != 200 else None
+            return classify(
+                provider=provider,
+                status=status,
+                message=str(exc.message or f"HTTP {code}"),
+                code=str(exc.status) if exc.status else None,
+                retry_after=retry_after,
+                secrets=secrets,
+            )
+        case StreamEndedEarly():
+            return classify(
+                provider=provider, status=None, message=str(exc), network=True, secrets=secrets
+            )
+        case httpx2.TransportError() | errors.ContinuationInterruptedError():
+            message = f"{type(exc).__name__}: {exc}"
+            return classify(
+                provider=provider, status=None, message=message, network=True, secrets=secrets
+            )
+        case auth_errors.TransportError():
+            # The token endpoint was unreachable while refreshing Vertex credentials.
+            message = f"fetching Google credentials failed: {type(exc).__name__}: {exc}"
+            return classify(
+                provider=provider, status=None, message=message, network=True, secrets=secrets
+            )
+        case auth_errors.DefaultCredentialsError() | auth_errors.RefreshError():
+            # No status to go by: `unauthenticated` is the code Vertex itself uses for a request
+            # without valid credentials.
+            return classify(
+                provider=provider,
+                status=None,
+                message=f"{_ADC_HINT}: {exc}",
+                code="unauthenticated",
+                secrets=secrets,
+            )
+        case errors.UnknownApiResponseError():
+            # A frame that is not JSON: the vendor's fault, not ours; nothing says a retry helps.
+            return classify(provider=provider, status=None, message="unparseable response frame")
+        case _:
+            # Anything else the SDK (or our translator) raised: reported, not raised, with its
+            # type so that a bug is still recognisable in the message.
+            message = f"{type(exc).__name__}: {exc}"
+            return classify(provider=provider, status=None, message=message, secrets=secrets)
 
 
 def _retry_delay(details: object) -> float | None:

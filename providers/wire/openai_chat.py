@@ -11,14 +11,12 @@ reasoning in `reasoning_content` (DeepSeek, vLLM, Kimi, GLM), `reasoning` (Groq,
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, assert_never, cast
 
 from providers.model import Endpoint, Model
 from providers.types import (
-    ErrorEvent,
     Finish,
     FinishReason,
     ImagePart,
@@ -36,22 +34,29 @@ from providers.types import (
     ToolCallStart,
     ToolResultPart,
     Usage,
-    UsageEvent,
     parse_tool_arguments,
 )
-from providers.wire._openai_common import (
+from providers.wire._common import (
     HistoryError,
     JsonDict,
+    MissingCredentials,
+    SdkModel,
     StreamEndedEarly,
+    TranslatorBase,
+    VendorStream,
+    arguments_text,
     as_int,
     as_list,
     as_object,
+    retry_after_seconds,
+)
+from providers.wire._openai_common import (
+    InStreamError,
     chat_tool_choice,
     error_from_body,
     image_url,
     is_openai_host,
     network_error,
-    retry_after_header,
 )
 
 if TYPE_CHECKING:
@@ -69,113 +74,109 @@ def create_model(model_id: str, endpoint: Endpoint, *, http_client: object | Non
     return ChatCompletionsModel(model_id, endpoint, http_client=http_client)
 
 
-class ChatCompletionsModel:
+class ChatCompletionsModel(SdkModel["AsyncOpenAI"]):
     """`providers.model.Model` over `POST {base_url}/chat/completions` with `stream=True`."""
 
-    def __init__(self, model_id: str, endpoint: Endpoint, *, http_client: object | None) -> None:
-        self._model_id = model_id
-        self._endpoint = endpoint
-        self._http_client = http_client
-        self._client: AsyncOpenAI | None = None
+    def _new_client(self) -> AsyncOpenAI:
+        return openai_client(self._endpoint, self._http_client)
 
-    @property
-    def provider_id(self) -> str:
-        return self._endpoint.provider_id
+    async def _close_client(self, client: AsyncOpenAI) -> None:
+        await client.close()
 
-    @property
-    def model_id(self) -> str:
-        return self._model_id
+    async def _open(self, request: ModelRequest) -> VendorStream:
+        params = _build_params(self._model_id, request, self._endpoint)
+        chunks = cast(
+            "AsyncStream[ChatCompletionChunk]",
+            await self._sdk_client().chat.completions.create(**params),
+        )
+        return VendorStream(chunks, chunks.close, decode=_to_dict)
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        import openai
+    def _new_translator(self) -> _ChatTranslator:
+        return _ChatTranslator(self.provider_id)
 
-        translator = _ChatTranslator(self.provider_id)
-        try:
-            params = _build_params(self._model_id, request, self._endpoint)
-            client = self._get_client()
-            chunks = cast(
-                "AsyncStream[ChatCompletionChunk]",
-                await client.chat.completions.create(**params),
-            )
-            async with chunks:
-                async for chunk in chunks:
-                    for event in translator.feed(chunk.to_dict()):
-                        yield event
-            closing = translator.close()
-        except (openai.OpenAIError, ValueError, StreamEndedEarly) as exc:
-            yield ErrorEvent(error=_map_errors(exc, self.provider_id))
-            yield Finish(reason="error")
-            return
-        for event in closing:
-            yield event
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()
-
-    def _get_client(self) -> AsyncOpenAI:
-        if self._client is None:
-            from openai import AsyncOpenAI
-
-            endpoint = self._endpoint
-            # Local servers (Ollama, LM Studio, vLLM, llama.cpp) need no key, but the SDK
-            # refuses to build a client without one.
-            api_key = endpoint.api_key
-            if api_key is None and not is_openai_host(endpoint.base_url):
-                api_key = "unused"
-            self._client = AsyncOpenAI(
-                api_key=api_key,
-                base_url=endpoint.base_url,
-                default_headers=dict(endpoint.headers) or None,
-                max_retries=0,
-                http_client=cast("Any", self._http_client),
-            )
-        return self._client
+    def _map_errors(self, exc: Exception) -> ProviderError:
+        return _map_errors(exc, self.provider_id, self._secrets)
 
 
-def _map_errors(exc: Exception, provider: str) -> ProviderError:
-    """The one place vendor failures become `ProviderError`s."""
+def _to_dict(chunk: ChatCompletionChunk) -> JsonDict:
+    return chunk.to_dict()
+
+
+def _map_errors(exc: Exception, provider: str, secrets: tuple[str, ...] = ()) -> ProviderError:
+    """The one place vendor failures become `ProviderError`s (shared with Responses)."""
+    return map_openai_errors(exc, provider, secrets)
+
+
+def openai_client(endpoint: Endpoint, http_client: object | None) -> AsyncOpenAI:
+    """The SDK client for an endpoint, SDK retries off (the agent owns the retry policy).
+
+    Raises:
+        MissingCredentials: OpenAI's own API and no key given or found in the environment.
+    """
     import openai
+
+    # Local servers (Ollama, LM Studio, vLLM, llama.cpp) need no key, but the SDK refuses to
+    # build a client without one.
+    api_key = endpoint.api_key
+    if api_key is None and not is_openai_host(endpoint.base_url):
+        api_key = "unused"
+    try:
+        return openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=endpoint.base_url,
+            default_headers=dict(endpoint.headers) or None,
+            max_retries=0,
+            http_client=cast("Any", http_client),
+        )
+    except openai.OpenAIError as exc:
+        # The only failure of the constructor: no key, and none in OPENAI_API_KEY.
+        raise MissingCredentials(str(exc)) from exc
+
+
+def map_openai_errors(
+    exc: Exception, provider: str, secrets: tuple[str, ...] = ()
+) -> ProviderError:
+    """The one place the OpenAI adapters turn a failure into a `ProviderError`."""
+    import openai
+
+    def from_body(
+        body: object, message: str, status: int | None, retry_after: float | None = None
+    ) -> ProviderError:
+        return error_from_body(
+            provider,
+            body=body,
+            fallback_message=message,
+            status=status,
+            retry_after=retry_after,
+            secrets=secrets,
+        )
 
     match exc:
         case openai.APIConnectionError():
             # Before APIStatusError's parent: a refused or reset connection has no response.
-            return network_error(provider, exc.message)
+            return network_error(provider, exc.message, secrets)
         case openai.APIStatusError():
-            return error_from_body(
-                provider,
-                body=exc.body,
-                fallback_message=exc.message,
-                status=exc.status_code,
-                retry_after=retry_after_header(exc.response.headers),
+            return from_body(
+                exc.body, exc.message, exc.status_code, retry_after_seconds(exc.response.headers)
             )
         case openai.APIError():
             # Raised by the SDK for a chunk carrying an `error` key under HTTP 200: OpenRouter's
-            # in-band errors and Groq's `event: error` frame. Its body is the inner object.
-            return error_from_body(
-                provider, body=exc.body, fallback_message=exc.message, status=None
-            )
+            # in-band errors, Groq's `event: error` frame, a Responses `error` event with a
+            # nested error (`insufficient_quota`). Its body is the inner object.
+            return from_body(exc.body, exc.message, None)
+        case InStreamError():
+            return from_body(exc.body, str(exc), None)
         case StreamEndedEarly():
-            return network_error(provider, "the stream ended before the response was complete")
+            return network_error(
+                provider, "the stream ended before the response was complete", secrets
+            )
         case HistoryError():
-            return error_from_body(
-                provider,
-                body={"type": "invalid_request_error"},
-                fallback_message=str(exc),
-                status=None,
-            )
-        case openai.OpenAIError():
-            # Raised while building the client: no API key was given or found in the environment.
-            return error_from_body(
-                provider,
-                body={"type": "authentication_error"},
-                fallback_message=str(exc),
-                status=None,
-            )
+            return from_body({"type": "invalid_request_error"}, str(exc), None)
+        case MissingCredentials():
+            return from_body({"type": "authentication_error"}, str(exc), None)
         case _:
-            # A client the SDK refused to build (no API key), or a malformed data line.
-            return error_from_body(provider, body=None, fallback_message=str(exc), status=None)
+            # A malformed data line, or something the SDK raised that we do not know.
+            return from_body(None, f"{type(exc).__name__}: {exc}", None)
 
 
 # ------------------------------------------------------------------------------ request (pure)
@@ -272,7 +273,7 @@ def _assistant_message(message: Message, endpoint: Endpoint) -> JsonDict | None:
                     {
                         "id": part.id,
                         "type": "function",
-                        "function": {"name": part.name, "arguments": _raw_arguments(part)},
+                        "function": {"name": part.name, "arguments": arguments_text(part)},
                     }
                 )
             case ImagePart() | ToolResultPart():
@@ -288,12 +289,6 @@ def _assistant_message(message: Message, endpoint: Endpoint) -> JsonDict | None:
         # An empty assistant turn (e.g. only foreign reasoning) is invalid on most hosts.
         return None
     return result
-
-
-def _raw_arguments(call: ToolCallPart) -> str:
-    if call.invalid_arguments is not None:
-        return call.invalid_arguments
-    return json.dumps(call.arguments, separators=(",", ":"), ensure_ascii=False)
 
 
 def _reasoning_fields(parts: Sequence[ReasoningPart], endpoint: Endpoint) -> JsonDict:
@@ -377,7 +372,7 @@ class _OpenCall:
 _Segment = Literal["text", "reasoning", "tool"]
 
 
-class _ChatTranslator:
+class _ChatTranslator(TranslatorBase):
     """Chat completion chunks (as JSON) in, `StreamEvent`s out; one per stream.
 
     Text and reasoning get a new part index whenever the stream switches between text,
@@ -385,6 +380,7 @@ class _ChatTranslator:
     """
 
     def __init__(self, provider_id: str) -> None:
+        super().__init__()
         self._provider = provider_id
         self._index = 0
         self._segment: _Segment | None = None
@@ -395,7 +391,6 @@ class _ChatTranslator:
         self._saw_calls = False
         self._refused = False
         self._finish: str | None = None
-        self._usage: Usage | None = None
 
     def feed(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
         """Events for one chunk."""
@@ -409,7 +404,7 @@ class _ChatTranslator:
                 events.extend(self._choice(choice))
         return events
 
-    def close(self) -> list[StreamEvent]:
+    def end(self) -> list[StreamEvent]:
         """The closing events once the stream is exhausted.
 
         Raises:
@@ -419,8 +414,7 @@ class _ChatTranslator:
             raise StreamEndedEarly
         events = self._close_reasoning()
         events.extend(self._end_calls())
-        if self._usage is not None:
-            events.append(UsageEvent(usage=self._usage))
+        events.extend(self.usage_events())
         events.append(Finish(reason=self._finish_reason(self._finish), raw_reason=self._finish))
         return events
 

@@ -11,14 +11,12 @@ Two pure halves (`_build_params`, `_ResponsesTranslator`) and a thin `ResponsesM
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, assert_never, cast
 
 from providers.model import Endpoint, Model
 from providers.types import (
-    ErrorEvent,
     Finish,
     FinishReason,
     ImagePart,
@@ -40,22 +38,22 @@ from providers.types import (
     ToolResultContent,
     ToolResultPart,
     Usage,
-    UsageEvent,
     parse_tool_arguments,
 )
-from providers.wire._openai_common import (
+from providers.wire._common import (
     HistoryError,
-    InStreamError,
     JsonDict,
+    SdkModel,
     StreamEndedEarly,
+    TranslatorBase,
+    VendorStream,
+    arguments_text,
     as_int,
     as_list,
     as_object,
-    error_from_body,
-    image_url,
-    network_error,
-    retry_after_header,
 )
+from providers.wire._openai_common import InStreamError, image_url
+from providers.wire.openai_chat import map_openai_errors, openai_client
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
@@ -70,106 +68,38 @@ def create_model(model_id: str, endpoint: Endpoint, *, http_client: object | Non
     return ResponsesModel(model_id, endpoint, http_client=http_client)
 
 
-class ResponsesModel:
+class ResponsesModel(SdkModel["AsyncOpenAI"]):
     """`providers.model.Model` over `POST {base_url}/responses` with `stream=True`."""
 
-    def __init__(self, model_id: str, endpoint: Endpoint, *, http_client: object | None) -> None:
-        self._model_id = model_id
-        self._endpoint = endpoint
-        self._http_client = http_client
-        self._client: AsyncOpenAI | None = None
+    def _new_client(self) -> AsyncOpenAI:
+        return openai_client(self._endpoint, self._http_client)
 
-    @property
-    def provider_id(self) -> str:
-        return self._endpoint.provider_id
+    async def _close_client(self, client: AsyncOpenAI) -> None:
+        await client.close()
 
-    @property
-    def model_id(self) -> str:
-        return self._model_id
+    async def _open(self, request: ModelRequest) -> VendorStream:
+        params = _build_params(self._model_id, request, self._endpoint)
+        events = cast(
+            "AsyncStream[ResponseStreamEvent]",
+            await self._sdk_client().responses.create(**params),
+        )
+        return VendorStream(events, events.close, decode=_to_dict)
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        import openai
+    def _new_translator(self) -> _ResponsesTranslator:
+        return _ResponsesTranslator()
 
-        translator = _ResponsesTranslator()
-        try:
-            params = _build_params(self._model_id, request, self._endpoint)
-            client = self._get_client()
-            events = cast(
-                "AsyncStream[ResponseStreamEvent]", await client.responses.create(**params)
-            )
-            async with events:
-                async for event in events:
-                    for translated in translator.feed(event.to_dict()):
-                        yield translated
-            closing = translator.close()
-        except (openai.OpenAIError, ValueError, StreamEndedEarly, InStreamError) as exc:
-            yield ErrorEvent(error=_map_errors(exc, self.provider_id))
-            yield Finish(reason="error")
-            return
-        for translated in closing:
-            yield translated
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()
-
-    def _get_client(self) -> AsyncOpenAI:
-        if self._client is None:
-            from openai import AsyncOpenAI
-
-            self._client = AsyncOpenAI(
-                api_key=self._endpoint.api_key,
-                base_url=self._endpoint.base_url,
-                default_headers=dict(self._endpoint.headers) or None,
-                max_retries=0,
-                http_client=cast("Any", self._http_client),
-            )
-        return self._client
+    def _map_errors(self, exc: Exception) -> ProviderError:
+        return _map_errors(exc, self.provider_id, self._secrets)
 
 
-def _map_errors(exc: Exception, provider: str) -> ProviderError:
-    """The one place vendor failures become `ProviderError`s."""
-    import openai
+def _to_dict(event: ResponseStreamEvent) -> JsonDict:
+    return event.to_dict()
 
-    match exc:
-        case openai.APIConnectionError():
-            return network_error(provider, exc.message)
-        case openai.APIStatusError():
-            return error_from_body(
-                provider,
-                body=exc.body,
-                fallback_message=exc.message,
-                status=exc.status_code,
-                retry_after=retry_after_header(exc.response.headers),
-            )
-        case openai.APIError():
-            # The SDK raises this for an `error` event whose payload nests an `error` object
-            # (`insufficient_quota` arrives this way under HTTP 200).
-            return error_from_body(
-                provider, body=exc.body, fallback_message=exc.message, status=None
-            )
-        case InStreamError():
-            return error_from_body(provider, body=exc.body, fallback_message=str(exc), status=None)
-        case StreamEndedEarly():
-            return network_error(provider, "the stream ended before the response was complete")
-        case HistoryError():
-            return error_from_body(
-                provider,
-                body={"type": "invalid_request_error"},
-                fallback_message=str(exc),
-                status=None,
-            )
-        case openai.OpenAIError():
-            # Raised while building the client: no API key was given or found in the environment.
-            return error_from_body(
-                provider,
-                body={"type": "authentication_error"},
-                fallback_message=str(exc),
-                status=None,
-            )
-        case _:
-            return error_from_body(provider, body=None, fallback_message=str(exc), status=None)
+
+def _map_errors(exc: Exception, provider: str, secrets: tuple[str, ...] = ()) -> ProviderError:
+    """The one place vendor failures become `ProviderError`s (shared with Chat Completions; the
+    in-stream `error` / `response.failed` events arrive as `InStreamError`)."""
+    return map_openai_errors(exc, provider, secrets)
 
 
 # ------------------------------------------------------------------------------ request (pure)
@@ -300,16 +230,11 @@ def _assistant_text(part: TextPart) -> list[JsonDict]:
 
 
 def _function_call(part: ToolCallPart) -> JsonDict:
-    arguments = (
-        part.invalid_arguments
-        if part.invalid_arguments is not None
-        else json.dumps(part.arguments, separators=(",", ":"), ensure_ascii=False)
-    )
     item: JsonDict = {
         "type": "function_call",
         "call_id": part.id,
         "name": part.name,
-        "arguments": arguments,
+        "arguments": arguments_text(part),
     }
     item_id = _own(part.provider_metadata).get("item_id")
     if isinstance(item_id, str):
@@ -362,18 +287,18 @@ _INCOMPLETE: dict[str, FinishReason] = {
 }
 
 
-class _ResponsesTranslator:
+class _ResponsesTranslator(TranslatorBase):
     """Responses stream events (as JSON) in, `StreamEvent`s out; one per stream. Part indices
     are the vendor's `output_index`, so each output item is its own part."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._calls: dict[str, _Call] = {}
         self._saw_calls = False
         self._refused = False
         self._streamed_text: set[int] = set()
         self._summary_parts: dict[int, set[int]] = {}
         self._finish: Finish | None = None
-        self._usage: Usage | None = None
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         """Events for one vendor event.
@@ -423,7 +348,7 @@ class _ResponsesTranslator:
             case _:
                 return []
 
-    def close(self) -> list[StreamEvent]:
+    def end(self) -> list[StreamEvent]:
         """The closing events once the stream is exhausted.
 
         Raises:
@@ -431,11 +356,7 @@ class _ResponsesTranslator:
         """
         if self._finish is None:
             raise StreamEndedEarly
-        events: list[StreamEvent] = []
-        if self._usage is not None:
-            events.append(UsageEvent(usage=self._usage))
-        events.append(self._finish)
-        return events
+        return [*self.usage_events(), self._finish]
 
     def _item_added(self, item: Mapping[str, Any]) -> list[StreamEvent]:
         if item.get("type") != "function_call":

@@ -9,7 +9,7 @@ import re
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -72,7 +72,7 @@ def srv(shared_server: LoopbackServer) -> LoopbackServer:
 
 
 @contextmanager
-def serving(server: LoopbackServer, *replies: Reply) -> Iterator[LoopbackServer]:
+def serving(server: LoopbackServer, *replies: Reply) -> Generator[LoopbackServer]:
     server.replies.extend(replies)
     yield server
 

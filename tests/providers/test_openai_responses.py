@@ -18,6 +18,7 @@ from providers.model import Endpoint
 from providers.types import (
     ErrorEvent,
     Finish,
+    JsonValue,
     Message,
     ModelRequest,
     ProviderError,
@@ -35,7 +36,11 @@ from providers.types import (
     Usage,
     UsageEvent,
 )
-from providers.wire.openai_responses import _build_params, _ResponsesTranslator, create_model
+from providers.wire.openai_responses import (
+    _build_params,  # pyright: ignore[reportPrivateUsage]
+    _ResponsesTranslator,  # pyright: ignore[reportPrivateUsage]
+    create_model,
+)
 from tests.fixtures import cassette, request_body, response_body, sse_bytes
 from tests.loopback import LoopbackServer, Reply, loopback
 
@@ -399,7 +404,12 @@ async def test_reasoning_item_without_its_following_item_is_an_invalid_request(
 
 
 def test_a_trailing_reasoning_item_is_not_replayed_alone() -> None:
-    item = {"type": "reasoning", "id": "rs_1", "encrypted_content": "e", "summary": []}
+    item: dict[str, JsonValue] = {
+        "type": "reasoning",
+        "id": "rs_1",
+        "encrypted_content": "e",
+        "summary": [],
+    }
     reasoning = ReasoningPart(text="", provider_metadata={"openai-responses": {"item": item}})
     call = ToolCallPart(
         id="call_1",

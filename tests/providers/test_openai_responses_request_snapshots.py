@@ -17,7 +17,7 @@ from providers.wire.openai_responses import create_model
 from tests.loopback import LoopbackServer, Reply, loopback
 from tests.providers.cases import CASES, PIXEL
 
-_COMPLETED = {
+_COMPLETED: dict[str, Any] = {
     "type": "response.completed",
     "response": {"id": "resp_1", "object": "response", "status": "completed", "output": []},
 }
