@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
-from providers.errors import parse_retry_after
+from providers.errors import auth_secrets, parse_retry_after
 from providers.types import (
     ErrorEvent,
     Finish,
@@ -215,8 +215,9 @@ class SdkModel(ABC, Generic[ClientT]):
         self._endpoint = endpoint
         self._http_client = http_client
         self._client: ClientT | None = None
-        self._secrets: tuple[str, ...] = ()
-        """What `_map_errors` masks in messages, whatever its shape."""
+        self._secrets = auth_secrets(endpoint.api_key, endpoint.headers)
+        """The key and auth header values `_map_errors` masks in messages, whatever their shape:
+        a vendor may echo a key back, and `redact` alone knows only the common key shapes."""
 
     @property
     def provider_id(self) -> str:

@@ -628,3 +628,19 @@ async def test_cancellation_propagates_and_closes_the_connection() -> None:
             group.cancel_scope.cancel()
     await model.aclose()
     assert received == [TextDelta(text="Hi")]
+
+
+async def test_the_endpoints_key_is_masked_whatever_its_shape(srv: LoopbackServer) -> None:
+    # A key of no known shape, echoed back whole: only knowing the key itself can mask it.
+    body = error_body(400, "INVALID_ARGUMENT", "API key not valid: zq81plainkey0")
+    with serving(srv, Reply.json(body, status=400)):
+        model = create_model(
+            "gemini-3-flash",
+            Endpoint(provider_id="google", api="gemini", base_url=srv.url, api_key="zq81plainkey0"),
+        )
+        with anyio.fail_after(10):
+            events = [e async for e in model.stream(ModelRequest(system="", messages=[user("q")]))]
+        await model.aclose()
+    error = events[-2]
+    assert isinstance(error, ErrorEvent)
+    assert error.error.message == "google: API key not valid: [redacted]"

@@ -61,7 +61,7 @@ async def test_http_401_is_auth(srv: LoopbackServer) -> None:
     assert error == snapshot(
         ProviderError(
             kind="auth",
-            message="openai: Incorrect API key provided: test-key.",
+            message="openai: Incorrect API key provided: [redacted].",
             retryable=False,
             status=401,
             code="invalid_api_key",
@@ -211,3 +211,22 @@ async def test_a_consumer_that_stops_early_closes_the_stream(srv: LoopbackServer
         ]
     await model.aclose()
     assert again[-1] == Finish(reason="stop", raw_reason="stop")
+
+
+async def test_the_endpoints_key_is_masked_whatever_its_shape(srv: LoopbackServer) -> None:
+    # A key of no known shape, echoed back whole: only knowing the key itself can mask it.
+    srv.replies.append(
+        Reply.json(
+            {"error": {"message": "Bad key zq81plainkey0 (header Bearer zq81plainkey0)"}},
+            status=401,
+        )
+    )
+    keyed = Endpoint(
+        provider_id="custom", api="openai-chat", base_url=srv.url, api_key="zq81plainkey0"
+    )
+    model = create_model("m", keyed)
+    with anyio.fail_after(10):
+        events = [e async for e in model.stream(ModelRequest(system="", messages=[user("q")]))]
+    await model.aclose()
+    error = only_error(events)
+    assert error.message == "custom: Bad key [redacted] (header Bearer [redacted])"

@@ -641,3 +641,18 @@ async def test_a_missing_key_is_an_auth_error(monkeypatch: pytest.MonkeyPatch) -
         events = [e async for e in model.stream(ModelRequest(system="", messages=[user("hi")]))]
     error = only_error(events)
     assert (error.kind, error.retryable) == ("auth", False)
+
+
+async def test_the_endpoints_key_is_masked_whatever_its_shape(srv: LoopbackServer) -> None:
+    # A key of no known shape, echoed back whole: only knowing the key itself can mask it.
+    srv.replies.append(
+        Reply.json({"error": {"message": "Bad key zq81plainkey0", "code": "x"}}, status=401)
+    )
+    keyed = Endpoint(
+        provider_id="openai", api="openai-responses", base_url=srv.url, api_key="zq81plainkey0"
+    )
+    model = create_model("gpt-5", keyed)
+    with anyio.fail_after(10):
+        events = [e async for e in model.stream(ModelRequest(system="", messages=[user("q")]))]
+    await model.aclose()
+    assert only_error(events).message == "openai: Bad key [redacted]"
