@@ -1,10 +1,11 @@
 """Answering `initialize` before the event loop exists.
 
 An editor writes `initialize` the moment it spawns us and waits for the reply. Everything that
-reply needs (json, the capability table) is cheap; asyncio, anyio and the session machinery are
-not. So the first line is read with a plain blocking read and, when it is a well-formed
-`initialize`, answered at once; the heavy imports happen after the reply is on its way. Anything
-else (another method, a malformed line, a huge line, EOF) is handed to the regular transport
+reply needs (json, the capability table) is cheap; the session machinery (settings, the agent,
+the session store) is not. So the first line is read with a plain blocking read and, when it is
+a well-formed `initialize`, answered before the event loop runs; the session machinery is loaded
+after the reply is on its way (`acp_server.stdio` decides what loads before it). Anything else
+(another method, a malformed line, a huge line, EOF) is handed to the regular transport
 untouched, which answers it exactly as it would have.
 """
 
