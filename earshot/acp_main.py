@@ -55,11 +55,28 @@ class EarshotFactory:
         return composition
 
     def prepare(self, cwd: Path) -> None:
+        """Load what the first `session/new` in `cwd` needs besides the session itself: the
+        modules, the settings, the catalog, the model's wire module and the version the session
+        header records. Errors are left for `session/new` to report."""
+        import contextlib
         import importlib
 
-        importlib.import_module("agent.session")
-        self.default_model(cwd)
+        from providers.registry import split_model_name
+        from sessions.store import earshot_version
+
+        for module in ("agent.session", "agent.local", "agent.undo", "earshot.mcp_tools"):
+            importlib.import_module(module)
+        composition = self.composition(cwd)
+        model = self.default_model(cwd)
         self.available_models(cwd)
+        earshot_version()
+        with contextlib.suppress(ValueError):
+            composition.catalog.get(*split_model_name(model))
+        if composition.check_credentials(model) is None:
+            # A throwaway model: building one imports its wire module (not its SDK, which
+            # loads at the first request).
+            with contextlib.suppress(Exception):
+                composition.model_factory()(model)
 
     def default_model(self, cwd: Path) -> str:
         return self.composition(cwd).default_model().name
