@@ -187,6 +187,8 @@ class TurnLoop:
         self._open: dict[str, str] = {}
         """Calls shown to the front end (started) without a finished event yet: id -> name."""
         self._context_tokens = 0
+        self._unadmitted: list[Message] = []
+        """Queued prompts taken from the host whose hooks have not decided yet."""
         self.last_text = ""
         """The text of the last assistant message (a subagent's result)."""
 
@@ -195,8 +197,10 @@ class TurnLoop:
     async def run(self, prompt: Message | None) -> TurnEnded:
         """Run the turn and return how it ended; the caller emits the `TurnEnded`.
 
-        Prompts still queued when the turn ends are appended (nothing typed is lost) and answered
-        by the next turn."""
+        Every user prompt, queued ones included, goes through the user_prompt_submit hooks first;
+        a blocked one is dropped with a `Notice`. Prompts still queued when the turn ends early
+        (cancelled, failed, out of turns) are admitted the same way and answered by the next
+        turn: nothing typed is lost."""
         reason: StopReason | None = None
         failure: _ModelCallFailed | None = None
         internal: Exception | None = None
@@ -238,19 +242,18 @@ class TurnLoop:
     async def _run(self, prompt: Message | None) -> StopReason:
         host = self._host
         if prompt is not None:
-            blocked = await host.accept_prompt(prompt)
-            if blocked is not None:
-                self._send(Notice(severity="warning", message=f"Prompt not sent: {blocked}"))
+            entry_id = await self._admit(prompt, queued=False)
+            if entry_id is None:
                 return "refusal"
-            entry_id = await self._append(prompt)
-            self._send(UserMessageAdded(entry_id=entry_id, text=prompt.text))
             await host.prompt_appended(prompt, entry_id)
         for _ in range(host.max_turns):
             await self._inject_queued()
             streamed = await self._call_model()
             calls = streamed.message.tool_calls
             if not calls:
-                if host.has_queued():
+                # A prompt queued during the final answer gets one more call, if a hook lets
+                # it through.
+                if await self._inject_queued():
                     continue
                 return _stop_reason(streamed.finish)
             await self._run_tools(calls)
@@ -271,10 +274,30 @@ class TurnLoop:
             stored_id = await self._host.append_message(message, entry_id)
         return stored_id
 
-    async def _inject_queued(self) -> None:
-        for message in self._host.take_queued():
-            entry_id = await self._append(message)
-            self._send(UserMessageAdded(entry_id=entry_id, text=message.text, queued=True))
+    async def _admit(self, prompt: Message, *, queued: bool) -> str | None:
+        """Put a user prompt into history if the user_prompt_submit hooks let it through (its
+        entry id); else tell the user why it was not sent (None)."""
+        blocked = await self._host.accept_prompt(prompt)
+        if blocked is not None:
+            self._send(Notice(severity="warning", message=f"Prompt not sent: {blocked}"))
+            return None
+        entry_id = await self._append(prompt)
+        self._send(UserMessageAdded(entry_id=entry_id, text=prompt.text, queued=queued))
+        return entry_id
+
+    async def _inject_queued(self) -> int:
+        """Admit the prompts queued so far (and any queued while a hook ran); how many were."""
+        admitted = 0
+        while True:
+            if not self._unadmitted:
+                self._unadmitted = self._host.take_queued()
+                if not self._unadmitted:
+                    return admitted
+            # Removed only once decided: a cancellation during its hook leaves it for the
+            # settlement, so nothing typed is lost.
+            if await self._admit(self._unadmitted[0], queued=True) is not None:
+                admitted += 1
+            self._unadmitted.pop(0)
 
     # ------------------------------------------------------------------------ model calls
 

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
 
-from agent.events import AgentEvent, ToolCallFinished, TurnEnded, UserMessageAdded
+from agent.events import AgentEvent, Notice, ToolCallFinished, TurnEnded, UserMessageAdded
+from agent.session import AgentSession, SessionOptions, create_session
+from agent.settings import load_settings
+from agent.tools.base import AnyTool
+from providers.model import Model
 from providers.types import ToolResultPart
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from tests.agent.loop_support import (
     Board,
+    Env,
     GatedModel,
     assert_every_call_answered,
     env,
@@ -122,3 +129,92 @@ async def test_once_the_turn_has_ended_queueing_is_refused(tmp_path: Path) -> No
     assert answers == [False]
     assert [m.text for m in session.history()] == ["go", "x"]
     await session.aclose()
+
+
+# ------------------------------------------------------- hooks and the end of the turn
+
+
+async def _hooked_session(
+    where: Env, model: Model, hooks: Mapping[str, object], **tools: AnyTool
+) -> AgentSession:
+    """A session whose user settings (no trust needed) configure `hooks`."""
+    config = where.tmp / "config"
+    (config / "earshot").mkdir(parents=True, exist_ok=True)
+    (config / "earshot" / "settings.json").write_text(
+        json.dumps({"hooks": hooks}), encoding="utf-8"
+    )
+    settings = load_settings(where.cwd, environ={}, config_home=config)
+    return await create_session(
+        store=where.store,
+        cwd=where.cwd,
+        options=SessionOptions(
+            model_name="scripted/test", builtin_tools=False, extra_tools=list(tools.values())
+        ),
+        model_factory=lambda name: model,
+        settings=settings,
+        data_dir=where.data,
+    )
+
+
+_FORBIDDEN_HOOK = {
+    "user_prompt_submit": [
+        {"command": "grep -q forbidden && { echo 'no forbidden words' >&2; exit 2; } || exit 0"}
+    ]
+}
+
+
+async def test_a_queued_prompt_goes_through_the_prompt_hook_and_a_blocked_one_is_dropped(
+    tmp_path: Path,
+) -> None:
+    where = env(tmp_path)
+    board = Board()
+    call = ScriptedCall(name="probe", arguments={"key": "a", "wait_for": "go"})
+    model = ScriptedModel([ScriptedTurn(tool_calls=[call]), ScriptedTurn(text="done")])
+    session = await _hooked_session(where, model, _FORBIDDEN_HOOK, probe=waiting_tool(board))
+    events: list[AgentEvent] = []
+    with anyio.fail_after(10):
+        async for event in session.run_turn("start"):
+            events.append(event)
+            if event.kind == "tool_call_running":
+                assert session.queue_prompt("now something forbidden")
+                assert session.queue_prompt("and something fine")
+                board.event("go").set()
+
+    assert events[-1] == TurnEnded(reason="end_turn")
+    notices = [n.message for n in of(Notice, events)]
+    assert any("no forbidden words" in text for text in notices), notices
+    assert [(u.text, u.queued) for u in of(UserMessageAdded, events)] == [
+        ("start", False),
+        ("and something fine", True),
+    ]
+    sent = [m.text for m in model.requests[1].messages if m.role == "user"]
+    assert sent == ["start", "and something fine"]
+    assert all("forbidden" not in m.text for m in session.history())
+    await session.aclose()
+
+
+async def test_a_blocked_prompt_queued_during_the_final_answer_costs_no_model_call(
+    tmp_path: Path,
+) -> None:
+    where = env(tmp_path)
+    inner = ScriptedModel([ScriptedTurn(text="first answer"), ScriptedTurn(text="never")])
+    model = GatedModel(inner, gated=[1])
+    session = await _hooked_session(where, model, _FORBIDDEN_HOOK)
+
+    async def queue_when_answer_streams() -> None:
+        await model.reached[1].wait()
+        assert session.queue_prompt("something forbidden")
+        model.release(1)
+
+    events: list[AgentEvent] = []
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(queue_when_answer_streams)
+            events = [event async for event in session.run_turn("question")]
+
+    assert events[-1] == TurnEnded(reason="end_turn")
+    assert len(inner.requests) == 1
+    assert [m.text for m in session.history()] == ["question", "first answer"]
+    assert any("no forbidden words" in n.message for n in of(Notice, events))
+    await session.aclose()
+
