@@ -77,6 +77,7 @@ _AUTH_CODES: Final = frozenset(
         "unauthenticated",
         "permission_denied",
         "api_key_invalid",
+        "missing_credentials",
     }
 )
 _RATE_CODES: Final = frozenset({"rate_limit_error", "rate_limit_exceeded", "resource_exhausted"})

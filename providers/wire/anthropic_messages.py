@@ -54,6 +54,7 @@ from providers.types import (
 )
 from providers.wire._common import (
     JsonDict,
+    MissingCredentials,
     SdkModel,
     StreamEndedEarly,
     TranslatorBase,
@@ -127,9 +128,20 @@ class AnthropicMessagesModel(SdkModel["AsyncAnthropic"]):
     async def _open(self, request: ModelRequest) -> VendorStream:
         params = _build_params(self._model_id, request, self._endpoint)
         client = self._sdk_client()
-        response = cast(
-            "AsyncStream[RawMessageStreamEvent]", await client.messages.create(**params)
-        )
+        try:
+            response = cast(
+                "AsyncStream[RawMessageStreamEvent]", await client.messages.create(**params)
+            )
+        except TypeError as exc:
+            # The SDK raises "Could not resolve authentication method" before sending anything
+            # when it has neither key nor token (none given, none in ANTHROPIC_API_KEY) and no
+            # auth header was set: a keyless user-defined provider.
+            if client.api_key is None and client.auth_token is None:
+                raise MissingCredentials(
+                    "no API key or auth token for this provider (set its key in settings or "
+                    "the environment)"
+                ) from exc
+            raise
         return VendorStream(response, response.close, decode=_to_dict)
 
     def _new_translator(self) -> _StreamTranslator:
@@ -482,6 +494,10 @@ def _map_errors(exc: Exception, provider: str, secrets: tuple[str, ...] = ()) ->
             message = f"{type(exc).__name__}: {exc}"
             return classify(
                 provider=provider, status=None, message=message, network=True, secrets=secrets
+            )
+        case MissingCredentials():
+            return classify(
+                provider=provider, status=None, message=str(exc), code="missing_credentials"
             )
         case StreamEndedEarly():
             message = str(exc) or "the stream ended before message_stop"

@@ -58,6 +58,7 @@ from providers.types import (
 )
 from providers.wire._common import (
     JsonDict,
+    MissingCredentials,
     SdkModel,
     StreamEndedEarly,
     TranslatorBase,
@@ -135,7 +136,13 @@ class GeminiModel(SdkModel["Client"]):
             # No retry_options: one attempt. The agent owns the retry policy.
             httpx_async_client=cast("Any", self._http_client),
         )
-        return Client(**settings, http_options=options)
+        try:
+            return Client(**settings, http_options=options)
+        except ValueError as exc:
+            # Every ValueError of the constructor is about credentials: "No API key was
+            # provided" (none given, none in GOOGLE_API_KEY / GEMINI_API_KEY), or "Project or
+            # API key must be set" on Vertex.
+            raise MissingCredentials(str(exc)) from exc
 
     async def _close_client(self, client: Client) -> None:
         await client.aio.aclose()
@@ -468,6 +475,10 @@ def _map_errors(exc: Exception, provider: str, secrets: tuple[str, ...] = ()) ->
                 code=str(exc.status) if exc.status else None,
                 retry_after=retry_after,
                 secrets=secrets,
+            )
+        case MissingCredentials():
+            return classify(
+                provider=provider, status=None, message=str(exc), code="missing_credentials"
             )
         case StreamEndedEarly():
             return classify(

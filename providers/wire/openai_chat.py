@@ -173,7 +173,7 @@ def map_openai_errors(
         case HistoryError():
             return from_body({"type": "invalid_request_error"}, str(exc), None)
         case MissingCredentials():
-            return from_body({"type": "authentication_error"}, str(exc), None)
+            return from_body({"type": "missing_credentials"}, str(exc), None)
         case _:
             # A malformed data line, or something the SDK raised that we do not know.
             return from_body(None, f"{type(exc).__name__}: {exc}", None)

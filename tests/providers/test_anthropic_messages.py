@@ -713,3 +713,27 @@ async def test_the_endpoints_key_and_auth_headers_are_masked_whatever_their_shap
     assert isinstance(error, ErrorEvent)
     assert error.error.message == "gateway: bad key [redacted], bad proxy token [redacted]"
     assert srv.requests[0].headers["x-proxy-token"] == "tok-42xyz"
+
+
+async def test_a_missing_key_is_an_auth_error(
+    srv: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A user-defined provider with no key, and none in the environment: the SDK refuses to
+    # send anything, which is an auth error of this stream, not an exception.
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    model = create_model(
+        "claude", Endpoint(provider_id="my-proxy", api="anthropic", base_url=srv.url)
+    )
+    with anyio.fail_after(10):
+        events = [e async for e in model.stream(ModelRequest(system="", messages=[user("hi")]))]
+    await model.aclose()
+    assert len(events) == 2 and events[1] == Finish(reason="error")
+    error = events[0]
+    assert isinstance(error, ErrorEvent)
+    assert (error.error.kind, error.error.retryable, error.error.code) == (
+        "auth",
+        False,
+        "missing_credentials",
+    )
+    assert srv.requests == []

@@ -644,3 +644,27 @@ async def test_the_endpoints_key_is_masked_whatever_its_shape(srv: LoopbackServe
     error = events[-2]
     assert isinstance(error, ErrorEvent)
     assert error.error.message == "google: API key not valid: [redacted]"
+
+
+async def test_a_missing_key_is_an_auth_error(
+    srv: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A user-defined provider with no key, and none in the environment: the SDK refuses to
+    # build a client, which is an auth error of this stream, not an exception.
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    model = create_model(
+        "gemini-3-flash", Endpoint(provider_id="my-gemini", api="gemini", base_url=srv.url)
+    )
+    with anyio.fail_after(10):
+        events = [e async for e in model.stream(ModelRequest(system="", messages=[user("hi")]))]
+    await model.aclose()
+    assert len(events) == 2 and events[1] == Finish(reason="error")
+    error = events[0]
+    assert isinstance(error, ErrorEvent)
+    assert (error.error.kind, error.error.retryable, error.error.code) == (
+        "auth",
+        False,
+        "missing_credentials",
+    )
+    assert srv.requests == []

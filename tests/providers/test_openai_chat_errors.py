@@ -230,3 +230,13 @@ async def test_the_endpoints_key_is_masked_whatever_its_shape(srv: LoopbackServe
     await model.aclose()
     error = only_error(events)
     assert error.message == "custom: Bad key [redacted] (header Bearer [redacted])"
+
+
+async def test_a_missing_key_is_an_auth_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # OpenAI's own API (no base URL) without a key, none in the environment either.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    model = create_model("gpt-5", Endpoint(provider_id="openai", api="openai-chat"))
+    with anyio.fail_after(10):
+        events = [e async for e in model.stream(ModelRequest(system="", messages=[user("hi")]))]
+    error = only_error(events)
+    assert (error.kind, error.retryable, error.code) == ("auth", False, "missing_credentials")

@@ -640,7 +640,7 @@ async def test_a_missing_key_is_an_auth_error(monkeypatch: pytest.MonkeyPatch) -
     with anyio.fail_after(10):
         events = [e async for e in model.stream(ModelRequest(system="", messages=[user("hi")]))]
     error = only_error(events)
-    assert (error.kind, error.retryable) == ("auth", False)
+    assert (error.kind, error.retryable, error.code) == ("auth", False, "missing_credentials")
 
 
 async def test_the_endpoints_key_is_masked_whatever_its_shape(srv: LoopbackServer) -> None:
