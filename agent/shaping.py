@@ -198,10 +198,7 @@ def format_size(size: int) -> str:
 
 def stub_text(call: ToolCallPart | None, result: ToolResultPart) -> str:
     """The one line that replaces a pruned result."""
-    size = sum(
-        len(item.text.encode("utf-8")) if isinstance(item, TextPart) else 0
-        for item in result.content
-    )
+    size = sum(_utf8_size(item.text) for item in result.content if isinstance(item, TextPart))
     images = sum(1 for item in result.content if not isinstance(item, TextPart))
     what = describe_call(call, result.name)
     extent = format_size(size) + (f" and {images} image(s)" if images else "")
@@ -211,7 +208,20 @@ def stub_text(call: ToolCallPart | None, result: ToolResultPart) -> str:
 
 def stub_result(call: ToolCallPart | None, result: ToolResultPart) -> ToolResultPart:
     """`result` with its content replaced by its stub line; call id, name and error flag kept."""
-    return replace(result, content=[TextPart(text=stub_text(call, result))])
+    # Built directly rather than with `dataclasses.replace`, which costs twice as much and runs
+    # for every old result on the first call after a resume. (tests/agent/test_shaping.py
+    # checks that the fields copied here are all the fields there are.)
+    return ToolResultPart(
+        tool_call_id=result.tool_call_id,
+        name=result.name,
+        content=[TextPart(text=stub_text(call, result))],
+        is_error=result.is_error,
+        provider_metadata=result.provider_metadata,
+    )
+
+
+def _utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -332,7 +342,9 @@ def _with_stubs(
             else part
             for part in message.parts
         ]
-        stubbed = replace(message, parts=parts)
+        stubbed = Message(
+            role=message.role, parts=parts, provider_metadata=message.provider_metadata
+        )
         if shaped is not None:
             shaped[id(message)] = (message, hit, stubbed)
         out[index] = stubbed

@@ -128,15 +128,24 @@ async def bench() -> dict[str, str]:
     await shaper.prepare(history, ctx)
 
     steady: list[float] = []
+    steady_cpu: list[float] = []
     growing = list(history)
     for step in range(STEADY_CALLS):
         growing += _round(rng, MESSAGES + step)
         current = list(growing)  # the loop hands over a fresh list each call
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.thread_time()
         await shaper.prepare(current, ctx)
+        steady_cpu.append((time.thread_time() - started_cpu) * 1_000)
         steady.append((time.perf_counter() - started) * 1_000)
 
-    cold = await _timed(lambda: ContextShaper().prepare(history, ctx), 20)
+    cold_cpu: list[float] = []
+
+    async def cold_call() -> None:
+        started_cpu = time.thread_time()
+        await ContextShaper().prepare(history, ctx)
+        cold_cpu.append((time.thread_time() - started_cpu) * 1_000)
+
+    cold = await _timed(cold_call, 20)
 
     counter = TokenCounter()
     counter.messages(history)
@@ -162,8 +171,15 @@ async def bench() -> dict[str, str]:
             f"{statistics.median(steady):.2f} ms"
         ),
         f"prepare, steady state, {MESSAGES} messages: p95": f"{_p95(steady):.2f} ms",
+        f"prepare, steady state, {MESSAGES} messages: CPU time median / p95 / max": (
+            f"{statistics.median(steady_cpu):.2f} / {_p95(steady_cpu):.2f} / "
+            f"{max(steady_cpu):.2f} ms"
+        ),
         f"prepare, cold (fresh shaper), {MESSAGES} messages: median": (
             f"{statistics.median(cold):.2f} ms"
+        ),
+        f"prepare, cold (fresh shaper), {MESSAGES} messages: CPU time median": (
+            f"{statistics.median(cold_cpu):.2f} ms"
         ),
         f"token estimate, incremental, {MESSAGES} messages: median": (
             f"{statistics.median(estimate) * 1_000:.0f} us"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import fields, replace
 
 from agent.shaping import (
     CapMemo,
@@ -13,6 +14,7 @@ from agent.shaping import (
     describe_call,
     format_size,
     prune_tool_results,
+    stub_result,
 )
 from agent.tokens import TokenCounter
 from providers.types import Message, TextPart, ToolCallPart, ToolResultPart
@@ -171,3 +173,28 @@ def test_call_descriptions_and_sizes() -> None:
     long = ToolCallPart(id="y", name="fetch", arguments={"url": "https://e.com/" + "a" * 200})
     assert len(describe_call(long, "fetch")) <= 90
     assert [format_size(n) for n in (812, 12_400, 3_400_000)] == ["812 B", "12 kB", "3.4 MB"]
+
+
+def test_a_stub_copies_every_field_of_the_result_and_message_it_replaces() -> None:
+    # The stub is built field by field (for speed); a field added to either type must be
+    # copied there too, or it would be lost from pruned results.
+    assert {f.name for f in fields(ToolResultPart)} == {
+        "tool_call_id",
+        "name",
+        "content",
+        "is_error",
+        "provider_metadata",
+        "kind",
+    }
+    assert {f.name for f in fields(Message)} == {"role", "parts", "provider_metadata"}
+    call = ToolCallPart(id="c1", name="read", arguments={"path": "a.py"})
+    result = ToolResultPart(
+        tool_call_id="c1",
+        name="read",
+        content=[TextPart(text="é" * 500)],
+        is_error=True,
+        provider_metadata={"x": {"k": 1}},
+    )
+    stub = stub_result(call, result)
+    assert stub == replace(result, content=stub.content)
+    assert stub.text == "[tool result pruned: read a.py, 1 kB (it failed); ask again if needed]"
