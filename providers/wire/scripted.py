@@ -177,7 +177,7 @@ def _events_for(
     if isinstance(turn, Message):
         return list(_events_for_message(turn, call_number))
     if not isinstance(turn, ScriptedTurn):
-        return list(turn)
+        return list(_with_one_finish(turn))
     events: list[StreamEvent | _Sleep | _Hang] = []
     if turn.delay:
         events.append(_Sleep(turn.delay))
@@ -217,6 +217,24 @@ def _events_for(
     reason: FinishReason = turn.finish or ("tool_calls" if turn.tool_calls else "stop")
     events.append(Finish(reason=reason, raw_reason=reason))
     return events
+
+
+def _with_one_finish(events: Sequence[StreamEvent]) -> list[StreamEvent]:
+    """A raw event list as a stream: it ends at its first `Finish`; without one, a `Finish` is
+    added (`error` after an error, `tool_calls` after calls, else `stop`), so the stream keeps
+    the contract of exactly one `Finish`, last, whatever the script says."""
+    played: list[StreamEvent] = []
+    for event in events:
+        played.append(event)
+        if isinstance(event, Finish):
+            return played
+    reason: FinishReason = "stop"
+    if any(isinstance(event, ErrorEvent) for event in played):
+        reason = "error"
+    elif any(isinstance(event, ToolCallEnd) for event in played):
+        reason = "tool_calls"
+    played.append(Finish(reason=reason))
+    return played
 
 
 def _events_for_message(message: Message, call_number: int) -> list[StreamEvent]:
