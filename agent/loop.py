@@ -120,6 +120,10 @@ class LoopHost(Protocol):
 
     def has_queued(self) -> bool: ...
 
+    def close_queue(self) -> None:
+        """The turn is ending: from now on prompts are refused rather than queued into it."""
+        ...
+
     def record_usage(self, usage: Usage | None, context_tokens: int) -> None:
         """Account one model call (and tell the front end)."""
         ...
@@ -212,6 +216,11 @@ class TurnLoop:
                     failure = exc
                 except Exception as exc:
                     internal = exc
+                finally:
+                    # Right where the loop decided to stop (no await in between, also when a
+                    # cancellation passes through): a prompt arriving later would never be
+                    # answered by this turn, so it is refused and gets a turn of its own.
+                    self._host.close_queue()
         except anyio.get_cancelled_exc_class():
             # Cancelled from outside (the consumer went away): settle, then keep unwinding.
             await self._settle_safely(cancelled=True)

@@ -32,7 +32,6 @@ from agent.events import (
     TitleChanged,
     TurnEnded,
     TurnStarted,
-    UserMessageAdded,
 )
 from agent.execution import CallSinks, ToolExecutor
 from agent.loop import Emit, TurnLoop
@@ -268,10 +267,16 @@ class AgentSession:
         return self._turn(message, self._turn_scope)
 
     def queue_prompt(self, prompt: Prompt) -> bool:
-        """Queue a prompt into the running turn: it is sent after the current tool batch, before
-        the next model call (never mid-batch). A prompt queued after the model's final answer
-        makes the loop call the model once more. Returns False when no turn is running (start
-        one with `run_turn`).
+        """Queue a prompt into the running turn: like the turn's first prompt it goes through
+        the user_prompt_submit hooks (blocked: dropped, with a `Notice`), then is sent after the
+        current tool batch, before the next model call (never mid-batch). A prompt queued while
+        the model streams its final answer makes the loop call the model once more.
+
+        Returns False, recording nothing, when no turn is running or the running one is ending
+        (the model has answered for the last time; the stop hook may still run): the caller
+        starts a new turn with it (`run_turn`) once this one has ended. A prompt accepted into a
+        turn that is then cancelled, fails or runs out of model calls is kept in history (after
+        the hooks) and answered by the next turn.
 
         Raises:
             UnsupportedPrompt: the prompt cannot go to this model.
@@ -424,14 +429,10 @@ class AgentSession:
                 self._notices_said = True
                 loop = TurnLoop(self, emit=emit, scope=scope)
                 end = await loop.run(message)
+                # The loop closed the queue when it stopped (`close_queue`): nothing queued
+                # can be waiting here for an answer that would never come.
                 with anyio.CancelScope(shield=True):
                     await self._parts.stop_hook(end.reason)
-                    while self._queue:
-                        # Queued while the turn was ending: keep it for the next turn.
-                        queued = self._queue.pop(0)
-                        entry_id = await self.append_message(queued)
-                        emit(UserMessageAdded(entry_id=entry_id, text=queued.text, queued=True))
-                self._accepting = False
                 emit(end)
             finally:
                 self._accepting = False
@@ -493,6 +494,9 @@ class AgentSession:
 
     def has_queued(self) -> bool:
         return bool(self._queue)
+
+    def close_queue(self) -> None:
+        self._accepting = False
 
     async def accept_prompt(self, message: Message) -> str | None:
         return await self._parts.prompt_hook(message.text)

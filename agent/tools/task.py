@@ -232,6 +232,9 @@ class _SubagentHost:
     def has_queued(self) -> bool:
         return False
 
+    def close_queue(self) -> None:
+        return None
+
     def record_usage(self, usage: Usage | None, context_tokens: int) -> None:
         self._parent.record_subagent_usage(usage)
 

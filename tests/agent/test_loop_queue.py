@@ -218,3 +218,45 @@ async def test_a_blocked_prompt_queued_during_the_final_answer_costs_no_model_ca
     assert any("no forbidden words" in n.message for n in of(Notice, events))
     await session.aclose()
 
+
+async def test_a_prompt_sent_while_the_stop_hook_runs_is_refused_and_gets_its_own_turn(
+    tmp_path: Path,
+) -> None:
+    where = env(tmp_path)
+    started, release = where.tmp / "stop-started", where.tmp / "stop-release"
+    stop_hook = {
+        "stop": [{"command": f"touch {started}; while [ ! -e {release} ]; do sleep 0.01; done"}]
+    }
+    model = ScriptedModel([ScriptedTurn(text="first answer"), ScriptedTurn(text="late answer")])
+    session = await _hooked_session(where, model, stop_hook)
+    answers: list[bool] = []
+    events: list[AgentEvent] = []
+
+    async def prompt_during_the_stop_hook() -> None:
+        while not started.exists():
+            await anyio.sleep(0.01)
+        answers.append(session.queue_prompt("typed late"))
+        release.touch()
+
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(prompt_during_the_stop_hook)
+            events = [event async for event in session.run_turn("question")]
+
+    # The turn had already ended for the model: the prompt is not taken into it (where nothing
+    # would answer it) but refused, so the front end runs it as a turn of its own.
+    assert answers == [False]
+    assert events[-1] == TurnEnded(reason="end_turn")
+    assert [m.text for m in session.history()] == ["question", "first answer"]
+    assert len(model.requests) == 1
+    started.unlink()
+    with anyio.fail_after(20):
+        late = [event async for event in session.run_turn("typed late")]
+    assert late[-1] == TurnEnded(reason="end_turn")
+    assert [m.text for m in session.history()] == [
+        "question",
+        "first answer",
+        "typed late",
+        "late answer",
+    ]
+    await session.aclose()
