@@ -579,3 +579,31 @@ def test_a_host_that_sends_no_call_id_gets_one_made_up() -> None:
     assert isinstance(start, ToolCallStart) and start.call_id.startswith("call_")
     assert delta == ToolCallDelta(call_id=start.call_id, arguments_delta="{}")
     assert isinstance(end, ToolCallEnd) and end.call_id == start.call_id
+
+
+async def test_truncated_arguments_are_reported_on_the_end_event_not_raised(
+    srv: LoopbackServer,
+) -> None:
+    # The output limit cut the call mid-argument: invalid JSON, reported on `tool_call_end`.
+    first = {"index": 0, "id": "call_t", "function": {"name": "read", "arguments": '{"path": '}}
+    srv.replies.append(
+        Reply(
+            body=sse(
+                chunk({"tool_calls": [first]}),
+                chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"src/ma'}}]}),
+                chunk({}, "length"),
+            )
+        )
+    )
+    events = await collect(f"{srv.url}/v1", ModelRequest(system="", messages=[user("go")]))
+    end = next(e for e in events if isinstance(e, ToolCallEnd))
+    assert (end.arguments, end.raw_arguments) == (None, '{"path": "src/ma')
+    assert end.invalid_reason is not None and "not valid JSON" in end.invalid_reason
+    assert events[-1] == Finish(reason="length", raw_reason="length")
+    call = assemble(events).tool_calls[0]
+    assert (call.arguments, call.invalid_arguments) == (None, '{"path": "src/ma')
+    # Replayed as the model wrote it, so the model sees its own truncated call.
+    replay = _build_params(
+        "m", ModelRequest(system="", messages=[user("go"), assemble(events)]), endpoint(srv.url)
+    )
+    assert replay["messages"][1]["tool_calls"][0]["function"]["arguments"] == '{"path": "src/ma'

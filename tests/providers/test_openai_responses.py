@@ -656,3 +656,56 @@ async def test_the_endpoints_key_is_masked_whatever_its_shape(srv: LoopbackServe
         events = [e async for e in model.stream(ModelRequest(system="", messages=[user("q")]))]
     await model.aclose()
     assert only_error(events).message == "openai: Bad key [redacted]"
+
+
+async def test_truncated_arguments_are_reported_on_the_end_event_not_raised(
+    srv: LoopbackServer,
+) -> None:
+    # The output limit cut the call mid-argument: invalid JSON, reported on `tool_call_end`.
+    raw = '{"path": "src/ma'
+    item = {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_t",
+        "name": "read",
+        "arguments": "",
+        "status": "in_progress",
+    }
+    srv.replies.append(
+        Reply(
+            body=sse(
+                {"type": "response.output_item.added", "output_index": 0, "item": item},
+                {
+                    "type": "response.function_call_arguments.delta",
+                    "output_index": 0,
+                    "item_id": "fc_1",
+                    "delta": raw,
+                },
+                {
+                    "type": "response.output_item.done",
+                    "output_index": 0,
+                    "item": {**item, "arguments": raw, "status": "incomplete"},
+                },
+                completed("incomplete", incomplete_details={"reason": "max_output_tokens"}),
+            )
+        )
+    )
+    events = await collect(srv.url, ModelRequest(system="", messages=[user("go")]))
+    end = next(e for e in events if isinstance(e, ToolCallEnd))
+    assert (end.arguments, end.raw_arguments) == (None, raw)
+    assert end.invalid_reason is not None and "not valid JSON" in end.invalid_reason
+    assert events[-1] == Finish(reason="length", raw_reason="incomplete:max_output_tokens")
+    call = assemble(events).tool_calls[0]
+    assert (call.arguments, call.invalid_arguments) == (None, raw)
+    # Replayed as the model wrote it, so the model sees its own truncated call.
+    endpoint = Endpoint(provider_id="openai", api="openai-responses")
+    replay = _build_params(
+        "gpt-5", ModelRequest(system="", messages=[user("go"), assemble(events)]), endpoint
+    )
+    assert replay["input"][1] == {
+        "type": "function_call",
+        "call_id": "call_t",
+        "name": "read",
+        "arguments": raw,
+        "id": "fc_1",
+    }
