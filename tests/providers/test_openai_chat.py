@@ -607,3 +607,30 @@ async def test_truncated_arguments_are_reported_on_the_end_event_not_raised(
         "m", ModelRequest(system="", messages=[user("go"), assemble(events)]), endpoint(srv.url)
     )
     assert replay["messages"][1]["tool_calls"][0]["function"]["arguments"] == '{"path": "src/ma'
+
+
+async def test_usage_details_are_subsets_of_input_and_output(srv: LoopbackServer) -> None:
+    # providers.md section 7: prompt_tokens already includes cached reads and cache writes, and
+    # completion_tokens includes reasoning; the details are subsets, never added on top.
+    usage = {
+        "prompt_tokens": 1000,
+        "completion_tokens": 300,
+        "total_tokens": 1300,
+        "prompt_tokens_details": {"cached_tokens": 600, "cache_write_tokens": 100},
+        "completion_tokens_details": {"reasoning_tokens": 200},
+    }
+    tail = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    srv.replies.append(
+        Reply(body=sse(chunk({"content": "ok"}, "stop"), {**tail, "choices": [], "usage": usage}))
+    )
+    events = await collect(f"{srv.url}/v1", ModelRequest(system="", messages=[user("q")]))
+    assert events[-2] == UsageEvent(
+        usage=Usage(
+            input_tokens=1000,
+            cached_input_tokens=600,
+            cache_write_tokens=100,
+            output_tokens=300,
+            reasoning_tokens=200,
+        )
+    )
+    assert isinstance(events[-2], UsageEvent) and events[-2].usage.total_tokens == 1300

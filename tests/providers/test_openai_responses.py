@@ -709,3 +709,30 @@ async def test_truncated_arguments_are_reported_on_the_end_event_not_raised(
         "arguments": raw,
         "id": "fc_1",
     }
+
+
+async def test_usage_details_are_subsets_of_input_and_output(srv: LoopbackServer) -> None:
+    # providers.md section 7: input_tokens already includes cached reads and cache writes, and
+    # output_tokens includes reasoning; the details are subsets, never added on top.
+    usage = {
+        "input_tokens": 1000,
+        "input_tokens_details": {"cached_tokens": 600, "cache_write_tokens": 100},
+        "output_tokens": 300,
+        "output_tokens_details": {"reasoning_tokens": 200},
+        "total_tokens": 1300,
+    }
+    srv.replies.append(Reply(body=sse(completed(usage=usage))))
+    events = await collect(srv.url, ModelRequest(system="", messages=[user("q")]))
+    assert events == [
+        UsageEvent(
+            usage=Usage(
+                input_tokens=1000,
+                cached_input_tokens=600,
+                cache_write_tokens=100,
+                output_tokens=300,
+                reasoning_tokens=200,
+            )
+        ),
+        Finish(reason="stop", raw_reason="completed"),
+    ]
+    assert isinstance(events[0], UsageEvent) and events[0].usage.total_tokens == 1300
