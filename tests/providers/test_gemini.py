@@ -258,8 +258,11 @@ def error_body(code: int, status: str, message: str, **extra: Any) -> dict[str, 
 
 
 async def run_error(srv: LoopbackServer, reply: Reply) -> ProviderError:
+    srv.requests.clear()
     with serving(srv, reply):
         events = await collect(srv, ModelRequest(system="", messages=[user("hi")]))
+    # SDK retries are off (429, 500 and 529 included): the agent owns the retry policy.
+    assert len(srv.requests) == 1
     assert isinstance(events[-1], Finish) and events[-1].reason == "error"
     assert sum(isinstance(e, Finish) for e in events) == 1
     assert isinstance(events[-2], ErrorEvent)

@@ -99,12 +99,14 @@ async def test_http_429_carries_retry_after(srv: LoopbackServer) -> None:
         7.0,
         "rate_limit_exceeded",
     )
+    assert len(srv.requests) == 1  # SDK retries are off: the agent owns retry policy
 
 
 async def test_http_500_is_a_retryable_server_error(srv: LoopbackServer) -> None:
     body = {"error": {"message": "The server had an error", "type": "server_error", "code": None}}
     error = only_error(await error_events(srv, Reply.json(body, status=500)))
     assert (error.kind, error.retryable, error.status) == ("server", True, 500)
+    assert len(srv.requests) == 1  # SDK retries are off: the agent owns retry policy
 
 
 async def test_http_400_context_overflow(srv: LoopbackServer) -> None:

@@ -580,12 +580,14 @@ async def test_http_429_carries_retry_after(srv: LoopbackServer) -> None:
     }
     error = await error_for(srv, Reply.json(body, status=429, headers={"retry-after": "3"}))
     assert (error.kind, error.retryable, error.retry_after) == ("rate_limit", True, 3.0)
+    assert len(srv.requests) == 1  # SDK retries are off: the agent owns retry policy
 
 
 async def test_http_500_is_a_retryable_server_error(srv: LoopbackServer) -> None:
     body = {"error": {"message": "The server had an error.", "type": "server_error", "code": None}}
     error = await error_for(srv, Reply.json(body, status=500))
     assert (error.kind, error.retryable, error.status) == ("server", True, 500)
+    assert len(srv.requests) == 1  # SDK retries are off: the agent owns retry policy
 
 
 async def test_http_400_context_overflow(srv: LoopbackServer) -> None:
