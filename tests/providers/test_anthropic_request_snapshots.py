@@ -197,5 +197,57 @@ async def test_request_bodies(server: LoopbackServer) -> None:
                 "system": "Think.",
                 "thinking": {"type": "enabled", "budget_tokens": 1024},
             },
+            "reasoning_native": {
+                "max_tokens": 8192,
+                "messages": [
+                    {"role": "user", "content": [{"type": "text", "text": "Read a.txt"}]},
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {
+                                "type": "thinking",
+                                "thinking": "Let me think.",
+                                "signature": "EqQBCkYIBxgCKkBzaWduZWQtdGhpbmtpbmc=",
+                            },
+                            {
+                                "type": "redacted_thinking",
+                                "data": "EmwKAhgBEgy3va3pzGm0ZW5jcnlwdGVkLXRoaW5raW5n",
+                            },
+                            {"type": "text", "text": "Reading a.txt."},
+                            {
+                                "type": "tool_use",
+                                "id": "call_1",
+                                "name": "read",
+                                "input": {"path": "a.txt"},
+                            },
+                        ],
+                    },
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": "call_1",
+                                "content": [{"type": "text", "text": "hello"}],
+                            }
+                        ],
+                    },
+                ],
+                "model": "claude-sonnet-4-5",
+                "stream": True,
+                "system": "Think, then use tools.",
+                "tool_choice": {"type": "auto"},
+                "tools": [
+                    {
+                        "name": "read",
+                        "description": "Read a file",
+                        "input_schema": {
+                            "type": "object",
+                            "properties": {"path": {"type": "string"}},
+                            "required": ["path"],
+                        },
+                    }
+                ],
+            },
         }
     )

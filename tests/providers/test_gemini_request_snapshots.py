@@ -200,5 +200,57 @@ async def test_request_bodies(server: LoopbackServer) -> None:
                     "thinkingConfig": {"include_thoughts": True, "thinking_level": "LOW"},
                 },
             },
+            "reasoning_native": {
+                "contents": [
+                    {"parts": [{"text": "Read a.txt"}], "role": "user"},
+                    {
+                        "parts": [
+                            {"text": "Reading a.txt.", "thoughtSignature": "c2lnLWdlbWluaS10ZXh0"},
+                            {
+                                "functionCall": {
+                                    "id": "call_1",
+                                    "args": {"path": "a.txt"},
+                                    "name": "read",
+                                },
+                                "thoughtSignature": "c2lnLWdlbWluaS1jYWxs",
+                            },
+                        ],
+                        "role": "model",
+                    },
+                    {
+                        "parts": [
+                            {
+                                "functionResponse": {
+                                    "id": "call_1",
+                                    "name": "read",
+                                    "response": {"output": "hello"},
+                                }
+                            }
+                        ],
+                        "role": "user",
+                    },
+                ],
+                "systemInstruction": {
+                    "parts": [{"text": "Think, then use tools."}],
+                    "role": "user",
+                },
+                "tools": [
+                    {
+                        "functionDeclarations": [
+                            {
+                                "description": "Read a file",
+                                "name": "read",
+                                "parameters_json_schema": {
+                                    "type": "object",
+                                    "properties": {"path": {"type": "string"}},
+                                    "required": ["path"],
+                                },
+                            }
+                        ]
+                    }
+                ],
+                "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
+                "generationConfig": {},
+            },
         }
     )

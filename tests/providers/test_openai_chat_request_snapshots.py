@@ -55,7 +55,14 @@ async def sent_body(server: LoopbackServer, case: str) -> dict[str, Any]:
 
 
 async def test_every_case_is_snapshotted(server: LoopbackServer) -> None:
-    assert set(CASES) == {"text", "tool_round_trip", "parallel_calls", "image", "reasoning_foreign"}
+    assert set(CASES) == {
+        "text",
+        "tool_round_trip",
+        "parallel_calls",
+        "image",
+        "reasoning_foreign",
+        "reasoning_native",
+    }
 
 
 async def test_text(server: LoopbackServer) -> None:
@@ -198,5 +205,47 @@ async def test_reasoning_foreign(server: LoopbackServer) -> None:
             "max_tokens": 2048,
             "reasoning_effort": "low",
             "stream_options": {"include_usage": True},
+        }
+    )
+
+
+async def test_reasoning_native(server: LoopbackServer) -> None:
+    assert await sent_body(server, "reasoning_native") == snapshot(
+        {
+            "model": "some-model",
+            "stream": True,
+            "messages": [
+                {"role": "system", "content": "Think, then use tools."},
+                {"role": "user", "content": "Read a.txt"},
+                {
+                    "role": "assistant",
+                    "content": "Reading a.txt.",
+                    "tool_calls": [
+                        {
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {"name": "read", "arguments": '{"path":"a.txt"}'},
+                        }
+                    ],
+                    "reasoning_content": "Need the file.",
+                },
+                {"role": "tool", "tool_call_id": "call_1", "content": "hello"},
+            ],
+            "stream_options": {"include_usage": True},
+            "tool_choice": "auto",
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "read",
+                        "description": "Read a file",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {"path": {"type": "string"}},
+                            "required": ["path"],
+                        },
+                    },
+                }
+            ],
         }
     )

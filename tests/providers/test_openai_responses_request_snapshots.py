@@ -47,7 +47,14 @@ async def sent_body(server: LoopbackServer, case: str) -> dict[str, Any]:
 
 
 async def test_every_case_is_snapshotted(server: LoopbackServer) -> None:
-    assert set(CASES) == {"text", "tool_round_trip", "parallel_calls", "image", "reasoning_foreign"}
+    assert set(CASES) == {
+        "text",
+        "tool_round_trip",
+        "parallel_calls",
+        "image",
+        "reasoning_foreign",
+        "reasoning_native",
+    }
 
 
 async def test_text(server: LoopbackServer) -> None:
@@ -188,5 +195,49 @@ async def test_reasoning_foreign(server: LoopbackServer) -> None:
             "max_output_tokens": 2048,
             "reasoning": {"effort": "low", "summary": "auto"},
             "store": False,
+        }
+    )
+
+
+async def test_reasoning_native(server: LoopbackServer) -> None:
+    assert await sent_body(server, "reasoning_native") == snapshot(
+        {
+            "model": "gpt-5",
+            "stream": True,
+            "include": ["reasoning.encrypted_content"],
+            "input": [
+                {"role": "user", "content": "Read a.txt"},
+                {
+                    "type": "reasoning",
+                    "id": "rs_1",
+                    "summary": [{"type": "summary_text", "text": "Plan the read."}],
+                    "encrypted_content": "gAAAAABo-encrypted-reasoning==",
+                },
+                {"role": "assistant", "content": "Reading a.txt."},
+                {
+                    "type": "function_call",
+                    "call_id": "call_1",
+                    "name": "read",
+                    "arguments": '{"path":"a.txt"}',
+                    "id": "fc_1",
+                },
+                {"type": "function_call_output", "call_id": "call_1", "output": "hello"},
+            ],
+            "instructions": "Think, then use tools.",
+            "store": False,
+            "tool_choice": "auto",
+            "tools": [
+                {
+                    "type": "function",
+                    "name": "read",
+                    "description": "Read a file",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"path": {"type": "string"}},
+                        "required": ["path"],
+                    },
+                    "strict": False,
+                }
+            ],
         }
     )
