@@ -83,6 +83,7 @@ _WRAPPERS = frozenset(
 _EXEC_FLAGS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _DURATION = re.compile(r"[0-9.]+[smhd]?")
 _CASELESS = sys.platform in ("darwin", "win32")
+_RG_GLOB_SPECIAL = frozenset("[]{},!\\")
 
 
 @dataclass(frozen=True)
@@ -639,6 +640,37 @@ class PermissionGate:
             allow=self._rules.allow + tuple(self._granted),
             deny=self._rules.deny + tuple(self._refused),
         )
+
+    def _read_deny_rules(self) -> tuple[Rule, ...]:
+        return tuple(
+            rule for rule in (*self._rules.deny, *self._refused) if _tool_matches(rule.tool, "Read")
+        )
+
+    def read_denied(self, path: Path) -> bool:
+        """Whether a deny rule refuses reading `path` (step 1 of `decide` for a `Read` of it).
+        Search tools (grep, glob, ls) leave such paths out of their results: the gate only sees
+        the directory they search."""
+        deny = self._read_deny_rules()
+        if not deny:
+            return False
+        request = PermissionRequest(rule_tool="Read", description="", paths=(path,))
+        rules = PermissionRules(deny=deny)
+        decision = decide(rules, "ask", request, read_only=True, roots=self._roots, cwd=self._cwd)
+        return decision.outcome == "deny"
+
+    def read_deny_globs(self) -> tuple[str, ...]:
+        """The `Read` deny patterns that are plain name globs (`.env`, `*.pem`: a name in any
+        directory), as ripgrep can skip them itself (`--glob=!<glob>`). Only a speed-up:
+        results are still filtered with `read_denied`."""
+        globs: list[str] = []
+        for rule in self._read_deny_rules():
+            pattern = rule.pattern
+            if pattern is None or pattern.startswith("~") or "/" in pattern.rstrip("/"):
+                continue
+            if any(char in pattern for char in _RG_GLOB_SPECIAL):
+                continue  # literal in a rule, special to ripgrep
+            globs.append(pattern.rstrip("/"))
+        return _unique(globs)
 
     async def check(
         self,

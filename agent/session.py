@@ -245,7 +245,7 @@ class AgentSession:
         self._turn_scope: anyio.CancelScope | None = None
         self._turn_done = anyio.Event()
         self._emit: Emit | None = None
-        self._services: dict[str, Any] = {"skills": parts.skills}
+        self._services: dict[str, Any] = parts.tool_services()
         self._notices_said = False
 
     # ------------------------------------------------------------------------ public API

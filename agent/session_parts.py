@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from agent._log import get_logger
 from agent.backends import MODES, FileBackend, Mode, ProcessBackend
 from agent.events import PlanEntry, UsageUpdated
-from agent.execution import Gate, Hooks
+from agent.execution import Hooks
 from agent.permissions import PermissionGate, PermissionRules
 from agent.tools.base import AnyTool
 from agent.tools.task import task_tool
@@ -39,7 +39,7 @@ class SessionParts:
     cwd: Path
     files: FileBackend
     processes: ProcessBackend
-    gate: Gate
+    gate: PermissionGate
     hooks: Hooks | None
     undo: UndoStore | None
     skills: SkillIndex | None
@@ -53,6 +53,17 @@ class SessionParts:
             tools.extend(builtin_tools(skills=self.skills))
         tools.append(task_tool)
         return tools
+
+    def tool_services(self) -> dict[str, Any]:
+        """What tools find in `ctx.services` from the start: the skill index, and the `Read`
+        deny rules' verdict on a path, so search tools leave denied paths out of results."""
+        from agent.tools._common import READ_DENIED, READ_DENY_GLOBS
+
+        return {
+            "skills": self.skills,
+            READ_DENIED: self.gate.read_denied,
+            READ_DENY_GLOBS: self.gate.read_deny_globs,
+        }
 
     def startup_notice(self) -> str | None:
         """Something the user should hear once per session (undo being unavailable)."""

@@ -10,7 +10,7 @@ import subprocess
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import anyio
 
@@ -197,6 +197,39 @@ def first_changed_line(old: str, new: str) -> int:
         if a != b:
             return number
     return min(len(old.splitlines()), len(new.splitlines())) + 1
+
+
+# ------------------------------------------------------------------------ Read deny rules
+
+READ_DENIED = "read_denied"
+"""`ctx.services[READ_DENIED]`: `Callable[[Path], bool]`, whether a `Read` deny rule covers a
+path (the session's permission gate). Without it nothing is hidden."""
+READ_DENY_GLOBS = "read_deny_globs"
+"""`ctx.services[READ_DENY_GLOBS]`: `Callable[[], tuple[str, ...]]`, name globs ripgrep can skip
+(`--glob=!<glob>`) before the results are filtered."""
+
+
+def visible_filter(ctx: ToolContext) -> Callable[[Path], bool]:
+    """For search results: False for a path a `Read` deny rule covers, which a result must not
+    show (not its content, not that it exists). Remembers its answers for one call."""
+    denied = cast("Callable[[Path], bool] | None", ctx.services.get(READ_DENIED))
+    if denied is None:
+        return lambda path: True
+    answers: dict[Path, bool] = {}
+
+    def visible(path: Path) -> bool:
+        answer = answers.get(path)
+        if answer is None:
+            answer = answers[path] = not denied(path)
+        return answer
+
+    return visible
+
+
+def deny_glob_args(ctx: ToolContext) -> list[str]:
+    """ripgrep arguments excluding the denied name globs."""
+    globs = cast("Callable[[], tuple[str, ...]] | None", ctx.services.get(READ_DENY_GLOBS))
+    return [f"--glob=!{glob}" for glob in (globs() if globs is not None else ())]
 
 
 # ------------------------------------------------------------------------------ ripgrep

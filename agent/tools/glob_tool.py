@@ -8,7 +8,14 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
-from agent.tools._common import capped, display_path, ripgrep, run_lines
+from agent.tools._common import (
+    capped,
+    deny_glob_args,
+    display_path,
+    ripgrep,
+    run_lines,
+    visible_filter,
+)
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 
 DEFAULT_MAX_RESULTS = 200
@@ -68,14 +75,18 @@ async def _execute(params: GlobInput, ctx: ToolContext) -> ToolOutput:
     # rg lists what the ignore files allow; its own --glob would override them, so the pattern
     # is matched here instead.
     args = [rg, "--no-config", "--files", "--hidden", "--no-require-git", "--glob=!.git"]
+    args += deny_glob_args(ctx)
     captured = await run_lines(args, cwd=root, max_lines=MAX_SCANNED)
     if captured.returncode not in (0, 1, None) and not captured.lines:
         raise ToolError(f"ripgrep failed: {captured.stderr or f'exit code {captured.returncode}'}")
+    visible = visible_filter(ctx)
     found: list[tuple[float, str]] = []
     for line in captured.lines:
         if not matches(line):
             continue
         path = root / line
+        if not visible(path):
+            continue  # a Read deny rule covers it: not even its name is shown
         try:
             mtime = path.stat().st_mtime
         except OSError:

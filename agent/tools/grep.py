@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
-from agent.tools._common import capped, display_path, ripgrep, run_lines, short
+from agent.tools._common import (
+    capped,
+    deny_glob_args,
+    display_path,
+    ripgrep,
+    run_lines,
+    short,
+    visible_filter,
+)
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 
 DEFAULT_MAX_RESULTS = 200
@@ -94,6 +103,7 @@ async def _execute(params: GrepInput, ctx: ToolContext) -> ToolOutput:
         "--hidden",
         "--no-require-git",
         "--glob=!.git",
+        *deny_glob_args(ctx),
         "--sort=path",
         f"--max-columns={MAX_COLUMNS}",
         "--max-columns-preview",
@@ -107,22 +117,24 @@ async def _execute(params: GrepInput, ctx: ToolContext) -> ToolOutput:
         args.append(f"--glob={params.glob}")
     match params.output_mode:
         case "content":
-            args += ["--line-number", "--no-heading", "--with-filename"]
+            # --null: a NUL after the path, so a path with `:` in it still parses
+            args += ["--line-number", "--no-heading", "--with-filename", "--null"]
             if params.context:
                 args.append(f"--context={params.context}")
         case "files_with_matches":
             args.append("--files-with-matches")
         case "count":
-            args += ["--count", "--with-filename"]
+            args += ["--count", "--with-filename", "--null"]
     args += ["--regexp", params.pattern]
     if path != ctx.cwd:  # rg then prints paths relative to the cwd, without a `./` prefix
         args += ["--", display_path(path, ctx)]
     captured = await run_lines(args, cwd=ctx.cwd, max_lines=params.max_results)
-    if captured.returncode == 1 and not captured.lines:
-        return ToolOutput.text("No matches found.")
     if captured.returncode not in (0, 1, None) and not captured.lines:
         raise ToolError(f"ripgrep failed: {captured.stderr or f'exit code {captured.returncode}'}")
-    text = "\n".join(captured.lines)
+    lines = _visible_lines(captured.lines, params.output_mode, ctx)
+    if not lines:
+        return ToolOutput.text("No matches found.")
+    text = "\n".join(lines)
     if captured.truncated:
         text += (
             f"\n\n[Results cut at {params.max_results} lines. Narrow the pattern, path or glob, "
@@ -131,6 +143,33 @@ async def _execute(params: GrepInput, ctx: ToolContext) -> ToolOutput:
     if captured.returncode == 2 and captured.stderr:
         text += f"\n\n[Some paths could not be searched: {short(captured.stderr, 500)}]"
     return ToolOutput.text(text)
+
+
+def _visible_lines(lines: list[str], mode: OutputMode, ctx: ToolContext) -> list[str]:
+    """rg's lines as shown (`path:line:text`, `path-line-text`, `path:count`, `path`), without
+    those of files a `Read` deny rule covers: the gate only saw the directory searched."""
+    visible = visible_filter(ctx)
+    shown: list[str] = []
+    for line in lines:
+        if mode == "files_with_matches":
+            if visible(ctx.cwd / line):
+                shown.append(line)
+            continue
+        name, nul, rest = line.partition("\0")
+        if not nul:  # a `--` between context groups
+            if shown and shown[-1] != "--":
+                shown.append(line)
+            continue
+        if not visible(ctx.cwd / name):
+            continue
+        numbered = _NUMBERED.match(rest)
+        shown.append(f"{name}{numbered.group(1) if numbered else ':'}{rest}")
+    while shown and shown[-1] == "--":
+        shown.pop()
+    return shown
+
+
+_NUMBERED = re.compile(r"[0-9]+([:-])")
 
 
 grep_tool = define_tool(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
-from agent.tools._common import capped, display_path, inside
+from agent.tools._common import capped, display_path, inside, visible_filter
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 
 if TYPE_CHECKING:
@@ -71,12 +71,13 @@ async def _execute(params: LsInput, ctx: ToolContext) -> ToolOutput:
     except PermissionError as error:
         raise ToolError(f"Permission denied listing {directory}") from error
     layers = [] if params.show_ignored else _ignore_layers(directory, ctx.roots)
+    visible = visible_filter(ctx)
     shown: list[str] = []
     hidden: list[str] = []
     for name, is_dir in sorted(entries, key=lambda item: (not item[1], item[0].lower())):
         label = name + "/" if is_dir else name
-        if name == ".git":
-            continue
+        if name == ".git" or not visible(directory / name):
+            continue  # a Read deny rule covers it: not even among the ignored names
         if layers and _ignored(directory / name, is_dir, layers):
             hidden.append(label)
         else:

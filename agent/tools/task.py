@@ -58,6 +58,10 @@ Emit = Callable[[AgentEvent], None]
 DEFAULT_SUBAGENT_TOOLS = ("read", "grep", "glob", "ls", "fetch")
 NEVER_SUBAGENT_TOOLS = frozenset({"task", "todo"})
 """No nesting (a subagent's subagent would be invisible), and no plan: the plan is the parent's."""
+_INHERITED = frozenset({"skills", "read_denied", "read_deny_globs"})
+"""The parent's `ctx.services` a subagent's tools get: the skill index, and the `Read` deny
+rules' verdict (`agent.tools._common.READ_DENIED`...: its grep, glob and ls hide what the
+parent's would)."""
 
 _SUBAGENT_NOTE = """
 You are a subagent: another agent gave you the task below. You cannot ask it questions. Work \
@@ -240,7 +244,7 @@ class _SubagentHost:
 
     def tool_context(self, sinks: CallSinks) -> ToolContext:
         ctx = self._parent.tool_context(sinks)
-        services = {key: value for key, value in ctx.services.items() if key == "skills"}
+        services = {key: value for key, value in ctx.services.items() if key in _INHERITED}
         return dataclasses.replace(ctx, reads=self._reads, services=services)
 
     def executor(self, emit: Emit, cancel_turn: Callable[[], None]) -> ToolExecutor:
