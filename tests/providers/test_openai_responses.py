@@ -6,10 +6,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import socket
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import AsyncGenerator, Iterator
+from typing import Any, cast
 
 import anyio
+import anyio.abc
 import pytest
 from inline_snapshot import snapshot
 
@@ -738,3 +739,70 @@ async def test_usage_details_are_subsets_of_input_and_output(srv: LoopbackServer
         Finish(reason="stop", raw_reason="completed"),
     ]
     assert isinstance(events[0], UsageEvent) and events[0].usage.total_tokens == 1300
+
+
+HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+async def test_a_consumer_that_stops_early_closes_the_stream() -> None:
+    first_event = sse(
+        {
+            "type": "response.output_text.delta",
+            "output_index": 0,
+            "content_index": 0,
+            "item_id": "m",
+            "delta": "Hi",
+        }
+    )
+    closed = anyio.Event()
+
+    async def hanging_server(stream: anyio.abc.SocketStream) -> None:
+        # One event, then nothing: only the client closing the connection ends this.
+        async with stream:
+            await stream.receive()
+            await stream.send(HEAD + f"{len(first_event):x}\r\n".encode() + first_event + b"\r\n")
+            try:
+                while await stream.receive():
+                    pass
+            except (anyio.EndOfStream, anyio.BrokenResourceError):
+                closed.set()
+
+    async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listener:
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        endpoint = Endpoint(
+            provider_id="openai",
+            api="openai-responses",
+            base_url=f"http://127.0.0.1:{port}",
+            api_key="test-key",
+        )
+        model = create_model("gpt-5", endpoint)
+        async with anyio.create_task_group() as group:
+            group.start_soon(listener.serve, hanging_server)
+            with anyio.fail_after(10):
+                stream = cast(
+                    "AsyncGenerator[StreamEvent, None]",
+                    model.stream(ModelRequest(system="", messages=[user("q")])),
+                )
+                assert await anext(stream) == TextDelta(text="Hi")
+                await stream.aclose()
+                await closed.wait()
+            group.cancel_scope.cancel()
+        await model.aclose()
+
+
+async def test_cancellation_propagates_out_of_the_stream(srv: LoopbackServer) -> None:
+    srv.replies.append(Reply(body=sse(completed())))
+    model = create_model(
+        "gpt-5",
+        Endpoint(
+            provider_id="openai", api="openai-responses", base_url=srv.url, api_key="test-key"
+        ),
+    )
+    received: list[StreamEvent] = []
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        async for event in model.stream(ModelRequest(system="", messages=[user("q")])):
+            received.append(event)
+    # Cancelled, not turned into an error event and swallowed.
+    assert scope.cancelled_caught and received == []
+    await model.aclose()
