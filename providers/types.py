@@ -100,6 +100,7 @@ def ensure_json(value: object, where: str = "value") -> JsonValue:
 
 
 def _check_metadata(metadata: Mapping[str, object]) -> None:
+    # On every streamed delta: an empty bag (nearly all of them) must cost one test.
     if not metadata:
         return
     for namespace, bag in metadata.items():
@@ -327,6 +328,8 @@ class Usage:
 # one kind with the same index belong to one part; a new index starts a new part. Metadata on a
 # delta is merged into its part (an Anthropic signature arrives as an empty reasoning delta that
 # carries only metadata). `providers.assemble.MessageAssembler` turns a stream into a `Message`.
+# Metadata on an event is JSON-checked at creation, like on parts, so a bad value fails in the
+# adapter that made it rather than when the transcript is written.
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -339,6 +342,10 @@ class TextDelta:
     provider_metadata: ProviderMetadata = field(default_factory=_empty_metadata)
     kind: Literal["text_delta"] = "text_delta"
 
+    def __post_init__(self) -> None:
+        if self.provider_metadata:  # the hot path: most deltas carry none
+            _check_metadata(self.provider_metadata)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReasoningDelta:
@@ -349,6 +356,10 @@ class ReasoningDelta:
     provider_metadata: ProviderMetadata = field(default_factory=_empty_metadata)
     kind: Literal["reasoning_delta"] = "reasoning_delta"
 
+    def __post_init__(self) -> None:
+        if self.provider_metadata:  # the hot path: most deltas carry none
+            _check_metadata(self.provider_metadata)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallStart:
@@ -358,6 +369,10 @@ class ToolCallStart:
     name: str
     provider_metadata: ProviderMetadata = field(default_factory=_empty_metadata)
     kind: Literal["tool_call_start"] = "tool_call_start"
+
+    def __post_init__(self) -> None:
+        if self.provider_metadata:  # the hot path: most deltas carry none
+            _check_metadata(self.provider_metadata)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -383,6 +398,10 @@ class ToolCallEnd:
     """Why `raw_arguments` did not parse; reported here rather than raised."""
     provider_metadata: ProviderMetadata = field(default_factory=_empty_metadata)
     kind: Literal["tool_call_end"] = "tool_call_end"
+
+    def __post_init__(self) -> None:
+        if self.provider_metadata:  # the hot path: most deltas carry none
+            _check_metadata(self.provider_metadata)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -415,6 +434,10 @@ class Finish:
     provider_metadata: ProviderMetadata = field(default_factory=_empty_metadata)
     """Message-level vendor data for the assistant message (e.g. a response id)."""
     kind: Literal["finish"] = "finish"
+
+    def __post_init__(self) -> None:
+        if self.provider_metadata:  # the hot path: most deltas carry none
+            _check_metadata(self.provider_metadata)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from typing import cast
+from collections.abc import Callable
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
@@ -158,6 +159,29 @@ def test_non_json_metadata_is_rejected_when_decoding() -> None:
     data = {"kind": "text", "text": "x", "provider_metadata": {"gemini": {"n": float("nan")}}}
     with pytest.raises(NotJsonError, match="does not survive"):
         codec.part_from_json(data)
+
+
+_EVENTS_WITH_METADATA: dict[str, Callable[[Any], object]] = {
+    "text_delta": lambda bag: TextDelta(text="x", provider_metadata=bag),
+    "reasoning_delta": lambda bag: ReasoningDelta(text="", provider_metadata=bag),
+    "tool_call_start": lambda bag: ToolCallStart(call_id="c", name="f", provider_metadata=bag),
+    "tool_call_end": lambda bag: ToolCallEnd(
+        call_id="c", name="f", arguments={}, raw_arguments="{}", provider_metadata=bag
+    ),
+    "finish": lambda bag: Finish(reason="stop", provider_metadata=bag),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_EVENTS_WITH_METADATA))
+def test_stream_events_reject_non_json_metadata_at_creation(kind: str) -> None:
+    # Caught in the adapter that made it, not when the transcript is written.
+    make = _EVENTS_WITH_METADATA[kind]
+    with pytest.raises(NotJsonError, match="bytes is not a JSON value"):
+        make({"gemini": {"thought_signature": b"raw"}})
+    with pytest.raises(NotJsonError, match="must be an object"):
+        make({"gemini": "flat"})
+    make({"gemini": {"thought_signature": "cmF3"}})
+    make({})
 
 
 def test_other_modules_can_use_json_value_with_pydantic() -> None:
