@@ -56,7 +56,8 @@ if TYPE_CHECKING:
 _log = get_logger(__name__)
 
 Emit = Callable[[AgentEvent], None]
-Snapshot = Callable[[Sequence[Path]], Awaitable[None]]
+Snapshot = Callable[[Sequence[Path], bool], Awaitable[None]]
+"""`snapshot(paths, whole_tree)`: record what a batch may change before it runs."""
 
 INTERRUPTED_TEXT = "interrupted: the user stopped the turn before this call finished"
 
@@ -328,7 +329,7 @@ class ToolExecutor:
         """Run every call of one assistant message; results in emission order.
 
         Cancellation propagates (calls finished so far are in `state`)."""
-        snapshot_paths = _mutation_paths(batch)
+        snapshot_paths, whole_tree = _mutation_paths(batch)
         snapshot_taken = False
         for group in _groups(batch):
             if len(group) == 1:
@@ -340,7 +341,7 @@ class ToolExecutor:
                     and self._snapshot is not None
                 ):
                     snapshot_taken = True
-                    await self._take_snapshot(snapshot_paths)
+                    await self._take_snapshot(snapshot_paths, whole_tree)
                 await self._run_one(first, state)
                 continue
             async with anyio.create_task_group() as group_tasks:
@@ -348,10 +349,10 @@ class ToolExecutor:
                     group_tasks.start_soon(self._run_one, item, state)
         return [state.results[item.call.id] for item in batch]
 
-    async def _take_snapshot(self, paths: Sequence[Path]) -> None:
+    async def _take_snapshot(self, paths: Sequence[Path], whole_tree: bool) -> None:
         assert self._snapshot is not None
         try:
-            await self._snapshot(paths)
+            await self._snapshot(paths, whole_tree)
         except Exception:
             # Undo is a safety net; a failure to take one must not stop the work.
             _log.warning("undo snapshot failed", exc_info=True)
@@ -508,12 +509,20 @@ def _groups(batch: Sequence[Prepared]) -> list[list[Prepared]]:
     return groups
 
 
-def _mutation_paths(batch: Sequence[Prepared]) -> list[Path]:
+def _mutation_paths(batch: Sequence[Prepared]) -> tuple[list[Path], bool]:
+    """The paths the batch's mutating calls say they change, and whether the whole work tree
+    must be snapshotted: a command (`rm`, `sed -i`, `>`) or a call that names no path (an MCP
+    tool) may change any file. A fetch changes none."""
     paths: list[Path] = []
+    whole_tree = False
     for item in batch:
         if isinstance(item, PreparedCall) and not item.tool.read_only:
             try:
-                paths.extend(permission_request(item).paths)
+                request = permission_request(item)
             except Exception:
+                whole_tree = True
                 continue
-    return paths
+            paths.extend(request.paths)
+            if request.command is not None or not (request.paths or request.domain):
+                whole_tree = True
+    return paths, whole_tree

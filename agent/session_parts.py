@@ -74,19 +74,21 @@ class SessionParts:
             return self.undo.unavailable_reason or "undo is unavailable"
         return None
 
-    async def snapshot(self, paths: Sequence[Path]) -> None:
-        """Snapshot `paths` before a batch of mutating calls, and record it in the session."""
+    async def snapshot(self, paths: Sequence[Path], whole_tree: bool = False) -> None:
+        """Snapshot `paths` (with `whole_tree`: the work tree too) before a batch of mutating
+        calls, and record it in the session."""
         undo = self.undo
         if undo is None or not undo.available:
             return
         batch_id = new_id()
-        snapshot = await undo.snapshot(self.stored.id, batch_id, paths)
+        snapshot = await undo.snapshot(self.stored.id, batch_id, paths, whole_tree=whole_tree)
         if snapshot is None:
             return
+        shown = [self._relative(p) for p in paths]
+        if whole_tree:
+            shown = [".", *(name for name in shown if name.startswith("/"))]
         await self.stored.append(
-            UndoSnapshotEntry(
-                snapshot=snapshot, batch_id=batch_id, paths=[self._relative(p) for p in paths]
-            )
+            UndoSnapshotEntry(snapshot=snapshot, batch_id=batch_id, paths=shown)
         )
 
     async def undo_last(self) -> str:
