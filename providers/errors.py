@@ -183,7 +183,9 @@ def classify(
     elif status == 429 or code_norm in _RATE_CODES:
         kind = "rate_limit"
     elif (status is not None and (status >= 500 or status in (408, 409))) or (
-        code_norm in _OVERLOAD_CODES
+        # A "server" code counts only where the status does not say otherwise: Ollama answers
+        # an unknown model with 404 and type `api_error`.
+        code_norm in _OVERLOAD_CODES and (status is None or status < 400)
     ):
         kind = "server"
     elif (status is not None and 400 <= status < 500) or code_norm in _INVALID_CODES:

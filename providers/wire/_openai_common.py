@@ -4,6 +4,7 @@ may); the client and the SDK exception mapping live in `openai_chat`, which Resp
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
@@ -87,6 +88,18 @@ def error_from_body(
         retry_after=retry_after,
         secrets=secrets,
     )
+
+
+def flat_error_body(response: object) -> Mapping[str, Any] | None:
+    """`{"message": ...}` from an error envelope that carries its text at the top level
+    (`{"error": "Too Many Requests", "message": "..."}`), read from the SDK's (already read)
+    response; None when there is no such text."""
+    try:
+        envelope = json.loads(getattr(response, "text", "") or "")
+    except ValueError:
+        return None
+    message = as_object(envelope).get("message")
+    return {"message": message} if isinstance(message, str) and message else None
 
 
 def network_error(provider: str, message: str, secrets: tuple[str, ...] = ()) -> ProviderError:

@@ -468,11 +468,14 @@ def _map_errors(exc: Exception, provider: str, secrets: tuple[str, ...] = ()) ->
             # Annotated int, but None when neither the status nor the body said.
             code: object = getattr(exc, "code", None)
             status = code if isinstance(code, int) and code != 200 else None
+            # A `google.rpc.ErrorInfo` reason is more precise than the status: an invalid key is
+            # `400 INVALID_ARGUMENT` with reason `API_KEY_INVALID`.
+            reason = _error_reason(details)
             return classify(
                 provider=provider,
                 status=status,
                 message=str(exc.message or f"HTTP {code}"),
-                code=str(exc.status) if exc.status else None,
+                code=reason or (str(exc.status) if exc.status else None),
                 retry_after=retry_after,
                 secrets=secrets,
             )
@@ -515,15 +518,30 @@ def _map_errors(exc: Exception, provider: str, secrets: tuple[str, ...] = ()) ->
             return classify(provider=provider, status=None, message=message, secrets=secrets)
 
 
-def _retry_delay(details: object) -> float | None:
-    """`google.rpc.RetryInfo.retryDelay` (`"17s"`) from an error body, if there is one."""
+def _error_details(details: object) -> list[object]:
+    """The `details` list of a Google error body (`{"error": {..., "details": [...]}}`)."""
     if not isinstance(details, dict):
-        return None
+        return []
     error = cast("dict[str, Any]", details).get("error", details)
     items = cast("dict[str, Any]", error).get("details") if isinstance(error, dict) else None
-    if not isinstance(items, list):
-        return None
-    for item in cast("list[object]", items):
+    return cast("list[object]", items) if isinstance(items, list) else []
+
+
+def _error_reason(details: object) -> str | None:
+    """`google.rpc.ErrorInfo.reason` (`API_KEY_INVALID`...) from an error body, if there is one."""
+    for item in _error_details(details):
+        if not isinstance(item, dict):
+            continue
+        info = cast("dict[str, Any]", item)
+        reason = info.get("reason")
+        if str(info.get("@type", "")).endswith("google.rpc.ErrorInfo") and isinstance(reason, str):
+            return reason or None
+    return None
+
+
+def _retry_delay(details: object) -> float | None:
+    """`google.rpc.RetryInfo.retryDelay` (`"17s"`) from an error body, if there is one."""
+    for item in _error_details(details):
         if isinstance(item, dict):
             delay = cast("dict[str, Any]", item).get("retryDelay")
             if isinstance(delay, str):

@@ -54,6 +54,7 @@ from providers.wire._openai_common import (
     InStreamError,
     chat_tool_choice,
     error_from_body,
+    flat_error_body,
     image_url,
     is_openai_host,
     network_error,
@@ -156,8 +157,13 @@ def map_openai_errors(
             # Before APIStatusError's parent: a refused or reset connection has no response.
             return network_error(provider, exc.message, secrets)
         case openai.APIStatusError():
+            # The SDK hands over the envelope's `error` object; a host whose `error` is a bare
+            # string keeps its text at the top level instead (Fireworks' 429).
+            body: object = exc.body
+            if not isinstance(exc.body, Mapping):
+                body = flat_error_body(exc.response)
             return from_body(
-                exc.body, exc.message, exc.status_code, retry_after_seconds(exc.response.headers)
+                body, exc.message, exc.status_code, retry_after_seconds(exc.response.headers)
             )
         case openai.APIError():
             # Raised by the SDK for a chunk carrying an `error` key under HTTP 200: OpenRouter's

@@ -740,3 +740,84 @@ async def test_a_missing_key_is_an_auth_error(
         "missing_credentials",
     )
     assert srv.requests == []
+
+
+# Vendor error envelopes (status, JSON body, retry headers) through the real SDK and the
+# adapter's `_map_errors`. SYNTHETIC: written from providers.md sections 6 and 8.
+OVERFLOW_WITH_MAX_TOKENS = (
+    "input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000, decrease input "
+    "length or `max_tokens` and try again"
+)
+ENVELOPES = {
+    "429 rate_limit_error, retry-after": (
+        Reply.json(
+            error_body("rate_limit_error", "Number of request tokens has exceeded your rate limit"),
+            status=429,
+            headers={"retry-after": "30"},
+        ),
+        ProviderError(
+            kind="rate_limit",
+            message="anthropic: Number of request tokens has exceeded your rate limit",
+            retryable=True,
+            retry_after=30.0,
+            status=429,
+            code="rate_limit_error",
+            provider="anthropic",
+        ),
+    ),
+    "529 overloaded_error": (
+        Reply.json(error_body("overloaded_error", "Overloaded"), status=529),
+        ProviderError(
+            kind="server",
+            message="anthropic: Overloaded",
+            retryable=True,
+            status=529,
+            code="overloaded_error",
+            provider="anthropic",
+        ),
+    ),
+    "413 request_too_large is bytes, not tokens": (
+        Reply.json(
+            error_body("request_too_large", "Request exceeds the maximum allowed number of bytes."),
+            status=413,
+        ),
+        ProviderError(
+            kind="invalid_request",
+            message="anthropic: Request exceeds the maximum allowed number of bytes.",
+            retryable=False,
+            status=413,
+            code="request_too_large",
+            provider="anthropic",
+        ),
+    ),
+    "400 input plus max_tokens overflow": (
+        Reply.json(error_body("invalid_request_error", OVERFLOW_WITH_MAX_TOKENS), status=400),
+        ProviderError(
+            kind="context_overflow",
+            message=f"anthropic: {OVERFLOW_WITH_MAX_TOKENS}",
+            retryable=False,
+            status=400,
+            code="invalid_request_error",
+            provider="anthropic",
+        ),
+    ),
+    "403 permission_error": (
+        Reply.json(
+            error_body("permission_error", "Your API key does not have permission."), status=403
+        ),
+        ProviderError(
+            kind="auth",
+            message="anthropic: Your API key does not have permission.",
+            retryable=False,
+            status=403,
+            code="permission_error",
+            provider="anthropic",
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(ENVELOPES))
+async def test_vendor_error_envelopes_through_the_adapter(srv: LoopbackServer, name: str) -> None:
+    reply, expected = ENVELOPES[name]
+    assert await run_error(srv, reply) == expected

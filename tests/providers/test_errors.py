@@ -528,6 +528,111 @@ CASES = [
         "context_overflow",
         False,
     ),
+    # ---------------------------------------------------------------------------------- Azure
+    Case(
+        "azure token rate limit with the wait in the header",
+        "azure",
+        429,
+        "Requests to the ChatCompletions_Create Operation under Azure OpenAI API version "
+        "2024-10-21 have exceeded token rate limit of your current OpenAI S0 pricing tier. "
+        "Please retry after 6 seconds. Please go here: https://aka.ms/oai/quotaincrease if you "
+        "would like to further increase the default rate limit.",
+        "rate_limit",
+        True,
+        retry_after=6.0,
+        expected_retry_after=6.0,
+    ),
+    Case(
+        "azure bad key",
+        "azure",
+        401,
+        "Access denied due to invalid subscription key or wrong API endpoint. Make sure to "
+        "provide a valid key for an active subscription and use a correct regional API endpoint "
+        "for your resource.",
+        "auth",
+        False,
+    ),
+    Case(
+        "azure content filter is a request the model will not take, not a wait",
+        "azure",
+        400,
+        "The response was filtered due to the prompt triggering Azure OpenAI's content "
+        "management policy. Please modify your prompt and retry.",
+        "invalid_request",
+        False,
+        code="content_filter",
+    ),
+    Case(
+        "azure overflow",
+        "azure",
+        400,
+        "This model's maximum context length is 128000 tokens. However, your messages resulted "
+        "in 131000 tokens. Please reduce the length of the messages.",
+        "context_overflow",
+        False,
+        code="context_length_exceeded",
+    ),
+    # --------------------------------------------------------------------------- Fireworks AI
+    # Its 429 body is `{"error": "Too Many Requests", "message": ...}`: the text is top level
+    # (GordeyZuev/LEAP#6).
+    Case(
+        "fireworks usage limit",
+        "fireworks-ai",
+        429,
+        "You have exceeded your usage limits. Please try again later or contact Fireworks to "
+        "explore dedicated capacity.",
+        "rate_limit",
+        True,
+    ),
+    # --------------------------------------------------------------------------------- Ollama
+    Case(
+        "ollama unknown model: a 404 whose type says api_error is not a server failure",
+        "ollama",
+        404,
+        'model "llama9" not found, try pulling it first',
+        "invalid_request",
+        False,
+        code="api_error",
+    ),
+    Case(
+        "ollama runner crash",
+        "ollama",
+        500,
+        "llama runner process has terminated: exit status 2",
+        "server",
+        True,
+        code="api_error",
+    ),
+    # -------------------------------------------------------------------------- Google Vertex
+    Case(
+        "vertex resource exhausted",
+        "google-vertex",
+        429,
+        "Resource exhausted. Please try again later. Please refer to "
+        "https://cloud.google.com/vertex-ai/generative-ai/docs/error-code-429 for more details.",
+        "rate_limit",
+        True,
+        code="RESOURCE_EXHAUSTED",
+    ),
+    Case(
+        "vertex permission denied",
+        "google-vertex",
+        403,
+        "Permission 'aiplatform.endpoints.predict' denied on resource "
+        "'//aiplatform.googleapis.com/projects/p/locations/global/publishers/google/models/m'.",
+        "auth",
+        False,
+        code="PERMISSION_DENIED",
+    ),
+    Case(
+        "vertex overflow",
+        "google-vertex",
+        400,
+        "The input token count (1500000) exceeds the maximum number of tokens allowed (1048576).",
+        "context_overflow",
+        False,
+        code="INVALID_ARGUMENT",
+    ),
     # --------------------------------------------------------------------------- no response
     Case("unknown in-stream failure", "zai", None, "something odd", "unknown", False),
     Case("request timeout 408", "togetherai", 408, "Request Timeout", "server", True),
@@ -568,6 +673,10 @@ def test_the_table_covers_every_vendor() -> None:
         "amazon-bedrock",
         "moonshotai",
         "minimax",
+        "azure",
+        "fireworks-ai",
+        "ollama",
+        "google-vertex",
     } <= providers
 
 

@@ -671,3 +671,114 @@ async def test_a_missing_key_is_an_auth_error(
         "missing_credentials",
     )
     assert srv.requests == []
+
+
+# Vendor error envelopes (status, JSON body, retry headers) through the real SDK and the
+# adapter's `_map_errors`. SYNTHETIC: written from providers.md sections 6 and 8 and the Vertex
+# 429 quoted in google-gemini/gemini-cli#14811 (Vertex streams errors as a one-element list).
+VERTEX_429 = (
+    "Resource exhausted. Please try again later. Please refer to "
+    "https://cloud.google.com/vertex-ai/generative-ai/docs/error-code-429 for more details."
+)
+API_KEY_INVALID = {
+    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+    "reason": "API_KEY_INVALID",
+    "domain": "googleapis.com",
+}
+ENVELOPES = {
+    "google 429 with RetryInfo": (
+        "google",
+        Reply.json(
+            error_body(
+                429,
+                "RESOURCE_EXHAUSTED",
+                "Quota exceeded for metric: generate_content_free_tier_requests.",
+                details=[
+                    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "17s"}
+                ],
+            ),
+            status=429,
+        ),
+        ProviderError(
+            kind="rate_limit",
+            message="google: Quota exceeded for metric: generate_content_free_tier_requests.",
+            retryable=True,
+            retry_after=17.0,
+            status=429,
+            code="RESOURCE_EXHAUSTED",
+            provider="google",
+        ),
+    ),
+    "google 400 API_KEY_INVALID is auth": (
+        "google",
+        Reply.json(
+            error_body(
+                400,
+                "INVALID_ARGUMENT",
+                "API key not valid. Please pass a valid API key.",
+                details=[API_KEY_INVALID],
+            ),
+            status=400,
+        ),
+        ProviderError(
+            kind="auth",
+            message="google: API key not valid. Please pass a valid API key.",
+            retryable=False,
+            status=400,
+            code="API_KEY_INVALID",
+            provider="google",
+        ),
+    ),
+    "vertex 429 as a one-element list, retry-after": (
+        "google-vertex",
+        Reply.json(
+            [error_body(429, "RESOURCE_EXHAUSTED", VERTEX_429)],
+            status=429,
+            headers={"retry-after": "4"},
+        ),
+        ProviderError(
+            kind="rate_limit",
+            message=f"google-vertex: {VERTEX_429}",
+            retryable=True,
+            retry_after=4.0,
+            status=429,
+            code="RESOURCE_EXHAUSTED",
+            provider="google-vertex",
+        ),
+    ),
+    "vertex 403 PERMISSION_DENIED": (
+        "google-vertex",
+        Reply.json(
+            error_body(
+                403,
+                "PERMISSION_DENIED",
+                "Permission 'aiplatform.endpoints.predict' denied on resource.",
+            ),
+            status=403,
+        ),
+        ProviderError(
+            kind="auth",
+            message="google-vertex: Permission 'aiplatform.endpoints.predict' denied on resource.",
+            retryable=False,
+            status=403,
+            code="PERMISSION_DENIED",
+            provider="google-vertex",
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(ENVELOPES))
+async def test_vendor_error_envelopes_through_the_adapter(srv: LoopbackServer, name: str) -> None:
+    provider, reply, expected = ENVELOPES[name]
+    srv.requests.clear()
+    srv.replies.append(reply)
+    model = create_model(
+        "gemini-3-flash",
+        Endpoint(provider_id=provider, api="gemini", base_url=srv.url, api_key="test-key"),
+    )
+    with anyio.fail_after(10):
+        events = [e async for e in model.stream(ModelRequest(system="", messages=[user("q")]))]
+    await model.aclose()
+    assert events[-2:] == [ErrorEvent(error=expected), Finish(reason="error")]
+    assert len(srv.requests) == 1

@@ -242,3 +242,150 @@ async def test_a_missing_key_is_an_auth_error(monkeypatch: pytest.MonkeyPatch) -
         events = [e async for e in model.stream(ModelRequest(system="", messages=[user("hi")]))]
     error = only_error(events)
     assert (error.kind, error.retryable, error.code) == ("auth", False, "missing_credentials")
+
+
+# Each vendor's own error envelope (status, JSON body, retry headers) through the real SDK and
+# the adapter's `_map_errors`, so a slip in how it reads status, message, code or the wait fails
+# here. SYNTHETIC: bodies written from the shapes and texts in providers.md sections 6 and 8 and
+# the public reports named in tests/providers/test_errors.py; ids and numbers made up.
+AZURE_TPM = (
+    "Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 "
+    "have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after "
+    "6 seconds."
+)
+AZURE_FILTER = (
+    "The response was filtered due to the prompt triggering Azure OpenAI's content management "
+    "policy. Please modify your prompt and retry."
+)
+FIREWORKS_LIMIT = (
+    "You have exceeded your usage limits. Please try again later or contact Fireworks to "
+    "explore dedicated capacity."
+)
+OPENAI_RPM = (
+    "Rate limit reached for gpt-4o in organization org-x on requests per min (RPM): Limit 500, "
+    "Used 500, Requested 1. Please try again in 120ms."
+)
+ENVELOPES = {
+    "openai 429, retry-after-ms wins": (
+        "openai",
+        Reply.json(
+            {"error": {"message": OPENAI_RPM, "type": "requests", "code": "rate_limit_exceeded"}},
+            status=429,
+            headers={"retry-after-ms": "120", "retry-after": "1"},
+        ),
+        ProviderError(
+            kind="rate_limit",
+            message=f"openai: {OPENAI_RPM}",
+            retryable=True,
+            retry_after=0.12,
+            status=429,
+            code="rate_limit_exceeded",
+            provider="openai",
+        ),
+    ),
+    "azure 429, numeric code, retry-after": (
+        "azure",
+        Reply.json(
+            {"error": {"code": "429", "message": AZURE_TPM}},
+            status=429,
+            headers={"retry-after": "6"},
+        ),
+        ProviderError(
+            kind="rate_limit",
+            message=f"azure: {AZURE_TPM}",
+            retryable=True,
+            retry_after=6.0,
+            status=429,
+            provider="azure",
+        ),
+    ),
+    "azure 400 content filter": (
+        "azure",
+        Reply.json(
+            {
+                "error": {
+                    "message": AZURE_FILTER,
+                    "type": None,
+                    "param": "prompt",
+                    "code": "content_filter",
+                    "status": 400,
+                }
+            },
+            status=400,
+        ),
+        ProviderError(
+            kind="invalid_request",
+            message=f"azure: {AZURE_FILTER}",
+            retryable=False,
+            status=400,
+            code="content_filter",
+            provider="azure",
+        ),
+    ),
+    "fireworks 429, text at the top level": (
+        "fireworks-ai",
+        Reply.json({"error": "Too Many Requests", "message": FIREWORKS_LIMIT}, status=429),
+        ProviderError(
+            kind="rate_limit",
+            message=f"fireworks-ai: {FIREWORKS_LIMIT}",
+            retryable=True,
+            status=429,
+            provider="fireworks-ai",
+        ),
+    ),
+    "ollama 404 unknown model, type api_error": (
+        "ollama",
+        Reply.json(
+            {
+                "error": {
+                    "message": 'model "llama9" not found, try pulling it first',
+                    "type": "api_error",
+                    "param": None,
+                    "code": None,
+                }
+            },
+            status=404,
+        ),
+        ProviderError(
+            kind="invalid_request",
+            message='ollama: model "llama9" not found, try pulling it first',
+            retryable=False,
+            status=404,
+            code="api_error",
+            provider="ollama",
+        ),
+    ),
+    "ollama 500 runner crash": (
+        "ollama",
+        Reply.json(
+            {
+                "error": {
+                    "message": "llama runner process has terminated: exit status 2",
+                    "type": "api_error",
+                    "param": None,
+                    "code": None,
+                }
+            },
+            status=500,
+        ),
+        ProviderError(
+            kind="server",
+            message="ollama: llama runner process has terminated: exit status 2",
+            retryable=True,
+            status=500,
+            code="api_error",
+            provider="ollama",
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(ENVELOPES))
+async def test_vendor_error_envelopes_through_the_adapter(srv: LoopbackServer, name: str) -> None:
+    provider, reply, expected = ENVELOPES[name]
+    srv.replies.append(reply)
+    events = await collect(
+        f"{srv.url}/v1", ModelRequest(system="", messages=[user("hi")]), provider_id=provider
+    )
+    assert only_error(events) == expected
+    assert len(srv.requests) == 1

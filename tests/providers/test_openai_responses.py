@@ -806,3 +806,80 @@ async def test_cancellation_propagates_out_of_the_stream(srv: LoopbackServer) ->
     # Cancelled, not turned into an error event and swallowed.
     assert scope.cancelled_caught and received == []
     await model.aclose()
+
+
+# Vendor error envelopes (status, JSON body, retry headers) through the real SDK and the
+# adapter's `_map_errors`. SYNTHETIC: written from providers.md sections 6 and 8.
+AZURE_TPM = (
+    "Requests to the Responses_Create Operation under Azure OpenAI API version preview have "
+    "exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 6 "
+    "seconds."
+)
+ENVELOPES = {
+    "openai 429, retry-after-ms wins over retry-after": (
+        "openai",
+        Reply.json(
+            {
+                "error": {
+                    "message": "Rate limit reached for requests.",
+                    "type": "requests",
+                    "code": "rate_limit_exceeded",
+                }
+            },
+            status=429,
+            headers={"retry-after-ms": "1500", "retry-after": "9"},
+        ),
+        ProviderError(
+            kind="rate_limit",
+            message="openai: Rate limit reached for requests.",
+            retryable=True,
+            retry_after=1.5,
+            status=429,
+            code="rate_limit_exceeded",
+            provider="openai",
+        ),
+    ),
+    "azure 429, numeric code": (
+        "azure",
+        Reply.json(
+            {"error": {"code": "429", "message": AZURE_TPM}},
+            status=429,
+            headers={"retry-after": "6"},
+        ),
+        ProviderError(
+            kind="rate_limit",
+            message=f"azure: {AZURE_TPM}",
+            retryable=True,
+            retry_after=6.0,
+            status=429,
+            provider="azure",
+        ),
+    ),
+    # The SDK does not keep a non-JSON error body of a streamed request: the status decides.
+    "openai 503, no JSON body": (
+        "openai",
+        Reply(body=b"upstream connect error", status=503, headers={"content-type": "text/plain"}),
+        ProviderError(
+            kind="server",
+            message="openai: Error code: 503",
+            retryable=True,
+            status=503,
+            provider="openai",
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(ENVELOPES))
+async def test_vendor_error_envelopes_through_the_adapter(srv: LoopbackServer, name: str) -> None:
+    provider, reply, expected = ENVELOPES[name]
+    srv.replies.append(reply)
+    endpoint = Endpoint(
+        provider_id=provider, api="openai-responses", base_url=srv.url, api_key="test-key"
+    )
+    model = create_model("gpt-5", endpoint)
+    with anyio.fail_after(10):
+        events = [e async for e in model.stream(ModelRequest(system="", messages=[user("q")]))]
+    await model.aclose()
+    assert only_error(events) == expected
+    assert len(srv.requests) == 1
