@@ -21,6 +21,7 @@ DESCRIPTION = """earshot: a coding agent that editors run over the Agent Client 
   earshot sessions list [--all]        sessions of this directory (or all)
   earshot sessions show ID             a session's transcript
   earshot models [--provider P]        providers with credentials, and their models
+  earshot models --refresh             first download the models.dev catalog (network)
   earshot undo                         undo the last change batch of this directory's session
   earshot trust [DIR] | --list         let DIR's settings (default: here) grant and run commands
   earshot untrust [DIR]                stop trusting DIR
@@ -97,6 +98,11 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("id")
     models = commands.add_parser("models", help="providers and models from the catalog")
     models.add_argument("--provider", metavar="ID", help="list this provider's models")
+    models.add_argument(
+        "--refresh",
+        action="store_true",
+        help="download the models.dev catalog into the data dir first (the only network use)",
+    )
     commands.add_parser("undo", help="undo the last change batch of this directory's session")
     trust = commands.add_parser(
         "trust",
@@ -149,6 +155,8 @@ def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> i
         case "sessions":
             return _sessions(options, cwd)
         case "models":
+            if options.refresh and (failed := _refresh_catalog()):
+                return failed
             return _models(cwd, cast("str | None", options.provider))
         case "undo":
             import anyio
@@ -175,6 +183,32 @@ def _sessions(options: argparse.Namespace, cwd: Path) -> int:
 
     session_id = cast("str", options.id)
     return anyio.run(lambda: sessions_show(session_id, out=sys.stdout, err=sys.stderr))
+
+
+CATALOG_URL_VARIABLE = "EARSHOT_CATALOG_URL"
+"""Where `earshot models --refresh` downloads from instead of models.dev (mirrors, tests); read
+by that command only."""
+
+
+def _refresh_catalog() -> int:
+    """`earshot models --refresh`: fetch the models.dev catalog into the data dir's cache (the
+    live layer every later start reads) and say how many models it holds. 0 on success."""
+    import json
+    import os
+
+    from providers.catalog import MODELS_DEV_URL, default_data_dir, fetch_catalog
+    from providers.errors import ProviderException
+
+    url = os.environ.get(CATALOG_URL_VARIABLE) or MODELS_DEV_URL
+    try:
+        path = fetch_catalog(default_data_dir(), url=url)
+    except ProviderException as exc:
+        print(f"earshot: catalog refresh failed: {exc.error.message}", file=sys.stderr)
+        return 1
+    providers = json.loads(path.read_text(encoding="utf-8"))["providers"]
+    count = sum(len(models) for models in providers.values())
+    print(f"catalog refreshed from {url}: {count} models of {len(providers)} providers in {path}")
+    return 0
 
 
 def _models(cwd: Path, provider: str | None) -> int:
