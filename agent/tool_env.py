@@ -6,6 +6,10 @@ transcript and at the vendor. So every variable a built-in provider reads a key 
 from (`providers.registry`) is removed before a command or hook starts. Paths to credential files
 (`GOOGLE_APPLICATION_CREDENTIALS`) are kept: commands such as `gcloud` need them and they are not
 secrets themselves. A user who needs a key in a command sets it in the command itself.
+
+General-purpose credentials that some provider also happens to read (`GITHUB_TOKEN` for GitHub
+Models, `HF_TOKEN` for Hugging Face) are kept: `gh`, git credential helpers and `huggingface-cli`
+need them in ordinary coding work. They are still masked in error text by `scrub`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 _ALWAYS = frozenset({"ANTHROPIC_AUTH_TOKEN"})
+_KEPT_FOR_TOOLS = frozenset({"GITHUB_TOKEN", "GH_TOKEN", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
 
 
 @lru_cache(maxsize=1)
@@ -34,7 +39,7 @@ def tool_environment(
 ) -> dict[str, str]:
     """`base` (default: this process's environment) without the credential variables, then
     `extra` on top (what the caller sets on purpose is kept)."""
-    secrets = credential_variables()
+    secrets = credential_variables() - _KEPT_FOR_TOOLS
     source = os.environ if base is None else base
     environment = {key: value for key, value in source.items() if key.upper() not in secrets}
     if extra:

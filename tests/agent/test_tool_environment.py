@@ -122,3 +122,12 @@ async def test_hooks_run_without_the_keys(tmp_path: Path) -> None:
     assert "EARSHOT_HOOK=stop" in seen
     assert "EARSHOT_TEST_VISIBLE=still-here" in seen
     assert SECRET not in seen
+
+
+def test_general_purpose_tokens_stay_for_the_users_own_tools() -> None:
+    from agent.tool_env import tool_environment
+
+    environment = tool_environment(
+        {"GITHUB_TOKEN": "gh-value", "OPENAI_API_KEY": "sk-value", "PATH": "/bin"}
+    )
+    assert environment == {"GITHUB_TOKEN": "gh-value", "PATH": "/bin"}
