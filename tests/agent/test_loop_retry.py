@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from agent.context import ContextShaper, ShapeContext
 from agent.events import Retrying, TextChunk, TurnEnded
 from agent.retry import RetryPolicy, describe_error
-from providers.types import Finish, Message, ProviderError, TextDelta
+from providers.types import (
+    Finish,
+    Message,
+    ModelRequest,
+    ProviderError,
+    StreamEvent,
+    TextDelta,
+)
 from providers.wire.scripted import ScriptedModel, ScriptedTurn
 from tests.agent.loop_support import collect, env, make_session, of
 
@@ -171,8 +178,26 @@ async def test_overflow_finish_reason_is_treated_as_overflow(tmp_path: Path) -> 
     await session.aclose()
 
 
+class _TruncatingModel(ScriptedModel):
+    """Breaks the adapter contract once: its first stream stops without a `Finish` (the
+    ScriptedModel itself always ends a turn with one)."""
+
+    def __init__(self) -> None:
+        super().__init__([ScriptedTurn(text="whole")])
+        self._truncated = False
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        if not self._truncated:
+            self._truncated = True
+            self.requests.append(request)
+            yield TextDelta(text="trunc")
+            return
+        async for event in super().stream(request):
+            yield event
+
+
 async def test_a_stream_without_finish_is_a_retryable_network_failure(tmp_path: Path) -> None:
-    model = ScriptedModel([[TextDelta(text="trunc")], ScriptedTurn(text="whole")])
+    model = _TruncatingModel()
     session = await make_session(env(tmp_path), model)
     events = await collect(session.run_turn("go"))
     assert [r.error.kind for r in of(Retrying, events)] == ["network"]
