@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -210,3 +211,52 @@ async def test_fork_copies_the_branch(store: SessionStore, project: Path) -> Non
         await store.fork(session.id, at_entry="missing")
     with pytest.raises(SessionNotFound):
         await store.fork("missing")
+
+
+class _CountingHandle:
+    """A file handle that adds what it reads to a shared counter."""
+
+    def __init__(self, inner: Any, counter: list[int]) -> None:
+        self._inner = inner
+        self._counter = counter
+
+    def __enter__(self) -> _CountingHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._inner.close()
+
+    def read(self, size: int = -1) -> Any:
+        data = self._inner.read(size)
+        self._counter[0] += len(data)
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+async def test_listing_reads_only_the_head_of_each_transcript(
+    store: SessionStore, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = await store.create(project)
+    await session.append(TitleEntry(title="big one"))
+    for _ in range(4):
+        await session.append_message(user("x" * 500_000))
+    await session.aclose()
+    size = session.path.stat().st_size
+    assert size > 2_000_000
+
+    read = [0]
+    real_open = Path.open
+
+    def counting_open(self: Path, *args: Any, **kwargs: Any) -> Any:
+        handle: Any = real_open(self, *args, **kwargs)
+        if self.suffix == ".jsonl":
+            return _CountingHandle(handle, read)
+        return handle
+
+    monkeypatch.setattr(Path, "open", counting_open)
+    page = store.list(project)
+    assert [item.title for item in page.items] == ["big one"]
+    assert page.items[0].size_bytes == size
+    assert read[0] < 100_000
