@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -30,8 +30,8 @@ def sse_bytes(name: str) -> bytes:
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
-        data = json.loads(line)
-        event = data.get("type") if isinstance(data, dict) else None
+        data: object = json.loads(line)
+        event = cast("dict[str, object]", data).get("type") if isinstance(data, dict) else None
         prefix = f"event: {event}\n" if event and name.startswith("openai/responses") else ""
         frames.append(f"{prefix}data: {line}\n\n")
     return "".join(frames).encode()
@@ -45,9 +45,9 @@ def cassette(name: str) -> list[dict[str, Any]]:
 
 def response_body(interaction: dict[str, Any]) -> bytes:
     response = interaction["response"]
-    body = response.get("body", {})
+    body: object = response.get("body", {})
     if isinstance(body, dict) and "string" in body:
-        value = body["string"]
+        value: Any = cast("dict[str, Any]", body)["string"]
         return value.encode() if isinstance(value, str) else bytes(value)
     if "parsed_body" in response:
         return json.dumps(response["parsed_body"]).encode()
@@ -58,7 +58,7 @@ def request_body(interaction: dict[str, Any]) -> Any:
     request = interaction["request"]
     if "parsed_body" in request:
         return request["parsed_body"]
-    body = request.get("body")
+    body: Any = request.get("body")
     if isinstance(body, dict):
-        body = body.get("string")
+        body = cast("dict[str, Any]", body).get("string")
     return json.loads(body) if body else None

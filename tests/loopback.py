@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -115,7 +115,7 @@ class LoopbackServer:
 
 
 @contextmanager
-def loopback(*replies: Reply) -> Iterator[LoopbackServer]:
+def loopback(*replies: Reply) -> Generator[LoopbackServer]:
     server = LoopbackServer()
     server.replies.extend(replies)
     server.start()

@@ -13,6 +13,7 @@ from sessions import (
     EntryNotFound,
     ForkOrigin,
     InvalidCursor,
+    Session,
     SessionNotFound,
     SessionStore,
     SessionUnreadable,
@@ -76,7 +77,7 @@ async def test_latest_picks_the_newest_even_within_one_millisecond(
     store: SessionStore, project: Path, tmp_path: Path
 ) -> None:
     assert await store.latest(project) is None
-    created = []
+    created: list[Session] = []
     for _ in range(5):
         session = await store.create(project)
         await session.aclose()
@@ -247,7 +248,7 @@ async def test_listing_reads_only_the_head_of_each_transcript(
     assert size > 2_000_000
 
     read = [0]
-    real_open = Path.open
+    real_open: Any = Path.open
 
     def counting_open(self: Path, *args: Any, **kwargs: Any) -> Any:
         handle: Any = real_open(self, *args, **kwargs)
