@@ -1,0 +1,314 @@
+"""The permission gate: applies `decide` to each call and asks the user when it says "ask".
+
+It owns what the pure policy cannot: the prompt's options (with the rules an answer would add),
+the session's grants and refusals, persisting "always" answers, and the `Read` deny checks that
+search tools apply to the paths they list.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TypeAlias, assert_never
+
+from agent.backends import (
+    Interaction,
+    Mode,
+    PermissionOption,
+    PermissionOptionKind,
+    PermissionPrompt,
+    ToolUi,
+)
+from agent.permission_policy import Decision, decide
+from agent.permission_rules import (
+    PATH_TOOLS,
+    PermissionRules,
+    Rule,
+    command_regex,
+    parse_rule,
+    resolve_path,
+    tool_matches,
+    within,
+)
+from agent.shell_parse import Segment, parse_command
+from agent.tools.base import PermissionRequest, ScopeContract
+
+_RG_GLOB_SPECIAL = frozenset("[]{},!\\")
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    allowed: bool
+    cancelled: bool
+    source: str
+    """Who decided: a rule's source (`user`, `project`, `local`, `session`, `cli`), `mode`,
+    `policy` (read-only, plan, outside the roots), or `prompt` (the user's answer)."""
+    answer: PermissionOptionKind | None
+    """The option the user chose; None when nobody was asked."""
+    reason: str
+
+
+PersistRule: TypeAlias = Callable[[str, str], None]
+"""`persist_rule(list_name, rule)`, e.g. `agent.settings.append_local_rule` bound to the cwd."""
+
+_GRANTABLE_STEPS = frozenset({8})
+"""Only a prompt from the mode (step 8) can be answered by a rule: a session or "always" grant
+cannot lift an ask rule (6) or an out-of-roots write (4), so offering one would mislead."""
+
+
+class PermissionGate:
+    """Applies `decide` to each call and asks the user when it says "ask".
+
+    The only way to add a rule is a user's answer to a prompt: there is deliberately no method to
+    grant a permission, so nothing that runs someone else's code (MCP servers, skills, hooks,
+    subagents) can. Session grants live in memory only and are not restored on resume; "always"
+    answers go through `persist_rule` (the local settings file).
+    """
+
+    def __init__(
+        self,
+        rules: PermissionRules,
+        *,
+        cwd: Path,
+        roots: Sequence[Path],
+        persist_rule: PersistRule | None = None,
+    ) -> None:
+        self._rules = rules
+        self._cwd = resolve_path(cwd, Path("/"))
+        self._roots = tuple(resolve_path(root, Path("/")) for root in roots) or (self._cwd,)
+        self._persist_rule = persist_rule
+        self._granted: list[Rule] = []
+        self._refused: list[Rule] = []
+
+    def _effective_rules(self) -> PermissionRules:
+        return replace(
+            self._rules,
+            allow=self._rules.allow + tuple(self._granted),
+            deny=self._rules.deny + tuple(self._refused),
+        )
+
+    def _read_deny_rules(self) -> tuple[Rule, ...]:
+        return tuple(
+            rule for rule in (*self._rules.deny, *self._refused) if tool_matches(rule.tool, "Read")
+        )
+
+    def read_denied(self, path: Path) -> bool:
+        """Whether a deny rule refuses reading `path` (step 1 of `decide` for a `Read` of it).
+        Search tools (grep, glob, ls) leave such paths out of their results: the gate only sees
+        the directory they search."""
+        deny = self._read_deny_rules()
+        if not deny:
+            return False
+        request = PermissionRequest(rule_tool="Read", description="", paths=(path,))
+        rules = PermissionRules(deny=deny)
+        decision = decide(rules, "ask", request, read_only=True, roots=self._roots, cwd=self._cwd)
+        return decision.outcome == "deny"
+
+    def read_deny_globs(self) -> tuple[str, ...]:
+        """The `Read` deny patterns that are plain name globs (`.env`, `*.pem`: a name in any
+        directory), as ripgrep can skip them itself (`--glob=!<glob>`). Only a speed-up:
+        results are still filtered with `read_denied`."""
+        globs: list[str] = []
+        for rule in self._read_deny_rules():
+            pattern = rule.pattern
+            if pattern is None or pattern.startswith("~") or "/" in pattern.rstrip("/"):
+                continue
+            if any(char in pattern for char in _RG_GLOB_SPECIAL):
+                continue  # literal in a rule, special to ripgrep
+            globs.append(pattern.rstrip("/"))
+        return _unique(globs)
+
+    async def check(
+        self,
+        *,
+        call_id: str,
+        tool_name: str,
+        request: PermissionRequest,
+        read_only: bool,
+        ui: ToolUi,
+        raw_input: object,
+        mode: Mode,
+        interaction: Interaction,
+        scope: ScopeContract,
+    ) -> GateOutcome:
+        """Decide the call, asking the user through `interaction` if the policy says so."""
+        rules = self._effective_rules()
+        decision = decide(
+            rules, mode, request, read_only=read_only, roots=self._roots, scope=scope, cwd=self._cwd
+        )
+        source = _decision_source(decision)
+        match decision.outcome:
+            case "allow":
+                return GateOutcome(True, False, source, None, decision.reason)
+            case "deny":
+                return GateOutcome(False, False, source, None, decision.reason)
+            case "ask":
+                pass
+            case _:
+                assert_never(decision.outcome)
+
+        proposals = (
+            propose_rules(request, cwd=self._cwd, allow=rules.allow)
+            if decision.step in _GRANTABLE_STEPS
+            else ()
+        )
+        refusals = propose_rules(request, cwd=self._cwd, allow=rules.allow)
+        options = _options(proposals, refusals)
+        prompt = PermissionPrompt(
+            call_id=call_id,
+            tool_name=tool_name,
+            ui=ui,
+            raw_input=raw_input,
+            reason=decision.reason,
+            options=options,
+        )
+        answer = await interaction.request_permission(prompt)
+        if answer.option_id is None:
+            return GateOutcome(False, True, "prompt", None, "the user cancelled")
+        chosen = next((option for option in options if option.id == answer.option_id), None)
+        if chosen is None:
+            return GateOutcome(False, False, "prompt", None, f"unknown answer {answer.option_id!r}")
+        return self._apply(chosen, proposals, refusals)
+
+    def _apply(
+        self, chosen: PermissionOption, proposals: tuple[str, ...], refusals: tuple[str, ...]
+    ) -> GateOutcome:
+        kind = chosen.kind
+        match kind:
+            case "allow_once":
+                return GateOutcome(True, False, "prompt", kind, "allowed once by the user")
+            case "allow_session":
+                self._granted.extend(parse_rule(text, "session") for text in proposals)
+                return GateOutcome(True, False, "prompt", kind, "allowed for this session")
+            case "allow_always":
+                self._granted.extend(parse_rule(text, "local") for text in proposals)
+                note = self._persist("allow", proposals)
+                return GateOutcome(True, False, "prompt", kind, "always allowed" + note)
+            case "reject_once":
+                return GateOutcome(False, False, "prompt", kind, "rejected by the user")
+            case "reject_always":
+                self._refused.extend(parse_rule(text, "local") for text in refusals)
+                note = self._persist("deny", refusals)
+                return GateOutcome(False, False, "prompt", kind, "always rejected" + note)
+            case _:
+                assert_never(kind)
+
+    def _persist(self, list_name: str, rules: tuple[str, ...]) -> str:
+        if self._persist_rule is None:
+            return " (this session only: nowhere to save the rule)"
+        try:
+            for rule in rules:
+                self._persist_rule(list_name, rule)
+        except Exception as error:  # a settings write failing must not lose the user's answer
+            return f" (this session only: saving the rule failed: {error})"
+        return ""
+
+
+def _decision_source(decision: Decision) -> str:
+    if decision.rule is not None:
+        return decision.rule.source
+    return "mode" if decision.step in (5, 8) else "policy"
+
+
+def _options(proposals: tuple[str, ...], refusals: tuple[str, ...]) -> tuple[PermissionOption, ...]:
+    options = [PermissionOption(id="allow_once", label="Allow once", kind="allow_once")]
+    if proposals:
+        shown = ", ".join(proposals)
+        options.append(
+            PermissionOption(
+                id="allow_session",
+                label=f"Allow for this session: {shown}",
+                kind="allow_session",
+                rule=shown,
+            )
+        )
+        options.append(
+            PermissionOption(
+                id="allow_always", label=f"Always allow: {shown}", kind="allow_always", rule=shown
+            )
+        )
+    options.append(PermissionOption(id="reject_once", label="Reject", kind="reject_once"))
+    if refusals:
+        shown = ", ".join(refusals)
+        options.append(
+            PermissionOption(
+                id="reject_always",
+                label=f"Always reject: {shown}",
+                kind="reject_always",
+                rule=shown,
+            )
+        )
+    return tuple(options)
+
+
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+_RUNNERS = frozenset({"run", "exec", "x", "run-script", "dlx"})
+
+
+def propose_rules(
+    request: PermissionRequest, *, cwd: Path, allow: Sequence[Rule] = ()
+) -> tuple[str, ...]:
+    """Readable rules that would admit `request` next time: `Bash(npm run test *)` for
+    `npm run test -- -k foo` (one per segment not already allowed), `Edit(src/app.py)` for a
+    file. Empty when no honest rule exists (a command that cannot be parsed, a computed program
+    name)."""
+    tool = request.rule_tool
+    if tool == "Bash":
+        return _propose_commands(request.command, allow)
+    if tool in PATH_TOOLS:
+        base = resolve_path(cwd, Path("/"))
+        return _unique(f"{tool}({_path_spec(resolve_path(p, base), base)})" for p in request.paths)
+    if tool == "Fetch":
+        return (f"Fetch(domain:{request.domain.lower()})",) if request.domain else ()
+    if tool.startswith("mcp__"):
+        return (tool,)
+    if request.specifier:
+        return (f"{tool}({request.specifier})",)
+    return (tool,)
+
+
+def _propose_commands(command: str | None, allow: Sequence[Rule]) -> tuple[str, ...]:
+    if command is None:
+        return ()
+    parsed = parse_command(command)
+    if not parsed.parsed or parsed.opaque or not parsed.segments:
+        return ()
+    patterns = [command_regex(r.pattern) for r in allow if r.tool == "Bash" and r.pattern]
+    proposals: list[str] = []
+    for segment in parsed.segments:
+        if any(regex.fullmatch(segment.text) for regex in patterns):
+            continue
+        if segment.dynamic:
+            return ()
+        prefix = _command_prefix(segment)
+        if not prefix:
+            return ()
+        proposals.append(f"Bash({' '.join(prefix)} *)")
+    return _unique(proposals)
+
+
+def _command_prefix(segment: Segment) -> list[str]:
+    prefix: list[str] = []
+    limit = segment.assignments + 2
+    for index, word in enumerate(segment.words):
+        if index >= limit or not _PLAIN_WORD.fullmatch(word) or word.startswith("-"):
+            break
+        prefix.append(word)
+        if index == segment.assignments + 1 and word in _RUNNERS:
+            limit += 1
+    if len(prefix) <= segment.assignments:
+        return []
+    return prefix
+
+
+def _path_spec(path: Path, cwd: Path) -> str:
+    if within(path, cwd) and path != cwd:
+        relative = path.relative_to(cwd).as_posix()
+        return relative if "/" in relative else f"./{relative}"
+    return "/" + str(path)
+
+
+def _unique(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))

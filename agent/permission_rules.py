@@ -1,0 +1,462 @@
+"""Permission rules: their syntax, and whether one matches a call.
+
+This module only answers "does this rule match this call?"; which rule wins, and what the mode
+adds, is the policy in `agent.permission_policy`.
+
+Rule syntax (Claude Code's): `Tool` or `Tool(pattern)`. A bare `Tool` (or `Tool(*)`) matches every
+call of the tool, even a shell command that cannot be parsed.
+
+- `Bash(npm run *)`: a glob over the command's words (`*` spans anything, including spaces); a
+  trailing ` *` also matches the bare prefix (`npm run`). Claude's `Bash(npm run test:*)` means
+  `Bash(npm run test *)`. A pattern must match EVERY simple command the string runs (see
+  `agent.shell_parse`); different allow rules may cover different segments. A command that cannot
+  be parsed never matches a pattern allow rule. Deny and ask rules match when ANY segment matches,
+  also after unwrapping `sudo`, `env`, `xargs`, `timeout`, `find -exec`... and with the program's
+  basename (`/bin/rm`). Deny cannot be escaped by syntax: when the command is unparsable, or runs
+  code the parser cannot see (`... | bash`, `eval "$X"`), a deny rule whose literal leading words
+  appear as a token sequence anywhere in the command denies; and when a segment's program name is
+  computed at run time (`$CMD`, `{r,m}`), every pattern deny rule for Bash denies, because no one
+  can say which program runs. Interpreters are out of reach: `python -c "..."` is `python`.
+  Redirections that write files count as writes (step 4; `Edit`/`Write` deny rules apply).
+- `Read(glob)`, `Edit(glob)`, `Write(glob)`: gitignore-like paths. `./x`, `x/y` and `/x` are
+  relative to the cwd (the project root), `~/x` to the home directory, `//x` is the absolute `/x`.
+  A pattern without a slash (`.env`, `*.pem`) matches that name in any directory. `*` stays within
+  a path component, `**` spans components. A pattern matching a directory covers everything in
+  it. Paths are resolved (`~`, `..`, symlinks) before matching, so `src/../secret` or a symlink in
+  `src` pointing outside do not match `Edit(src/**)`; deny rules also match the unresolved
+  spelling. `Edit(...)` rules cover `Write` calls too (as in Claude Code); `Write(...)` covers only
+  `Write`. An allow rule must cover every path of a call; deny and ask rules match any.
+- `Fetch(domain:example.com)` matches that host only; `Fetch(domain:*.example.com)` matches its
+  subdomains (not the apex). Subdomains are not implied: `github.io` is not `evil.github.io`.
+- `mcp__server__tool`, `mcp__server` (every tool of the server) and `mcp__server__*`.
+- `Task(agent-type)`, `Skill(name)` and any other tool: a glob over the request's `specifier`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from agent.shell_parse import ParsedCommand, Segment, parse_command, tokens
+from agent.tools.base import PermissionRequest
+
+if TYPE_CHECKING:
+    from agent.settings import Settings
+
+_RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.\-]*(?:\*)?)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_ALIASES = {"WebFetch": "Fetch", "MultiEdit": "Edit"}
+PATH_TOOLS = frozenset({"Read", "Edit", "Write"})
+# programs that run their arguments as a command
+_WRAPPERS = frozenset(
+    {"sudo", "doas", "env", "nohup", "nice", "ionice", "timeout", "stdbuf", "setsid", "exec",
+     "command", "builtin", "xargs", "watch", "time", "chronic", "unbuffer", "flock", "strace",
+     "chroot", "runuser", "su", "parallel"}
+)  # fmt: skip
+_EXEC_FLAGS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_DURATION = re.compile(r"[0-9.]+[smhd]?")
+_CASELESS = sys.platform in ("darwin", "win32")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """`Tool` or `Tool(pattern)`; `source` is where it came from: user|project|local|session|cli."""
+
+    tool: str
+    pattern: str | None
+    source: str
+
+    def __str__(self) -> str:
+        return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
+
+
+def parse_rule(text: str, source: str = "user") -> Rule:
+    """Parse `Tool` or `Tool(pattern)`.
+
+    Raises:
+        ValueError: the text is not a rule, or its pattern is empty or malformed for its tool.
+    """
+    match = _RULE.match(text)
+    if match is None:
+        raise ValueError(f"not a permission rule: {text!r} (expected 'Tool' or 'Tool(pattern)')")
+    tool, pattern = match.group(1), match.group(2)
+    tool = _ALIASES.get(tool, tool)
+    if pattern is not None:
+        pattern = pattern.strip()
+        if not pattern:
+            raise ValueError(f"empty pattern in {text!r}: write {tool!r} to match every call")
+        if pattern in ("*", "**"):
+            pattern = None
+    if pattern is not None and tool == "Fetch" and not pattern.startswith("domain:"):
+        raise ValueError(f"{text!r}: Fetch patterns are written 'Fetch(domain:example.com)'")
+    if pattern is not None and tool == "Fetch" and not pattern.removeprefix("domain:").strip():
+        raise ValueError(f"{text!r}: empty domain")
+    return Rule(tool=tool, pattern=pattern, source=source)
+
+
+@dataclass(frozen=True)
+class PermissionRules:
+    allow: tuple[Rule, ...] = ()
+    ask: tuple[Rule, ...] = ()
+    deny: tuple[Rule, ...] = ()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> PermissionRules:
+        """All scopes' rules, concatenated (a scope never shadows another's deny rule).
+
+        Raises:
+            ValueError: a rule is malformed (naming its file); a broken deny rule is never
+                silently dropped.
+        """
+        lists: dict[str, list[Rule]] = {"allow": [], "ask": [], "deny": []}
+        for entry in settings.permission_rules:
+            try:
+                lists[entry.list_name].append(parse_rule(entry.rule, entry.scope))
+            except ValueError as error:
+                raise ValueError(
+                    f"{entry.source}: permissions.{entry.list_name}: {error}"
+                ) from None
+        return cls(allow=tuple(lists["allow"]), ask=tuple(lists["ask"]), deny=tuple(lists["deny"]))
+
+    @classmethod
+    def parse(
+        cls,
+        *,
+        allow: Iterable[str] = (),
+        ask: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        source: str = "user",
+    ) -> PermissionRules:
+        """Rules from strings (tests, `--allow` style CLI flags)."""
+        return cls(
+            allow=tuple(parse_rule(text, source) for text in allow),
+            ask=tuple(parse_rule(text, source) for text in ask),
+            deny=tuple(parse_rule(text, source) for text in deny),
+        )
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A request as rules see it: its paths resolved against the cwd, its command parsed."""
+
+    request: PermissionRequest
+    cwd: Path
+    paths: tuple[Path, ...]
+    """Resolved."""
+    lexical: tuple[Path, ...]
+    """Normalised without following symlinks (deny rules match these too)."""
+    command: ParsedCommand | None
+    writes: tuple[Path, ...]
+    """Resolved paths the call writes: its paths, plus files its redirections write."""
+    unknown_writes: tuple[str, ...]
+    """Redirection targets computed at run time (`> $HOME/x`)."""
+
+    @classmethod
+    def of(cls, request: PermissionRequest, cwd: Path) -> Subject:
+        paths = tuple(resolve_path(path, cwd) for path in request.paths)
+        lexical = tuple(lexical_path(path, cwd) for path in request.paths)
+        command = parse_command(request.command) if request.command is not None else None
+        writes = list(paths)
+        unknown: list[str] = []
+        if command is not None:
+            for target in command.writes:
+                if "$" in target or "`" in target:
+                    unknown.append(target)
+                else:
+                    writes.append(resolve_path(target, cwd))
+        return cls(request, cwd, paths, lexical, command, tuple(writes), tuple(unknown))
+
+
+def within(path: Path, root: Path) -> bool:
+    """Whether `path` is `root` or inside it (both already resolved)."""
+    return path == root or root in path.parents
+
+
+# ------------------------------------------------------------------------------- matching
+
+
+def tool_matches(rule_tool: str, request_tool: str) -> bool:
+    """Whether a rule for `rule_tool` covers a call of `request_tool` (`Edit` covers `Write`;
+    `mcp__server` and `mcp__server__*` cover the server's tools)."""
+    if rule_tool == request_tool:
+        return True
+    if rule_tool == "Edit" and request_tool == "Write":
+        return True
+    if rule_tool.startswith("mcp__"):
+        if "*" in rule_tool:
+            return fnmatch.fnmatchcase(request_tool, rule_tool)
+        if rule_tool.count("__") == 1:
+            return request_tool.startswith(rule_tool + "__")
+    return False
+
+
+def rule_matches(
+    rule: Rule, subject: Subject, *, quantifier: Literal["any", "all"], deny: bool
+) -> bool:
+    """Whether `rule` matches the call: for `all` every path (or command segment) must match,
+    for `any` one suffices (commands also unwrapped); `deny` also tries the unresolved paths and
+    the files the command's redirections write."""
+    request = subject.request
+    if not tool_matches(rule.tool, request.rule_tool):
+        # Edit/Write deny rules also guard the files a shell redirection writes
+        if deny and rule.tool in ("Edit", "Write") and rule.pattern and subject.command:
+            return any(_path_matches(rule.pattern, path, subject.cwd) for path in subject.writes)
+        return False
+    if rule.pattern is None:
+        return True
+    if rule.tool == "Bash":
+        return _command_matches(rule.pattern, subject.command, quantifier=quantifier, deny=deny)
+    if rule.tool in PATH_TOOLS:
+        candidates = subject.paths + subject.lexical if deny else subject.paths
+        if not subject.paths:
+            return False
+        if quantifier == "all":
+            return all(_path_matches(rule.pattern, path, subject.cwd) for path in subject.paths)
+        return any(_path_matches(rule.pattern, path, subject.cwd) for path in candidates)
+    if rule.tool == "Fetch":
+        return request.domain is not None and _domain_matches(rule.pattern, request.domain)
+    return request.specifier is not None and fnmatch.fnmatchcase(request.specifier, rule.pattern)
+
+
+def _command_matches(
+    pattern: str, command: ParsedCommand | None, *, quantifier: Literal["any", "all"], deny: bool
+) -> bool:
+    if command is None or not command.parsed or not command.segments:
+        return False
+    regex = command_regex(pattern)
+    if quantifier == "all":
+        return all(regex.fullmatch(segment.text) for segment in command.segments)
+    for segment in command.segments:
+        texts = _deny_texts(segment) if deny else _ask_texts(segment)
+        if any(regex.fullmatch(text) for text in texts):
+            return True
+    return False
+
+
+def allowed_by(rules: Sequence[Rule], subject: Subject) -> Rule | None:
+    """The (first) allow rule that admits the call; for a command, every segment must be matched
+    by some rule."""
+    for rule in rules:
+        if rule.tool == "Bash" and rule.pattern is not None:
+            continue
+        if rule_matches(rule, subject, quantifier="all", deny=False):
+            return rule
+    command = subject.command
+    if subject.request.rule_tool != "Bash" or command is None or not command.parsed:
+        return None
+    patterns = [rule for rule in rules if rule.tool == "Bash" and rule.pattern is not None]
+    if not command.segments or not patterns:
+        return None
+    first: Rule | None = None
+    for segment in command.segments:
+        rule = next(
+            (r for r in patterns if command_regex(r.pattern or "").fullmatch(segment.text)), None
+        )
+        if rule is None:
+            return None
+        first = first or rule
+    return first
+
+
+def _ask_texts(segment: Segment) -> list[str]:
+    return _deny_texts(segment)
+
+
+def _deny_texts(segment: Segment) -> list[str]:
+    texts = [segment.text]
+    texts.extend(_unwrapped(segment.command_words, depth=0))
+    return texts
+
+
+def _unwrapped(words: Sequence[str], *, depth: int) -> list[str]:
+    """The command read as written, with the program's basename, and every command a wrapper
+    (`sudo`, `env`, `xargs`, `find -exec`...) may run from its arguments."""
+    if not words or depth > 4:
+        return []
+    texts = [" ".join(words)]
+    name = words[0].rsplit("/", 1)[-1]
+    if name != words[0]:
+        texts.append(" ".join((name, *words[1:])))
+    if name in _WRAPPERS:
+        # which argument starts the wrapped command depends on each wrapper's options; any
+        # suffix might, and deny errs towards matching
+        for start in range(1, len(words)):
+            if "=" in words[start] and name == "env":
+                continue
+            texts.extend(_unwrapped(words[start:], depth=depth + 1))
+    elif name == "find":
+        for index, word in enumerate(words):
+            if word in _EXEC_FLAGS:
+                texts.extend(_unwrapped(words[index + 1 :], depth=depth + 1))
+    return texts
+
+
+def dynamic_programs(segment: Segment) -> bool:
+    """Whether the program a segment (or a wrapper in it: `sudo $X`, `timeout 5 $X`) runs is
+    computed at run time."""
+    if segment.dynamic:
+        return True
+    words = segment.command_words
+    if not words or words[0].rsplit("/", 1)[-1] not in _WRAPPERS:
+        return False
+    for index in range(1, len(words)):
+        if segment.is_computed(segment.assignments + index):
+            return True
+        word = words[index]
+        if word.startswith("-") or "=" in word or _DURATION.fullmatch(word):
+            continue
+        if word.rsplit("/", 1)[-1] not in _WRAPPERS:
+            return False
+    return False
+
+
+def bash_token_fallback(rules: Sequence[Rule], subject: Subject) -> Rule | None:
+    """For a command that could not be parsed, or that runs code the parser cannot see: a rule
+    whose literal leading words appear as a token sequence anywhere in it."""
+    command = subject.command
+    if command is None or subject.request.rule_tool != "Bash":
+        return None
+    if command.parsed and not command.opaque:
+        return None
+    found = tokens(command.source)
+    names = [token.rsplit("/", 1)[-1] for token in found]
+    for rule in rules:
+        if rule.tool != "Bash" or rule.pattern is None:
+            continue
+        literal = _literal_words(rule.pattern)
+        if not literal:
+            return rule
+        size = len(literal)
+        for start in range(len(found) - size + 1):
+            window = found[start : start + size]
+            if list(window) == literal or [names[start], *window[1:]] == literal:
+                return rule
+    return None
+
+
+def _literal_words(pattern: str) -> list[str]:
+    words: list[str] = []
+    for word in _normalise_command_pattern(pattern).split(" "):
+        if any(ch in word for ch in "*?"):
+            break
+        words.append(word)
+    return words
+
+
+def _normalise_command_pattern(pattern: str) -> str:
+    pattern = " ".join(pattern.split())
+    if pattern.endswith(":*"):
+        pattern = pattern[:-2].rstrip() + " *"
+    return pattern
+
+
+@lru_cache(maxsize=1024)
+def command_regex(pattern: str) -> re.Pattern[str]:
+    """A command pattern as a regex over a segment's text."""
+    pattern = _normalise_command_pattern(pattern)
+    optional_tail = pattern.endswith(" *")
+    body = pattern[:-2] if optional_tail else pattern
+    regex = ".*".join(re.escape(part) for part in body.split("*"))
+    if optional_tail:
+        regex += r"(?: .*)?"
+    return re.compile(regex, re.DOTALL)
+
+
+def _domain_matches(pattern: str, domain: str) -> bool:
+    want = pattern.removeprefix("domain:").strip().lower().rstrip(".")
+    host = domain.strip().lower().rstrip(".")
+    if want.startswith("*."):
+        return host.endswith(want[1:]) and len(host) > len(want) - 1
+    return host == want
+
+
+# ---------------------------------------------------------------------------------- paths
+
+
+def resolve_path(path: Path | str, cwd: Path) -> Path:
+    """Absolute, `~` expanded, `..` and symlinks resolved, leading `//` collapsed."""
+    return Path(_collapse(os.path.realpath(_absolute(path, cwd))))
+
+
+def lexical_path(path: Path | str, cwd: Path) -> Path:
+    """Absolute and normalised without touching the file system (symlinks kept)."""
+    return Path(_collapse(os.path.normpath(_absolute(path, cwd))))
+
+
+def _absolute(path: Path | str, cwd: Path) -> str:
+    text = os.path.expanduser(str(path))
+    return text if os.path.isabs(text) else os.path.join(str(cwd), text)
+
+
+def _collapse(text: str) -> str:
+    return "/" + text.lstrip("/") if text.startswith("//") else text
+
+
+def _path_matches(pattern: str, path: Path, cwd: Path) -> bool:
+    compiled = _path_regexes(pattern, str(cwd))
+    candidates = [path, *path.parents]
+    if compiled.name_glob is not None:
+        return any(compiled.name_glob.fullmatch(candidate.name) for candidate in candidates)
+    return any(
+        regex.fullmatch(str(candidate)) for regex in compiled.anchored for candidate in candidates
+    )
+
+
+@dataclass(frozen=True)
+class _PathPattern:
+    name_glob: re.Pattern[str] | None
+    anchored: tuple[re.Pattern[str], ...]
+
+
+@lru_cache(maxsize=1024)
+def _path_regexes(pattern: str, cwd: str) -> _PathPattern:
+    flags = re.IGNORECASE if _CASELESS else 0
+    text = pattern.rstrip("/") or "/"
+    if "/" not in text and not text.startswith("~"):
+        return _PathPattern(re.compile(_glob_regex(text), flags), ())
+    if text.startswith("//"):
+        absolute = "/" + text.lstrip("/")
+    elif text == "~" or text.startswith("~/"):
+        absolute = os.path.expanduser("~") + text[1:]
+    else:
+        absolute = os.path.join(cwd, text.lstrip("/"))
+    parts = absolute.split("/")
+    literal = 0
+    while literal < len(parts) and not any(ch in parts[literal] for ch in "*?"):
+        literal += 1
+    prefix = "/".join(parts[:literal]) or "/"
+    rest = "/".join(parts[literal:])
+    regexes: list[re.Pattern[str]] = []
+    for base in {resolve_path(prefix, Path("/")), lexical_path(prefix, Path("/"))}:
+        head = re.escape(str(base).rstrip("/"))
+        regex = head if not rest else head + "/" + _glob_regex(rest)
+        regexes.append(re.compile(regex, flags))
+    return _PathPattern(None, tuple(regexes))
+
+
+def _glob_regex(glob: str) -> str:
+    out: list[str] = []
+    index = 0
+    while index < len(glob):
+        if glob.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+        elif glob.startswith("**", index):
+            out.append(".*")
+            index += 2
+        elif glob[index] == "*":
+            out.append("[^/]*")
+            index += 1
+        elif glob[index] == "?":
+            out.append("[^/]")
+            index += 1
+        else:
+            out.append(re.escape(glob[index]))
+            index += 1
+    return "".join(out)
