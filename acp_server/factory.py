@@ -92,6 +92,16 @@ class SessionFactory(Protocol):
 
     def skills(self, cwd: Path) -> Sequence[SkillCommand]: ...
 
+    def refresh(self, cwd: Path) -> None:
+        """Re-read what may have changed since the last session in `cwd` (settings files: a
+        permission remembered for the project, an edit, `earshot trust`). Called before every
+        `session/new`, `session/load` and `session/resume`; must stay cheap.
+
+        Raises:
+            agent.settings.SettingsError: a settings file is invalid.
+        """
+        ...
+
     def prepare(self, cwd: Path) -> None:
         """Load ahead what sessions in `cwd` will need (called once, right after `initialize`);
         must not fail loudly: errors surface again when a session is made."""

@@ -319,6 +319,7 @@ class AcpServer:
         if "mcpServers" not in params:
             raise InvalidParams("mcpServers", "invalid params: mcpServers is required")
         factory = await self.factory()
+        factory.refresh(cwd)
         await self._check_model(factory, cwd)
 
         async def make(io: SessionIO) -> AgentSession:
@@ -337,6 +338,7 @@ class AcpServer:
         live = self.sessions.get(session_id)
         if live is not None:
             return live
+        factory.refresh(cwd)
 
         async def make(io: SessionIO) -> AgentSession:
             return await factory.resume(

@@ -54,6 +54,16 @@ class EarshotFactory:
             self._compositions[cwd] = composition
         return composition
 
+    def refresh(self, cwd: Path) -> None:
+        """Read `cwd`'s settings again (a session is about to open): what an earlier session
+        remembered for the project, edited settings and `earshot trust` apply to it. The catalog
+        stays cached unless its settings changed."""
+        current = self._compositions.get(cwd)
+        if current is None:
+            self.composition(cwd)
+        else:
+            self._compositions[cwd] = current.reload()
+
     def prepare(self, cwd: Path) -> None:
         """Load what the first `session/new` in `cwd` needs besides the session itself: the
         modules, the settings, the catalog, the model's wire module and the version the session

@@ -70,10 +70,20 @@ class NoCredentials(Exception):
 class Composition:
     """Everything derived from one working directory's settings and the environment."""
 
-    def __init__(self, cwd: Path, settings: Settings, environ: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        cwd: Path,
+        settings: Settings,
+        environ: Mapping[str, str],
+        *,
+        catalog: ModelCatalog | None = None,
+        config_home: Path | None = None,
+    ) -> None:
         self.cwd = cwd
         self.settings = settings
         self.environ = environ
+        self._catalog = catalog
+        self._config_home = config_home
 
     @classmethod
     def load(
@@ -91,7 +101,30 @@ class Composition:
         from agent.settings import load_settings
 
         environ = dict(os.environ if environ is None else environ)
-        return cls(cwd, load_settings(cwd, environ=environ, config_home=config_home), environ)
+        settings = load_settings(cwd, environ=environ, config_home=config_home)
+        return cls(cwd, settings, environ, config_home=config_home)
+
+    def reload(self) -> Composition:
+        """The same directory with its settings read again (a permission remembered for the
+        project, a file edited, `earshot trust`). The catalog is kept when the settings it is
+        built from (`models`, the provider ids) did not change: it is the expensive part.
+
+        Raises:
+            agent.settings.SettingsError: a settings file is invalid (names file and key).
+        """
+        from agent.settings import load_settings
+
+        settings = load_settings(self.cwd, environ=self.environ, config_home=self._config_home)
+        same_catalog_inputs = settings.model_overrides() == self.settings.model_overrides() and (
+            tuple(settings.providers) == tuple(self.settings.providers)
+        )
+        return Composition(
+            self.cwd,
+            settings,
+            self.environ,
+            catalog=self._catalog if same_catalog_inputs else None,
+            config_home=self._config_home,
+        )
 
     # ------------------------------------------------------------------------- providers
 
@@ -99,15 +132,18 @@ class Composition:
     def user_providers(self) -> dict[str, UserProviderConfig]:
         return self.settings.user_providers()
 
-    @cached_property
+    @property
     def catalog(self) -> ModelCatalog:
-        from providers.catalog import ModelCatalog, default_data_dir
+        """models.dev data with the settings' `models` overrides, loaded at first use."""
+        if self._catalog is None:
+            from providers.catalog import ModelCatalog, default_data_dir
 
-        return ModelCatalog.load(
-            overrides=self.settings.model_overrides(),
-            data_dir=default_data_dir(self.environ),
-            known_providers=tuple(self.settings.providers),
-        )
+            self._catalog = ModelCatalog.load(
+                overrides=self.settings.model_overrides(),
+                data_dir=default_data_dir(self.environ),
+                known_providers=tuple(self.settings.providers),
+            )
+        return self._catalog
 
     def credentialed(self) -> list[str]:
         """Providers with credentials in the environment or settings, best first."""

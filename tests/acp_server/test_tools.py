@@ -272,3 +272,43 @@ async def test_always_allow_in_this_project_is_remembered_across_processes(
         ]
         assert "b1" not in asked
         assert call_updates(client, session_id, "b1")[-1]["status"] == "completed"
+
+
+async def test_always_allow_in_this_project_reaches_the_next_session_of_the_same_process(
+    agent_env: AgentEnv,
+) -> None:
+    target = agent_env.workspace / "one.txt"
+    agent_env.script([{"tool_calls": [bash_call(f"touch {target}", call_id="b1")]}, {"text": "ok"}])
+    async with spawn_agent(agent_env) as client:
+
+        async def always(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+            option = next(
+                o
+                for o in params["options"]
+                if o.get("_meta", {}).get("earshot", {}).get("scope") == "project"
+            )
+            return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
+
+        client.handlers["session/request_permission"] = always
+        await initialize(client)
+        first = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(first, "touch"))
+        assert len(client.requests_named("session/request_permission")) == 1
+        assert call_updates(client, first, "b1")[-1]["status"] == "completed"
+
+        # Each session's model plays the script afresh: the same command again, in session 2.
+        second = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(second, "touch"))
+        assert len(client.requests_named("session/request_permission")) == 1
+        assert call_updates(client, second, "b1")[-1]["status"] == "completed"
+
+
+async def test_settings_edited_between_sessions_apply_to_the_next_one(
+    agent_env: AgentEnv,
+) -> None:
+    agent_env.script([{"text": "ok"}], mode="plan")
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        assert (await new_session(client, agent_env))["modes"]["currentModeId"] == "plan"
+        agent_env.script([{"text": "ok"}], mode="yolo")
+        assert (await new_session(client, agent_env))["modes"]["currentModeId"] == "yolo"
