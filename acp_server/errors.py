@@ -6,6 +6,8 @@ modules only when an error actually happens, so the `initialize` path never load
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable
 from functools import cache
 
@@ -17,6 +19,11 @@ from acp_server.jsonrpc import (
 )
 
 _Entry = tuple[tuple[type[Exception], ...], Callable[[Exception], RpcError]]
+
+INVALID_SETTINGS = -32001
+"""Server-defined: a settings file is unreadable or invalid (`data`: `file`, `key`). Not
+-32602 (the request is fine) nor -32603 (kept for bugs in earshot)."""
+_SETTINGS_KEY = re.compile(r"[A-Za-z_$][\w$-]*(?:\.[\w$-]+)*")
 
 
 class AuthRequired(RpcError):
@@ -35,13 +42,31 @@ class UnknownSession(RpcError):
         )
 
 
+def settings_error(exc: Exception) -> RpcError:
+    """`agent.settings.SettingsError` as -32001: "Invalid settings: <file>: <key>: <problem>",
+    with `data.file` and `data.key` (null when the file, or no key in it, is at fault). The
+    message never holds a value from the file (`SettingsError` guarantees it)."""
+    text = str(exc)
+    file: str | None = None
+    head, separator, rest = text.partition(": ")
+    if separator and os.path.isabs(head) and head.endswith(".json"):
+        file, text = head, rest
+    text = text.removeprefix("invalid settings: ")
+    candidate, separator, _ = text.partition(": ")
+    key = candidate if separator and _SETTINGS_KEY.fullmatch(candidate) else None
+    shown = f"{file}: {text}" if file is not None else text
+    return RpcError(INVALID_SETTINGS, f"Invalid settings: {shown}", {"file": file, "key": key})
+
+
 @cache
 def _table() -> tuple[_Entry, ...]:
     from agent.session import ModelUnavailable, UnsupportedPrompt
+    from agent.settings import SettingsError
     from providers.registry import MissingCredentials, UnknownProvider
     from sessions import SessionNotFound
 
     return (
+        ((SettingsError,), settings_error),
         (
             (SessionNotFound,),
             lambda exc: RpcError(RESOURCE_NOT_FOUND, f"session not found: {exc}"),

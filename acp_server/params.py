@@ -49,6 +49,16 @@ def require_absolute_path(params: JsonObject, name: str) -> Path:
     return Path(os.path.normpath(value))
 
 
+def require_directory(params: JsonObject, name: str) -> Path:
+    """An absolute path naming an existing directory (a session's working directory)."""
+    path = require_absolute_path(params, name)
+    if not path.is_dir():
+        raise InvalidParams(
+            name, f"invalid params: {name} is not an existing directory: {shown(str(path), 200)}"
+        )
+    return path
+
+
 def optional_object(params: JsonObject, name: str) -> JsonObject:
     value = params.get(name)
     if value is None:

@@ -309,7 +309,7 @@ class AcpServer:
     def _setup_params(
         self, params: JsonObject
     ) -> tuple[Path, tuple[Path, ...], list[McpServerSpec]]:
-        cwd = p.require_absolute_path(params, "cwd")
+        cwd = p.require_directory(params, "cwd")
         additional = p.absolute_paths(params, "additionalDirectories")
         servers = parse_mcp_servers(p.optional_list(params, "mcpServers"))
         return cwd, additional, servers

@@ -212,3 +212,62 @@ async def test_list_pages_with_a_cursor(agent_env: AgentEnv) -> None:
         assert len(seen) == 3
         error = await client.error("session/list", {"cursor": "garbage!"})
         assert error["code"] == -32602
+
+
+async def test_invalid_settings_answer_a_settings_error_naming_file_and_key(
+    agent_env: AgentEnv,
+) -> None:
+    agent_env.write_settings({"model": "anthropic/claude-sonnet-4-5", "colour": "sk-secret-x"})
+    project = agent_env.workspace / ".earshot" / "settings.json"
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        error = await client.error(
+            "session/new", {"cwd": str(agent_env.workspace), "mcpServers": []}
+        )
+        assert error["code"] == -32001
+        path = str(agent_env.settings_path)
+        assert error["message"] == f"Invalid settings: {path}: colour: unknown key"
+        assert error["data"] == {"file": path, "key": "colour"}
+        assert "sk-secret-x" not in str(error)
+
+        # Fixed while the server runs; then a project file that is not JSON at all.
+        agent_env.script([])
+        project.parent.mkdir()
+        project.write_text("{not json", encoding="utf-8")
+        error = await client.error(
+            "session/new", {"cwd": str(agent_env.workspace), "mcpServers": []}
+        )
+        assert error["code"] == -32001
+        assert error["message"].startswith(f"Invalid settings: {project}: not valid JSON")
+        assert error["data"] == {"file": str(project), "key": None}
+
+        project.write_text("{}", encoding="utf-8")
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/close", {"sessionId": session_id})
+        project.write_text('{"permissions": {"allow": ["not a rule("]}}', encoding="utf-8")
+        for method in ("session/load", "session/resume"):
+            error = await client.error(
+                method,
+                {"sessionId": session_id, "cwd": str(agent_env.workspace), "mcpServers": []},
+            )
+            assert error["code"] == -32001, method
+            assert error["data"] == {"file": str(project), "key": "permissions.allow.0"}
+
+
+async def test_a_missing_or_relative_cwd_is_invalid_params(agent_env: AgentEnv) -> None:
+    agent_env.script([])
+    missing = str(agent_env.root / "no-such-dir")
+    a_file = agent_env.root / "a-file"
+    a_file.write_text("", encoding="utf-8")
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/close", {"sessionId": session_id})
+        for method in ("session/new", "session/load", "session/resume"):
+            for cwd in (missing, str(a_file), "relative/dir"):
+                error = await client.error(
+                    method, {"sessionId": session_id, "cwd": cwd, "mcpServers": []}
+                )
+                assert error["code"] == -32602, (method, cwd, error)
+                assert error["data"] == {"field": "cwd"}, (method, cwd)
+                assert "cwd" in error["message"]
