@@ -20,7 +20,7 @@ Choices worth knowing:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, assert_never
+from typing import Any, assert_never, cast
 
 from acp_server.capabilities import ClientCapabilities
 from acp_server.jsonrpc import JsonObject
@@ -105,6 +105,16 @@ def _diffs(ui: ToolUi) -> list[JsonObject]:
         {"type": "diff", "path": diff.path, "oldText": diff.old_text, "newText": diff.new_text}
         for diff in ui.diffs
     ]
+
+
+def _terminal_verdict(event: ToolCallFinished) -> list[JsonObject]:
+    """What the embedded terminal cannot say itself: that the command was killed for running
+    too long (the first line of the result, "Command timed out after 5s and was killed.")."""
+    raw = cast("dict[str, Any]", event.raw_output) if isinstance(event.raw_output, dict) else {}
+    if raw.get("timed_out") is not True:
+        return []
+    first_line = event.result.text.split("\n", 1)[0].removesuffix(" Output so far:")
+    return [{"type": "content", "content": text_block(first_line)}] if first_line else []
 
 
 def _result_blocks(result: ToolResultPart) -> list[JsonObject]:
@@ -372,7 +382,11 @@ class UpdateTranslator:
         updates = self._ensure_announced(call)
         call.subagent_dirty = False
         call.output = ""
-        extra = [] if call.terminal_id is not None else _result_blocks(event.result)
+        extra = (
+            _terminal_verdict(event)
+            if call.terminal_id is not None
+            else _result_blocks(event.result)
+        )
         update: JsonObject = {
             "sessionUpdate": "tool_call_update",
             "toolCallId": call.call_id,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
 from tests.acp_server.client import FULL_CAPABILITIES, AcpClient, AgentEnv, initialize, spawn_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 
@@ -312,3 +314,47 @@ async def test_settings_edited_between_sessions_apply_to_the_next_one(
         assert (await new_session(client, agent_env))["modes"]["currentModeId"] == "plan"
         agent_env.script([{"text": "ok"}], mode="yolo")
         assert (await new_session(client, agent_env))["modes"]["currentModeId"] == "yolo"
+
+
+async def test_an_editor_terminal_that_times_out_is_killed_read_and_released(
+    agent_env: AgentEnv,
+) -> None:
+    agent_env.script(
+        [
+            {"tool_calls": [bash_call("echo started; sleep 30; echo never", timeout=0.5)]},
+            {"text": "it timed out"},
+        ],
+        mode="yolo",
+    )
+    async with spawn_agent(agent_env) as client:
+        await initialize(client, FULL_CAPABILITIES)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        result = await client.call("session/prompt", text_prompt(session_id, "run"))
+        assert result["stopReason"] == "end_turn"
+        methods = [
+            r["method"] for r in client.agent_requests if r["method"].startswith("terminal/")
+        ]
+        assert methods == [
+            "terminal/create",
+            "terminal/wait_for_exit",
+            "terminal/kill",
+            "terminal/output",
+            "terminal/release",
+        ]
+        [terminal] = client.terminals.values()
+        with anyio.fail_after(5):
+            await terminal.exited.wait()
+        assert terminal.signal == "SIGKILL"
+        assert terminal.released
+        final = call_updates(client, session_id, "call-bash")[-1]
+        assert final["status"] == "failed"
+        assert final["rawOutput"]["timed_out"] is True
+        # The terminal shows the output; the update says why the command stopped.
+        assert final["content"] == [
+            {"type": "terminal", "terminalId": "term-1"},
+            {
+                "type": "content",
+                "content": {"type": "text", "text": "Command timed out after 0.5s and was killed."},
+            },
+        ]
+        assert client.text(session_id) == "it timed out"
