@@ -152,13 +152,19 @@ async def test_slash_commands(agent_env: AgentEnv) -> None:
 
 
 async def test_compact_command_shows_a_compaction(agent_env: AgentEnv) -> None:
+    # Two turns: the latest one is kept verbatim, so there is something before it to summarise.
     agent_env.script(
-        [{"text": "An answer worth summarising."}, {"text": "Summary: we said hello."}]
+        [
+            {"text": "An answer worth summarising."},
+            {"text": "Another one."},
+            {"text": "Summary: we said hello."},
+        ]
     )
     async with spawn_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/prompt", text_prompt(session_id, "hello"))
+        await client.call("session/prompt", text_prompt(session_id, "hello again"))
         result = await client.call(
             "session/prompt", text_prompt(session_id, "/compact keep it short")
         )
@@ -170,4 +176,9 @@ async def test_compact_command_shows_a_compaction(agent_env: AgentEnv) -> None:
             and u["toolCallId"].startswith("compaction-")
         ]
         assert calls[0]["sessionUpdate"] == "tool_call"
-        assert calls[-1]["status"] in ("completed", "failed")
+        assert calls[0]["kind"] == "think"
+        assert len({u["toolCallId"] for u in calls}) == 1
+        assert calls[-1]["status"] == "completed", calls[-1]
+        [shown] = calls[-1]["content"]
+        assert "\nSummary: we said hello.\n" in shown["content"]["text"], shown
+        assert " tokens" in shown["content"]["text"]  # "<before> → <after> tokens"

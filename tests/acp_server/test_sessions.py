@@ -180,11 +180,20 @@ async def test_list_resume_close_delete(agent_env: AgentEnv) -> None:
         assert await client.call("session/close", {"sessionId": first}) == {}
         error = await client.error("session/prompt", text_prompt(first, "again"))
         assert error["code"] == -32002
-        resumed = await client.call(
+        before = len(client.messages)
+        resume = await client.start_request(
             "session/resume",
             {"sessionId": first, "cwd": str(agent_env.workspace), "mcpServers": []},
         )
+        resumed = (await client.response(resume))["result"]
         assert resumed["modes"]["currentModeId"] == "ask"
+        # Unlike session/load, resume replays nothing: no update precedes its response.
+        answered = next(
+            i for i, m in enumerate(client.messages) if m.get("id") == resume and "result" in m
+        )
+        assert [
+            m for m in client.messages[before:answered] if m.get("method") == "session/update"
+        ] == []
         assert await client.call("session/delete", {"sessionId": second}) == {}
         assert await client.call("session/delete", {"sessionId": second}) == {}
         listed = await client.call("session/list", {})

@@ -103,17 +103,22 @@ async def test_a_subagent_shows_inside_its_task_call(agent_env: AgentEnv) -> Non
 
 
 async def test_compaction_updates_only_when_advertised(agent_env: AgentEnv) -> None:
-    agent_env.script([{"text": "Something."}, {"text": "Summary."}])
+    # Two turns: the latest one is kept verbatim, so there is something before it to summarise.
+    agent_env.script([{"text": "Something."}, {"text": "More."}, {"text": "Summary."}])
     async with spawn_agent(agent_env) as client:
         await initialize(client, {"session": {"compaction": {}, "notices": {}}})
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/prompt", text_prompt(session_id, "hello"))
+        await client.call("session/prompt", text_prompt(session_id, "and more"))
         await client.call("session/prompt", text_prompt(session_id, "/compact"))
         compaction = [
             u for u in client.updates(session_id) if u["sessionUpdate"] == "compaction_update"
         ]
-        assert compaction[0]["status"] == "in_progress"
-        assert compaction[-1]["status"] in ("completed", "failed")
+        assert [u["status"] for u in compaction] == ["in_progress", "completed"], compaction
+        [summary] = compaction[-1]["summary"]
+        assert summary["type"] == "text"
+        assert "\nSummary.\n" in summary["text"], summary
+        assert "error" not in compaction[-1]
         assert len({u["compactionId"] for u in compaction}) == 1
         assert not any(
             u.get("toolCallId", "").startswith("compaction-") for u in client.updates(session_id)
