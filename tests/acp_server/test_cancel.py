@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -18,6 +19,8 @@ from tests.acp_server.client import (
 )
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import bash_call, call_updates, write_call
+from tests.earshot.support import text_reply, tool_reply
+from tests.loopback import loopback
 
 
 async def test_cancel_while_the_model_streams(agent_env: AgentEnv) -> None:
@@ -152,28 +155,58 @@ async def test_cancel_while_a_terminal_command_runs(agent_env: AgentEnv) -> None
 
 async def test_a_prompt_sent_during_a_turn_is_queued_into_it(agent_env: AgentEnv) -> None:
     target = agent_env.workspace / "f.txt"
-    agent_env.script([{"tool_calls": [write_call(str(target), "x")]}, {"text": "saw both prompts"}])
-    async with spawn_agent(agent_env) as client:
-        asked = anyio.Event()
-        release = anyio.Event()
+    with loopback(
+        tool_reply(("call-write", "write", {"path": str(target), "content": "x"})),
+        text_reply("saw both prompts"),
+    ) as model:
+        # A real HTTP model (the loopback server records every request it gets).
+        agent_env.write_settings(
+            {
+                "model": "local/test-model",
+                "providers": {
+                    "local": {
+                        "api": "openai-chat",
+                        "baseUrl": f"{model.url}/v1",
+                        "apiKey": "test-key",
+                    }
+                },
+            }
+        )
+        async with spawn_agent(agent_env) as client:
+            asked = anyio.Event()
+            release = anyio.Event()
 
-        async def slow_allow(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
-            asked.set()
-            await release.wait()
-            option = next(o for o in params["options"] if o["kind"] == "allow_once")
-            return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
+            async def slow_allow(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+                asked.set()
+                await release.wait()
+                option = next(o for o in params["options"] if o["kind"] == "allow_once")
+                return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
 
-        client.handlers["session/request_permission"] = slow_allow
-        await initialize(client)
-        session_id = (await new_session(client, agent_env))["sessionId"]
-        first = await client.start_request("session/prompt", text_prompt(session_id, "first"))
-        with anyio.fail_after(10):
-            await asked.wait()
-        second = await client.start_request("session/prompt", text_prompt(session_id, "second"))
-        release.set()
-        assert (await client.response(first))["result"] == {"stopReason": "end_turn"}
-        assert (await client.response(second))["result"] == {"stopReason": "end_turn"}
-        assert client.text(session_id) == "saw both prompts"
+            client.handlers["session/request_permission"] = slow_allow
+            await initialize(client)
+            session_id = (await new_session(client, agent_env))["sessionId"]
+            first = await client.start_request(
+                "session/prompt", text_prompt(session_id, "first words")
+            )
+            with anyio.fail_after(10):
+                await asked.wait()
+            second = await client.start_request(
+                "session/prompt", text_prompt(session_id, "queued words")
+            )
+            release.set()
+            assert (await client.response(first))["result"] == {"stopReason": "end_turn"}
+            assert (await client.response(second))["result"] == {"stopReason": "end_turn"}
+            assert client.text(session_id) == "saw both prompts"
+    assert target.read_text(encoding="utf-8") == "x"
+    assert len(model.requests) == 2
+    before, after = (request.json()["messages"] for request in model.requests)
+    assert "queued words" not in json.dumps(before)
+    # The queued prompt reached the model in the same turn, after the tool result.
+    roles = [m["role"] for m in after]
+    user_texts = [json.dumps(m["content"]) for m in after if m["role"] == "user"]
+    assert "first words" in user_texts[0]
+    assert "queued words" in user_texts[-1]
+    assert roles.index("tool") < len(roles) - 1 - roles[::-1].index("user")
 
 
 async def test_eof_mid_turn_kills_the_command_and_keeps_the_transcript(
