@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -105,10 +107,29 @@ async def test_python_sdk_client(agent_env: AgentEnv) -> None:
     assert writes == {str(target): "from sdk\n"}
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def require_node(environ: Mapping[str, str], node_dir: Path = NODE_DIR) -> None:
+    """Skip when node or the npm SDK is missing, except in CI (`CI` set), where that fails: the
+    TypeScript client must not silently stop being tested."""
+    if shutil.which("node") is None:
+        missing = "node is not installed"
+    elif not (node_dir / "node_modules" / "@agentclientprotocol" / "sdk").exists():
+        missing = f"run `npm ci` in {node_dir} first (scripts/test does)"
+    else:
+        return
+    if environ.get("CI"):
+        pytest.fail(f"CI is set but the TypeScript SDK test cannot run: {missing}")
+    pytest.skip(missing)
+
+
+def test_a_missing_node_sdk_fails_in_ci_and_skips_elsewhere(tmp_path: Path) -> None:
+    with pytest.raises(pytest.fail.Exception, match="npm ci"):
+        require_node({"CI": "true"}, tmp_path)
+    with pytest.raises(pytest.skip.Exception):
+        require_node({}, tmp_path)
+
+
 async def test_typescript_sdk_client(agent_env: AgentEnv) -> None:
-    if not (NODE_DIR / "node_modules" / "@agentclientprotocol" / "sdk").exists():
-        pytest.skip("run `npm ci` in tests/node first (scripts/test does)")
+    require_node(os.environ)
     target = _scenario(agent_env)
     command = [
         "node",
