@@ -178,10 +178,15 @@ class EarshotFactory:
     ) -> AgentSession:
         from earshot.compose import open_session
 
+        composition = self.composition(cwd)
+        pick = composition.default_model()
+        # A resumed session runs the transcript's own model: only a new one announces the pick.
+        announce = pick.announcement() if session_id is None else None
         return await open_session(
-            self.composition(cwd),
+            composition,
             store=self._store,
-            model_name=self.default_model(cwd),
+            model_name=pick.name,
+            notices=[announce] if announce else [],
             resume_id=session_id,
             additional_directories=additional_directories,
             client_servers=mcp_servers,

@@ -61,6 +61,18 @@ class ModelPick:
     reason: str
     """Where it came from, for the user: "--model", "EARSHOT_MODEL", "settings", or the default
     for a credentialed provider."""
+    automatic: bool = False
+    """Nothing named a model: earshot chose it (the user should be told)."""
+
+    def announcement(self) -> str | None:
+        """For a front end that shows no model line of its own (ACP): the sentence saying an
+        automatic pick, once per session; None when the user named the model."""
+        if not self.automatic:
+            return None
+        return (
+            f"No model is configured: using {self.name}, {self.reason}. Choose another in the "
+            'model menu, or set "model" in settings.'
+        )
 
 
 class NoCredentials(Exception):
@@ -232,11 +244,12 @@ class Composition:
                 return ModelPick(
                     name=f"{provider}/{model}",
                     reason=f"the default for {provider} ({self._credential_source(provider)})",
+                    automatic=True,
                 )
         return None
 
     def _fallback(self) -> ModelPick:
-        return ModelPick(name=FALLBACK_MODEL, reason="no provider has credentials")
+        return ModelPick(name=FALLBACK_MODEL, reason="no provider has credentials", automatic=True)
 
     def provider_default(self, provider: str) -> str | None:
         """The default model id of `provider`, if the catalog knows any tool-calling one."""
@@ -275,6 +288,7 @@ async def open_session(
     store: SessionStore,
     model_name: str,
     mode: Mode | None = None,
+    notices: Sequence[str] = (),
     resume_id: str | None = None,
     additional_directories: Sequence[Path] = (),
     client_servers: Sequence[McpServerSpec] = (),
@@ -290,7 +304,7 @@ async def open_session(
     said as warnings at the start of the first turn; the connections close with the session.
 
     `spawn` starts the MCP clients' long-lived tasks; None leaves MCP servers unconnected (and
-    says so).
+    says so). `notices` are said at the start of the first turn, before the ones found here.
 
     Raises:
         agent.session.ModelUnavailable: the model cannot be built.
@@ -308,7 +322,7 @@ async def open_session(
     servers = merge_servers(
         composition.mcp_servers(), servers_from_client(client_servers, composition.cwd)
     )
-    notices: list[str] = []
+    notices = list(notices)
     if composition.settings.ignored:
         # Known before the first turn, so said once, at its start (`SessionOptions.notices`).
         notices.append(composition.settings.ignored.notice(composition.cwd))

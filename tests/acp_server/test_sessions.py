@@ -3,6 +3,7 @@ close, delete, and the missing-credentials answer."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tests.acp_server.client import AcpClient, AgentEnv, initialize, spawn_agent
@@ -280,3 +281,34 @@ async def test_a_missing_or_relative_cwd_is_invalid_params(agent_env: AgentEnv) 
                 assert error["code"] == -32602, (method, cwd, error)
                 assert error["data"] == {"field": "cwd"}, (method, cwd)
                 assert "cwd" in error["message"]
+
+
+async def test_an_automatically_picked_model_is_announced_once(agent_env: AgentEnv) -> None:
+    # No "model" anywhere: earshot picks the credentialed provider's default.
+    agent_env.script([{"text": "one"}, {"text": "two"}])
+    settings = json.loads(agent_env.settings_path.read_text(encoding="utf-8"))
+    del settings["model"]
+    settings["models"] = {"scripted-test/anything": {"toolCall": True}}
+    agent_env.write_settings(settings)
+    async with spawn_agent(agent_env) as client:
+        await initialize(client, {"session": {"notices": {}}})
+        result = await new_session(client, agent_env)
+        session_id = result["sessionId"]
+        options = {option["id"]: option for option in result["configOptions"]}
+        assert options["model"]["currentValue"] == "scripted-test/anything"
+        await client.call("session/prompt", text_prompt(session_id, "hi"))
+        await client.call("session/prompt", text_prompt(session_id, "again"))
+        notices = [u for u in client.updates(session_id) if u["sessionUpdate"] == "notice"]
+        assert len(notices) == 1, notices
+        assert "scripted-test/anything" in notices[0]["title"]
+        assert "no model is configured" in notices[0]["title"].lower()
+        assert client.text(session_id) == "onetwo"
+
+    # Without the notices capability it is said as agent text, before the answer.
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "hi"))
+        text = client.text(session_id)
+        assert "scripted-test/anything" in text
+        assert text.endswith("one")
