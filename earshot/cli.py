@@ -144,6 +144,7 @@ def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> i
         from earshot.acp_main import run_stdio
 
         return run_stdio()
+    _log_to_stderr()
     from pathlib import Path
 
     cwd = Path(options.cwd).expanduser().resolve() if options.cwd else Path.cwd()
@@ -172,6 +173,16 @@ def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> i
         parser.print_help(sys.stderr)
         return 2
     return _print_mode(options, cwd)
+
+
+def _log_to_stderr() -> None:
+    """The agent's and the session store's log lines go to stderr (or `EARSHOT_LOG_FILE`) as
+    JSON, tracebacks as plain text: structlog's default would print to stdout, which belongs to
+    the answer (print mode's NDJSON above all), with rich tracebacks dumping local variables.
+    structlog itself is imported only if something logs."""
+    from acp_server.log import install
+
+    install()
 
 
 def _sessions(options: argparse.Namespace, cwd: Path) -> int:

@@ -238,3 +238,43 @@ async def test_ctrl_c_cancels_the_turn_saves_the_session_and_exits_130(env: Env)
     assert show.code == 0
     assert "wait a while" in show.stdout
     assert "bash" in show.stdout
+
+
+def block_undo(env: Env) -> None:
+    """Make the undo snapshot fail (its directory is a file), so the agent logs a warning with a
+    traceback during the turn."""
+    undo = env.data_home / "earshot" / "undo"
+    undo.parent.mkdir(parents=True, exist_ok=True)
+    undo.write_text("not a directory\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("output_format", ["json", "text"])
+async def test_a_logged_warning_stays_off_stdout(env: Env, output_format: str) -> None:
+    block_undo(env)
+    with loopback(
+        tool_reply(("call_1", "write", {"path": "out.txt", "content": "written"})),
+        text_reply("Wrote it."),
+    ) as server:
+        env.local_provider(server.url)
+        run = await earshot(
+            env,
+            "--permission-mode",
+            "accept-edits",
+            "--output-format",
+            output_format,
+            "-p",
+            "write out.txt",
+        )
+    assert run.code == 0, run.stderr
+    assert (env.workspace / "out.txt").read_text(encoding="utf-8") == "written"
+    # The warning was logged, to stderr, as one JSON line with a plain traceback (no locals).
+    [warning] = [line for line in run.stderr.splitlines() if "undo snapshot failed" in line]
+    record = json.loads(warning)
+    assert record["level"] == "warning"
+    assert "Traceback" in record["exception"]
+    assert "locals" not in run.stderr.lower()
+    if output_format == "json":
+        kinds = [line["kind"] for line in run.lines()]  # every stdout line is JSON
+        assert kinds[0] == "session" and kinds[-1] == "result"
+    else:
+        assert run.stdout == "Wrote it.\n"
