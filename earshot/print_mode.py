@@ -46,6 +46,7 @@ from agent.events import (
     ToolCallFinished,
     ToolCallReady,
     TurnEnded,
+    UsageUpdated,
 )
 from providers.types import ImagePart, TextPart
 
@@ -197,6 +198,8 @@ class Renderer:
         self.denied = 0
         self.end: TurnEnded | None = None
         self.answer: list[str] = []
+        self.usage: UsageUpdated | None = None
+        """The latest usage (session totals), for the closing summary."""
         self._line_open = False
 
     def line(self, data: Mapping[str, Any]) -> None:
@@ -216,6 +219,8 @@ class Renderer:
                 self.end = event
             case TextChunk(parent_call_id=None):
                 self.answer.append(event.text)
+            case UsageUpdated():
+                self.usage = event
             case _:
                 pass
         if self.format == "json":
@@ -272,9 +277,16 @@ class Renderer:
         self.stderr.flush()
 
     def finish(self) -> None:
+        """After the turn: end the answer's line; in text mode, one usage line on stderr (stdout
+        holds the answer only)."""
         if self.format == "text" and self._line_open:
             self.stdout.write("\n")
             self.stdout.flush()
+            self._line_open = False
+        if self.format == "text" and self.usage is not None:
+            from agent.usage import usage_summary
+
+            self.note(f"usage: {usage_summary(self.usage)}")
 
 
 def exit_code(reason: StopReason | None, denied: int) -> int:

@@ -278,3 +278,33 @@ async def test_a_logged_warning_stays_off_stdout(env: Env, output_format: str) -
         assert kinds[0] == "session" and kinds[-1] == "result"
     else:
         assert run.stdout == "Wrote it.\n"
+
+
+def text_reply_with_usage(text: str, prompt_tokens: int, completion_tokens: int) -> Reply:
+    """A streamed answer whose last chunk reports usage (`stream_options.include_usage`)."""
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {
+            "choices": [],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        },
+    ]
+    common = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "test-model"}
+    body = "".join(f"data: {json.dumps({**common, **chunk})}\n\n" for chunk in chunks)
+    return Reply(body=(body + "data: [DONE]\n\n").encode())
+
+
+async def test_text_mode_ends_with_a_usage_line_on_stderr(env: Env) -> None:
+    with loopback(text_reply_with_usage("Hi there.", 1200, 34)) as server:
+        env.local_provider(server.url)
+        run = await earshot(env, "-p", "hi")
+    assert run.code == 0, run.stderr
+    assert run.stdout == "Hi there.\n"
+    [usage] = [line for line in run.stderr.splitlines() if line.startswith("earshot: usage: ")]
+    assert usage.startswith("earshot: usage: tokens 1.2k in / 34 out, context ")
+    assert usage.endswith("cost unknown")  # the loopback model has no price
