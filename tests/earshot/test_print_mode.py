@@ -308,3 +308,26 @@ async def test_text_mode_ends_with_a_usage_line_on_stderr(env: Env) -> None:
     [usage] = [line for line in run.stderr.splitlines() if line.startswith("earshot: usage: ")]
     assert usage.startswith("earshot: usage: tokens 1.2k in / 34 out, context ")
     assert usage.endswith("cost unknown")  # the loopback model has no price
+
+
+async def test_resume_by_id_sends_that_conversation(env: Env) -> None:
+    with loopback(
+        text_reply("Noted: green."),
+        text_reply("Another session."),
+        text_reply("You said green."),
+    ) as server:
+        env.local_provider(server.url)
+        first = await earshot(env, "--output-format", "json", "-p", "Remember: my colour is green.")
+        # A newer session in the same directory: --resume must not mean "the latest".
+        other = await earshot(env, "-p", "Unrelated.")
+        session_id = first.lines()[0]["session_id"]
+        second = await earshot(env, "--resume", session_id, "-p", "What colour did I say?")
+    assert (first.code, other.code, second.code) == (0, 0, 0), second.stderr
+    assert second.stdout == "You said green.\n"
+    assert f"session {session_id} " in second.stderr
+    messages = server.requests[2].json()["messages"]
+    texts = [json.dumps(m.get("content")) for m in messages]
+    assert any("my colour is green" in text for text in texts)
+    assert any("Noted: green." in text for text in texts)
+    assert not any("Unrelated." in text or "Another session." in text for text in texts)
+    assert "What colour did I say?" in texts[-1]
