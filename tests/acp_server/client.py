@@ -11,24 +11,26 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 import anyio
 import anyio.abc
 from anyio.streams.text import TextReceiveStream
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT.parent / "shared" / "acp" / "schema.json"
 WAIT_SECONDS = 10.0
 
 Json = dict[str, Any]
-RequestHandler = Callable[[Json], Awaitable[Any]]
+RequestHandler = Callable[["AcpClient", Json], Awaitable[Any]]
+"""Answers one agent->client request: called with the client and the request's `params`."""
 
 
 @cache
@@ -61,11 +63,24 @@ def _method_types() -> dict[tuple[str, str], str]:
     return types
 
 
+class _ErrorIterator(Protocol):
+    """The one validator method used here; the stubs also overload `iter_errors` with a
+    deprecated two-argument form whose parameter is untyped, which strict mode rejects."""
+
+    def iter_errors(self, instance: Any) -> Iterator[ValidationError]: ...
+
+
 def schema_errors(definition: str, value: Any) -> list[str]:
+    validator = cast(_ErrorIterator, _validator(definition))
     return [
         f"{definition} at /{'/'.join(str(p) for p in error.absolute_path)}: {error.message}"
-        for error in _validator(definition).iter_errors(value)
+        for error in validator.iter_errors(value)
     ]
+
+
+def json_list(value: Any) -> list[Any]:
+    """A JSON array field that may be absent or null (`None`), as a list."""
+    return cast(list[Any], value or [])
 
 
 class ClientFailure(AssertionError):
@@ -107,7 +122,8 @@ class AcpClient:
 
     # ------------------------------------------------------------------------ reading
 
-    async def _read(self) -> None:
+    async def read_output(self) -> None:
+        """Consume the server's stdout until EOF, recording and validating each line."""
         assert self.process.stdout is not None
         buffer = ""
         async for chunk in TextReceiveStream(self.process.stdout):
@@ -127,11 +143,15 @@ class AcpClient:
     def _line(self, line: str) -> None:
         self.raw_lines.append(line)
         try:
-            message = json.loads(line)
+            decoded: object = json.loads(line)
         except ValueError:
             self.violations.append(f"not JSON on stdout: {line[:200]!r}")
             return
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        if not isinstance(decoded, dict):
+            self.violations.append(f"not a JSON-RPC 2.0 object: {line[:200]!r}")
+            return
+        message = cast(Json, decoded)
+        if message.get("jsonrpc") != "2.0":
             self.violations.append(f"not a JSON-RPC 2.0 object: {line[:200]!r}")
             return
         self.messages.append(message)
@@ -183,9 +203,10 @@ class AcpClient:
         return self._next_id
 
     async def start_request(
-        self, method: str, params: Json | None = None, *, request_id: Any = None
+        self, method: str, params: Json | list[Any] | None = None, *, request_id: Any = None
     ) -> Any:
-        """Send a request without waiting; returns its id (see `response`)."""
+        """Send a request without waiting; returns its id (see `response`). `params` may be an
+        array only to test how the server rejects one."""
         request_id = self._new_id() if request_id is None else request_id
         self._pending[request_id] = (method, anyio.Event(), [])
         message: Json = {"jsonrpc": "2.0", "id": request_id, "method": method}
@@ -260,7 +281,7 @@ class AcpClient:
             reply["error"] = {"code": -32601, "message": f"method not found: {method}"}
         else:
             try:
-                reply["result"] = await handler(self, message["params"])  # type: ignore[call-arg]
+                reply["result"] = await handler(self, message["params"])
             except ClientError as exc:
                 reply["error"] = {"code": exc.code, "message": str(exc)}
         if not self.closed:
@@ -385,7 +406,7 @@ async def terminal_release(client: AcpClient, params: Json) -> Json:
     return {}
 
 
-_DEFAULT_HANDLERS: dict[str, Callable[..., Awaitable[Any]]] = {
+_DEFAULT_HANDLERS: dict[str, RequestHandler] = {
     "session/request_permission": allow_once,
     "fs/read_text_file": read_text_file,
     "fs/write_text_file": write_text_file,
@@ -478,10 +499,11 @@ FULL_CAPABILITIES: Json = {
 
 
 @asynccontextmanager
-async def spawn_agent(env: AgentEnv, *, check: bool = True) -> AsyncIterator[AcpClient]:
+async def spawn_agent(env: AgentEnv, *, check: bool = True) -> AsyncGenerator[AcpClient]:
     """Run the server; on exit close its stdin, wait for it to exit, and fail on any schema
     violation (`check=False` leaves the violations to the test)."""
     stderr_path = env.root / f"stderr-{os.urandom(3).hex()}.log"
+    client: AcpClient | None = None
     with stderr_path.open("wb") as stderr:
         process = await anyio.open_process(
             [sys.executable, "-m", "earshot", "--stdio"],
@@ -493,7 +515,7 @@ async def spawn_agent(env: AgentEnv, *, check: bool = True) -> AsyncIterator[Acp
             async with anyio.create_task_group() as task_group:
                 client = AcpClient(process, task_group)
                 client.stderr_path = stderr_path
-                task_group.start_soon(client._read)
+                task_group.start_soon(client.read_output)
                 try:
                     yield client
                     if process.returncode is None:
@@ -507,6 +529,8 @@ async def spawn_agent(env: AgentEnv, *, check: bool = True) -> AsyncIterator[Acp
                 process.kill()
                 with anyio.CancelScope(shield=True):
                     await process.wait()
+    # Only None if spawning failed, and then the exception is already on its way out.
+    assert client is not None
     log = stderr_path.read_text(encoding="utf-8", errors="replace")
     if check and client.violations:
         raise ClientFailure(

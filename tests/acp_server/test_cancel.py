@@ -63,6 +63,7 @@ async def test_cancel_sent_with_the_prompt_cancels_it(agent_env: AgentEnv) -> No
         cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}}
         import json
 
+        # Both go out in one raw write, so register the prompt's id the way `start_request` would.
         client._pending["p1"] = ("session/prompt", anyio.Event(), [])  # pyright: ignore[reportPrivateUsage]
         await client.send(json.dumps(prompt) + "\n" + json.dumps(cancel) + "\n")
         response = await client.response("p1")

@@ -76,7 +76,8 @@ async def test_bad_blocks_are_invalid_params(agent_env: AgentEnv) -> None:
     async with spawn_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
-        cases = [
+        # Any: the blocks are deliberately malformed, one is not even an object.
+        cases: list[tuple[Any, str]] = [
             ({"type": "image", "mimeType": "image/png", "data": "%%%"}, "prompt[0].data"),
             ({"type": "audio", "mimeType": "audio/wav", "data": "AAAA"}, "prompt[0].type"),
             ({"type": "hologram"}, "prompt[0].type"),
@@ -84,7 +85,7 @@ async def test_bad_blocks_are_invalid_params(agent_env: AgentEnv) -> None:
             ("just a string", "prompt[0]"),
         ]
         for block, field in cases:
-            error = await client.error("session/prompt", prompt(session_id, block))  # type: ignore[arg-type]
+            error = await client.error("session/prompt", prompt(session_id, block))
             assert (error["code"], error["data"]["field"]) == (-32602, field), block
         error = await client.error("session/prompt", {"sessionId": session_id})
         assert (error["code"], error["data"]["field"]) == (-32602, "prompt")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -38,7 +38,7 @@ class Peer:
 @asynccontextmanager
 async def connected(
     requests: dict[str, Any], notifications: dict[str, Any] | None = None
-) -> AsyncIterator[tuple[Connection, Peer]]:
+) -> AsyncGenerator[tuple[Connection, Peer]]:
     server_in, peer_out = os.pipe()
     peer_in, server_out = os.pipe()
     connection = Connection(

@@ -6,11 +6,11 @@ from typing import Any
 
 import anyio
 
-from tests.acp_server.client import AcpClient, AgentEnv, initialize, spawn_agent
+from tests.acp_server.client import AcpClient, AgentEnv, Json, initialize, spawn_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import call_updates
 
-ELICITATION = {"elicitation": {"form": {}}}
+ELICITATION: Json = {"elicitation": {"form": {}}}
 
 
 def question(text: str, choices: list[str] | None = None, **extra: Any) -> dict[str, Any]:

@@ -78,6 +78,7 @@ async def test_python_sdk_client(agent_env: AgentEnv) -> None:
 
     with anyio.fail_after(30):
         async with acp.spawn_agent_process(
+            # Implements only the methods this scenario uses, not the SDK's whole Client protocol.
             Client(),  # pyright: ignore[reportArgumentType]
             sys.executable,
             "-m",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.acp_server.client import AcpClient, AgentEnv, initialize, spawn_agent
+from tests.acp_server.client import AcpClient, AgentEnv, initialize, json_list, spawn_agent
 
 
 async def new_session(client: AcpClient, env: AgentEnv, **extra: Any) -> dict[str, Any]:
@@ -147,7 +147,7 @@ async def test_load_replays_everything_in_a_fresh_process(agent_env: AgentEnv) -
             c
             for u in replayed
             if u["sessionUpdate"].startswith("tool_call")
-            for c in u.get("content") or []
+            for c in json_list(u.get("content"))
             if c["type"] == "diff"
         )
         assert diff["path"] == str(target)

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
-from tests.acp_server.client import FULL_CAPABILITIES, AcpClient, AgentEnv, initialize, spawn_agent
+from tests.acp_server.client import (
+    FULL_CAPABILITIES,
+    AcpClient,
+    AgentEnv,
+    Json,
+    initialize,
+    json_list,
+    spawn_agent,
+)
 from tests.acp_server.test_sessions import new_session, text_prompt
 
 
@@ -84,7 +92,9 @@ async def test_permission_round_trip_for_an_edit(agent_env: AgentEnv) -> None:
     assert target.read_text(encoding="utf-8") == "print('new')\n"
     read_updates = call_updates(client, session_id, "call-read")
     assert [u["kind"] for u in read_updates if "kind" in u][-1] == "read"
-    assert any(loc["path"] == str(target) for u in read_updates for loc in u.get("locations") or [])
+    assert any(
+        loc["path"] == str(target) for u in read_updates for loc in json_list(u.get("locations"))
+    )
 
 
 async def test_a_rejected_permission_fails_the_call_and_the_turn_goes_on(
@@ -188,7 +198,7 @@ async def test_commands_run_in_an_editor_terminal(agent_env: AgentEnv) -> None:
         embedded = [
             i
             for i, u in enumerate(updates)
-            if any(c["type"] == "terminal" for c in u.get("content") or [])
+            if any(c["type"] == "terminal" for c in json_list(u.get("content")))
         ]
         assert embedded, updates
         assert updates[-1]["status"] == "failed"  # a non-zero exit
@@ -201,8 +211,8 @@ async def test_commands_run_in_an_editor_terminal(agent_env: AgentEnv) -> None:
             for i, m in enumerate(client.messages)
             if m.get("method") == "session/update"
             and any(
-                c.get("type") == "terminal"
-                for c in m["params"]["update"].get("content") or []
+                cast(Json, c).get("type") == "terminal"
+                for c in json_list(m["params"]["update"].get("content"))
                 if isinstance(c, dict)
             )
         )

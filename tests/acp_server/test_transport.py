@@ -7,7 +7,7 @@ import time
 
 import anyio
 
-from tests.acp_server.client import AgentEnv, initialize, spawn_agent
+from tests.acp_server.client import AgentEnv, Json, initialize, spawn_agent
 
 
 async def test_initialize_advertises_what_is_wired(agent_env: AgentEnv) -> None:
@@ -134,12 +134,13 @@ async def test_eof_exits_promptly(agent_env: AgentEnv) -> None:
 
 
 async def test_initialize_and_more_in_one_write_then_eof(agent_env: AgentEnv) -> None:
-    lines = [
+    lines: list[Json] = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
         {"jsonrpc": "2.0", "id": 2, "method": "logout", "params": {}},
         {"jsonrpc": "2.0", "id": 3, "method": "nope"},
     ]
     async with spawn_agent(agent_env) as client:
+        # The requests go out as one raw write, so register their ids the way `start_request` would.
         client._pending.update(  # pyright: ignore[reportPrivateUsage]
             {i: (m["method"], anyio.Event(), []) for i, m in enumerate(lines, start=1)}
         )

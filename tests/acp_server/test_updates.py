@@ -3,7 +3,7 @@ compaction updates (only when advertised), and client MCP server definitions."""
 
 from __future__ import annotations
 
-from tests.acp_server.client import AgentEnv, initialize, spawn_agent
+from tests.acp_server.client import AgentEnv, Json, initialize, spawn_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import call_updates
 
@@ -129,7 +129,7 @@ async def test_client_mcp_servers_are_parsed(agent_env: AgentEnv) -> None:
     agent_env.script([])
     async with spawn_agent(agent_env) as client:
         await initialize(client)
-        servers = [
+        servers: list[Json] = [
             {
                 "name": "files",
                 "command": "/usr/bin/true",
@@ -181,7 +181,7 @@ async def test_an_editor_mcp_server_is_connected_and_its_tool_called(agent_env: 
     )
     async with spawn_agent(agent_env) as client:
         await initialize(client)
-        servers = [{"name": "time", "command": str(time_server), "args": [], "env": []}]
+        servers: list[Json] = [{"name": "time", "command": str(time_server), "args": [], "env": []}]
         session_id = (await new_session(client, agent_env, mcpServers=servers))["sessionId"]
         result = await client.call("session/prompt", text_prompt(session_id, "what time is it?"))
         assert result["stopReason"] == "end_turn"

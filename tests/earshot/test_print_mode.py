@@ -7,6 +7,7 @@ import json
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -282,7 +283,7 @@ async def test_a_logged_warning_stays_off_stdout(env: Env, output_format: str) -
 
 def text_reply_with_usage(text: str, prompt_tokens: int, completion_tokens: int) -> Reply:
     """A streamed answer whose last chunk reports usage (`stream_options.include_usage`)."""
-    chunks = [
+    chunks: list[dict[str, Any]] = [
         {"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}}]},
         {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
         {
