@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from results_md import write_section
+
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "RESULTS.md"
 SECTION = "## acp"
 PROBE = ROOT.parent / "shared" / "tools" / "acp_probe.py"
 DEV_VENV = ROOT / ".venv"
@@ -409,18 +410,6 @@ def report(
     return "\n".join(lines)
 
 
-def write_section(text: str) -> None:
-    existing = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    start = existing.find(f"\n{SECTION}\n")
-    if start < 0:
-        updated = existing.rstrip("\n") + "\n\n" + text
-    else:
-        end = existing.find("\n## ", start + 1)
-        rest = "" if end < 0 else existing[end:]
-        updated = existing[: start + 1] + text.rstrip("\n") + "\n" + rest
-    RESULTS.write_text(updated.rstrip("\n") + "\n", encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
@@ -445,7 +434,7 @@ def main() -> int:
     text = report(costs, dataclasses, runs, rate, prompt_s, args.deltas, summary, command, where)
     print(text)
     if not args.no_write:
-        write_section(text)
+        write_section(SECTION, text)
     return 0
 
 

@@ -23,18 +23,17 @@ import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 import anyio
 
 from agent.context import ContextShaper, ShapeContext
 from agent.events import AgentEvent
 from agent.tokens import TokenCounter
+from bench.results_md import write_section
 from providers.catalog import ModelInfo
 from providers.types import Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
 from providers.wire.scripted import ScriptedModel, ScriptedTurn
 
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 SECTION = "## context"
 MESSAGES = 2_000
 TARGET_MS = 5.0
@@ -190,23 +189,6 @@ async def bench() -> dict[str, str]:
     }
 
 
-def _write_section(body: str) -> None:
-    existing = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmarks\n"
-    lines = existing.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip() == SECTION), None)
-    if start is None:
-        kept_before, kept_after = lines, []
-    else:
-        end = next(
-            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
-        )
-        kept_before, kept_after = lines[:start], lines[end:]
-    while kept_before and not kept_before[-1].strip():
-        kept_before.pop()
-    text = "\n".join([*kept_before, "", *body.splitlines(), "", *kept_after]).rstrip() + "\n"
-    RESULTS.write_text(text, encoding="utf-8")
-
-
 def main() -> None:
     results = anyio.run(bench)
     machine = (
@@ -255,7 +237,7 @@ def main() -> None:
     )
     print(body)
     if "--no-write" not in sys.argv:
-        _write_section(body)
+        write_section(SECTION, body)
 
 
 if __name__ == "__main__":

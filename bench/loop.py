@@ -27,11 +27,11 @@ from pydantic import BaseModel
 from agent.backends import ToolUi
 from agent.session import AgentSession, SessionOptions, create_session
 from agent.tools.base import AnyTool, ToolContext, ToolOutput, define_tool
+from bench.results_md import write_section
 from providers.types import ModelRequest, StreamEvent
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn, TurnSpec
 from sessions import SessionStore
 
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 SECTION = "## loop"
 DELTAS = 100_000
 CALLS_PER_MESSAGE = 1_000
@@ -202,23 +202,6 @@ async def bench(root: Path) -> dict[str, str]:
     return results
 
 
-def _write_section(body: str) -> None:
-    existing = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmarks\n"
-    lines = existing.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip() == SECTION), None)
-    if start is None:
-        kept_before, kept_after = lines, []
-    else:
-        end = next(
-            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
-        )
-        kept_before, kept_after = lines[:start], lines[end:]
-    while kept_before and not kept_before[-1].strip():
-        kept_before.pop()
-    text = "\n".join([*kept_before, "", *body.splitlines(), "", *kept_after]).rstrip() + "\n"
-    RESULTS.write_text(text, encoding="utf-8")
-
-
 def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         results = anyio.run(bench, Path(directory))
@@ -245,7 +228,7 @@ def main() -> None:
     )
     print(body)
     if "--no-write" not in sys.argv:
-        _write_section(body)
+        write_section(SECTION, body)
 
 
 if __name__ == "__main__":

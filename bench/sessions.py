@@ -25,10 +25,10 @@ from pathlib import Path
 
 import anyio
 
+from bench.results_md import write_section
 from providers.types import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from sessions import SessionStore, TitleEntry
 
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 SECTION = "## sessions"
 
 _WORDS = [
@@ -203,23 +203,6 @@ async def bench(root: Path) -> dict[str, str]:
     return results
 
 
-def _write_section(body: str) -> None:
-    existing = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmarks\n"
-    lines = existing.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip() == SECTION), None)
-    if start is None:
-        kept_before, kept_after = lines, []
-    else:
-        end = next(
-            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
-        )
-        kept_before, kept_after = lines[:start], lines[end:]
-    while kept_before and not kept_before[-1].strip():
-        kept_before.pop()
-    text = "\n".join([*kept_before, "", *body.splitlines(), "", *kept_after]).rstrip() + "\n"
-    RESULTS.write_text(text, encoding="utf-8")
-
-
 def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         results = anyio.run(bench, Path(directory))
@@ -252,7 +235,7 @@ def main() -> None:
     )
     print(body)
     if "--no-write" not in sys.argv:
-        _write_section(body)
+        write_section(SECTION, body)
 
 
 if __name__ == "__main__":

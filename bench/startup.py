@@ -34,9 +34,9 @@ import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+from results_md import RESULTS, write_section
+
 SECTION = "## startup"
 BUDGET_MS = 30.0
 FORBIDDEN = ("openai", "anthropic", "google.genai", "pydantic", "typing_extensions")
@@ -148,21 +148,6 @@ def largest_self_times(code: str, env: dict[str, str], runs: int = 7) -> list[tu
     return sorted(medians, key=lambda item: -item[1])[:8]
 
 
-def write_section(body: str) -> None:
-    """Replace (or add) this benchmark's section, leaving every other section as it is."""
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip() == SECTION), None)
-    if start is None:
-        new = [*lines, "", *body.splitlines()]
-    else:
-        end = next(
-            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
-        )
-        new = [*lines[:start], *body.splitlines(), "", *lines[end:]]
-    RESULTS.write_text("\n".join(new).rstrip("\n") + "\n", encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="provider-layer start-up benchmark")
     parser.add_argument("--runs", type=int, default=20)
@@ -235,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
     )
     if not args.no_write:
-        write_section(body)
+        write_section(SECTION, body)
         print(f"wrote the {SECTION} section of {RESULTS}")
     return 0 if within else 1
 
