@@ -124,8 +124,8 @@ class LoopHost(Protocol):
         """The turn is ending: from now on prompts are refused rather than queued into it."""
         ...
 
-    def record_usage(self, usage: Usage | None, context_tokens: int) -> None:
-        """Account one model call (and tell the front end)."""
+    async def record_usage(self, usage: Usage | None, context_tokens: int) -> None:
+        """Account one model call (tell the front end and keep the totals)."""
         ...
 
     def tool_context(self, sinks: CallSinks) -> ToolContext: ...
@@ -336,7 +336,7 @@ class TurnLoop:
             error = streamed.error
             if error is None or streamed.usage is not None:
                 # A failed call without usage was most likely not billed: no guessed cost.
-                self._account(streamed.usage, messages)
+                await self._account(streamed.usage, messages)
             if error is None:
                 await self._accept(streamed.message, self._message_id)
                 return streamed
@@ -424,12 +424,12 @@ class TurnLoop:
             call, self._host.tools, self._validators, self._host.tool_context, self._emit
         )
 
-    def _account(self, usage: Usage | None, messages: Sequence[Message]) -> None:
+    async def _account(self, usage: Usage | None, messages: Sequence[Message]) -> None:
         if usage is not None:
             self._context_tokens = usage.input_tokens + usage.output_tokens
         else:
             self._context_tokens = estimate_tokens(messages, self._host.system_prompt)
-        self._host.record_usage(usage, self._context_tokens)
+        await self._host.record_usage(usage, self._context_tokens)
 
     async def _accept(self, message: Message, message_id: str) -> None:
         """The call succeeded: its message joins the history."""

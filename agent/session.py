@@ -225,6 +225,7 @@ class AgentSession:
         self._scope_contract = ScopeContract()
         self._reads = ReadTracker()
         self._usage = UsageTracker(model_info=self.model_info)
+        self._usage.restore(stored.path_entries())
         self._shaper = ContextShaper(usage=self._usage)
         self._retry = RetryPolicy(
             max_retries=options.max_retries,
@@ -340,9 +341,13 @@ class AgentSession:
             system=self._system_prompt,
             tools=self.tool_specs,
         )
+        calls = self._usage.calls
         result: CompactionResult = await self._shaper.compact(
             self._stored.history(), ctx, instructions=instructions
         )
+        if self._usage.calls != calls:
+            # The summary calls cost something; no model call may follow to record them.
+            await self._persist_usage()
         for event in events:
             yield event
         yield CompactionFinished(
@@ -512,14 +517,16 @@ class AgentSession:
             await self._stored.append(TitleEntry(title=title))
         self._notify(TitleChanged(title=title))
 
-    def record_usage(self, usage: Usage | None, context_tokens: int) -> None:
+    async def record_usage(self, usage: Usage | None, context_tokens: int) -> None:
         # The shaper's account pairs the usage with the request it measured.
         context = self._shaper.observe(usage)
         self._notify(self._usage.record(usage, context_tokens=context))
+        await self._persist_usage()
 
-    def record_subagent_usage(self, usage: Usage | None) -> None:
+    async def record_subagent_usage(self, usage: Usage | None) -> None:
         """A subagent's model call: it counts towards the session's total and cost."""
         self._notify(self._usage.record(usage))
+        await self._persist_usage()
 
     def tool_context(self, sinks: CallSinks) -> ToolContext:
         return ToolContext(
@@ -571,6 +578,11 @@ class AgentSession:
         ]
         with anyio.CancelScope(shield=True):
             await self._stored.append(ExtensionEntry(name=PLAN_EXTENSION, data=data))
+
+    async def _persist_usage(self) -> None:
+        # The totals so far, one small line per model call: a resumed session continues them.
+        with anyio.CancelScope(shield=True):
+            await self._stored.append(self._usage.snapshot())
 
     def _replay_context(self) -> Callable[[CallSinks], ToolContext]:
         return self.tool_context

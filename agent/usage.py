@@ -10,11 +10,18 @@ shown as zero, because "free" and "we do not know" look the same on a status lin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 
 from agent.events import UsageUpdated
 from providers.catalog import ModelInfo, cost_usd
-from providers.types import Usage
+from providers.types import JsonValue, Usage
+from sessions import Entry, ExtensionEntry
+
+USAGE_EXTENSION = "usage"
+"""The `ExtensionEntry` name of the session totals a transcript keeps after each model call."""
+
+_USAGE_FIELDS = tuple(f.name for f in fields(Usage))
 
 
 def call_cost(info: ModelInfo | None, usage: Usage) -> float | None:
@@ -68,6 +75,24 @@ class UsageTracker:
         self.context_tokens = context_tokens
         return self.event(Usage())
 
+    def snapshot(self) -> ExtensionEntry:
+        """The totals as a transcript entry: resuming restores them, so a cost meter continues
+        instead of starting again from zero."""
+        data: dict[str, JsonValue] = {name: getattr(self.total, name) for name in _USAGE_FIELDS}
+        data["cost_usd"] = self.cost_usd
+        data["context_tokens"] = self.context_tokens
+        return ExtensionEntry(name=USAGE_EXTENSION, data=data)
+
+    def restore(self, entries: Sequence[Entry]) -> None:
+        """Take the totals of the latest usage entry in `entries` (a session's current path);
+        nothing changes without one or when it is malformed."""
+        for entry in reversed(entries):
+            if isinstance(entry, ExtensionEntry) and entry.name == USAGE_EXTENSION:
+                restored = _totals_from_json(entry.data)
+                if restored is not None:
+                    self.total, self.cost_usd, self.context_tokens = restored
+                return
+
     def event(self, call: Usage) -> UsageUpdated:
         return UsageUpdated(
             call=call,
@@ -76,6 +101,23 @@ class UsageTracker:
             context_window=self.context_window,
             cost_usd=self.cost_usd,
         )
+
+
+def _totals_from_json(data: JsonValue) -> tuple[Usage, float | None, int] | None:
+    if not isinstance(data, dict):
+        return None
+    counts: dict[str, int] = {}
+    for name in (*_USAGE_FIELDS, "context_tokens"):
+        value = data.get(name, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            return None
+        counts[name] = value
+    cost = data.get("cost_usd")
+    if cost is not None and (not isinstance(cost, int | float) or isinstance(cost, bool)):
+        return None
+    context_tokens = counts.pop("context_tokens")
+    total = Usage(**counts)
+    return total, None if cost is None else float(cost), context_tokens
 
 
 def format_tokens(count: int) -> str:

@@ -106,7 +106,7 @@ class SubagentParent(Protocol):
 
     def tool_context(self, sinks: CallSinks) -> ToolContext: ...
     def executor(self, emit: Emit, cancel_turn: Callable[[], None]) -> ToolExecutor: ...
-    def record_subagent_usage(self, usage: Usage | None) -> None: ...
+    async def record_subagent_usage(self, usage: Usage | None) -> None: ...
 
 
 class SubagentRunner:
@@ -239,8 +239,8 @@ class _SubagentHost:
     def close_queue(self) -> None:
         return None
 
-    def record_usage(self, usage: Usage | None, context_tokens: int) -> None:
-        self._parent.record_subagent_usage(usage)
+    async def record_usage(self, usage: Usage | None, context_tokens: int) -> None:
+        await self._parent.record_subagent_usage(usage)
 
     def tool_context(self, sinks: CallSinks) -> ToolContext:
         ctx = self._parent.tool_context(sinks)

@@ -51,7 +51,7 @@ from providers.types import (
     UsageEvent,
 )
 from providers.wire.scripted import ScriptedModel, ScriptedTurn
-from sessions import CompactionEntry, MessageEntry
+from sessions import CompactionEntry, ExtensionEntry, MessageEntry
 from tests.agent.context_support import SUMMARY, agentic_model, catalog, dump_tool
 from tests.agent.loop_support import collect, env, make_session, of
 
@@ -274,7 +274,9 @@ async def test_manual_compaction_with_instructions(tmp_path: Path) -> None:
     assert "prompt 0" in summary.messages[0].text
 
     entries = session._stored.path_entries()  # pyright: ignore[reportPrivateUsage]
-    compaction = entries[-1]
+    # The summary call's cost is kept after the compaction, as after any model call.
+    compaction, totals = entries[-2:]
+    assert isinstance(totals, ExtensionEntry) and totals.name == "usage"
     assert isinstance(compaction, CompactionEntry)
     assert compaction.instructions == "keep the file names"
     assert compaction.tokens_before == finished.tokens_before

@@ -6,11 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from agent.events import UsageUpdated
-from agent.usage import UsageTracker, call_cost, format_cost, format_tokens, usage_summary
+from agent.events import TextChunk, UsageUpdated, UserMessageAdded
+from agent.usage import (
+    USAGE_EXTENSION,
+    UsageTracker,
+    call_cost,
+    format_cost,
+    format_tokens,
+    usage_summary,
+)
 from providers.catalog import Cost, ModelInfo
 from providers.types import Usage
 from providers.wire.scripted import ScriptedModel, ScriptedTurn
+from sessions import ExtensionEntry
 from tests.agent.context_support import catalog
 from tests.agent.loop_support import collect, env, make_session, of
 
@@ -143,3 +151,78 @@ def test_a_usage_summary_fits_one_line_and_says_what_is_unknown() -> None:
     )
     assert format_cost(0.0) == "$0.0000" and format_cost(12.5) == "$12.50"
     assert format_tokens(2_500_000) == "2.5M" and format_tokens(1_000) == "1k"
+
+
+async def test_a_resumed_session_continues_its_totals_and_cost(tmp_path: Path) -> None:
+    where = env(tmp_path)
+    first_usage = Usage(input_tokens=2_000, cached_input_tokens=1_000, output_tokens=100)
+    second_usage = Usage(input_tokens=3_000, cache_write_tokens=500, output_tokens=40)
+    third_usage = Usage(input_tokens=4_000, output_tokens=7, reasoning_tokens=3)
+    priced = catalog(50_000, cost=PRICED)
+    model = ScriptedModel(
+        [
+            ScriptedTurn(text="one", usage=first_usage),
+            ScriptedTurn(text="two", usage=second_usage),
+        ]
+    )
+    session = await make_session(where, model, catalog=priced, system_prompt="Hi.")
+    await collect(session.run_turn("a"))
+    before = of(UsageUpdated, await collect(session.run_turn("b")))[-1]
+    await session.aclose()
+
+    resumed = await make_session(
+        where,
+        ScriptedModel([ScriptedTurn(text="three", usage=third_usage)]),
+        catalog=priced,
+        system_prompt="Hi.",
+        resume_id=session.id,
+    )
+    # The usage lines change nothing a replay shows.
+    replayed = resumed.replay_events()
+    assert [e.text for e in of(UserMessageAdded, replayed)] == ["a", "b"]
+    assert [e.text for e in of(TextChunk, replayed)] == ["one", "two"]
+    after = of(UsageUpdated, await collect(resumed.run_turn("c")))
+    await resumed.aclose()
+
+    assert len(after) == 1
+    assert after[0].call == third_usage
+    assert after[0].total == first_usage + second_usage + third_usage
+    assert before.cost_usd is not None and before.cost_usd > 0
+    third_cost = call_cost(priced.get("scripted", "scripted"), third_usage)
+    assert third_cost is not None
+    assert after[0].cost_usd == pytest.approx(before.cost_usd + third_cost)
+
+
+async def test_an_unknown_cost_stays_unknown_after_resume(tmp_path: Path) -> None:
+    where = env(tmp_path)
+    unpriced = catalog(50_000)
+    model = ScriptedModel([ScriptedTurn(text="one", usage=Usage(input_tokens=10))])
+    session = await make_session(where, model, catalog=unpriced)
+    await collect(session.run_turn("a"))
+    await session.aclose()
+
+    # The resumed model has prices, but the calls before it could not be priced.
+    resumed = await make_session(
+        where,
+        ScriptedModel([ScriptedTurn(text="two", usage=Usage(input_tokens=20))]),
+        catalog=catalog(50_000, cost=PRICED),
+        resume_id=session.id,
+    )
+    after = of(UsageUpdated, await collect(resumed.run_turn("b")))
+    await resumed.aclose()
+    assert [e.total for e in after] == [Usage(input_tokens=30)]
+    assert [e.cost_usd for e in after] == [None]
+
+
+def test_a_malformed_usage_entry_leaves_the_totals_at_zero() -> None:
+    tracker = UsageTracker(model_info=_info(PRICED))
+    tracker.restore([ExtensionEntry(name=USAGE_EXTENSION, data={"input_tokens": "many"})])
+    assert tracker.total == Usage() and tracker.cost_usd == 0.0
+    tracker.record(Usage(input_tokens=5, output_tokens=1), context_tokens=6)
+    restored = UsageTracker()
+    restored.restore([tracker.snapshot(), ExtensionEntry(name="plan", data=[])])
+    assert (restored.total, restored.cost_usd, restored.context_tokens) == (
+        tracker.total,
+        tracker.cost_usd,
+        6,
+    )
