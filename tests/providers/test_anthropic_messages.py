@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import anyio
-import anyio.abc
 import pytest
 from inline_snapshot import snapshot
 
@@ -44,6 +43,7 @@ from providers.wire import anthropic_messages
 from providers.wire.anthropic_messages import create_model
 from tests.fixtures import ROOT, cassette, request_body, response_body
 from tests.loopback import LoopbackServer, Reply, loopback
+from tests.providers.hanging import hanging_server
 
 FIXED_VERSION = ToolSpec(
     name="fixed_version",
@@ -645,50 +645,28 @@ def test_importing_the_adapter_does_not_import_the_sdk() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
-HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
-
-
 async def test_cancellation_propagates_and_closes_the_connection() -> None:
     first_event = sse(
         MESSAGE_START,
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
         {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
     )
-    closed = anyio.Event()
-
-    async def hanging_server(stream: anyio.abc.SocketStream) -> None:
-        async with stream:
-            await stream.receive()
-            await stream.send(HEAD + f"{len(first_event):x}\r\n".encode() + first_event + b"\r\n")
-            try:
-                while await stream.receive():
-                    pass
-            except (anyio.EndOfStream, anyio.BrokenResourceError):
-                closed.set()
-
     received: list[StreamEvent] = []
-    async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listener:
-        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with hanging_server(first_event) as server:
         model = create_model(
             "claude",
             Endpoint(
-                provider_id="anthropic",
-                api="anthropic",
-                base_url=f"http://127.0.0.1:{port}",
-                api_key="test-key",
+                provider_id="anthropic", api="anthropic", base_url=server.url, api_key="test-key"
             ),
         )
-        async with anyio.create_task_group() as group:
-            group.start_soon(listener.serve, hanging_server)
-            with anyio.fail_after(10):
-                with anyio.CancelScope() as scope:
-                    request = ModelRequest(system="", messages=[user("hi")])
-                    async for event in model.stream(request):
-                        received.append(event)
-                        scope.cancel()
-                assert scope.cancelled_caught
-                await closed.wait()
-            group.cancel_scope.cancel()
+        with anyio.fail_after(10):
+            with anyio.CancelScope() as scope:
+                request = ModelRequest(system="", messages=[user("hi")])
+                async for event in model.stream(request):
+                    received.append(event)
+                    scope.cancel()
+            assert scope.cancelled_caught
+            await server.closed.wait()
     await model.aclose()
     assert received == [TextDelta(text="Hi")]
 

@@ -10,7 +10,6 @@ from collections.abc import AsyncGenerator, Iterator
 from typing import Any, cast
 
 import anyio
-import anyio.abc
 import pytest
 from inline_snapshot import snapshot
 
@@ -44,6 +43,7 @@ from providers.wire.openai_responses import (
 )
 from tests.fixtures import cassette, request_body, response_body, sse_bytes
 from tests.loopback import LoopbackServer, Reply, loopback
+from tests.providers.hanging import hanging_server
 
 GET_CAPITAL = ToolSpec(
     name="get_capital",
@@ -741,9 +741,6 @@ async def test_usage_details_are_subsets_of_input_and_output(srv: LoopbackServer
     assert isinstance(events[0], UsageEvent) and events[0].usage.total_tokens == 1300
 
 
-HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
-
-
 async def test_a_consumer_that_stops_early_closes_the_stream() -> None:
     first_event = sse(
         {
@@ -754,40 +751,20 @@ async def test_a_consumer_that_stops_early_closes_the_stream() -> None:
             "delta": "Hi",
         }
     )
-    closed = anyio.Event()
-
-    async def hanging_server(stream: anyio.abc.SocketStream) -> None:
-        # One event, then nothing: only the client closing the connection ends this.
-        async with stream:
-            await stream.receive()
-            await stream.send(HEAD + f"{len(first_event):x}\r\n".encode() + first_event + b"\r\n")
-            try:
-                while await stream.receive():
-                    pass
-            except (anyio.EndOfStream, anyio.BrokenResourceError):
-                closed.set()
-
-    async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listener:
-        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with hanging_server(first_event) as server:
         endpoint = Endpoint(
-            provider_id="openai",
-            api="openai-responses",
-            base_url=f"http://127.0.0.1:{port}",
-            api_key="test-key",
+            provider_id="openai", api="openai-responses", base_url=server.url, api_key="test-key"
         )
         model = create_model("gpt-5", endpoint)
-        async with anyio.create_task_group() as group:
-            group.start_soon(listener.serve, hanging_server)
-            with anyio.fail_after(10):
-                stream = cast(
-                    "AsyncGenerator[StreamEvent, None]",
-                    model.stream(ModelRequest(system="", messages=[user("q")])),
-                )
-                assert await anext(stream) == TextDelta(text="Hi")
-                await stream.aclose()
-                await closed.wait()
-            group.cancel_scope.cancel()
-        await model.aclose()
+        with anyio.fail_after(10):
+            stream = cast(
+                "AsyncGenerator[StreamEvent, None]",
+                model.stream(ModelRequest(system="", messages=[user("q")])),
+            )
+            assert await anext(stream) == TextDelta(text="Hi")
+            await stream.aclose()
+            await server.closed.wait()
+    await model.aclose()
 
 
 async def test_cancellation_propagates_out_of_the_stream(srv: LoopbackServer) -> None:
