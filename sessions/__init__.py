@@ -2,30 +2,62 @@
 
 `SessionStore` finds, lists, creates, forks and deletes sessions; a `Session` is one open file:
 its tree of entries, its current leaf and the request history they imply.
+
+The names below load on first use (PEP 562): `sessions.ids` alone must stay importable without
+the store, because the ACP start-up path mints the id of the first session before anything else
+has loaded (`acp_server.early`).
 """
 
 from __future__ import annotations
 
-from sessions.entries import (
-    FORMAT_VERSION,
-    CompactionEntry,
-    Entry,
-    ExtensionEntry,
-    ForkOrigin,
-    Header,
-    LeafMoveEntry,
-    MessageEntry,
-    ModeChangeEntry,
-    ModelChangeEntry,
-    TitleEntry,
-    UndoSnapshotEntry,
-    UnknownEntry,
-)
-from sessions.errors import EntryNotFound, InvalidCursor, SessionNotFound, SessionUnreadable
-from sessions.ids import new_id
-from sessions.paths import data_dir
-from sessions.session import Session
-from sessions.store import SessionPage, SessionStore, SessionSummary, cwd_hash
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sessions.entries import (
+        FORMAT_VERSION,
+        CompactionEntry,
+        Entry,
+        ExtensionEntry,
+        ForkOrigin,
+        Header,
+        LeafMoveEntry,
+        MessageEntry,
+        ModeChangeEntry,
+        ModelChangeEntry,
+        TitleEntry,
+        UndoSnapshotEntry,
+        UnknownEntry,
+    )
+    from sessions.errors import EntryNotFound, InvalidCursor, SessionNotFound, SessionUnreadable
+    from sessions.ids import new_id
+    from sessions.paths import data_dir
+    from sessions.session import Session
+    from sessions.store import SessionPage, SessionStore, SessionSummary, cwd_hash
+
+_HOMES = {
+    "sessions.entries": (
+        "FORMAT_VERSION",
+        "CompactionEntry",
+        "Entry",
+        "ExtensionEntry",
+        "ForkOrigin",
+        "Header",
+        "LeafMoveEntry",
+        "MessageEntry",
+        "ModeChangeEntry",
+        "ModelChangeEntry",
+        "TitleEntry",
+        "UndoSnapshotEntry",
+        "UnknownEntry",
+    ),
+    "sessions.errors": ("EntryNotFound", "InvalidCursor", "SessionNotFound", "SessionUnreadable"),
+    "sessions.ids": ("new_id",),
+    "sessions.paths": ("data_dir",),
+    "sessions.session": ("Session",),
+    "sessions.store": ("SessionPage", "SessionStore", "SessionSummary", "cwd_hash"),
+}
+_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "FORMAT_VERSION",
@@ -53,3 +85,16 @@ __all__ = [
     "data_dir",
     "new_id",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sessions' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -33,3 +33,18 @@ def test_ids_stay_ordered_when_the_clock_stands_still_or_steps_back(
     made = [new_id() for _ in range(6)]
     assert made == sorted(made)
     assert len(set(made)) == 6
+
+
+def test_ids_load_without_the_store() -> None:
+    # The ACP start-up path mints the first session's id before the store has loaded.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, sessions.ids; sessions.ids.new_id(); "
+        "print(sorted(m for m in sys.modules if m.startswith('sessions') or m == 'orjson'))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "['sessions', 'sessions.ids']"
