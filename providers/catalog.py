@@ -17,9 +17,10 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
-from providers.types import Usage
+if TYPE_CHECKING:
+    from providers.types import Usage
 
 SNAPSHOT_PATH: Final = Path(__file__).resolve().parent / "data" / "catalog.json"
 MODELS_DEV_URL: Final = "https://models.dev/api.json"

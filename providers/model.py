@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
 
-from providers.types import ModelRequest, StreamEvent
+if TYPE_CHECKING:
+    # Annotations only: the registry (which needs `Endpoint`) is on the ACP start-up path, and
+    # `providers.types` defines ~70 classes.
+    from providers.types import ModelRequest, StreamEvent
 
 WireApi: TypeAlias = Literal["openai-chat", "openai-responses", "anthropic", "gemini", "scripted"]
 WIRE_APIS: tuple[WireApi, ...] = (
