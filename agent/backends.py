@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TypeAlias
 
-Mode: TypeAlias = Literal["plan", "ask", "accept-edits", "auto", "yolo"]
-MODES: tuple[Mode, ...] = ("plan", "ask", "accept-edits", "auto", "yolo")
+# Defined in `agent.modes` (which the settings import without this module); re-exported here.
+from agent.modes import MODES as MODES
+from agent.modes import Mode as Mode
 
 ToolKind: TypeAlias = Literal[
     "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"

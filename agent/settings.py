@@ -21,9 +21,10 @@ A checked-in project file is also not allowed to point a built-in provider at an
 read a built-in provider's key variable for a provider of its own: either would send the user's
 key wherever the repository says.
 
-Pydantic is used here, at the edge; the merged result is plain values. Nothing in this module
-echoes an API key: `apiKey` is a `SecretStr`, and errors carry key paths and messages, never input
-values.
+The file schema and its validator live in `agent.settings_schema` (by hand, not pydantic: this
+module is on the editor's start-up path); the names are re-exported here. Nothing in this module
+echoes an API key: `apiKey` is a `Secret`, and errors carry key paths and problems, never values
+from the file.
 """
 
 from __future__ import annotations
@@ -31,25 +32,25 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    NonNegativeFloat,
-    PositiveFloat,
-    PositiveInt,
-    SecretStr,
-    Tag,
-    ValidationError,
+from agent.settings_schema import (
+    HOOK_EVENTS,
+    CostSettings,
+    HookEvent,
+    HookSettings,
+    HooksSettings,
+    HttpServerSettings,
+    InvalidSettings,
+    ModelSettings,
+    PermissionSettings,
+    ProviderSettings,
+    Secret,
+    SettingsFile,
+    StdioServerSettings,
 )
-from pydantic.alias_generators import to_camel
-
-from agent.backends import Mode
 from agent.trust import (
     MODE_ORDER,
     TRUSTED_DIRECTORIES_KEY,
@@ -58,15 +59,46 @@ from agent.trust import (
     resolve_directory,
     tracked_by_git,
 )
-from providers.catalog import Cost, ModelOverride
-from providers.model import WireApi
-from providers.registry import UserProviderConfig, all_providers, provider_spec
+
+if TYPE_CHECKING:
+    from agent.modes import Mode
+    from providers.catalog import ModelOverride
+    from providers.registry import UserProviderConfig
 
 Scope: TypeAlias = Literal["user", "project", "local"]
 SCOPES: tuple[Scope, ...] = ("user", "project", "local")
 PermissionList: TypeAlias = Literal["allow", "ask", "deny"]
-HookEvent: TypeAlias = Literal["pre_tool_use", "post_tool_use", "user_prompt_submit", "stop"]
-HOOK_EVENTS: tuple[HookEvent, ...] = ("pre_tool_use", "post_tool_use", "user_prompt_submit", "stop")
+
+__all__ = [
+    "DEFAULT_MODE",
+    "HOOK_EVENTS",
+    "MODEL_ENV",
+    "SCOPES",
+    "CostSettings",
+    "HookEvent",
+    "HookRule",
+    "HookSettings",
+    "HooksSettings",
+    "HttpServerSettings",
+    "InvalidSettings",
+    "ModelSettings",
+    "PermissionList",
+    "PermissionRule",
+    "PermissionSettings",
+    "ProviderSettings",
+    "Scope",
+    "Secret",
+    "Settings",
+    "SettingsError",
+    "SettingsFile",
+    "StdioServerSettings",
+    "append_local_rule",
+    "load_settings",
+    "read_settings_file",
+    "set_directory_trust",
+    "settings_paths",
+    "trusted_directories",
+]
 
 MODEL_ENV = "EARSHOT_MODEL"
 DEFAULT_MODE: Mode = "ask"
@@ -75,135 +107,6 @@ DEFAULT_MODE: Mode = "ask"
 class SettingsError(Exception):
     """A settings file is unreadable or invalid. The message names the file, the key path and
     the problem, and never contains a value from the file."""
-
-
-# ---------------------------------------------------------------------------- file schema
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        alias_generator=to_camel,
-        populate_by_name=True,
-        frozen=True,
-        hide_input_in_errors=True,
-        # Built at the first validation, as one schema, instead of each model at import.
-        defer_build=True,
-    )
-
-
-class ProviderSettings(_Strict):
-    """`providers.<id>`: override a built-in provider, or define a new one."""
-
-    api: WireApi | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    api_key: SecretStr | None = None
-    headers: dict[str, str] = Field(default_factory=dict[str, str])
-    script: str | None = None
-    """For `api: scripted`: a JSON script file. A relative path is resolved against the project
-    directory (project and local scope) or the settings file's directory (user scope)."""
-
-
-class CostSettings(_Strict):
-    """USD per million tokens."""
-
-    input: NonNegativeFloat | None = None
-    output: NonNegativeFloat | None = None
-    cache_read: NonNegativeFloat | None = None
-    cache_write: NonNegativeFloat | None = None
-
-
-class ModelSettings(_Strict):
-    """`models.<provider/model>`: facts that override (or supply) the catalog's."""
-
-    name: str | None = None
-    context_window: PositiveInt | None = None
-    max_output: PositiveInt | None = None
-    vision: bool | None = None
-    reasoning: bool | None = None
-    tool_call: bool | None = None
-    cost: CostSettings | None = None
-
-
-class PermissionSettings(_Strict):
-    """`Tool` or `Tool(pattern)` rules."""
-
-    allow: list[str] = Field(default_factory=list[str])
-    ask: list[str] = Field(default_factory=list[str])
-    deny: list[str] = Field(default_factory=list[str])
-
-
-class StdioServerSettings(_Strict):
-    """An MCP server earshot spawns."""
-
-    type: Literal["stdio"] = "stdio"
-    command: str
-    args: list[str] = Field(default_factory=list[str])
-    env: dict[str, str] = Field(default_factory=dict[str, str])
-    cwd: str | None = None
-
-
-class HttpServerSettings(_Strict):
-    """An MCP server earshot connects to (streamable HTTP, or legacy SSE)."""
-
-    type: Literal["http", "sse"]
-    url: str
-    headers: dict[str, str] = Field(default_factory=dict[str, str])
-
-
-def _server_kind(value: Any) -> str:
-    if isinstance(value, dict):
-        kind = cast("dict[str, Any]", value).get("type", "stdio")
-        return "http" if kind in ("http", "sse") else "stdio"
-    if isinstance(value, HttpServerSettings):
-        return "http"
-    return "stdio"
-
-
-McpServerSettings: TypeAlias = Annotated[
-    Annotated[StdioServerSettings, Tag("stdio")] | Annotated[HttpServerSettings, Tag("http")],
-    Discriminator(_server_kind),
-]
-
-
-class HookSettings(_Strict):
-    """One hook command. `matcher` selects tools by name (tool events only)."""
-
-    matcher: str | None = None
-    command: str
-    timeout: PositiveFloat | None = None
-    """Seconds."""
-
-
-class HooksSettings(_Strict):
-    # The hook event names are snake_case in the file, unlike every other key.
-    pre_tool_use: list[HookSettings] = Field(
-        default_factory=list[HookSettings], alias="pre_tool_use"
-    )
-    post_tool_use: list[HookSettings] = Field(
-        default_factory=list[HookSettings], alias="post_tool_use"
-    )
-    user_prompt_submit: list[HookSettings] = Field(
-        default_factory=list[HookSettings], alias="user_prompt_submit"
-    )
-    stop: list[HookSettings] = Field(default_factory=list[HookSettings], alias="stop")
-
-
-class SettingsFile(_Strict):
-    """The content of one settings file."""
-
-    schema_: str | None = Field(default=None, alias="$schema")
-    model: str | None = None
-    mode: Mode | None = None
-    providers: dict[str, ProviderSettings] = Field(default_factory=dict[str, ProviderSettings])
-    models: dict[str, ModelSettings] = Field(default_factory=dict[str, ModelSettings])
-    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
-    mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict[str, McpServerSettings])
-    hooks: HooksSettings = Field(default_factory=HooksSettings)
-    trusted_directories: list[str] = Field(default_factory=list[str])
-    """User scope only: directories whose repository settings may grant and run (see
-    `agent.trust`)."""
 
 
 # ---------------------------------------------------------------------------- merged values
@@ -263,6 +166,8 @@ class Settings:
 
     def user_providers(self) -> dict[str, UserProviderConfig]:
         """`providers.*` in the form `providers.registry.resolve_endpoint` takes."""
+        from providers.registry import UserProviderConfig
+
         return {
             provider_id: UserProviderConfig(
                 api=entry.api,
@@ -281,6 +186,9 @@ class Settings:
 
 
 def _override(entry: ModelSettings) -> ModelOverride:
+    # Imported here, like the registry above: neither is needed to read the files.
+    from providers.catalog import Cost, ModelOverride
+
     cost = None
     if entry.cost is not None:
         cost = Cost(
@@ -333,7 +241,7 @@ def read_settings_file(path: Path, scope: Scope) -> SettingsFile | None:
     if not text.strip():
         return SettingsFile()
     try:
-        data = json.loads(text)
+        data: object = json.loads(text)
     except json.JSONDecodeError as error:
         raise SettingsError(
             f"{path}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
@@ -341,9 +249,9 @@ def read_settings_file(path: Path, scope: Scope) -> SettingsFile | None:
     if not isinstance(data, dict):
         raise SettingsError(f"{path}: settings must be a JSON object")
     try:
-        parsed = SettingsFile.model_validate(data)
-    except ValidationError as error:
-        raise SettingsError(_describe(path, error)) from None
+        parsed = SettingsFile.model_validate(cast("dict[str, object]", data))
+    except InvalidSettings as error:
+        raise SettingsError(f"{path}: invalid settings: {error}") from None
     _check_rules(path, parsed)
     _check_trusted_directories(path, scope, parsed)
     if scope == "project":
@@ -365,23 +273,6 @@ def _check_trusted_directories(path: Path, scope: Scope, parsed: SettingsFile) -
             )
 
 
-def _describe(path: Path, error: ValidationError) -> str:
-    problems: list[str] = []
-    for item in error.errors(include_input=False, include_url=False):
-        location = [str(part) for part in item["loc"]]
-        # Drop the union tag pydantic inserts after an MCP server's name.
-        if len(location) >= 3 and location[0] == "mcpServers" and location[2] in ("stdio", "http"):
-            del location[2]
-        key = ".".join(location) or "(top level)"
-        message = item["msg"]
-        if item["type"] == "extra_forbidden":
-            message = "unknown key"
-        elif item["type"] == "missing":
-            message = "required key is missing"
-        problems.append(f"{key}: {message}")
-    return f"{path}: invalid settings: " + "; ".join(problems)
-
-
 def _check_rules(path: Path, parsed: SettingsFile) -> None:
     for list_name in ("allow", "ask", "deny"):
         for index, rule in enumerate(cast("list[str]", getattr(parsed.permissions, list_name))):
@@ -400,6 +291,8 @@ def _is_rule(rule: str) -> bool:
 
 
 def _check_project_providers(path: Path, parsed: SettingsFile) -> None:
+    from providers.registry import all_providers, provider_spec
+
     builtin_keys = {variable for spec in all_providers() for variable in spec.env}
     for provider_id, entry in parsed.providers.items():
         if provider_spec(provider_id) is not None and entry.base_url is not None:
@@ -464,22 +357,23 @@ def load_settings(
     )
 
 
-@dataclass
 class _Merge:
-    """The scopes merged so far, and what was left out because its file may not grant."""
+    """The scopes merged so far, and what was left out because its file may not grant.
 
-    model: str | None = None
-    mode: Mode | None = None
-    providers: dict[str, ProviderSettings] = field(default_factory=dict[str, ProviderSettings])
-    models: dict[str, ModelSettings] = field(default_factory=dict[str, ModelSettings])
-    servers: dict[str, StdioServerSettings | HttpServerSettings] = field(
-        default_factory=dict[str, StdioServerSettings | HttpServerSettings]
-    )
-    server_scopes: dict[str, Scope] = field(default_factory=dict[str, Scope])
-    rules: list[PermissionRule] = field(default_factory=list[PermissionRule])
-    hooks: list[HookRule] = field(default_factory=list[HookRule])
-    sources: list[Path] = field(default_factory=list[Path])
-    ignored: IgnoredSettings = field(default_factory=IgnoredSettings)
+    A plain class rather than a dataclass: it is a private accumulator, and each dataclass costs
+    a few tenths of a millisecond to define on the editor's start-up path."""
+
+    def __init__(self) -> None:
+        self.model: str | None = None
+        self.mode: Mode | None = None
+        self.providers: dict[str, ProviderSettings] = {}
+        self.models: dict[str, ModelSettings] = {}
+        self.servers: dict[str, StdioServerSettings | HttpServerSettings] = {}
+        self.server_scopes: dict[str, Scope] = {}
+        self.rules: list[PermissionRule] = []
+        self.hooks: list[HookRule] = []
+        self.sources: list[Path] = []
+        self.ignored = IgnoredSettings()
 
     def add(
         self, scope: Scope, path: Path, parsed: SettingsFile, *, cwd: Path, grants: bool
@@ -564,7 +458,7 @@ class _Merge:
 def _anchor_script(entry: ProviderSettings, base: Path) -> ProviderSettings:
     if entry.script is None or Path(entry.script).expanduser().is_absolute():
         return entry
-    return entry.model_copy(update={"script": str(base / entry.script)})
+    return replace(entry, script=str(base / entry.script))
 
 
 def append_local_rule(cwd: Path, list_name: PermissionList, rule: str) -> Path:

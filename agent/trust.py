@@ -31,15 +31,13 @@ per session what was skipped and how to trust the workspace.
 from __future__ import annotations
 
 import os
-import shlex
-import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent.backends import Mode
+    from agent.modes import Mode
 
 TRUSTED_DIRECTORIES_KEY = "trustedDirectories"
 GIT_TIMEOUT_SECONDS = 3.0
@@ -70,6 +68,8 @@ def tracked_by_git(path: Path, *, timeout: float = GIT_TIMEOUT_SECONDS) -> bool:
 
     False when git is not installed or the directory is not in a repository; True on any other
     failure (see the module docstring: failing closed)."""
+    import subprocess  # only here: the settings module (start-up path) imports this one
+
     directory = resolve_directory(path.parent)
     environ = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROPPED}
     environ.update(LC_ALL="C", LANGUAGE="C", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
@@ -134,6 +134,8 @@ class IgnoredSettings:
 
     def notice(self, cwd: Path) -> str:
         """One message for the user: what was ignored, from where, and how to trust `cwd`."""
+        import shlex
+
         parts: list[str] = []
         if self.allow:
             parts.append("allow rules " + _listed(self.allow))

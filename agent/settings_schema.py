@@ -1,0 +1,473 @@
+"""The settings file schema: one frozen dataclass per JSON object, and a validator driven by a
+field table per class.
+
+Written by hand rather than with pydantic because the settings are read before an editor's first
+`session/new` is answered, and pydantic's import and schema build alone cost more than that
+answer's whole budget. The checks are strict: unknown keys are rejected, JSON types must match
+exactly (`true` is not a number, `"5"` is not an integer), and every problem in a file is
+reported, not only the first.
+
+A problem names the key path (`providers.x.baseUrl`, `permissions.allow.0`) and what is wrong
+with it, and never the value: API keys and header tokens live in these files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final, Literal, Self, TypeAlias, cast
+
+from agent.modes import MODES
+
+if TYPE_CHECKING:
+    from agent.modes import Mode
+    from providers.model import WireApi
+
+Problem: TypeAlias = tuple[str, str]
+"""`(dotted key path, what is wrong)`."""
+Checker: TypeAlias = Callable[[object, str, list[Problem]], object]
+"""Checks one JSON value found at a key path: records its problems (nested ones included) and
+returns the value converted (a list, a dataclass...), or `INVALID` when it recorded any."""
+
+INVALID: Final = object()
+"""What a checker returns for a value it rejected (its problems are already recorded)."""
+
+HookEvent: TypeAlias = Literal["pre_tool_use", "post_tool_use", "user_prompt_submit", "stop"]
+HOOK_EVENTS: tuple[HookEvent, ...] = ("pre_tool_use", "post_tool_use", "user_prompt_submit", "stop")
+
+
+class InvalidSettings(ValueError):
+    """A settings object did not validate. `problems` holds every problem found."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(f"{key}: {problem}" for key, problem in self.problems))
+
+
+class Secret:
+    """A string that does not show itself in a repr, a str or an f-string (an inline `apiKey`)."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get_secret_value(self) -> str:
+        """The string itself: for the one place that sends it, never for display."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+    def __str__(self) -> str:
+        return "**********"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+class FileSection:
+    """Base of the schema classes: `model_validate` reads one from the JSON of a settings file."""
+
+    __slots__ = ()
+
+    @classmethod
+    def model_validate(cls, data: object) -> Self:
+        """Build from the parsed JSON of this section (named after pydantic's method, which the
+        schema used before).
+
+        Raises:
+            InvalidSettings: with every problem found; key paths are relative to `data`.
+        """
+        problems: list[Problem] = []
+        parsed = _OBJECT_CHECKERS[cls](data, "", problems)
+        if problems:
+            raise InvalidSettings(problems)
+        return cast("Self", parsed)
+
+
+# ---------------------------------------------------------------------------- the schema
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderSettings(FileSection):
+    """`providers.<id>`: override a built-in provider, or define a new one."""
+
+    api: WireApi | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    api_key: Secret | None = None
+    headers: dict[str, str] = field(default_factory=dict[str, str], repr=False)
+    """Not in the repr: an `Authorization` header is a key too."""
+    script: str | None = None
+    """For `api: scripted`: a JSON script file. A relative path is resolved against the project
+    directory (project and local scope) or the settings file's directory (user scope)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CostSettings(FileSection):
+    """USD per million tokens."""
+
+    input: float | None = None
+    output: float | None = None
+    cache_read: float | None = None
+    cache_write: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelSettings(FileSection):
+    """`models.<provider/model>`: facts that override (or supply) the catalog's."""
+
+    name: str | None = None
+    context_window: int | None = None
+    max_output: int | None = None
+    vision: bool | None = None
+    reasoning: bool | None = None
+    tool_call: bool | None = None
+    cost: CostSettings | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionSettings(FileSection):
+    """`Tool` or `Tool(pattern)` rules."""
+
+    allow: list[str] = field(default_factory=list[str])
+    ask: list[str] = field(default_factory=list[str])
+    deny: list[str] = field(default_factory=list[str])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StdioServerSettings(FileSection):
+    """An MCP server earshot spawns."""
+
+    type: Literal["stdio"] = "stdio"
+    command: str
+    args: list[str] = field(default_factory=list[str])
+    env: dict[str, str] = field(default_factory=dict[str, str], repr=False)
+    """Not in the repr: it often carries a token."""
+    cwd: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpServerSettings(FileSection):
+    """An MCP server earshot connects to (streamable HTTP, or legacy SSE)."""
+
+    type: Literal["http", "sse"]
+    url: str
+    headers: dict[str, str] = field(default_factory=dict[str, str], repr=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookSettings(FileSection):
+    """One hook command. `matcher` selects tools by name (tool events only)."""
+
+    matcher: str | None = None
+    command: str
+    timeout: float | None = None
+    """Seconds."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HooksSettings(FileSection):
+    """Hook commands per event. The event names are snake_case in the file, unlike every other
+    key."""
+
+    pre_tool_use: list[HookSettings] = field(default_factory=list[HookSettings])
+    post_tool_use: list[HookSettings] = field(default_factory=list[HookSettings])
+    user_prompt_submit: list[HookSettings] = field(default_factory=list[HookSettings])
+    stop: list[HookSettings] = field(default_factory=list[HookSettings])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SettingsFile(FileSection):
+    """The content of one settings file."""
+
+    schema_: str | None = None
+    """`$schema`."""
+    model: str | None = None
+    mode: Mode | None = None
+    providers: dict[str, ProviderSettings] = field(default_factory=dict[str, ProviderSettings])
+    models: dict[str, ModelSettings] = field(default_factory=dict[str, ModelSettings])
+    permissions: PermissionSettings = field(default_factory=PermissionSettings)
+    mcp_servers: dict[str, StdioServerSettings | HttpServerSettings] = field(
+        default_factory=dict[str, StdioServerSettings | HttpServerSettings]
+    )
+    hooks: HooksSettings = field(default_factory=HooksSettings)
+    trusted_directories: list[str] = field(default_factory=list[str])
+    """User scope only: directories whose repository settings may grant and run (see
+    `agent.trust`)."""
+
+
+# ---------------------------------------------------------------------------- checkers
+
+
+def _at(path: str, key: str | int) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def string(value: object, path: str, problems: list[Problem]) -> object:
+    if isinstance(value, str):
+        return value
+    problems.append((path, "must be a string"))
+    return INVALID
+
+
+def secret(value: object, path: str, problems: list[Problem]) -> object:
+    """A string, wrapped so that it never shows (see `Secret`)."""
+    checked = string(value, path, problems)
+    return Secret(checked) if isinstance(checked, str) else INVALID
+
+
+def boolean(value: object, path: str, problems: list[Problem]) -> object:
+    if isinstance(value, bool):
+        return value
+    problems.append((path, "must be true or false"))
+    return INVALID
+
+
+def positive_int(value: object, path: str, problems: list[Problem]) -> object:
+    # bool is a subclass of int, and `true` is not a token count.
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    problems.append((path, "must be an integer greater than 0"))
+    return INVALID
+
+
+def _number(minimum: float, *, inclusive: bool) -> Checker:
+    """A JSON number (integer or not, never `true`/`false`), as a float, at or above `minimum`."""
+    bound = "greater than or equal to" if inclusive else "greater than"
+    message = f"must be a number {bound} {minimum:g}"
+
+    def check(value: object, path: str, problems: list[Problem]) -> object:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            number = float(value)
+            # NaN fails both comparisons, so it is rejected too.
+            if number >= minimum if inclusive else number > minimum:
+                return number
+        problems.append((path, message))
+        return INVALID
+
+    return check
+
+
+non_negative_float = _number(0, inclusive=True)
+positive_float = _number(0, inclusive=False)
+
+
+def one_of(choices: Sequence[str]) -> Checker:
+    """One of the given strings (the message lists them: they come from the code, not the file)."""
+    message = "must be one of " + ", ".join(repr(choice) for choice in choices)
+
+    def check(value: object, path: str, problems: list[Problem]) -> object:
+        if isinstance(value, str) and value in choices:
+            return value
+        problems.append((path, message))
+        return INVALID
+
+    return check
+
+
+def wire_api(value: object, path: str, problems: list[Problem]) -> object:
+    # Imported here: `providers.model` defines classes the settings import does not need.
+    from providers.model import WIRE_APIS
+
+    return one_of(WIRE_APIS)(value, path, problems)
+
+
+def optional(check: Checker) -> Checker:
+    """`null` or what `check` accepts."""
+
+    def check_optional(value: object, path: str, problems: list[Problem]) -> object:
+        return None if value is None else check(value, path, problems)
+
+    return check_optional
+
+
+def list_of(check: Checker) -> Checker:
+    """A JSON array; each item is checked at `<path>.<index>`."""
+
+    def check_list(value: object, path: str, problems: list[Problem]) -> object:
+        if not isinstance(value, list):
+            problems.append((path, "must be a list"))
+            return INVALID
+        known = len(problems)
+        elements = cast("list[object]", value)
+        items = [check(item, _at(path, index), problems) for index, item in enumerate(elements)]
+        return items if len(problems) == known else INVALID
+
+    return check_list
+
+
+def map_of(check: Checker) -> Checker:
+    """A JSON object with keys of the user's choosing; each value is checked at `<path>.<key>`."""
+
+    def check_map(value: object, path: str, problems: list[Problem]) -> object:
+        if not isinstance(value, dict):
+            problems.append((path, "must be an object"))
+            return INVALID
+        known = len(problems)
+        entries = cast("dict[str, object]", value)
+        checked = {key: check(item, _at(path, key), problems) for key, item in entries.items()}
+        return checked if len(problems) == known else INVALID
+
+    return check_map
+
+
+class Field:
+    """How one key of a schema object is read: its JSON name, the dataclass attribute it fills,
+    its checker, and whether it must be present (otherwise the dataclass default applies)."""
+
+    __slots__ = ("attribute", "check", "key", "required")
+
+    def __init__(self, key: str, attribute: str, check: Checker, *, required: bool = False) -> None:
+        self.key = key
+        self.attribute = attribute
+        self.check = check
+        self.required = required
+
+
+def schema_object(build: Callable[..., object], fields: Sequence[Field]) -> Checker:
+    """A JSON object with exactly the keys in `fields`, built with `build(**attributes)`."""
+    by_key = {spec.key: spec for spec in fields}
+
+    def check_object(value: object, path: str, problems: list[Problem]) -> object:
+        if not isinstance(value, dict):
+            problems.append((path, "must be an object"))
+            return INVALID
+        known = len(problems)
+        data = cast("dict[str, object]", value)
+        attributes: dict[str, object] = {}
+        for key, item in data.items():
+            spec = by_key.get(key)
+            if spec is None:
+                problems.append((_at(path, key), "unknown key"))
+            else:
+                attributes[spec.attribute] = spec.check(item, _at(path, key), problems)
+        problems.extend(
+            (_at(path, spec.key), "required key is missing")
+            for spec in fields
+            if spec.required and spec.key not in data
+        )
+        # Absent keys take the dataclass defaults.
+        return build(**attributes) if len(problems) == known else INVALID
+
+    return check_object
+
+
+# ---------------------------------------------------------------------------- field tables
+
+_OPTIONAL_STRING = optional(string)
+_STRINGS = list_of(string)
+_STRING_MAP = map_of(string)
+
+_PROVIDER = schema_object(
+    ProviderSettings,
+    [
+        Field("api", "api", optional(wire_api)),
+        Field("baseUrl", "base_url", _OPTIONAL_STRING),
+        Field("apiKeyEnv", "api_key_env", _OPTIONAL_STRING),
+        Field("apiKey", "api_key", optional(secret)),
+        Field("headers", "headers", _STRING_MAP),
+        Field("script", "script", _OPTIONAL_STRING),
+    ],
+)
+_COST = schema_object(
+    CostSettings,
+    [
+        Field("input", "input", optional(non_negative_float)),
+        Field("output", "output", optional(non_negative_float)),
+        Field("cacheRead", "cache_read", optional(non_negative_float)),
+        Field("cacheWrite", "cache_write", optional(non_negative_float)),
+    ],
+)
+_MODEL = schema_object(
+    ModelSettings,
+    [
+        Field("name", "name", _OPTIONAL_STRING),
+        Field("contextWindow", "context_window", optional(positive_int)),
+        Field("maxOutput", "max_output", optional(positive_int)),
+        Field("vision", "vision", optional(boolean)),
+        Field("reasoning", "reasoning", optional(boolean)),
+        Field("toolCall", "tool_call", optional(boolean)),
+        Field("cost", "cost", optional(_COST)),
+    ],
+)
+_PERMISSIONS = schema_object(
+    PermissionSettings, [Field(name, name, _STRINGS) for name in ("allow", "ask", "deny")]
+)
+_STDIO_SERVER = schema_object(
+    StdioServerSettings,
+    [
+        Field("type", "type", one_of(("stdio",))),
+        Field("command", "command", string, required=True),
+        Field("args", "args", _STRINGS),
+        Field("env", "env", _STRING_MAP),
+        Field("cwd", "cwd", _OPTIONAL_STRING),
+    ],
+)
+_HTTP_SERVER = schema_object(
+    HttpServerSettings,
+    [
+        Field("type", "type", one_of(("http", "sse")), required=True),
+        Field("url", "url", string, required=True),
+        Field("headers", "headers", _STRING_MAP),
+    ],
+)
+_MCP_SERVER_TYPE = one_of(("stdio", "http", "sse"))
+
+
+def _mcp_server(value: object, path: str, problems: list[Problem]) -> object:
+    """`type` picks the shape: absent or "stdio" spawns a command, "http"/"sse" connects."""
+    if not isinstance(value, dict):
+        problems.append((path, "must be an object"))
+        return INVALID
+    data = cast("dict[str, object]", value)
+    kind = data.get("type", "stdio")
+    if kind == "stdio":
+        return _STDIO_SERVER(data, path, problems)
+    if kind in ("http", "sse"):
+        return _HTTP_SERVER(data, path, problems)
+    return _MCP_SERVER_TYPE(kind, _at(path, "type"), problems)  # records the problem
+
+
+_HOOK = schema_object(
+    HookSettings,
+    [
+        Field("matcher", "matcher", _OPTIONAL_STRING),
+        Field("command", "command", string, required=True),
+        Field("timeout", "timeout", optional(positive_float)),
+    ],
+)
+_HOOKS = schema_object(
+    HooksSettings, [Field(event, event, list_of(_HOOK)) for event in HOOK_EVENTS]
+)
+_SETTINGS_FILE = schema_object(
+    SettingsFile,
+    [
+        Field("$schema", "schema_", _OPTIONAL_STRING),
+        Field("model", "model", _OPTIONAL_STRING),
+        Field("mode", "mode", optional(one_of(MODES))),
+        Field("providers", "providers", map_of(_PROVIDER)),
+        Field("models", "models", map_of(_MODEL)),
+        Field("permissions", "permissions", _PERMISSIONS),
+        Field("mcpServers", "mcp_servers", map_of(_mcp_server)),
+        Field("hooks", "hooks", _HOOKS),
+        Field("trustedDirectories", "trusted_directories", _STRINGS),
+    ],
+)
+
+
+_OBJECT_CHECKERS: Mapping[type[FileSection], Checker] = {
+    ProviderSettings: _PROVIDER,
+    CostSettings: _COST,
+    ModelSettings: _MODEL,
+    PermissionSettings: _PERMISSIONS,
+    StdioServerSettings: _STDIO_SERVER,
+    HttpServerSettings: _HTTP_SERVER,
+    HookSettings: _HOOK,
+    HooksSettings: _HOOKS,
+    SettingsFile: _SETTINGS_FILE,
+}
