@@ -44,6 +44,7 @@ from agent.settings_schema import (
     HooksSettings,
     HttpServerSettings,
     InvalidSettings,
+    McpServerSettings,
     ModelSettings,
     PermissionSettings,
     ProviderSettings,
@@ -81,6 +82,7 @@ __all__ = [
     "HooksSettings",
     "HttpServerSettings",
     "InvalidSettings",
+    "McpServerSettings",
     "ModelSettings",
     "PermissionList",
     "PermissionRule",
@@ -146,9 +148,7 @@ class Settings:
     models: Mapping[str, ModelSettings] = field(default_factory=lambda: {})
     permission_rules: tuple[PermissionRule, ...] = ()
     """user rules first, then project, then local; order within a file kept."""
-    mcp_servers: Mapping[str, StdioServerSettings | HttpServerSettings] = field(
-        default_factory=lambda: {}
-    )
+    mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=lambda: {})
     mcp_server_scopes: Mapping[str, Scope] = field(default_factory=lambda: {})
     """Which scope each MCP server entry came from (project servers may need the user's trust)."""
     hooks: tuple[HookRule, ...] = ()
@@ -291,6 +291,8 @@ def _is_rule(rule: str) -> bool:
 
 
 def _check_project_providers(path: Path, parsed: SettingsFile) -> None:
+    if not parsed.providers:
+        return  # without importing the registry (~3 ms), for the common project file
     from providers.registry import all_providers, provider_spec
 
     builtin_keys = {variable for spec in all_providers() for variable in spec.env}
@@ -368,7 +370,7 @@ class _Merge:
         self.mode: Mode | None = None
         self.providers: dict[str, ProviderSettings] = {}
         self.models: dict[str, ModelSettings] = {}
-        self.servers: dict[str, StdioServerSettings | HttpServerSettings] = {}
+        self.servers: dict[str, McpServerSettings] = {}
         self.server_scopes: dict[str, Scope] = {}
         self.rules: list[PermissionRule] = []
         self.hooks: list[HookRule] = []

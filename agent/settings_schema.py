@@ -160,6 +160,11 @@ class HttpServerSettings(FileSection):
     headers: dict[str, str] = field(default_factory=dict[str, str], repr=False)
 
 
+McpServerSettings: TypeAlias = StdioServerSettings | HttpServerSettings
+"""`mcpServers.<name>`: `type` absent or "stdio" is a `StdioServerSettings`, "http"/"sse" an
+`HttpServerSettings`."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HookSettings(FileSection):
     """One hook command. `matcher` selects tools by name (tool events only)."""
@@ -192,9 +197,7 @@ class SettingsFile(FileSection):
     providers: dict[str, ProviderSettings] = field(default_factory=dict[str, ProviderSettings])
     models: dict[str, ModelSettings] = field(default_factory=dict[str, ModelSettings])
     permissions: PermissionSettings = field(default_factory=PermissionSettings)
-    mcp_servers: dict[str, StdioServerSettings | HttpServerSettings] = field(
-        default_factory=dict[str, StdioServerSettings | HttpServerSettings]
-    )
+    mcp_servers: dict[str, McpServerSettings] = field(default_factory=dict[str, McpServerSettings])
     hooks: HooksSettings = field(default_factory=HooksSettings)
     trusted_directories: list[str] = field(default_factory=list[str])
     """User scope only: directories whose repository settings may grant and run (see
