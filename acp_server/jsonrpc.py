@@ -24,16 +24,45 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from acp_server.wire import JsonObject, encode_message
+from acp_server.wire import (
+    AUTH_REQUIRED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    RESOURCE_NOT_FOUND,
+    InvalidParams,
+    JsonObject,
+    RpcError,
+    encode_message,
+)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-AUTH_REQUIRED = -32000
-RESOURCE_NOT_FOUND = -32002
-REQUEST_CANCELLED = -32800
+__all__ = [
+    "AUTH_REQUIRED",
+    "DEFAULT_LINE_LIMIT",
+    "EOF_GRACE_SECONDS",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "RESOURCE_NOT_FOUND",
+    "ClientError",
+    "Connection",
+    "ConnectionClosed",
+    "ErrorMapper",
+    "InvalidParams",
+    "JsonObject",
+    "Logger",
+    "NotificationHandler",
+    "RequestContext",
+    "RequestHandler",
+    "RequestId",
+    "RpcError",
+]
 
 DEFAULT_LINE_LIMIT = 50 * 1024 * 1024
 """Longest accepted line; a longer one is skipped and answered with -32700."""
@@ -41,30 +70,6 @@ EOF_GRACE_SECONDS = 0.05
 """After the input ends, how long handlers get to answer before they are cancelled."""
 
 RequestId: TypeAlias = "int | str | None"
-
-
-class RpcError(Exception):
-    """A JSON-RPC error a handler wants sent as the response."""
-
-    def __init__(self, code: int, message: str, data: object = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def to_json(self) -> JsonObject:
-        error: JsonObject = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
-
-class InvalidParams(RpcError):
-    """-32602, naming the field at fault in `data.field`."""
-
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(INVALID_PARAMS, message, {"field": field_name})
-        self.field = field_name
 
 
 class ClientError(Exception):
@@ -372,13 +377,18 @@ class Connection:
     def _dispatch_notification(self, method: str, raw_params: object) -> None:
         params = cast("JsonObject", raw_params) if isinstance(raw_params, dict) else {}
         if method == "$/cancel_request":
-            self._cancel_in_flight(params.get("requestId"))
+            # Run as a task, after the tasks of the requests read before it have started: a
+            # request and its cancel read in one chunk must reach the handler's `soft_cancel`.
+            self._spawn(self._run_cancel, params.get("requestId"))
             return
         handler = self._notifications.get(method)
         if handler is None:
             self._log("ignored notification", {"method": method})
             return
         self._spawn(self._run_notification, method, handler, params)
+
+    async def _run_cancel(self, request_id: object) -> None:
+        self._cancel_in_flight(request_id)
 
     def _cancel_in_flight(self, request_id: object) -> None:
         if not _valid_id(request_id):

@@ -84,6 +84,25 @@ async def test_cancel_request_on_a_plain_request_answers_request_cancelled() -> 
     assert schema_errors("Error", reply["error"]) == []
 
 
+async def test_a_cancel_read_together_with_its_request_reaches_the_soft_cancel() -> None:
+    # An editor may write a prompt and its $/cancel_request back to back: both lines arrive in
+    # one read, and the cancel must still find the handler's soft cancel (a prompt then answers
+    # normally, with stopReason cancelled), not hard-cancel a handler that has not started.
+    async def prompt(params: JsonObject, context: RequestContext) -> JsonObject:
+        stop = anyio.Event()
+        context.soft_cancel = stop.set
+        await stop.wait()
+        return {"stopReason": "cancelled"}
+
+    async with connected({"session/prompt": prompt}) as (_, peer):
+        request: JsonObject = {"jsonrpc": "2.0", "id": 7, "method": "session/prompt", "params": {}}
+        cancel = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 7}}
+        os.write(peer.to_server, (json.dumps(request) + "\n" + json.dumps(cancel) + "\n").encode())
+        with anyio.fail_after(5):
+            reply = await peer.receive()
+    assert reply == {"jsonrpc": "2.0", "id": 7, "result": {"stopReason": "cancelled"}}
+
+
 async def test_outgoing_requests_are_matched_by_id_while_serving() -> None:
     async def quick(params: JsonObject, context: RequestContext) -> JsonObject:
         return {"echo": params}
