@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-from acp_server.factory import ModelChoice
-from acp_server.jsonrpc import JsonObject
-from agent.backends import MODES, Mode
-from providers.types import ReasoningEffort
+# Light imports only: the start-up path answers the first `session/new` with this module
+# (`acp_server.early_session`) before the event loop and the agent load.
+from acp_server.wire import JsonObject
+from agent.modes import MODES, Mode
+
+if TYPE_CHECKING:
+    from acp_server.factory import ModelChoice
+    from providers.types import ReasoningEffort
 
 MODE_DESCRIPTIONS: dict[Mode, tuple[str, str]] = {
     "plan": ("Plan", "Read and plan only: every change is refused"),
@@ -131,3 +135,8 @@ def config_options(state: ConfigState) -> list[JsonObject]:
             }
         )
     return options
+
+
+def setup_result(state: ConfigState) -> JsonObject:
+    """The part of a `session/new`, `session/load` and `session/resume` answer after the id."""
+    return {"modes": modes_state(state.mode), "configOptions": config_options(state)}

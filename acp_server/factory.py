@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from agent.backends import FileBackend, Interaction, ProcessBackend
+    from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
     from agent.session import AgentSession
     from sessions import SessionStore
 
@@ -64,6 +64,23 @@ class ModelChoice:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SessionPlan:
+    """What a new session in a directory will be, known before it is built: everything the
+    `session/new` answer shows."""
+
+    mode: Mode
+    model: str
+    """`provider/model`, the default for new sessions in the directory."""
+    reasoning: bool
+    """Whether the catalog says the model reasons (the thought level picker is offered then)."""
+    models: Sequence[ModelChoice]
+    """The model picker (`SessionFactory.available_models`)."""
+    problem: str | None
+    """Why the model cannot be created (missing credentials: a sentence naming what to set);
+    None when it can."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SkillCommand:
     """A project or user skill, offered as `/name args`."""
 
@@ -92,6 +109,16 @@ class SessionFactory(Protocol):
 
     def skills(self, cwd: Path) -> Sequence[SkillCommand]: ...
 
+    def plan_new(self, cwd: Path) -> SessionPlan:
+        """What `create` in `cwd` would make, without making it. Cheap, and callable before the
+        event loop exists: the start-up path answers the first `session/new` from it and builds
+        the session afterwards (`acp_server.early_session`).
+
+        Raises:
+            agent.settings.SettingsError: a settings file is invalid.
+        """
+        ...
+
     def refresh(self, cwd: Path) -> None:
         """Re-read what may have changed since the last session in `cwd` (settings files: a
         permission remembered for the project, an edit, `earshot trust`). Called before every
@@ -114,8 +141,10 @@ class SessionFactory(Protocol):
         additional_directories: Sequence[Path],
         mcp_servers: Sequence[McpServerSpec],
         io: SessionIO,
+        session_id: str | None = None,
     ) -> AgentSession:
-        """A new session (a new transcript) with the default model and mode."""
+        """A new session (a new transcript) with the default model and mode; `session_id` is
+        the id already promised to the client (None: a new one)."""
         ...
 
     async def resume(

@@ -23,7 +23,14 @@ import anyio
 
 from acp_server.client_io import SessionChannel
 from acp_server.commands import CommandCall, available_commands, parse_command, skill_prompt
-from acp_server.config import ConfigState, config_options, modes_state, parse_effort, parse_mode
+from acp_server.config import (
+    ConfigState,
+    config_options,
+    modes_state,
+    parse_effort,
+    parse_mode,
+    setup_result,
+)
 from acp_server.content import prompt_parts
 from acp_server.errors import AuthRequired
 from acp_server.factory import SessionFactory, SkillCommand
@@ -116,7 +123,7 @@ class LiveSession:
         return modes_state(self.agent.mode)
 
     def setup_result(self) -> JsonObject:
-        return {"modes": self.modes(), "configOptions": self.config_options()}
+        return setup_result(self.config_state())
 
     async def send_commands(self) -> None:
         await self.channel.update(available_commands(self.skills))

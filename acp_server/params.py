@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, cast
 
-from acp_server.jsonrpc import InvalidParams, JsonObject
+from acp_server.wire import InvalidParams, JsonObject
 
 
 def shown(value: object, limit: int = 60) -> str:

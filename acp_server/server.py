@@ -7,11 +7,13 @@ session factory is warmed in the background right after `initialize` is answered
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -29,9 +31,12 @@ from acp_server.jsonrpc import (
     RequestContext,
     RequestHandler,
 )
+from acp_server.pending import PendingSessions
+from acp_server.setup_params import SessionSetup, parse_setup
 
 if TYPE_CHECKING:
-    from acp_server.factory import McpServerSpec, SessionFactory, SessionIO
+    from acp_server.early_session import EarlySession
+    from acp_server.factory import SessionFactory, SessionIO
     from acp_server.live import LiveSession
     from agent.session import AgentSession
 
@@ -49,57 +54,6 @@ def _no_log(event: str, fields: Any) -> None:
     return None
 
 
-def parse_mcp_servers(raw: Sequence[Any]) -> list[McpServerSpec]:
-    """`mcpServers` as plain values (stdio: env array; http/sse: header array)."""
-    servers: list[McpServerSpec] = []
-    for index, item in enumerate(raw):
-        where = f"mcpServers[{index}]"
-        if not isinstance(item, dict):
-            raise InvalidParams(where, f"invalid params: {where} must be an object")
-        try:
-            servers.append(_mcp_server(cast("JsonObject", item)))
-        except InvalidParams as exc:
-            field = f"{where}.{exc.field}"
-            raise InvalidParams(field, exc.message.replace(exc.field, field, 1)) from None
-    return servers
-
-
-def _mcp_server(server: JsonObject) -> McpServerSpec:
-    from acp_server.factory import McpRemoteServer, McpStdioServer
-
-    name = p.require_str(server, "name")
-    kind = server.get("type")
-    if kind in ("http", "sse"):
-        return McpRemoteServer(
-            name=name,
-            url=p.require_str(server, "url"),
-            transport="http" if kind == "http" else "sse",
-            headers=_pairs(server, "headers"),
-        )
-    if kind is None or kind == "stdio":
-        args = p.optional_list(server, "args")
-        if not all(isinstance(arg, str) for arg in args):
-            raise InvalidParams("args", "invalid params: args must be strings")
-        return McpStdioServer(
-            name=name,
-            command=p.require_str(server, "command"),
-            args=tuple(cast("list[str]", args)),
-            env=_pairs(server, "env"),
-        )
-    raise InvalidParams("type", f"invalid params: unknown MCP transport {p.shown(kind)}")
-
-
-def _pairs(server: JsonObject, name: str) -> tuple[tuple[str, str], ...]:
-    pairs: list[tuple[str, str]] = []
-    for item in p.optional_list(server, name):
-        entry = cast("JsonObject", item) if isinstance(item, dict) else {}
-        key, value = entry.get("name"), entry.get("value")
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise InvalidParams(name, f"invalid params: {name} are name/value pairs")
-        pairs.append((key, value))
-    return tuple(pairs)
-
-
 class AcpServer:
     """Serves one client over one connection."""
 
@@ -114,6 +68,8 @@ class AcpServer:
         self._log = log
         self.client = ClientCapabilities()
         self.sessions: dict[str, LiveSession] = {}
+        self._pending = PendingSessions()
+        """Sessions answered at start-up (`acp_server.early_session`) and still being built."""
         self._connection: Connection | None = None
 
     # ----------------------------------------------------------------------------- wiring
@@ -158,10 +114,59 @@ class AcpServer:
             log=self._log,
             initial_data=early.data,
             input_ended=early.ended,
-            on_start=self._start_warming_now if early.initialize_params is not None else None,
+            on_start=self._on_start(early),
             line_limit=LINE_LIMIT,
         )
         await self._connection.serve()
+
+    def _on_start(self, early: EarlyInput) -> Callable[[], None] | None:
+        """What starts with the transport: the warm-up when `initialize` was answered early, and
+        the build of a session whose `session/new` was too."""
+        promised = early.session
+        if promised is None:
+            return self._start_warming_now if early.initialize_params is not None else None
+        # Registered before the transport reads anything: every request for the session waits.
+        self._pending.promise(promised.session_id)
+
+        def start() -> None:
+            self._start_warming_now()
+            self.connection.spawn(self._build_promised, promised)
+
+        return start
+
+    async def _build_promised(self, promised: EarlySession) -> None:
+        session_id = promised.session_id
+        started = time.perf_counter()
+        try:
+            factory = await self.factory()
+
+            async def make(io: SessionIO) -> AgentSession:
+                return await factory.create(
+                    cwd=promised.setup.cwd,
+                    additional_directories=promised.setup.additional_directories,
+                    mcp_servers=promised.setup.mcp_servers,
+                    io=io,
+                    session_id=session_id,
+                )
+
+            live = await self._open(promised.setup, make)
+        except Exception as exc:
+            self._pending.failed(session_id, exc)
+            self._log(
+                "building a session promised at start-up failed",
+                {"session": session_id, "error": repr(exc), "exc": exc},
+            )
+            return
+        except BaseException:
+            self._pending.failed(session_id, RuntimeError("the server is shutting down"))
+            raise
+        self._pending.built(session_id)
+        await live.send_commands()
+        # Logged last: the first log line imports structlog.
+        self._log(
+            "built the session answered at start-up",
+            {"session": session_id, "ms": round((time.perf_counter() - started) * 1000, 1)},
+        )
 
     @property
     def connection(self) -> Connection:
@@ -169,11 +174,16 @@ class AcpServer:
         return self._connection
 
     def _cancel_all(self) -> None:
+        self._pending.cancel_prompts()
         for live in self.sessions.values():
             live.cancel()
 
     async def shutdown(self) -> None:
-        """Input ended: turns are already cancelled; close every session (flushing files)."""
+        """Input ended: turns are already cancelled, and so are the builds of sessions promised
+        at start-up that nobody used yet; let those end, then close every session (flushing
+        files)."""
+        with anyio.move_on_after(2):
+            await self._pending.wait_all()
         sessions = list(self.sessions.values())
         self.sessions.clear()
         with anyio.move_on_after(2):
@@ -267,12 +277,13 @@ class AcpServer:
             raise UnknownSession(session_id)
         return live
 
+    async def live_when_built(self, params: JsonObject) -> LiveSession:
+        """`live`, after waiting for the session when it was promised at start-up."""
+        await self._pending.wait(p.require_session_id(params))
+        return self.live(params)
+
     async def _open(
-        self,
-        *,
-        cwd: Path,
-        additional: tuple[Path, ...],
-        make: Callable[[SessionIO], Awaitable[AgentSession]],
+        self, setup: SessionSetup, make: Callable[[SessionIO], Awaitable[AgentSession]]
     ) -> LiveSession:
         from acp_server.client_io import AcpFiles, AcpInteraction, AcpProcesses, SessionChannel
         from acp_server.factory import SessionIO
@@ -280,8 +291,9 @@ class AcpServer:
         from agent.local import LocalFiles, LocalProcesses
 
         factory = await self.factory()
+        cwd = setup.cwd
         channel = SessionChannel(self.connection, self.client)
-        files = AcpFiles(channel, (cwd, *additional), LocalFiles())
+        files = AcpFiles(channel, (cwd, *setup.additional_directories), LocalFiles())
         io = SessionIO(
             files=files,
             processes=AcpProcesses(channel, LocalProcesses()),
@@ -299,53 +311,48 @@ class AcpServer:
         self.sessions[agent.id] = live
         return live
 
-    async def _check_model(self, factory: SessionFactory, cwd: Path) -> None:
+    async def session_new(self, params: JsonObject, context: RequestContext) -> JsonObject:
         from acp_server.errors import AuthRequired
 
-        problem = factory.check_credentials(factory.default_model(cwd), cwd)
+        setup = parse_setup(params, servers_required=True)
+        factory = await self.factory()
+        factory.refresh(setup.cwd)
+        problem = factory.plan_new(setup.cwd).problem
         if problem is not None:
             raise AuthRequired(problem)
 
-    def _setup_params(
-        self, params: JsonObject
-    ) -> tuple[Path, tuple[Path, ...], list[McpServerSpec]]:
-        cwd = p.require_directory(params, "cwd")
-        additional = p.absolute_paths(params, "additionalDirectories")
-        servers = parse_mcp_servers(p.optional_list(params, "mcpServers"))
-        return cwd, additional, servers
-
-    async def session_new(self, params: JsonObject, context: RequestContext) -> JsonObject:
-        cwd, additional, servers = self._setup_params(params)
-        if "mcpServers" not in params:
-            raise InvalidParams("mcpServers", "invalid params: mcpServers is required")
-        factory = await self.factory()
-        factory.refresh(cwd)
-        await self._check_model(factory, cwd)
-
         async def make(io: SessionIO) -> AgentSession:
             return await factory.create(
-                cwd=cwd, additional_directories=additional, mcp_servers=servers, io=io
+                cwd=setup.cwd,
+                additional_directories=setup.additional_directories,
+                mcp_servers=setup.mcp_servers,
+                io=io,
             )
 
-        live = await self._open(cwd=cwd, additional=additional, make=make)
+        live = await self._open(setup, make)
         context.after_response.append(live.send_commands)
         return {"sessionId": live.id, **live.setup_result()}
 
     async def _reopen(self, params: JsonObject) -> LiveSession:
         session_id = p.require_session_id(params)
-        cwd, additional, servers = self._setup_params(params)
+        setup = parse_setup(params)
+        await self._pending.wait(session_id)
         factory = await self.factory()
         live = self.sessions.get(session_id)
         if live is not None:
             return live
-        factory.refresh(cwd)
+        factory.refresh(setup.cwd)
 
         async def make(io: SessionIO) -> AgentSession:
             return await factory.resume(
-                session_id, cwd=cwd, additional_directories=additional, mcp_servers=servers, io=io
+                session_id,
+                cwd=setup.cwd,
+                additional_directories=setup.additional_directories,
+                mcp_servers=setup.mcp_servers,
+                io=io,
             )
 
-        return await self._open(cwd=cwd, additional=additional, make=make)
+        return await self._open(setup, make)
 
     async def session_load(self, params: JsonObject, context: RequestContext) -> JsonObject:
         live = await self._reopen(params)
@@ -364,6 +371,9 @@ class AcpServer:
         )
         cursor = p.optional_str(params, "cursor")
         factory = await self.factory()
+        with anyio.move_on_after(5):
+            # A session promised at start-up is listed once its transcript exists.
+            await self._pending.wait_all()
         try:
             page = factory.store.list(cwd, cursor=cursor, limit=SESSION_LIST_PAGE)
         except ValueError as exc:
@@ -381,8 +391,16 @@ class AcpServer:
             result["nextCursor"] = page.next_cursor
         return result
 
+    async def _settled(self, session_id: str) -> None:
+        """Wait for a session promised at start-up, whether or not it could be built, and
+        forget its failure (the client is done with it)."""
+        with contextlib.suppress(Exception):
+            await self._pending.wait(session_id)
+        self._pending.forget(session_id)
+
     async def session_close(self, params: JsonObject, context: RequestContext) -> JsonObject:
         session_id = p.require_session_id(params)
+        await self._settled(session_id)
         live = self.sessions.pop(session_id, None)
         if live is not None:
             await live.aclose()
@@ -390,6 +408,7 @@ class AcpServer:
 
     async def session_delete(self, params: JsonObject, context: RequestContext) -> JsonObject:
         session_id = p.require_session_id(params)
+        await self._settled(session_id)
         live = self.sessions.pop(session_id, None)
         if live is not None:
             await live.aclose()
@@ -400,7 +419,7 @@ class AcpServer:
     async def session_set_mode(self, params: JsonObject, context: RequestContext) -> JsonObject:
         from acp_server.config import parse_mode
 
-        live = self.live(params)
+        live = await self.live_when_built(params)
         mode = parse_mode(params.get("modeId"))
         if mode is None:
             raise InvalidParams(
@@ -412,7 +431,7 @@ class AcpServer:
     async def session_set_config_option(
         self, params: JsonObject, context: RequestContext
     ) -> JsonObject:
-        live = self.live(params)
+        live = await self.live_when_built(params)
         config_id = p.require_str(params, "configId")
         if params.get("type") == "boolean":
             raise InvalidParams("type", "invalid params: earshot has no boolean options")
@@ -422,17 +441,29 @@ class AcpServer:
         return {"configOptions": options}
 
     async def session_prompt(self, params: JsonObject, context: RequestContext) -> JsonObject:
-        # Everything up to the first await is synchronous: a session/cancel dispatched right
-        # after this request must find the prompt registered.
-        live = self.live(params)
         from acp_server.content import check_blocks
 
-        blocks = check_blocks(p.require_list(params, "prompt"))
+        # Everything up to the first await is synchronous: a session/cancel dispatched right
+        # after this request must find the prompt registered (or its wait for a session still
+        # being built, which that cancel ends).
+        wait = self._pending.prompt_wait(p.require_session_id(params))
+        if wait is not None:
+            blocks = check_blocks(p.require_list(params, "prompt"))
+            context.soft_cancel = wait.cancel
+            if not await wait.wait():
+                return {"stopReason": "cancelled"}
+            live = self.live(params)
+        else:
+            live = self.live(params)
+            blocks = check_blocks(p.require_list(params, "prompt"))
         context.soft_cancel = live.cancel
         return {"stopReason": await live.prompt(blocks)}
 
     async def session_cancel(self, params: JsonObject) -> None:
         session_id = params.get("sessionId")
-        live = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        if not isinstance(session_id, str):
+            return
+        self._pending.cancel_prompts(session_id)
+        live = self.sessions.get(session_id)
         if live is not None:
             live.cancel()

@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from acp_server.early_session import Planner
     from acp_server.server import FactoryProvider
 
 
@@ -24,8 +25,12 @@ def protect_stdout() -> int:
     return wire
 
 
-def serve_stdio(*, factory_provider: FactoryProvider, version: str) -> int:
-    """Serve until stdin closes; then exit at once (no slow interpreter teardown)."""
+def serve_stdio(
+    *, factory_provider: FactoryProvider, version: str, planner: Planner | None = None
+) -> int:
+    """Serve until stdin closes; then exit at once (no slow interpreter teardown). `planner`
+    lets the start-up path answer a `session/new` sent right after `initialize` before the
+    session machinery loads (`acp_server.early_session`)."""
     wire = protect_stdout()
     # Nothing heavy loads before the reply. Loading the event loop first (asyncio + anyio) was
     # measured: it takes ~30 ms off the first `session/new` but adds ~30-50 ms to the reply
@@ -34,7 +39,7 @@ def serve_stdio(*, factory_provider: FactoryProvider, version: str) -> int:
     from acp_server.early import answer_initialize_early
 
     try:
-        early = answer_initialize_early(0, wire, version)
+        early = answer_initialize_early(0, wire, version, planner)
     except (BrokenPipeError, ConnectionResetError):
         os._exit(0)
     import anyio

@@ -133,10 +133,12 @@ async def create_session(
     interaction: Interaction | None = None,
     additional_directories: Sequence[Path] = (),
     resume_id: str | None = None,
+    promised_id: str | None = None,
     data_dir: Path | None = None,
 ) -> AgentSession:
     """Start a new session, or resume `resume_id` (its history, model, mode, title and plan come
-    back; permission grants do not).
+    back; permission grants do not). `promised_id` is the id a new session gets when a front end
+    already announced one (minted with `sessions.ids.new_id`).
 
     Raises:
         ModelUnavailable: the model cannot be built.
@@ -146,7 +148,9 @@ async def create_session(
     extra_roots = [path.resolve() for path in additional_directories]
     if resume_id is None:
         model = _build_model(model_factory, options.model_name)
-        stored = await store.create(cwd, additional_directories=[str(p) for p in extra_roots])
+        stored = await store.create(
+            cwd, additional_directories=[str(p) for p in extra_roots], session_id=promised_id
+        )
         model_name, effort, mode = options.model_name, options.reasoning_effort, options.mode
         await stored.append(ModelChangeEntry(model=model_name, reasoning_effort=effort))
         await stored.append(ModeChangeEntry(mode=mode))

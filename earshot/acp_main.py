@@ -1,8 +1,9 @@
 """`earshot --stdio`: the ACP server, composed with settings, providers, sessions and the agent.
 
-Nothing here runs before the `initialize` reply except fd juggling: the factory (settings,
-catalog, session store) is built when the server first needs it, in the background right after
-`initialize` is answered.
+Nothing here runs before the `initialize` reply except fd juggling. A `session/new` sent right
+after it is answered from `EarshotFactory.plan_new` (settings, credentials, catalog: no event
+loop, no session store yet) and its session is built in the background; the rest of the factory
+loads right after `initialize` is answered.
 
 MCP servers, from settings and from the client's `session/new`, are connected through
 `earshot.compose.open_session`; the server itself never imports `mcp`.
@@ -18,7 +19,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from acp_server.factory import McpServerSpec, ModelChoice, SessionIO, SkillCommand
+    from acp_server.factory import (
+        McpServerSpec,
+        ModelChoice,
+        SessionIO,
+        SessionPlan,
+        SkillCommand,
+    )
     from agent.session import AgentSession
     from earshot.compose import Composition
     from earshot.mcp_tools import Spawn
@@ -29,20 +36,29 @@ class EarshotFactory:
     """Makes `AgentSession`s for the ACP server. Model choice, credentials, the catalog and MCP
     come from `earshot.compose` (shared with print mode), one `Composition` per working
     directory; MCP servers (the settings' and the editor's) are connected for every session, their
-    long-lived tasks started on the connection through `spawn`."""
+    long-lived tasks started on the connection through `spawn`.
+
+    Cheap to make: the session store loads at first use, so the start-up path can plan the first
+    session (`plan_new`) before anything else has loaded."""
 
     def __init__(
         self, spawn: Spawn | None = None, environ: Mapping[str, str] | None = None
     ) -> None:
-        from sessions import SessionStore
-
         self._spawn = spawn
         self._environ = dict(os.environ if environ is None else environ)
-        self._store = SessionStore()
+        self._store: SessionStore | None = None
         self._compositions: dict[Path, Composition] = {}
+
+    def bind(self, spawn: Spawn) -> None:
+        """Where MCP clients' long-lived tasks start (the connection, once it exists)."""
+        self._spawn = spawn
 
     @property
     def store(self) -> SessionStore:
+        if self._store is None:
+            from sessions.store import SessionStore
+
+            self._store = SessionStore()
         return self._store
 
     def composition(self, cwd: Path) -> Composition:
@@ -90,6 +106,24 @@ class EarshotFactory:
 
     def default_model(self, cwd: Path) -> str:
         return self.composition(cwd).default_model().name
+
+    def plan_new(self, cwd: Path) -> SessionPlan:
+        from acp_server.factory import SessionPlan
+        from providers.registry import split_model_name
+
+        composition = self.composition(cwd)
+        model = composition.default_model().name
+        try:
+            info = composition.catalog.get(*split_model_name(model))
+        except ValueError:
+            info = None
+        return SessionPlan(
+            mode=composition.settings.mode,
+            model=model,
+            reasoning=bool(info is not None and info.reasoning),
+            models=self.available_models(cwd),
+            problem=composition.check_credentials(model),
+        )
 
     def available_models(self, cwd: Path) -> Sequence[ModelChoice]:
         from acp_server.factory import ModelChoice
@@ -154,8 +188,11 @@ class EarshotFactory:
         additional_directories: Sequence[Path],
         mcp_servers: Sequence[McpServerSpec],
         io: SessionIO,
+        session_id: str | None = None,
     ) -> AgentSession:
-        return await self._open(None, cwd, additional_directories, mcp_servers, io)
+        return await self._open(
+            None, cwd, additional_directories, mcp_servers, io, promised_id=session_id
+        )
 
     async def resume(
         self,
@@ -175,6 +212,8 @@ class EarshotFactory:
         additional_directories: Sequence[Path],
         mcp_servers: Sequence[McpServerSpec],
         io: SessionIO,
+        *,
+        promised_id: str | None = None,
     ) -> AgentSession:
         from earshot.compose import open_session
 
@@ -184,10 +223,11 @@ class EarshotFactory:
         announce = pick.announcement() if session_id is None else None
         return await open_session(
             composition,
-            store=self._store,
+            store=self.store,
             model_name=pick.name,
             notices=[announce] if announce else [],
             resume_id=session_id,
+            promised_id=promised_id,
             additional_directories=additional_directories,
             client_servers=mcp_servers,
             spawn=self._spawn,
@@ -197,16 +237,18 @@ class EarshotFactory:
         )
 
 
-async def _build_factory(spawn: Spawn) -> EarshotFactory:
-    return EarshotFactory(spawn)
-
-
 def run_stdio() -> int:
     """Serve ACP on stdin/stdout until stdin closes."""
     from acp_server.stdio import serve_stdio
     from earshot import __version__
 
-    return serve_stdio(factory_provider=_build_factory, version=__version__)
+    factory = EarshotFactory()
+
+    async def provide(spawn: Spawn) -> EarshotFactory:
+        factory.bind(spawn)
+        return factory
+
+    return serve_stdio(factory_provider=provide, version=__version__, planner=factory.plan_new)
 
 
 def main() -> int:

@@ -290,6 +290,7 @@ async def open_session(
     mode: Mode | None = None,
     notices: Sequence[str] = (),
     resume_id: str | None = None,
+    promised_id: str | None = None,
     additional_directories: Sequence[Path] = (),
     client_servers: Sequence[McpServerSpec] = (),
     spawn: Spawn | None = None,
@@ -305,6 +306,7 @@ async def open_session(
 
     `spawn` starts the MCP clients' long-lived tasks; None leaves MCP servers unconnected (and
     says so). `notices` are said at the start of the first turn, before the ones found here.
+    `promised_id`: the id of a new session, already announced to the client.
 
     Raises:
         agent.session.ModelUnavailable: the model cannot be built.
@@ -361,6 +363,7 @@ async def open_session(
             interaction=interaction,
             additional_directories=additional_directories,
             resume_id=resume_id,
+            promised_id=promised_id,
         )
     except BaseException:
         await connections.aclose()

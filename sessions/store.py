@@ -108,9 +108,22 @@ class SessionStore:
         *,
         additional_directories: Sequence[str] = (),
         forked_from: ForkOrigin | None = None,
+        session_id: str | None = None,
     ) -> Session:
-        """Start an empty session in `cwd` (made absolute)."""
-        header = self._header(str(os.path.abspath(cwd)), list(additional_directories), forked_from)
+        """Start an empty session in `cwd` (made absolute). `session_id` is an id minted earlier
+        with `sessions.ids.new_id` (the ACP server promises it before the session is built);
+        None mints one now.
+
+        Raises:
+            ValueError: `session_id` is not an id, or a session already has it.
+        """
+        if session_id is not None and (
+            not _SAFE_ID.fullmatch(session_id) or self._find(session_id) is not None
+        ):
+            raise ValueError(f"cannot create a session with id {session_id!r}")
+        header = self._header(
+            str(os.path.abspath(cwd)), list(additional_directories), forked_from, session_id
+        )
         return self._write_new(header, [])
 
     async def open(self, session_id: str) -> Session:
@@ -210,10 +223,14 @@ class SessionStore:
     # ------------------------------------------------------------------------------- helpers
 
     def _header(
-        self, cwd: str, additional_directories: builtins.list[str], forked: ForkOrigin | None
+        self,
+        cwd: str,
+        additional_directories: builtins.list[str],
+        forked: ForkOrigin | None,
+        session_id: str | None = None,
     ) -> Header:
         return Header(
-            session_id=new_id(),
+            session_id=session_id or new_id(),
             cwd=cwd,
             created=utc_now(),
             earshot_version=earshot_version(),

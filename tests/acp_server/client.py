@@ -215,6 +215,19 @@ class AcpClient:
         await self.send(message)
         return request_id
 
+    async def start_together(self, *requests: tuple[str, Json]) -> list[int]:
+        """Send several requests in ONE write (as a client that pipelines them); their ids."""
+        lines: list[str] = []
+        ids: list[int] = []
+        for method, params in requests:
+            request_id = self._new_id()
+            self._pending[request_id] = (method, anyio.Event(), [])
+            message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            lines.append(json.dumps(message) + "\n")
+            ids.append(request_id)
+        await self.send("".join(lines))
+        return ids
+
     async def response(self, request_id: Any) -> Json:
         """The full response message (result or error) to one of our requests."""
         _, done, box = self._pending[request_id]

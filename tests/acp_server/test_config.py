@@ -8,7 +8,7 @@ from tests.acp_server.client import AcpClient, AgentEnv, initialize, spawn_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 
 MODELS = {
-    "scripted-test/anything": {"name": "Scripted", "reasoning": True, "context_window": 1000},
+    "scripted-test/anything": {"name": "Scripted", "reasoning": True, "contextWindow": 1000},
     "scripted-test/other": {"name": "Other scripted"},
     "anthropic/claude-sonnet-4-5": {"name": "Needs a key"},
 }

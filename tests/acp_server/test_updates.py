@@ -34,7 +34,7 @@ async def test_usage_plan_and_title(agent_env: AgentEnv) -> None:
         ],
         models={
             "scripted-test/anything": {
-                "context_window": 10_000,
+                "contextWindow": 10_000,
                 "cost": {"input": 1.0, "output": 2.0},
             }
         },

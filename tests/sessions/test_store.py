@@ -20,6 +20,7 @@ from sessions import (
     TitleEntry,
     cwd_hash,
     data_dir,
+    new_id,
 )
 from sessions.session import title_path
 
@@ -50,6 +51,29 @@ async def test_file_layout(store: SessionStore, project: Path) -> None:
     assert session.cwd == project
     assert session.path.stat().st_mode & 0o777 == 0o600
     await session.aclose()
+
+
+async def test_create_under_an_id_minted_earlier(
+    store: SessionStore, project: Path, tmp_path: Path
+) -> None:
+    promised = new_id()
+    later = new_id()
+    session = await store.create(project, session_id=promised)
+    assert session.id == promised
+    await session.aclose()
+    reopened = await store.open(promised)
+    assert reopened.id == promised and reopened.cwd == project
+    await reopened.aclose()
+    # An id already taken, even by a session of another directory, or not an id at all.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for bad in [promised, "../x", ""]:
+        with pytest.raises(ValueError, match="cannot create a session"):
+            await store.create(elsewhere, session_id=bad)
+    # Minting stays ordered: a session made now sorts after the promised one.
+    fresh = await store.create(project)
+    assert promised < later < fresh.id
+    await fresh.aclose()
 
 
 async def test_open_unknown_or_unsafe_ids(store: SessionStore, project: Path) -> None:
