@@ -99,7 +99,11 @@ class ModelCatalog:
         self._live_path = live_path
         self._snapshot_path = snapshot_path
         self._extra_providers = set(known_providers)
-        self._models: dict[str, dict[str, ModelInfo]] | None = None
+        self._layers: list[dict[str, dict[str, dict[str, Any]]]] | None = None
+        self._built: dict[str, dict[str, ModelInfo] | None] = {}
+        """Provider -> its models, built at the first question about that provider (building
+        all ~1,000 entries costs ~12 ms, and the first `session/new` asks about a few
+        providers); None: the catalog has no such provider."""
 
     @classmethod
     def load(
@@ -130,50 +134,66 @@ class ModelCatalog:
     def get(self, provider: str, model: str) -> ModelInfo | None:
         """The model's facts; a conservative stand-in for an unknown model of a known provider;
         None when the provider itself is unknown."""
-        models = self._loaded()
-        info = models.get(provider, {}).get(model)
+        by_id = self._provider(provider)
+        info = by_id.get(model) if by_id is not None else None
         if info is not None:
             return info
-        if provider in models or self._is_known_provider(provider):
+        if by_id is not None or self._is_known_provider(provider):
             return _unknown(provider, model)
         return None
 
     def models(self, provider: str | None = None) -> list[ModelInfo]:
         """Every known model (of one provider, if given), in catalog order."""
-        models = self._loaded()
         if provider is not None:
-            return list(models.get(provider, {}).values())
-        return [info for by_id in models.values() for info in by_id.values()]
+            return list((self._provider(provider) or {}).values())
+        return [
+            info
+            for provider_id in self._provider_ids()
+            for info in (self._provider(provider_id) or {}).values()
+        ]
 
     def _is_known_provider(self, provider: str) -> bool:
         from providers.registry import provider_spec
 
         return provider in self._extra_providers or provider_spec(provider) is not None
 
-    def _loaded(self) -> dict[str, dict[str, ModelInfo]]:
-        if self._models is None:
-            self._models = self._build()
-        return self._models
+    def _read_layers(self) -> list[dict[str, dict[str, dict[str, Any]]]]:
+        if self._layers is None:
+            layers = [_read_pruned(self._snapshot_path, required=True)]
+            if self._live_path is not None:
+                # A broken cache must not stop earshot starting: the snapshot still stands.
+                layers.append(_read_pruned(self._live_path, required=False))
+            self._layers = layers
+        return self._layers
 
-    def _build(self) -> dict[str, dict[str, ModelInfo]]:
-        layers = [_read_pruned(self._snapshot_path, required=True)]
-        if self._live_path is not None:
-            # A broken cache must not stop earshot starting: the snapshot still stands.
-            layers.append(_read_pruned(self._live_path, required=False))
-        models: dict[str, dict[str, ModelInfo]] = {}
-        for layer in layers:
-            for provider, entries in layer.items():
-                by_id = models.setdefault(provider, {})
-                for model_id, entry in entries.items():
-                    by_id[model_id] = _info_from_entry(provider, model_id, entry)
-        for name, override in self._overrides.items():
-            provider, slash, model_id = name.partition("/")
-            if not slash or not provider or not model_id:
+    def _provider_ids(self) -> list[str]:
+        """Every provider with models: the snapshot's, the live cache's, the overrides'."""
+        ids = [provider for layer in self._read_layers() for provider in layer]
+        ids.extend(name.partition("/")[0] for name in self._overrides)
+        return list(dict.fromkeys(provider for provider in ids if provider))
+
+    def _provider(self, provider: str) -> dict[str, ModelInfo] | None:
+        if provider not in self._built:
+            self._built[provider] = self._build(provider)
+        return self._built[provider]
+
+    def _build(self, provider: str) -> dict[str, ModelInfo] | None:
+        by_id: dict[str, ModelInfo] | None = None
+        for layer in self._read_layers():
+            entries = layer.get(provider)
+            if entries is None:
                 continue
-            by_id = models.setdefault(provider, {})
+            by_id = by_id if by_id is not None else {}
+            for model_id, entry in entries.items():
+                by_id[model_id] = _info_from_entry(provider, model_id, entry)
+        for name, override in self._overrides.items():
+            override_provider, slash, model_id = name.partition("/")
+            if not slash or override_provider != provider or not model_id:
+                continue
+            by_id = by_id if by_id is not None else {}
             base = by_id.get(model_id) or replace(_unknown(provider, model_id), in_catalog=True)
             by_id[model_id] = _apply_override(base, override)
-        return models
+        return by_id
 
 
 def cost_usd(info: ModelInfo, usage: Usage) -> float | None:
