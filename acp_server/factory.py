@@ -110,9 +110,10 @@ class SessionFactory(Protocol):
     def skills(self, cwd: Path) -> Sequence[SkillCommand]: ...
 
     def plan_new(self, cwd: Path) -> SessionPlan:
-        """What `create` in `cwd` would make, without making it. Cheap, and callable before the
-        event loop exists: the start-up path answers the first `session/new` from it and builds
-        the session afterwards (`acp_server.early_session`).
+        """What `create` in `cwd` would make next, without making it: the settings are read
+        again first (as `refresh` does), and `create` then uses what this read. Cheap, and
+        callable before the event loop exists: the start-up path answers the first
+        `session/new` from it and builds the session afterwards (`acp_server.early_session`).
 
         Raises:
             agent.settings.SettingsError: a settings file is invalid.
@@ -122,7 +123,8 @@ class SessionFactory(Protocol):
     def refresh(self, cwd: Path) -> None:
         """Re-read what may have changed since the last session in `cwd` (settings files: a
         permission remembered for the project, an edit, `earshot trust`). Called before every
-        `session/new`, `session/load` and `session/resume`; must stay cheap.
+        `session/load` and `session/resume` (`plan_new` does it for `session/new`); must stay
+        cheap.
 
         Raises:
             agent.settings.SettingsError: a settings file is invalid.

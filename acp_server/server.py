@@ -35,7 +35,7 @@ from acp_server.pending import PendingSessions
 from acp_server.setup_params import SessionSetup, parse_setup
 
 if TYPE_CHECKING:
-    from acp_server.early_session import EarlySession
+    from acp_server.early_session import EarlySession, Planner
     from acp_server.factory import SessionFactory, SessionIO
     from acp_server.live import LiveSession
     from agent.session import AgentSession
@@ -58,9 +58,17 @@ class AcpServer:
     """Serves one client over one connection."""
 
     def __init__(
-        self, *, factory_provider: FactoryProvider, version: str, log: Logger = _no_log
+        self,
+        *,
+        factory_provider: FactoryProvider,
+        version: str,
+        log: Logger = _no_log,
+        planner: Planner | None = None,
     ) -> None:
         self._factory_provider = factory_provider
+        self._planner = planner
+        """`SessionFactory.plan_new`, usable before the factory exists: a `session/new` that
+        arrives before the warm-up has finished is answered from it (`acp_server.early_session`)."""
         self._factory: SessionFactory | None = None
         self._factory_lock = anyio.Lock()
         self._warming: anyio.Event | None = None
@@ -134,6 +142,21 @@ class AcpServer:
 
         return start
 
+    def _answer_before_built(self, params: JsonObject) -> JsonObject | None:
+        """While the session machinery is still loading, answer a `session/new` from the plan
+        and build its session in the background, as the start-up path does; None: the normal
+        path answers (the machinery is loaded, or the plan cannot answer this request)."""
+        if self._planner is None or (self._warming is not None and self._warming.is_set()):
+            return None
+        from acp_server.early_session import answer_session_new
+
+        promised = answer_session_new(params, self._planner)
+        if promised is None:
+            return None
+        self._pending.promise(promised.session_id)
+        self.connection.spawn(self._build_promised, promised)
+        return promised.result
+
     async def _build_promised(self, promised: EarlySession) -> None:
         session_id = promised.session_id
         started = time.perf_counter()
@@ -153,7 +176,7 @@ class AcpServer:
         except Exception as exc:
             self._pending.failed(session_id, exc)
             self._log(
-                "building a session promised at start-up failed",
+                "building a session answered in advance failed",
                 {"session": session_id, "error": repr(exc), "exc": exc},
             )
             return
@@ -164,7 +187,7 @@ class AcpServer:
         await live.send_commands()
         # Logged last: the first log line imports structlog.
         self._log(
-            "built the session answered at start-up",
+            "built a session answered in advance",
             {"session": session_id, "ms": round((time.perf_counter() - started) * 1000, 1)},
         )
 
@@ -314,9 +337,11 @@ class AcpServer:
     async def session_new(self, params: JsonObject, context: RequestContext) -> JsonObject:
         from acp_server.errors import AuthRequired
 
+        answered = self._answer_before_built(params)
+        if answered is not None:
+            return answered
         setup = parse_setup(params, servers_required=True)
         factory = await self.factory()
-        factory.refresh(setup.cwd)
         problem = factory.plan_new(setup.cwd).problem
         if problem is not None:
             raise AuthRequired(problem)

@@ -29,8 +29,8 @@ def serve_stdio(
     *, factory_provider: FactoryProvider, version: str, planner: Planner | None = None
 ) -> int:
     """Serve until stdin closes; then exit at once (no slow interpreter teardown). `planner`
-    lets the start-up path answer a `session/new` sent right after `initialize` before the
-    session machinery loads (`acp_server.early_session`)."""
+    lets the server answer a `session/new` that arrives before the session machinery has
+    loaded, building the session afterwards (`acp_server.early_session`)."""
     wire = protect_stdout()
     # Nothing heavy loads before the reply. Loading the event loop first (asyncio + anyio) was
     # measured: it takes ~30 ms off the first `session/new` but adds ~30-50 ms to the reply
@@ -51,7 +51,9 @@ def serve_stdio(
 
         log(event, fields)  # pyright: ignore[reportArgumentType]
 
-    server = AcpServer(factory_provider=factory_provider, version=version, log=lazy_log)
+    server = AcpServer(
+        factory_provider=factory_provider, version=version, log=lazy_log, planner=planner
+    )
 
     async def main() -> None:
         await server.serve(read_fd=0, write_fd=wire, early=early)

@@ -111,6 +111,7 @@ class EarshotFactory:
         from acp_server.factory import SessionPlan
         from providers.registry import split_model_name
 
+        self.refresh(cwd)
         composition = self.composition(cwd)
         model = composition.default_model().name
         try:

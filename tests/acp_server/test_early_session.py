@@ -25,7 +25,7 @@ from tests.acp_server.client import (
 from tests.acp_server.test_sessions import text_prompt
 
 Json = dict[str, Any]
-BUILT = "built the session answered at start-up"
+BUILT = "built a session answered in advance"
 
 
 def new_params(env: AgentEnv, **extra: Any) -> Json:
@@ -148,6 +148,29 @@ async def test_a_prompt_right_behind_the_answer_waits_for_the_session(
         assert client.text(session_id, "user_message_chunk") == "hi"
 
 
+async def test_sessions_asked_for_while_the_machinery_loads_are_all_answered_at_once(
+    agent_env: AgentEnv,
+) -> None:
+    # The second `session/new` reaches the event loop before the warm-up has finished: it is
+    # answered from the plan too, and both sessions are built behind their answers.
+    agent_env.script([{"text": "one"}, {"text": "two"}])
+    async with spawn_agent(agent_env) as client:
+        _, first, second = await client.start_together(
+            ("initialize", {"protocolVersion": 1, "clientCapabilities": {}}),
+            ("session/new", new_params(agent_env)),
+            ("session/new", new_params(agent_env)),
+        )
+        ids = [
+            (await client.response(request))["result"]["sessionId"] for request in (first, second)
+        ]
+        assert ids[0] != ids[1]
+        for session_id in ids:
+            await client.call("session/prompt", text_prompt(session_id, "hi"))
+        # Each session plays the script from its start.
+        assert [client.text(session_id) for session_id in ids] == ["one", "one"]
+    assert client.stderr.count(BUILT) == 2
+
+
 async def test_session_cancel_while_the_session_is_built_cancels_the_prompt(
     agent_env: AgentEnv,
 ) -> None:
@@ -196,7 +219,7 @@ async def test_a_session_that_cannot_be_built_reports_why_on_every_request(
         assert await client.call("session/close", {"sessionId": session_id}) == {}
         gone = await client.error("session/prompt", text_prompt(session_id, "hi"))
         assert gone["code"] == -32002
-    assert "building a session promised at start-up failed" in client.stderr
+    assert "building a session answered in advance failed" in client.stderr
 
 
 async def test_input_closed_right_after_the_answer_exits_cleanly(agent_env: AgentEnv) -> None:
