@@ -283,6 +283,17 @@ class LiveSession:
                 updates = translator.translate(event)
             for update in updates:
                 await self.channel.update(update)
+        await self.send_usage(translator)
+
+    async def send_usage(self, translator: UpdateTranslator | None = None) -> None:
+        """The context meter and cost as they stand, for a session reopened with history
+        (`session/load` after its replay, `session/resume`); nothing for a new one."""
+        usage = self.agent.usage_so_far()
+        if usage is None:
+            return
+        translator = translator or UpdateTranslator(client=self.channel.client)
+        for update in translator.translate(usage):
+            await self.channel.update(update)
 
     # -------------------------------------------------------------------------- commands
 

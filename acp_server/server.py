@@ -387,6 +387,7 @@ class AcpServer:
 
     async def session_resume(self, params: JsonObject, context: RequestContext) -> JsonObject:
         live = await self._reopen(params)
+        context.after_response.append(live.send_usage)
         context.after_response.append(live.send_commands)
         return live.setup_result()
 

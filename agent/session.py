@@ -32,6 +32,7 @@ from agent.events import (
     TitleChanged,
     TurnEnded,
     TurnStarted,
+    UsageUpdated,
 )
 from agent.execution import CallSinks, ToolExecutor
 from agent.loop import Emit, TurnLoop
@@ -526,6 +527,14 @@ class AgentSession:
         context = self._shaper.observe(usage)
         self._notify(self._usage.record(usage, context_tokens=context))
         await self._persist_usage()
+
+    def usage_so_far(self) -> UsageUpdated | None:
+        """The totals as they stand (restored on resume), as a model call reports them; None
+        while nothing has been counted (a new session)."""
+        event = self._usage.event(Usage())
+        if event.total == Usage() and event.context_tokens == 0:
+            return None
+        return event
 
     async def record_subagent_usage(self, usage: Usage | None) -> None:
         """A subagent's model call: it counts towards the session's total and cost."""

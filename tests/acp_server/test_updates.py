@@ -62,6 +62,36 @@ async def test_usage_plan_and_title(agent_env: AgentEnv) -> None:
         assert listed["sessions"][0]["title"] == titles[0]["title"]
 
 
+async def test_a_reopened_session_shows_its_usage_so_far(agent_env: AgentEnv) -> None:
+    agent_env.script(
+        [{"text": "Hi.", "usage": {"input_tokens": 300, "output_tokens": 20}}],
+        models={"scripted-test/anything": {"contextWindow": 10_000, "cost": {"input": 1.0}}},
+    )
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        assert "usage_update" not in client.kinds(session_id)
+        await client.call("session/prompt", text_prompt(session_id, "hello"))
+        [live] = [u for u in client.updates(session_id) if u["sessionUpdate"] == "usage_update"]
+
+    reopen: Json = {"sessionId": session_id, "cwd": str(agent_env.workspace), "mcpServers": []}
+    for method in ("session/load", "session/resume"):
+        async with spawn_agent(agent_env) as client:
+            await initialize(client)
+            await client.call(method, reopen)
+            await client.wait_for(lambda: "usage_update" in client.kinds(session_id))
+            [usage] = [
+                u for u in client.updates(session_id) if u["sessionUpdate"] == "usage_update"
+            ]
+            assert usage == live, method
+            if method == "session/load":
+                # After the replay, as the last word of the history.
+                assert client.kinds(session_id)[-2:] == [
+                    "usage_update",
+                    "available_commands_update",
+                ]
+
+
 async def test_usage_is_skipped_when_the_window_is_unknown(agent_env: AgentEnv) -> None:
     agent_env.script([{"text": "hi", "usage": {"input_tokens": 5, "output_tokens": 1}}])
     async with spawn_agent(agent_env) as client:
