@@ -1,4 +1,4 @@
-"""Sessions promised to the client (`acp_server.early_session`) and still being built.
+"""Sessions answered in advance (`acp_server.early_session`) and still being built.
 
 Requests for such a session wait here. A prompt's wait can be cancelled like the prompt itself
 (`session/cancel` for the session, `$/cancel_request` for the request), so a cancel sent while

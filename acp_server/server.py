@@ -77,7 +77,7 @@ class AcpServer:
         self.client = ClientCapabilities()
         self.sessions: dict[str, LiveSession] = {}
         self._pending = PendingSessions()
-        """Sessions answered at start-up (`acp_server.early_session`) and still being built."""
+        """Sessions answered in advance (`acp_server.early_session`) and still being built."""
         self._connection: Connection | None = None
 
     # ----------------------------------------------------------------------------- wiring
@@ -301,7 +301,7 @@ class AcpServer:
         return live
 
     async def live_when_built(self, params: JsonObject) -> LiveSession:
-        """`live`, after waiting for the session when it was promised at start-up."""
+        """`live`, after waiting for the session when it was answered in advance."""
         await self._pending.wait(p.require_session_id(params))
         return self.live(params)
 
@@ -398,7 +398,7 @@ class AcpServer:
         cursor = p.optional_str(params, "cursor")
         factory = await self.factory()
         with anyio.move_on_after(5):
-            # A session promised at start-up is listed once its transcript exists.
+            # A session answered in advance is listed once its transcript exists.
             await self._pending.wait_all()
         try:
             page = factory.store.list(cwd, cursor=cursor, limit=SESSION_LIST_PAGE)
@@ -418,7 +418,7 @@ class AcpServer:
         return result
 
     async def _settled(self, session_id: str) -> None:
-        """Wait for a session promised at start-up, whether or not it could be built, and
+        """Wait for a session answered in advance, whether or not it could be built, and
         forget its failure (the client is done with it)."""
         with contextlib.suppress(Exception):
             await self._pending.wait(session_id)
