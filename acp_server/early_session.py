@@ -41,7 +41,7 @@ class EarlySession:
     """The answer the client got."""
 
 
-def plan_state(plan: SessionPlan) -> ConfigState:
+def _plan_state(plan: SessionPlan) -> ConfigState:
     """The pickers a session made from `plan` starts with."""
     return ConfigState(
         mode=plan.mode, model=plan.model, effort=None, reasoning=plan.reasoning, models=plan.models
@@ -62,5 +62,5 @@ def answer_session_new(params: JsonObject, planner: Planner) -> EarlySession | N
     return EarlySession(
         session_id=session_id,
         setup=setup,
-        result={"sessionId": session_id, **setup_result(plan_state(plan))},
+        result={"sessionId": session_id, **setup_result(_plan_state(plan))},
     )

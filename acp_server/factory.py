@@ -94,11 +94,6 @@ class SessionFactory(Protocol):
     @property
     def store(self) -> SessionStore: ...
 
-    def default_model(self, cwd: Path) -> str:
-        """The `provider/model` new sessions in `cwd` use (settings `model`, else the best
-        credentialed provider's default)."""
-        ...
-
     def available_models(self, cwd: Path) -> Sequence[ModelChoice]:
         """Every model the user can switch to: credentialed providers' and configured models."""
         ...

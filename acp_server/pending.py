@@ -73,11 +73,6 @@ class PendingSessions:
     def promise(self, session_id: str) -> None:
         self._builds[session_id] = _Build()
 
-    def __contains__(self, session_id: object) -> bool:
-        """Promised and not yet built (a failed build stays, to report its failure)."""
-        build = self._builds.get(session_id) if isinstance(session_id, str) else None
-        return build is not None and (not build.done.is_set() or build.failure is not None)
-
     def built(self, session_id: str) -> None:
         """The session exists (it is in the server's table): forget the promise."""
         build = self._builds.pop(session_id)

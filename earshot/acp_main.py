@@ -93,7 +93,7 @@ class EarshotFactory:
         for module in ("agent.session", "agent.local", "agent.undo", "earshot.mcp_tools"):
             importlib.import_module(module)
         composition = self.composition(cwd)
-        model = self.default_model(cwd)
+        model = composition.default_model().name
         self.available_models(cwd)
         earshot_version()
         with contextlib.suppress(ValueError):
@@ -103,9 +103,6 @@ class EarshotFactory:
             # loads at the first request).
             with contextlib.suppress(Exception):
                 composition.model_factory()(model)
-
-    def default_model(self, cwd: Path) -> str:
-        return self.composition(cwd).default_model().name
 
     def plan_new(self, cwd: Path) -> SessionPlan:
         from acp_server.factory import SessionPlan
