@@ -1,4 +1,5 @@
-"""Access to the shared recorded provider fixtures (`../shared/fixtures/providers`)."""
+"""Access to the recorded provider fixtures vendored in `tests/data/providers` (sources and
+licences in its `SOURCES.md`)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ from typing import Any, cast
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-PROVIDER_FIXTURES = SHARED / "fixtures" / "providers"
+PROVIDER_FIXTURES = ROOT / "tests" / "data" / "providers"
 
 
 def fixture_path(name: str) -> Path:
