@@ -26,7 +26,7 @@ from jsonschema.exceptions import ValidationError
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "tests" / "data" / "acp" / "schema.json"
-"""The official ACP v1 schema, vendored with its source and licence (`tests/data/acp/SOURCE.txt`)."""
+"""The official ACP v1 schema, vendored with its source and licence (tests/data/acp/SOURCE.txt)."""
 WAIT_SECONDS = 10.0
 
 Json = dict[str, Any]
