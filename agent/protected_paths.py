@@ -1,0 +1,143 @@
+"""Protected paths: places a write would let a repository or a model grant itself more than the
+user gave it, so no write reaches them without the user approving that exact call.
+
+- `.git/` of every repository inside the roots (its `config`, `hooks/` and `info/attributes` run
+  code on the next `git status`: `core.fsmonitor`, `diff.external`, `alias.*`, hooks), and the
+  target of a `.git` pointer file (worktrees, submodules);
+- `.earshot/` anywhere inside the roots (settings that grant permissions, hooks, MCP servers);
+- earshot's own user settings and data directories (trust, rules, transcripts, undo store);
+- the user's shell start-up files (`~/.bashrc`, `~/.profile`, `~/.zshrc`, ...), which run in
+  every shell the user opens.
+
+One module answers "is this path protected?" for every enforcer: the permission policy (tool
+paths and redirections it can read), and the command sandbox (which mounts these read-only).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+PROTECTED_DIR_NAMES = frozenset({".git", ".earshot"})
+"""A path component with one of these names, inside a root, is protected wherever it is."""
+
+SHELL_STARTUP_FILES = (
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".logout",
+    ".inputrc",
+    ".config/fish",
+    ".config/environment.d",
+)
+"""Relative to the home directory. Directories cover everything below them."""
+
+
+def _home(environ: Mapping[str, str]) -> Path:
+    home = environ.get("HOME")
+    return Path(home) if home else Path.home()
+
+
+def config_dir(environ: Mapping[str, str]) -> Path:
+    """`$XDG_CONFIG_HOME/earshot`, or `~/.config/earshot`."""
+    xdg = environ.get("XDG_CONFIG_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else _home(environ) / ".config"
+    return base / "earshot"
+
+
+def data_dir(environ: Mapping[str, str]) -> Path:
+    """`$XDG_DATA_HOME/earshot`, or `~/.local/share/earshot` (as `sessions.paths.data_dir`)."""
+    xdg = environ.get("XDG_DATA_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else _home(environ) / ".local" / "share"
+    return base / "earshot"
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _git_pointer_target(dot_git: Path) -> Path | None:
+    """The directory a `.git` FILE points at (`gitdir: ...`), resolved; None otherwise."""
+    try:
+        if not dot_git.is_file():
+            return None
+        first = dot_git.read_text(encoding="utf-8", errors="replace").splitlines()[:1]
+    except OSError:
+        return None
+    if not first or not first[0].startswith("gitdir:"):
+        return None
+    target = Path(first[0].removeprefix("gitdir:").strip())
+    if not target.is_absolute():
+        target = dot_git.parent / target
+    return _real(target)
+
+
+@dataclass(frozen=True)
+class ProtectedPaths:
+    """The protected places for one session (all resolved, absolute)."""
+
+    roots: tuple[Path, ...]
+    """The workspace roots: inside them, any `.git` or `.earshot` component is protected."""
+    paths: tuple[Path, ...]
+    """Concrete protected files or directories (a directory covers everything below it)."""
+
+    def covers(self, path: Path) -> bool:
+        """Whether writing `path` (absolute; resolved here) touches a protected place."""
+        resolved = _real(path)
+        for candidate in {Path(os.path.abspath(path)), resolved}:
+            if any(_within(candidate, protected) for protected in self.paths):
+                return True
+            for root in self.roots:
+                if _within(candidate, root):
+                    inside = candidate.relative_to(root).parts
+                    if any(part in PROTECTED_DIR_NAMES for part in inside):
+                        return True
+        return False
+
+    def reason(self, path: Path) -> str:
+        return f"writes to a protected path: {path}"
+
+
+def protected_paths(
+    roots: Sequence[Path], *, environ: Mapping[str, str] | None = None
+) -> ProtectedPaths:
+    """The protected places for a session whose workspace is `roots`."""
+    environ = os.environ if environ is None else environ
+    resolved_roots = tuple(_real(root) for root in roots)
+    home = _home(environ)
+    concrete: list[Path] = [_real(config_dir(environ)), _real(data_dir(environ))]
+    concrete += [_real(home / name) for name in SHELL_STARTUP_FILES]
+    for root in resolved_roots:
+        for name in sorted(PROTECTED_DIR_NAMES):
+            concrete.append(root / name)
+        target = _git_pointer_target(root / ".git")
+        if target is not None:
+            concrete.append(target)
+    return ProtectedPaths(roots=resolved_roots, paths=tuple(_unique(concrete)))
+
+
+def _unique(paths: Iterable[Path]) -> list[Path]:
+    seen: set[Path] = set()
+    result: list[Path] = []
+    for path in paths:
+        if path not in seen:
+            seen.add(path)
+            result.append(path)
+    return result

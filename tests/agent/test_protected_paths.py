@@ -1,0 +1,62 @@
+"""Protected paths: `.git`, `.earshot`, earshot's own dirs and shell start-up files are covered,
+through symlinks and at any depth inside the roots; ordinary project files are not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent.protected_paths import protected_paths
+
+
+def _lab(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    project = tmp_path / "project"
+    (project / ".git" / "hooks").mkdir(parents=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    return project, {"HOME": str(home)}
+
+
+def test_git_and_earshot_directories_are_protected_at_any_depth(tmp_path: Path) -> None:
+    project, environ = _lab(tmp_path)
+    protected = protected_paths([project], environ=environ)
+    assert protected.covers(project / ".git" / "config")
+    assert protected.covers(project / ".git" / "hooks" / "pre-commit")
+    assert protected.covers(project / ".earshot" / "settings.local.json")
+    assert protected.covers(project / "vendor" / "lib" / ".git" / "config")
+    assert protected.covers(project / "sub" / ".earshot")
+    assert not protected.covers(project / "src" / "main.py")
+    assert not protected.covers(project / ".gitignore")
+    assert not protected.covers(project / ".github" / "workflows" / "ci.yml")
+
+
+def test_user_dirs_and_shell_start_up_files_are_protected(tmp_path: Path) -> None:
+    project, environ = _lab(tmp_path)
+    home = Path(environ["HOME"])
+    protected = protected_paths([project], environ=environ)
+    assert protected.covers(home / ".bashrc")
+    assert protected.covers(home / ".profile")
+    assert protected.covers(home / ".config" / "fish" / "config.fish")
+    assert protected.covers(home / ".config" / "earshot" / "settings.json")
+    assert protected.covers(home / ".local" / "share" / "earshot" / "sessions" / "x.jsonl")
+    assert not protected.covers(home / "notes.txt")
+
+
+def test_a_symlink_into_a_protected_place_is_protected(tmp_path: Path) -> None:
+    project, environ = _lab(tmp_path)
+    (project / "innocent").symlink_to(project / ".git" / "hooks")
+    (project / "rc").symlink_to(Path(environ["HOME"]) / ".bashrc")
+    protected = protected_paths([project], environ=environ)
+    assert protected.covers(project / "innocent" / "post-checkout")
+    assert protected.covers(project / "rc")
+
+
+def test_a_git_pointer_file_protects_its_target(tmp_path: Path) -> None:
+    project, environ = _lab(tmp_path)
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    real_git = project / ".git" / "worktrees" / "wt"
+    real_git.mkdir(parents=True)
+    (worktree / ".git").write_text(f"gitdir: {real_git}\n", encoding="utf-8")
+    protected = protected_paths([worktree], environ=environ)
+    assert protected.covers(real_git / "HEAD")
+    assert protected.covers(worktree / ".git")
