@@ -5,8 +5,19 @@ call fails for good.
 Three invariants:
 - every tool call gets a result (interrupted, unknown, invalid, denied, blocked or failed calls
   get an error result), so the transcript is always a valid next request;
-- results are ordered by emission, not completion (one tool message per assistant message);
-- a failing tool is data; only the model call failing ends a turn early.
+- results are ordered by emission, not completion (the request history joins a batch's results
+  into one tool message in call order);
+- a failing tool is data; only the model call failing (or the transcript failing to be written)
+  ends a turn early.
+
+Acknowledged means durable: nothing is shown to the front end as done before the entry that
+records it is on disk. The user's prompt is appended before `UserMessageAdded`; each tool result
+is appended (as a tool message of its own) the moment its call finishes and before its
+`ToolCallFinished`; the final assistant message before `TurnEnded`. A process killed at any point
+therefore loses at most work the user was never shown as done, and the calls it leaves without
+results are answered "interrupted" by the next process that opens the session
+(`sessions.repair`). When the transcript cannot be written (disk full, read-only), the turn stops
+and ends with an error saying so; the process keeps serving and the next turn tries again.
 
 The loop knows its session only through `LoopHost`, so a subagent runs the same loop with an
 in-memory history and a restricted tool set.
@@ -37,6 +48,7 @@ from agent.events import (
     UserMessageAdded,
 )
 from agent.execution import (
+    INTERRUPTED_TEXT,
     BatchState,
     CallSinks,
     Prepared,
@@ -68,7 +80,7 @@ from providers.types import (
     ToolSpec,
     Usage,
 )
-from sessions import new_id
+from sessions import INTERRUPTED_BY_STOP, SessionBusy, SessionWriteFailed, new_id
 
 if TYPE_CHECKING:
     from providers.catalog import ModelInfo
@@ -191,6 +203,8 @@ class TurnLoop:
         self._open: dict[str, str] = {}
         """Calls shown to the front end (started) without a finished event yet: id -> name."""
         self._context_tokens = 0
+        self._not_saved: SessionWriteFailed | SessionBusy | None = None
+        """Why the transcript could not be written, once it could not: the turn is ending."""
         self._unadmitted: list[Message] = []
         """Queued prompts taken from the host whose hooks have not decided yet."""
         self.last_text = ""
@@ -214,6 +228,8 @@ class TurnLoop:
                     reason = await self._run(prompt)
                 except _ModelCallFailed as exc:
                     failure = exc
+                except (SessionWriteFailed, SessionBusy) as exc:
+                    self._not_saved = self._not_saved or exc
                 except Exception as exc:
                     internal = exc
                 finally:
@@ -226,6 +242,8 @@ class TurnLoop:
             await self._settle_safely(cancelled=True)
             raise
         await self._settle_safely(cancelled=reason is None or internal is not None)
+        if self._not_saved is not None:
+            return TurnEnded(reason="error", message=_not_saved_message(self._not_saved))
         if internal is not None:
             _log.error("turn failed", exc_info=internal)
             return TurnEnded(
@@ -250,6 +268,12 @@ class TurnLoop:
 
     async def _run(self, prompt: Message | None) -> StopReason:
         host = self._host
+        stored = host.persisted_session
+        if stored is not None and not self._subagent:
+            # Calls an earlier turn left without results (its results could not be written)
+            # are answered before anything follows them.
+            with anyio.CancelScope(shield=True):
+                await stored.repair()
         if prompt is not None:
             entry_id = await self._admit(prompt, queued=False)
             if entry_id is None:
@@ -463,38 +487,49 @@ class TurnLoop:
         batch = [self._prepared.pop(call.id, None) or self._prepare(call) for call in calls]
         # The assembled calls (with their merged metadata) are the ones answered.
         batch = [_with_call(item, call) for item, call in zip(batch, calls, strict=True)]
-        results = await self._executor.run_batch(batch, self._batch)
-        await self._append(Message(role="tool", parts=results))
+        await self._executor.run_batch(batch, self._batch, self._record_result)
         self._pending = []
         self._batch = BatchState()
         self._prepared.clear()
+
+    async def _record_result(self, result: ToolResultPart) -> bool:
+        """One finished call's result into the transcript, before the call is shown finished;
+        False (and the turn stops) when it cannot be written."""
+        try:
+            await self._append(Message(role="tool", parts=[result]))
+        except (SessionWriteFailed, SessionBusy) as exc:
+            self._not_saved = self._not_saved or exc
+            self._scope.cancel()
+            return False
+        return True
 
     # ------------------------------------------------------------------------ settlement
 
     async def _settle(self) -> None:
         """After a cancellation: make the transcript whole. The partial assistant message is
-        kept, and every call in it that has no result gets an "interrupted" one."""
+        kept, and every call in it that has no result gets an "interrupted" one, appended before
+        it is shown. Should the transcript not be writable, the calls are shown interrupted all
+        the same (the turn then ends saying the session is not being saved)."""
         assembler = self._assembler
         if assembler is not None:
             self._assembler = None
             message = assembler.message()
             if message.parts:
-                await self._host.append_message(message, self._message_id)
+                await self._settle_append(message, self._message_id)
                 self.last_text = message.text
             self._pending = message.tool_calls
         if self._pending:
-            results: list[ToolResultPart] = []
-            for call in self._pending:
-                result = self._batch.results.get(call.id)
-                if result is None:
-                    result = interrupted_result(call)
-                    self._emit(
-                        ToolCallFinished(
-                            call_id=call.id, name=call.name, status="interrupted", result=result
-                        )
+            text = INTERRUPTED_TEXT if self._not_saved is None else INTERRUPTED_BY_STOP
+            missing = [call for call in self._pending if call.id not in self._batch.results]
+            results = [interrupted_result(call, text) for call in missing]
+            if results:
+                await self._settle_append(Message(role="tool", parts=[*results]))
+            for call, result in zip(missing, results, strict=True):
+                self._emit(
+                    ToolCallFinished(
+                        call_id=call.id, name=call.name, status="interrupted", result=result
                     )
-                results.append(result)
-            await self._host.append_message(Message(role="tool", parts=results))
+                )
             self._pending = []
         for call_id, name in list(self._open.items()):
             # Shown to the front end but never completed by the model: not in the transcript.
@@ -507,6 +542,22 @@ class TurnLoop:
                     result=interrupted_result(call),
                 )
             )
+
+    async def _settle_append(self, message: Message, entry_id: str | None = None) -> None:
+        try:
+            await self._host.append_message(message, entry_id)
+        except (SessionWriteFailed, SessionBusy) as exc:
+            self._not_saved = self._not_saved or exc
+
+
+def _not_saved_message(exc: SessionWriteFailed | SessionBusy) -> str:
+    if isinstance(exc, SessionBusy):
+        return f"This turn was stopped: {exc}"
+    return (
+        f"This turn was stopped because {exc}. What it did after that point is not saved in "
+        "the session. Free some disk space (or make the data directory writable) and send the "
+        "next prompt: the session continues from what was saved."
+    )
 
 
 async def _close(events: object) -> None:

@@ -1,7 +1,10 @@
 """A stored conversation as the events a live run would have produced (ACP `session/load`).
 
 Assistant messages replay under their entry id as `message_id`; each tool call replays as
-started, ready (with the UI computed from its arguments, as live) and finished.
+started, ready (with the UI computed from its arguments, as live) and finished. A call another
+process is still running (a session open elsewhere, shown read-only) has no result yet and
+replays as started; one whose process died was answered "interrupted" when the session was
+claimed, and replays as interrupted.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from providers.types import (
     ToolResultPart,
 )
 from sessions import (
+    INTERRUPTED_BY_STOP,
     CompactionEntry,
     Entry,
     ExtensionEntry,
@@ -139,7 +143,9 @@ def _message_events(
 def _status(part: ToolResultPart) -> ToolStatus:
     if not part.is_error:
         return "completed"
-    return "interrupted" if part.text == INTERRUPTED_TEXT else "failed"
+    # A call its process never finished (answered on load, `sessions.repair`) replays as
+    # interrupted, which the front end shows as failed with that reason.
+    return "interrupted" if part.text in (INTERRUPTED_TEXT, INTERRUPTED_BY_STOP) else "failed"
 
 
 def _ui_for(

@@ -29,9 +29,18 @@ if TYPE_CHECKING:
         UndoSnapshotEntry,
         UnknownEntry,
     )
-    from sessions.errors import EntryNotFound, InvalidCursor, SessionNotFound, SessionUnreadable
+    from sessions.errors import (
+        EntryNotFound,
+        Holder,
+        InvalidCursor,
+        SessionBusy,
+        SessionNotFound,
+        SessionUnreadable,
+        SessionWriteFailed,
+    )
     from sessions.ids import new_id
     from sessions.paths import data_dir
+    from sessions.repair import INTERRUPTED_BY_STOP
     from sessions.session import Session
     from sessions.store import SessionPage, SessionStore, SessionSummary, cwd_hash
 
@@ -51,9 +60,18 @@ _HOMES = {
         "UndoSnapshotEntry",
         "UnknownEntry",
     ),
-    "sessions.errors": ("EntryNotFound", "InvalidCursor", "SessionNotFound", "SessionUnreadable"),
+    "sessions.errors": (
+        "EntryNotFound",
+        "Holder",
+        "InvalidCursor",
+        "SessionBusy",
+        "SessionNotFound",
+        "SessionUnreadable",
+        "SessionWriteFailed",
+    ),
     "sessions.ids": ("new_id",),
     "sessions.paths": ("data_dir",),
+    "sessions.repair": ("INTERRUPTED_BY_STOP",),
     "sessions.session": ("Session",),
     "sessions.store": ("SessionPage", "SessionStore", "SessionSummary", "cwd_hash"),
 }
@@ -65,19 +83,23 @@ __all__ = [
     "Entry",
     "EntryNotFound",
     "ExtensionEntry",
+    "INTERRUPTED_BY_STOP",
     "ForkOrigin",
     "Header",
+    "Holder",
     "InvalidCursor",
     "LeafMoveEntry",
     "MessageEntry",
     "ModeChangeEntry",
     "ModelChangeEntry",
     "Session",
+    "SessionBusy",
     "SessionNotFound",
     "SessionPage",
     "SessionStore",
     "SessionSummary",
     "SessionUnreadable",
+    "SessionWriteFailed",
     "TitleEntry",
     "UndoSnapshotEntry",
     "UnknownEntry",

@@ -15,6 +15,8 @@ have no `fdatasync` and use `fsync`.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import sys
 from pathlib import Path
@@ -99,7 +101,15 @@ class SessionFile:
         Raises:
             FileNotFoundError: no such file.
         """
-        return cls(path, os.open(path, os.O_RDWR | os.O_APPEND | _BINARY | _CLOEXEC))
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | _BINARY | _CLOEXEC)
+        except OSError as exc:
+            if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+            # A read-only data dir: the session can still be read (and replayed); appends fail
+            # with a clear error.
+            fd = os.open(path, os.O_RDONLY | _BINARY | _CLOEXEC)
+        return cls(path, fd)
 
     @property
     def closed(self) -> bool:
@@ -137,14 +147,31 @@ class SessionFile:
     def append(self, data: bytes) -> int:
         """Write all of `data` at the end of the file and sync it; returns the new file size.
 
-        Call with the exclusive lock held.
+        Call with the exclusive lock held. On failure nothing of `data` stays in the file (when
+        the file system still allows a truncation) and the error is raised.
         """
-        view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
-        _sync(self._fd)
+        start = self.size()
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+            _sync(self._fd)
+        except OSError:
+            self._roll_back(start)
+            raise
         return os.lseek(self._fd, 0, os.SEEK_END)
+
+    def _roll_back(self, size: int) -> None:
+        """Cut off what a failed append left (part of a line on a full disk, or a whole line
+        whose sync failed and so was never acknowledged). Should that fail too, the next append
+        still starts on a fresh line and the leftover is skipped on load as one damaged line."""
+        try:
+            if self.size() > size:
+                os.ftruncate(self._fd, size)
+                _sync(self._fd)
+        except OSError:
+            pass
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -164,9 +191,14 @@ def replace_file(path: Path, content: bytes) -> None:
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _BINARY | _CLOEXEC, 0o600)
     try:
-        view = memoryview(content)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
-    os.replace(temporary, path)
+        try:
+            view = memoryview(content)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
