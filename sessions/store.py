@@ -325,7 +325,7 @@ class SessionStore:
         try:
             with os.scandir(self.root) as entries:
                 return [Path(entry.path) for entry in entries if entry.is_dir()]
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return []
 
     @staticmethod
