@@ -488,6 +488,10 @@ class TurnLoop:
         # The assembled calls (with their merged metadata) are the ones answered.
         batch = [_with_call(item, call) for item, call in zip(batch, calls, strict=True)]
         await self._executor.run_batch(batch, self._batch, self._record_result)
+        if self._not_saved is not None:
+            # A result could not be written: stop here (the settlement answers what is left),
+            # whether or not the cancellation reached a checkpoint on the way out.
+            raise self._not_saved
         self._pending = []
         self._batch = BatchState()
         self._prepared.clear()

@@ -68,9 +68,11 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 class SessionFile:
     """An open session file descriptor (`O_APPEND`: every write lands at the end)."""
 
-    def __init__(self, path: Path, fd: int) -> None:
+    def __init__(self, path: Path, fd: int, *, read_only: bool = False) -> None:
         self.path = path
         self._fd = fd
+        self.read_only = read_only
+        """Opened for reading only (the data dir was read-only): `reopen_for_writing` first."""
 
     @classmethod
     def create(cls, path: Path, content: bytes) -> SessionFile:
@@ -108,8 +110,19 @@ class SessionFile:
                 raise
             # A read-only data dir: the session can still be read (and replayed); appends fail
             # with a clear error.
-            fd = os.open(path, os.O_RDONLY | _BINARY | _CLOEXEC)
+            return cls(path, os.open(path, os.O_RDONLY | _BINARY | _CLOEXEC), read_only=True)
         return cls(path, fd)
+
+    def reopen_for_writing(self) -> None:
+        """Open the file for appending again (the data dir became writable).
+
+        Raises:
+            OSError: it still cannot be.
+        """
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | _BINARY | _CLOEXEC)
+        os.close(self._fd)
+        self._fd = fd
+        self.read_only = False
 
     @property
     def closed(self) -> bool:

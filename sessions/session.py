@@ -300,6 +300,12 @@ class Session:
             raise SessionWriteFailed(str(self.path), exc) from exc
         if writer is None:
             raise SessionBusy(self.id, read_holder(self.path))
+        if self._file.read_only:
+            try:
+                self._file.reopen_for_writing()
+            except OSError as exc:
+                writer.release()
+                raise SessionWriteFailed(str(self.path), exc) from exc
         self._writer = writer
         try:
             await self._repair_locked()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -49,6 +49,9 @@ class LoopbackServer:
     def __init__(self) -> None:
         self.replies: list[Reply] = []
         self.requests: list[Recorded] = []
+        self.responder: Callable[[Recorded], Reply] | None = None
+        """Answers every request from what it holds, instead of `replies` (a model that checks
+        what it is sent)."""
         self._lock = threading.Lock()
         server = self
 
@@ -62,16 +65,17 @@ class LoopbackServer:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
                 with server._lock:
-                    server.requests.append(
-                        Recorded(
-                            self.command,
-                            self.path,
-                            {k.lower(): v for k, v in self.headers.items()},
-                            body,
-                        )
+                    recorded = Recorded(
+                        self.command,
+                        self.path,
+                        {k.lower(): v for k, v in self.headers.items()},
+                        body,
                     )
+                    server.requests.append(recorded)
                     reply = (
-                        server.replies.pop(0)
+                        server.responder(recorded)
+                        if server.responder is not None
+                        else server.replies.pop(0)
                         if server.replies
                         else Reply.json(
                             {"error": {"message": "loopback: no reply queued", "type": "test"}},
