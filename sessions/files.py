@@ -1,9 +1,16 @@
 """The bytes of one session file: locked appends and reads of what other processes appended.
 
-Locking: every write happens under an exclusive `flock` on the session file itself, so two
-processes appending to one session never interleave bytes; every read of the file (a load, a
-refresh) happens under a shared one, so a reader never mistakes a write in progress for a torn
-line. No lock is held across an `await` by the caller except while waiting for it.
+Locking: one process writes a session at a time (its writer lock, `sessions.writer_lock`, held
+while the session is open). Besides, every write happens under an exclusive `flock` on the
+session file itself, so bytes never interleave even with a writer that ignores the writer lock
+(an older earshot); every read of the file (a load, a refresh) happens under a shared one, so a
+reader never mistakes a write in progress for a torn line. No lock is held across an `await` by
+the caller except while waiting for it.
+
+Failure: an append that fails (disk full, a read-only remount, an I/O error) truncates the file
+back to its size before the append, so no partial line is left to break the lines after it; if
+even that fails, the next append starts with a newline and the leftover reads as one damaged line,
+skipped. A file that can only be opened for reading (a read-only data dir) is still read.
 
 Durability: an append returns after `write(2)` and `fdatasync(2)`. After `write(2)` the bytes are in
 the kernel's page cache and survive the process being killed (`kill -9`); `fdatasync` makes them
