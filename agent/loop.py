@@ -10,14 +10,13 @@ Three invariants:
 - a failing tool is data; only the model call failing (or the transcript failing to be written)
   ends a turn early.
 
-Acknowledged means durable: nothing is shown to the front end as done before the entry that
-records it is on disk. The user's prompt is appended before `UserMessageAdded`; each tool result
-is appended (as a tool message of its own) the moment its call finishes and before its
-`ToolCallFinished`; the final assistant message before `TurnEnded`. A process killed at any point
-therefore loses at most work the user was never shown as done, and the calls it leaves without
-results are answered "interrupted" by the next process that opens the session
-(`sessions.repair`). When the transcript cannot be written (disk full, read-only), the turn stops
-and ends with an error saying so; the process keeps serving and the next turn tries again.
+Acknowledged means durable: nothing is shown as done before the entry recording it is on disk.
+The prompt is appended before `UserMessageAdded`, each tool result as its call finishes and before
+its `ToolCallFinished` (`agent.recording`), the final answer before `TurnEnded`. A process killed
+at any point loses only work nobody was shown as done; the calls it leaves without results are
+answered "interrupted" by the next process to open the session (`sessions.repair`). When the
+transcript cannot be written (disk full, read-only) the turn stops and ends with an error saying
+so; the process keeps serving, and the next turn tries again.
 
 The loop knows its session only through `LoopHost`, so a subagent runs the same loop with an
 in-memory history and a restricted tool set.
@@ -59,6 +58,7 @@ from agent.execution import (
     prepare_call,
     title_for,
 )
+from agent.recording import NotSaved, ResultRecorder, not_saved_message
 from agent.retry import RetryPolicy, describe_error
 from agent.tool_env import scrub
 from agent.tools.base import AnyTool, ToolContext
@@ -203,7 +203,8 @@ class TurnLoop:
         self._open: dict[str, str] = {}
         """Calls shown to the front end (started) without a finished event yet: id -> name."""
         self._context_tokens = 0
-        self._not_saved: SessionWriteFailed | SessionBusy | None = None
+        self._recorder = ResultRecorder(host.append_message)
+        self._not_saved: NotSaved | None = None
         """Why the transcript could not be written, once it could not: the turn is ending."""
         self._unadmitted: list[Message] = []
         """Queued prompts taken from the host whose hooks have not decided yet."""
@@ -243,7 +244,7 @@ class TurnLoop:
             raise
         await self._settle_safely(cancelled=reason is None or internal is not None)
         if self._not_saved is not None:
-            return TurnEnded(reason="error", message=_not_saved_message(self._not_saved))
+            return TurnEnded(reason="error", message=not_saved_message(self._not_saved))
         if internal is not None:
             _log.error("turn failed", exc_info=internal)
             return TurnEnded(
@@ -270,9 +271,7 @@ class TurnLoop:
         host = self._host
         stored = host.persisted_session
         if stored is not None and not self._subagent:
-            # Calls an earlier turn left without results (its results could not be written)
-            # are answered before anything follows them.
-            with anyio.CancelScope(shield=True):
+            with anyio.CancelScope(shield=True):  # answer calls an earlier turn could not
                 await stored.repair()
         if prompt is not None:
             entry_id = await self._admit(prompt, queued=False)
@@ -488,32 +487,26 @@ class TurnLoop:
         # The assembled calls (with their merged metadata) are the ones answered.
         batch = [_with_call(item, call) for item, call in zip(batch, calls, strict=True)]
         await self._executor.run_batch(batch, self._batch, self._record_result)
-        if self._not_saved is not None:
-            # A result could not be written: stop here (the settlement answers what is left),
-            # whether or not the cancellation reached a checkpoint on the way out.
+        if self._not_saved is not None:  # a result could not be written: the settlement answers
             raise self._not_saved
         self._pending = []
         self._batch = BatchState()
         self._prepared.clear()
 
     async def _record_result(self, result: ToolResultPart) -> bool:
-        """One finished call's result into the transcript, before the call is shown finished;
-        False (and the turn stops) when it cannot be written."""
-        try:
-            await self._append(Message(role="tool", parts=[result]))
-        except (SessionWriteFailed, SessionBusy) as exc:
-            self._not_saved = self._not_saved or exc
-            self._scope.cancel()
-            return False
-        return True
+        """Into the transcript before it is shown; False (the turn stops) when it cannot be."""
+        if await self._recorder.record(result):
+            return True
+        self._not_saved = self._not_saved or self._recorder.failure
+        self._scope.cancel()
+        return False
 
     # ------------------------------------------------------------------------ settlement
 
     async def _settle(self) -> None:
         """After a cancellation: make the transcript whole. The partial assistant message is
-        kept, and every call in it that has no result gets an "interrupted" one, appended before
-        it is shown. Should the transcript not be writable, the calls are shown interrupted all
-        the same (the turn then ends saying the session is not being saved)."""
+        kept, and every call in it without a result gets an "interrupted" one, appended before
+        it is shown (shown even when it cannot be: the turn then ends saying so)."""
         assembler = self._assembler
         if assembler is not None:
             self._assembler = None
@@ -529,11 +522,10 @@ class TurnLoop:
             if results:
                 await self._settle_append(Message(role="tool", parts=[*results]))
             for call, result in zip(missing, results, strict=True):
-                self._emit(
-                    ToolCallFinished(
-                        call_id=call.id, name=call.name, status="interrupted", result=result
-                    )
+                finished = ToolCallFinished(
+                    call_id=call.id, name=call.name, status="interrupted", result=result
                 )
+                self._emit(finished)
             self._pending = []
         for call_id, name in list(self._open.items()):
             # Shown to the front end but never completed by the model: not in the transcript.
@@ -552,16 +544,6 @@ class TurnLoop:
             await self._host.append_message(message, entry_id)
         except (SessionWriteFailed, SessionBusy) as exc:
             self._not_saved = self._not_saved or exc
-
-
-def _not_saved_message(exc: SessionWriteFailed | SessionBusy) -> str:
-    if isinstance(exc, SessionBusy):
-        return f"This turn was stopped: {exc}"
-    return (
-        f"This turn was stopped because {exc}. What it did after that point is not saved in "
-        "the session. Free some disk space (or make the data directory writable) and send the "
-        "next prompt: the session continues from what was saved."
-    )
 
 
 async def _close(events: object) -> None:

@@ -272,21 +272,16 @@ class AgentSession:
         self._turn_scope = anyio.CancelScope()
         return self._turn(message, self._turn_scope)
 
-    @property
-    def writable(self) -> bool:
-        """Whether this process writes the session (holds its writer lock). A session another
-        process has open is read-only here: it replays, and `ensure_writable` says who has it."""
-        return self._stored.writable
-
     async def ensure_writable(self) -> None:
-        """Become the session's writer, taking it over if the process that had it open has let
-        it go (reading what it appended, answering calls it left open); call before a turn.
+        """Be the session's writer (before a turn or a change): a session another process has
+        open is read-only here; once it has let go, this takes it over (`Session.claim`).
 
         Raises:
             sessions.SessionBusy: another process has it open (the message names it).
             sessions.SessionWriteFailed: the data dir cannot be written.
         """
-        await self._stored.claim()
+        if not self._stored.writable:  # no await otherwise: a change applies at once
+            await self._stored.claim()
 
     def queue_prompt(self, prompt: Prompt) -> bool:
         """Queue a prompt into the running turn: like the turn's first prompt it goes through
@@ -320,7 +315,7 @@ class AgentSession:
             raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
         if mode == self.mode:
             return
-        await self._writer_or_raise()
+        await self.ensure_writable()
         self.mode = mode
         await self._stored.append(ModeChangeEntry(mode=mode))
         self._notify(ModeChanged(mode=mode))
@@ -334,13 +329,8 @@ class AgentSession:
             ModelUnavailable: the model cannot be built; the current one stays.
             sessions.SessionBusy: another process has the session open; nothing changes.
         """
+        await self.ensure_writable()
         model = _build_model(self._model_factory, model_name)
-        try:
-            await self._writer_or_raise()
-        except BaseException:
-            if model is not self._model:
-                await model.aclose()
-            raise
         old = self._model
         self._model = model
         self.model_name = model_name
@@ -595,12 +585,6 @@ class AgentSession:
         )
 
     # --------------------------------------------------------------------------- helpers
-
-    async def _writer_or_raise(self) -> None:
-        # A change takes effect at once (the next model call of a running turn sees it), so it
-        # is refused before anything changes when another process has the session open.
-        if not self._stored.writable:
-            await self._stored.claim()
 
     def _lookup_info(self, model: Model) -> ModelInfo | None:
         if self._catalog is None:

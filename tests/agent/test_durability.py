@@ -280,7 +280,8 @@ async def test_a_session_open_elsewhere_replays_but_refuses_to_write(tmp_path: P
     before = holder.persisted_session.path.read_bytes()  # pyright: ignore[reportOptionalMemberAccess]
 
     other = await make_session(where, [ScriptedTurn(text="never")], resume_id=holder.id)
-    assert holder.writable and not other.writable
+    assert holder.persisted_session is not None and other.persisted_session is not None
+    assert holder.persisted_session.writable and not other.persisted_session.writable
     assert [e.kind for e in other.replay_events()][-1] == "text"
     with pytest.raises(SessionBusy, match=f"pid {os.getpid()}"):
         await other.ensure_writable()
@@ -291,13 +292,13 @@ async def test_a_session_open_elsewhere_replays_but_refuses_to_write(tmp_path: P
     events = await collect(other.run_turn("sneaky"))
     assert isinstance(events[-1], TurnEnded) and events[-1].reason == "error"
     assert "is open in earshot" in (events[-1].message or "")
-    assert holder.persisted_session.path.read_bytes() == before  # pyright: ignore[reportOptionalMemberAccess]
+    assert holder.persisted_session.path.read_bytes() == before
 
     # The holder keeps working; once it closes, the other one takes over (and sees its turn).
     await collect(holder.run_turn("still mine"))
     await holder.aclose()
     await other.ensure_writable()
-    assert other.writable
+    assert other.persisted_session.writable
     assert [m.text for m in other.history() if m.role == "user"] == ["hello", "still mine"]
     await other.aclose()
 
