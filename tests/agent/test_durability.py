@@ -115,6 +115,25 @@ async def test_a_call_is_on_disk_before_it_is_shown_finished(tmp_path: Path) -> 
     await session.aclose()
 
 
+async def test_results_that_finish_together_share_one_append(tmp_path: Path) -> None:
+    keys = [f"k{n}" for n in range(6)]
+    model = ScriptedModel(
+        [ScriptedTurn(tool_calls=[probe(key) for key in keys]), ScriptedTurn(text="ok")]
+    )
+    session = await make_session(env(tmp_path), model, tools=[waiting_tool(Board())])
+    path = session.persisted_session.path  # pyright: ignore[reportOptionalMemberAccess]
+    events = await collect(session.run_turn("go"))
+    assert len([e for e in events if isinstance(e, ToolCallFinished)]) == len(keys)
+    tool_lines = [
+        line for line in disk_lines(path) if line.get("message", {}).get("role") == "tool"
+    ]
+    assert sum(len(line["message"]["parts"]) for line in tool_lines) == len(keys)
+    assert len(tool_lines) < len(keys)  # fewer writes (and syncs) than results
+    history = session.history()
+    assert_valid_request(history)
+    await session.aclose()
+
+
 # ------------------------------------------------------------------------- crash points
 
 
