@@ -4,6 +4,7 @@ strict enough to catch a wrong message."""
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import subprocess
 import sys
@@ -108,7 +109,7 @@ def test_each_typeddict_requires_exactly_what_the_schema_requires() -> None:
     """At run time too (`__required_keys__`): the annotations are evaluated, not strings."""
     checked = 0
     for module_name in ("common", "connection", "sessions", "prompt", "client", "elicitation"):
-        module = __import__(f"acp_server.protocol.{module_name}", fromlist=["_"])
+        module = importlib.import_module(f"acp_server.protocol.{module_name}")
         for name, definition in _schema()["$defs"].items():
             if "properties" not in definition or {"anyOf", "oneOf"} & set(definition):
                 continue
