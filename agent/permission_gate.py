@@ -40,15 +40,17 @@ class GateOutcome:
     allowed: bool
     cancelled: bool
     source: str
-    """Who decided: a rule's source (`user`, `project`, `local`, `session`, `cli`), `mode`,
-    `policy` (read-only, plan, outside the roots), or `prompt` (the user's answer)."""
+    """Who decided: a rule's source (`user`, `project`, `local`, `remembered`, `session`,
+    `cli`), `mode`, `policy` (read-only, plan, outside the roots), or `prompt` (the user's
+    answer)."""
     answer: PermissionOptionKind | None
     """The option the user chose; None when nobody was asked."""
     reason: str
 
 
 PersistRule: TypeAlias = Callable[[str, str], None]
-"""`persist_rule(list_name, rule)`, e.g. `agent.settings.append_local_rule` bound to the cwd."""
+"""`persist_rule(list_name, rule)`, e.g. `agent.settings.append_rule` bound to the session's
+remembered file (the user's own, keyed by project: `agent.trust`)."""
 
 _GRANTABLE_STEPS = frozenset({8})
 """Only a prompt from the mode (step 8), or one the policy marks `grantable` (a read outside the
@@ -63,7 +65,7 @@ class PermissionGate:
     The only way to add a rule is a user's answer to a prompt: there is deliberately no method to
     grant a permission, so nothing that runs someone else's code (MCP servers, skills, hooks,
     subagents) can. Session grants live in memory only and are not restored on resume; "always"
-    answers go through `persist_rule` (the local settings file).
+    answers go through `persist_rule` (the user's remembered file for the project).
     """
 
     def __init__(
@@ -202,13 +204,13 @@ class PermissionGate:
                 self._granted.extend(parse_rule(text, "session") for text in proposals)
                 return GateOutcome(True, False, "prompt", kind, "allowed for this session")
             case "allow_always":
-                self._granted.extend(parse_rule(text, "local") for text in proposals)
+                self._granted.extend(parse_rule(text, "remembered") for text in proposals)
                 note = self._persist("allow", proposals)
                 return GateOutcome(True, False, "prompt", kind, "always allowed" + note)
             case "reject_once":
                 return GateOutcome(False, False, "prompt", kind, "rejected by the user")
             case "reject_always":
-                self._refused.extend(parse_rule(text, "local") for text in refusals)
+                self._refused.extend(parse_rule(text, "remembered") for text in refusals)
                 note = self._persist("deny", refusals)
                 return GateOutcome(False, False, "prompt", kind, "always rejected" + note)
             case _:
