@@ -116,7 +116,9 @@ def _real(path: Path) -> Path:
 
 
 def _within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+    # Strings, not `root in path.parents`: this runs for every search result a tool filters.
+    text, prefix = str(path), str(root)
+    return text == prefix or text.startswith(prefix if prefix.endswith("/") else prefix + "/")
 
 
 def _git_pointer_target(dot_git: Path) -> Path | None:
