@@ -23,12 +23,15 @@ read-only).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 PROTECTED_DIR_NAMES = frozenset({".git", ".earshot"})
-"""A path component with one of these names, inside a root, is protected wherever it is."""
+"""A path component with one of these names (in any case: `.Git` is `.git` on macOS), inside a
+root, is protected wherever it is."""
+_CASELESS = sys.platform in ("darwin", "win32")
 
 SHELL_STARTUP_FILES = (
     ".bashrc",
@@ -118,6 +121,8 @@ def _real(path: Path) -> Path:
 def _within(path: Path, root: Path) -> bool:
     # Strings, not `root in path.parents`: this runs for every search result a tool filters.
     text, prefix = str(path), str(root)
+    if _CASELESS:  # `~/.SSH` is `~/.ssh` on a case-insensitive file system
+        text, prefix = text.casefold(), prefix.casefold()
     return text == prefix or text.startswith(prefix if prefix.endswith("/") else prefix + "/")
 
 
@@ -156,8 +161,8 @@ class ProtectedPaths:
                 return True
             for root in self.roots:
                 if _within(candidate, root):
-                    inside = candidate.relative_to(root).parts
-                    if any(part in PROTECTED_DIR_NAMES for part in inside):
+                    inside = Path(str(candidate)[len(str(root)) :].lstrip("/")).parts
+                    if any(part.casefold() in PROTECTED_DIR_NAMES for part in inside):
                         return True
         return False
 

@@ -20,7 +20,7 @@ from agent.backends import (
     Question,
     QuestionAnswer,
 )
-from agent.network import local_host
+from agent.network import local_address, local_host
 from agent.permissions import PermissionRules, decide
 from agent.tools.base import PermissionRequest
 from agent.tools.fetch import fetch_tool
@@ -225,3 +225,30 @@ async def test_a_name_resolving_locally_without_a_gate_is_refused() -> None:
     allowing = FetchGuard(recheck, resolver)
     await allowing.admit("http://metadata.example/", approved_local=False)
     assert [(r.domain, r.local_network) for r in asked] == [("metadata.example", True)]
+
+
+@pytest.mark.parametrize(
+    ("address", "local"),
+    [
+        ("127.0.0.1", True),
+        ("10.1.2.3", True),
+        ("172.16.0.1", True),
+        ("192.168.0.1", True),
+        ("169.254.169.254", True),
+        ("100.64.0.1", True),
+        ("0.0.0.0", True),
+        ("224.0.0.1", True),
+        ("::1", True),
+        ("fd12::1", True),
+        ("fe80::1%eth0", True),
+        ("::ffff:10.0.0.1", True),
+        ("2002:a9fe:a9fe::1", True),  # 6to4 around 169.254.169.254
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd2", True),  # Teredo
+        ("93.184.216.34", False),
+        ("2606:4700::1111", False),
+        ("::ffff:8.8.8.8", False),
+        ("not-an-address", False),
+    ],
+)
+def test_resolved_addresses_are_classified(address: str, local: bool) -> None:
+    assert local_address(address) is local
