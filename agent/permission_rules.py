@@ -25,10 +25,14 @@ call of the tool, even a shell command that cannot be parsed.
   it. Paths are resolved (`~`, `..`, symlinks) before matching, so `src/../secret` or a symlink in
   `src` pointing outside do not match `Edit(src/**)`; deny rules also match the unresolved
   spelling. `Edit(...)` rules cover `Write` calls too (as in Claude Code); `Write(...)` covers only
-  `Write`. An allow rule must cover every path of a call; deny and ask rules match any.
+  `Write`. An allow rule must cover every path of a call; deny and ask rules match any. A
+  backslash makes the next character literal: `Edit(./\\*\\*)` is the file named `**` (the
+  rules "always allow" proposes are written so).
 - `Fetch(domain:example.com)` matches that host only; `Fetch(domain:*.example.com)` matches its
   subdomains (not the apex). Subdomains are not implied: `github.io` is not `evil.github.io`.
-- `mcp__server__tool`, `mcp__server` (every tool of the server) and `mcp__server__*`.
+- `mcp__server__tool`, `mcp__server` (every tool of the server) and `mcp__server__*`, with the
+  server and tool names exactly as configured (`a_` is not `a`; a server named `a__b` is
+  `mcp__a__b`); a rule with another `*` is a glob over `mcp__<server>__<tool>`.
 - `Task(agent-type)`, `Skill(name)` and any other tool: a glob over the request's `specifier`.
 """
 
@@ -196,6 +200,20 @@ def tool_matches(rule_tool: str, request_tool: str) -> bool:
     return False
 
 
+def mcp_rule_matches(rule_tool: str, server: str, full_name: str) -> bool:
+    """Whether an `mcp__...` rule covers the tool `full_name` (`mcp__<server>__<tool>`, names as
+    configured) of the server named `server`: the rule names the server, the tool, or is a glob
+    (`mcp__server__*`, `mcp__*`). Compared with the configured names, never a rewritten one."""
+    if not rule_tool.startswith("mcp__"):
+        return False
+    server_rule = f"mcp__{server}"
+    if rule_tool in (server_rule, full_name):
+        return True
+    if rule_tool.endswith("__*") and rule_tool[5:-3] and "*" not in rule_tool[:-1]:
+        return rule_tool[:-3] == server_rule  # every tool of that one server
+    return "*" in rule_tool and fnmatch.fnmatchcase(full_name, rule_tool)
+
+
 def rule_matches(
     rule: Rule, subject: Subject, *, quantifier: Literal["any", "all"], deny: bool
 ) -> bool:
@@ -203,6 +221,10 @@ def rule_matches(
     for `any` one suffices (commands also unwrapped); `deny` also tries the unresolved paths and
     the files the command's redirections write."""
     request = subject.request
+    if request.mcp_server is not None:
+        return rule.pattern is None and mcp_rule_matches(
+            rule.tool, request.mcp_server, request.rule_tool
+        )
     if not tool_matches(rule.tool, request.rule_tool):
         # Edit/Write deny rules also guard the files a shell redirection writes
         if deny and rule.tool in ("Edit", "Write") and rule.pattern and subject.command:
@@ -408,10 +430,25 @@ def _path_matches(pattern: str, path: Path, cwd: Path) -> bool:
     )
 
 
+def names_place(pattern: str, place: Path, cwd: Path) -> bool:
+    """Whether a path pattern names `place` (resolved) itself rather than merely covering it:
+    its literal part, up to the first wildcard, is `place` or inside it (`~/.ssh/**` and
+    `~/.ssh/config` name `~/.ssh`; `~/**` does not), or it is a name without wildcards
+    (`.env`, `id_rsa`). Secrets need such a rule (`agent.permission_policy`)."""
+    compiled = _path_regexes(pattern, str(cwd))
+    if compiled.name_glob is not None:
+        return compiled.literal
+    return any(within(base, place) for base in compiled.bases)
+
+
 @dataclass(frozen=True)
 class _PathPattern:
     name_glob: re.Pattern[str] | None
     anchored: tuple[re.Pattern[str], ...]
+    bases: tuple[Path, ...] = ()
+    """The literal part of an anchored pattern, resolved and as written."""
+    literal: bool = False
+    """A name pattern without wildcards."""
 
 
 @lru_cache(maxsize=1024)
@@ -419,7 +456,8 @@ def _path_regexes(pattern: str, cwd: str) -> _PathPattern:
     flags = re.IGNORECASE if _CASELESS else 0
     text = pattern.rstrip("/") or "/"
     if "/" not in text and not text.startswith("~"):
-        return _PathPattern(re.compile(_glob_regex(text), flags), ())
+        literal = not _has_wildcard(text)
+        return _PathPattern(re.compile(_glob_regex(text), flags), (), literal=literal)
     if text.startswith("//"):
         absolute = "/" + text.lstrip("/")
     elif text == "~" or text.startswith("~/"):
@@ -428,23 +466,50 @@ def _path_regexes(pattern: str, cwd: str) -> _PathPattern:
         absolute = os.path.join(cwd, text.lstrip("/"))
     parts = absolute.split("/")
     literal = 0
-    while literal < len(parts) and not any(ch in parts[literal] for ch in "*?"):
+    while literal < len(parts) and not _has_wildcard(parts[literal]):
         literal += 1
-    prefix = "/".join(parts[:literal]) or "/"
+    prefix = "/".join(_unescape(part) for part in parts[:literal]) or "/"
     rest = "/".join(parts[literal:])
     regexes: list[re.Pattern[str]] = []
-    for base in {resolve_path(prefix, Path("/")), lexical_path(prefix, Path("/"))}:
+    bases = (resolve_path(prefix, Path("/")), lexical_path(prefix, Path("/")))
+    for base in set(bases):
         head = re.escape(str(base).rstrip("/"))
         regex = head if not rest else head + "/" + _glob_regex(rest)
         regexes.append(re.compile(regex, flags))
-    return _PathPattern(None, tuple(regexes))
+    return _PathPattern(None, tuple(regexes), bases=bases)
+
+
+def _has_wildcard(part: str) -> bool:
+    """Whether a pattern part has an unescaped `*` or `?`."""
+    index = 0
+    while index < len(part):
+        if part[index] == "\\":
+            index += 2
+            continue
+        if part[index] in "*?":
+            return True
+        index += 1
+    return False
+
+
+def _unescape(part: str) -> str:
+    return re.sub(r"\\(.)", r"\1", part, flags=re.DOTALL)
+
+
+def escape_path_pattern(text: str) -> str:
+    """`text` as a literal path pattern: `*`, `?` and `\\` escaped with a backslash, so a file
+    named `**` is `\\*\\*` and matches only itself."""
+    return re.sub(r"([*?\\])", r"\\\1", text)
 
 
 def _glob_regex(glob: str) -> str:
     out: list[str] = []
     index = 0
     while index < len(glob):
-        if glob.startswith("**/", index):
+        if glob[index] == "\\" and index + 1 < len(glob):
+            out.append(re.escape(glob[index + 1]))
+            index += 2
+        elif glob.startswith("**/", index):
             out.append("(?:.*/)?")
             index += 3
         elif glob.startswith("**", index):

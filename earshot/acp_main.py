@@ -169,11 +169,13 @@ class EarshotFactory:
 
     def skills(self, cwd: Path) -> Sequence[SkillCommand]:
         from acp_server.factory import SkillCommand
-        from agent.skills import SkillIndex
+        from agent.session_parts import discover_skills
 
         try:
-            index = SkillIndex.discover(cwd)
-        except OSError:
+            # What the session offers: the project's skills only in a trusted workspace, every
+            # skill file through the read checks (agent.skills).
+            index = discover_skills(cwd, self.composition(cwd).settings)
+        except (OSError, ValueError):
             return ()
         return [
             SkillCommand(name=skill.name, description=skill.description) for skill in index.skills
