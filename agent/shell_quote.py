@@ -1,0 +1,240 @@
+"""Bash's ANSI-C (`$'...'`) and locale (`$"..."`) quoting, rewritten into quoting bashlex reads.
+
+bashlex reads `$'\\x72\\x6d'` as the text `$\\x72\\x6d` and `$"rm"` as the variable `$rm`, and
+(worse) does not know that `\\'` escapes a quote inside `$'...'`, so it can end a string earlier
+than bash does and see commands bash never runs, or miss ones it does. `desugar` rewrites each
+`$'...'` into the plain single-quoted string bash computes from it (`$'\\x72m'` becomes `'rm'`)
+and each `$"..."` into `"..."`, so bashlex then reads what bash runs. A `$"..."` string is
+translated by bash through a message catalogue chosen by environment variables the command
+itself may set (`TEXTDOMAINDIR`), so its value is only known at run time: `desugar` reports where
+those strings ended up, and the parser counts the words holding them as computed.
+
+The scanner follows bash's quoting (single and double quotes, backslashes, comments, `$(...)`)
+only as far as it needs to find where `$'` starts a string; where that is unclear (a command that
+also has a here-document, a backtick or a `${...}`) it raises `Unclear` and the command is
+reported as unreadable, as before.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_SIMPLE_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+_OCTAL = re.compile(r"[0-7]{1,3}")
+_HEX = {"x": 2, "u": 4, "U": 8}
+_COMMENT_START = frozenset(" \t\n;&|()<>")
+_WORD_BOUNDARY = re.compile(r"[^A-Za-z0-9_./@%+:,=~-]+")
+
+
+class Unclear(Exception):
+    """The scanner cannot tell for sure where a `$'...'` or `$"..."` string starts or ends."""
+
+
+@dataclass(frozen=True, slots=True)
+class Desugared:
+    text: str
+    locale_spans: tuple[tuple[int, int], ...] = ()
+    """Where (in `text`) the `"..."` strings that were `$"..."` are: computed at run time."""
+
+
+def decode_ansi_c(body: str) -> str:
+    """The value of `$'body'` (the text between the quotes), as bash computes it."""
+    out: list[str] = []
+    index = 0
+    while index < len(body):
+        char = body[index]
+        if char != "\\" or index + 1 >= len(body):
+            out.append(char)
+            index += 1
+            continue
+        escape = body[index + 1]
+        if escape in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[escape])
+            index += 2
+        elif escape in "01234567":
+            digits = _OCTAL.match(body, index + 1)
+            assert digits is not None
+            out.append(chr(int(digits.group(), 8) & 0xFF))
+            index = digits.end()
+        elif escape in _HEX:
+            end = index + 2
+            while end < index + 2 + _HEX[escape] and end < len(body) and _is_hex(body[end]):
+                end += 1
+            if end == index + 2:
+                out.append("\\" + escape)  # `\x` without digits stays as written
+            else:
+                out.append(_code_point(int(body[index + 2 : end], 16)))
+            index = end
+        elif escape == "c" and index + 2 < len(body):
+            out.append(chr(ord(body[index + 2]) & 0x1F))
+            index += 3
+        else:
+            out.append("\\" + escape)
+            index += 2
+    value = "".join(out)
+    # bash keeps strings as C strings: a NUL ends the value
+    return value.split("\0", 1)[0]
+
+
+def single_quoted(value: str) -> str:
+    """`value` as one single-quoted shell word."""
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def desugar(text: str) -> Desugared:
+    """`text` with every `$'...'` and `$"..."` rewritten (see the module docstring).
+
+    Raises:
+        Unclear: such a string sits where the scanner does not follow bash's quoting.
+    """
+    if "$'" not in text and '$"' not in text:
+        return Desugared(text)
+    scanner = _Scanner(text)
+    scanner.scan_top(end=None)
+    return Desugared("".join(scanner.out), tuple(scanner.spans))
+
+
+def tokens_decoded(text: str) -> str:
+    """Best effort for text that cannot be parsed: `$'...'` decoded in place, `$"` made `"`."""
+
+    def replace(match: re.Match[str]) -> str:
+        return decode_ansi_c(match.group(1))
+
+    decoded = re.sub(r"\$'((?:[^'\\]|\\.)*)'?", replace, text, flags=re.DOTALL)
+    return decoded.replace('$"', '"')
+
+
+def code_tokens(text: str) -> tuple[str, ...]:
+    """Words of code in another language (`python -c`, an awk program, a git alias), split at
+    quotes, brackets and operators so that `os.system('rm f')` yields `rm`."""
+    return tuple(token for token in _WORD_BOUNDARY.split(tokens_decoded(text)) if token)
+
+
+def _is_hex(char: str) -> bool:
+    return char in "0123456789abcdefABCDEF"
+
+
+def _code_point(value: int) -> str:
+    try:
+        return chr(value)
+    except (ValueError, OverflowError):
+        return "?"
+
+
+class _Scanner:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.out: list[str] = []
+        self.spans: list[tuple[int, int]] = []
+        self.width = 0  # characters written to `out` so far
+
+    def emit(self, chunk: str) -> None:
+        self.out.append(chunk)
+        self.width += len(chunk)
+
+    def scan_top(self, *, end: str | None) -> None:
+        """Unquoted shell text, up to the closing `end` (`)` of `$(`) or the end of the text."""
+        text = self.text
+        depth = 0
+        while self.pos < len(text):
+            char = text[self.pos]
+            if end is not None and char == end and depth == 0:
+                return
+            if char == "(":
+                depth += 1
+            elif char == ")":
+                depth -= 1
+            if char == "\\":
+                self.copy(2)
+            elif char == "'":
+                close = text.find("'", self.pos + 1)
+                if close < 0:
+                    raise Unclear("an unterminated single-quoted string")
+                self.copy(close + 1 - self.pos)
+            elif char == '"':
+                self.copy(1)
+                self.scan_double()
+            elif char == "#" and (self.pos == 0 or text[self.pos - 1] in _COMMENT_START):
+                newline = text.find("\n", self.pos)
+                self.pos = len(text) if newline < 0 else newline  # comments are dropped
+            elif text.startswith("$'", self.pos):
+                self.ansi_c()
+            elif text.startswith('$"', self.pos):
+                self.pos += 1  # drop the `$`: bashlex reads `"..."`
+                start = self.width
+                self.copy(1)
+                self.scan_double()
+                self.spans.append((start, self.width))
+            elif text.startswith("$(", self.pos):
+                self.copy(2)
+                self.scan_top(end=")")
+                self.copy(1)
+            elif text.startswith("<<", self.pos) and not text.startswith("<<<", self.pos):
+                raise Unclear("a here-document")
+            elif char == "`" or text.startswith("${", self.pos):
+                self.opaque_region()
+            else:
+                self.copy(1)
+        if end is not None:
+            raise Unclear(f"an unterminated {end!r}")
+
+    def scan_double(self) -> None:
+        """Inside `"..."`, after the opening quote, up to and including the closing one."""
+        text = self.text
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char == "\\":
+                self.copy(2)
+            elif char == '"':
+                self.copy(1)
+                return
+            elif text.startswith("$(", self.pos):
+                self.copy(2)
+                self.scan_top(end=")")
+                self.copy(1)
+            elif char == "`" or text.startswith("${", self.pos):
+                self.opaque_region()
+            else:
+                self.copy(1)
+        raise Unclear("an unterminated double-quoted string")
+
+    def opaque_region(self) -> None:
+        # backticks and `${...}` have quoting rules of their own; not worth following for the
+        # rare command that mixes them with `$'...'`
+        raise Unclear("a $'...' or $\"...\" string next to `...` or ${...}")
+
+    def ansi_c(self) -> None:
+        text = self.text
+        index = self.pos + 2
+        while index < len(text):
+            if text[index] == "\\":
+                index += 2
+                continue
+            if text[index] == "'":
+                break
+            index += 1
+        else:
+            raise Unclear("an unterminated $'...' string")
+        self.emit(single_quoted(decode_ansi_c(text[self.pos + 2 : index])))
+        self.pos = index + 1
+
+    def copy(self, count: int) -> None:
+        chunk = self.text[self.pos : self.pos + count]
+        self.emit(chunk)
+        self.pos += len(chunk)
