@@ -28,7 +28,7 @@ from typing import Literal
 from agent import shell_git
 from agent.shell_parse import ParsedCommand, Segment, tokens
 from agent.shell_programs import SHELLS
-from agent.shell_quote import code_tokens, tokens_decoded
+from agent.shell_quote import code_tokens, tokens_decoded, unquote
 from agent.shell_words import Words, program_name
 
 # programs that run their arguments as a command (deny rules look past them)
@@ -48,7 +48,8 @@ _SHELL_NAMES = "|".join(sorted(SHELLS))
 _RUNS_TEXT = re.compile(
     r"\|\s*(?:(?:sudo|env|exec|command|nohup)\s+)*(?:\S*/)?(?:" + _SHELL_NAMES + r")(?![\w.-])"
     r"|(?:^|[;&|(`\n])\s*(?:eval|source|\.|trap|alias|xargs|parallel)\s"
-    r"|(?:^|[;&|(`\n])\s*(?:\S*/)?(?:" + _SHELL_NAMES + r")\s+-\S*c"
+    r"|(?:^|[;&|(`\n])\s*(?:\S*/)?(?:" + _SHELL_NAMES + r")(?:\s+-\S+)*?\s+-\S*c"
+    r"|(?:^|[;&|(`\n])\s*(?:\S*/)?(?:" + _SHELL_NAMES + r")\b[^|;&\n]*(?:<<|/dev/stdin|/dev/fd/)"
 )
 Covered = Literal[True]
 
@@ -247,7 +248,10 @@ def fallback_match(patterns: Sequence[str], command: ParsedCommand) -> int | Non
     else:
         if _RUNS_TEXT.search(tokens_decoded(command.source)):
             return 0
-        streams = [tokens(command.source), code_tokens(command.source)]
+        # the source as written, with one layer of quoting removed (`bash -c '$'"'"'\x72m'`),
+        # and split like code in another language
+        streams = [tokens(command.source), tokens(unquote(command.source))]
+        streams.append(code_tokens(command.source))
     for index, pattern in enumerate(patterns):
         literal = literal_words(pattern)
         if not literal and streams:

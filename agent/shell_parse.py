@@ -40,7 +40,7 @@ from typing import Any, cast
 from agent import shell_programs, shell_writes
 from agent.shell_builtins import assignment
 from agent.shell_programs import SHELLS
-from agent.shell_quote import Desugared, Unclear, desugar, tokens_decoded
+from agent.shell_quote import Desugared, Unclear, desugar, tokens_decoded, unquote
 from agent.shell_words import Effects, Words, WrapKind
 
 __all__ = ["SHELLS", "ParsedCommand", "Segment", "is_dynamic_word", "parse_command", "tokens"]
@@ -48,8 +48,6 @@ __all__ = ["SHELLS", "ParsedCommand", "Segment", "is_dynamic_word", "parse_comma
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _MAX_DEPTH = 8
-# Constructs bashlex parses into something other than what bash runs.
-_MISREAD = re.compile(r"\$'|\$\"")
 _SUBSTITUTION = re.compile(r"\$\(|`|<\(|>\(")
 _PROMPT_EXPANSION = re.compile(r"@P\s*$")
 _SUBSCRIPT = re.compile(r"\[([^\]]*)\]")
@@ -125,10 +123,14 @@ class ParsedCommand:
     """Why it is opaque."""
 
 
+_BRACKET_GLOB = re.compile(r"\[.+\]")
+
+
 def is_dynamic_word(word: str) -> bool:
     """A word that bash would glob or brace-expand (quotes are gone by now, so a quoted `*` counts
-    too: harmless, as it only makes the check stricter)."""
-    if any(ch in word for ch in "*?["):
+    too: harmless, as it only makes the check stricter). A `[` without a closing `]` (the `[`
+    command) is not a pattern."""
+    if "*" in word or "?" in word or _BRACKET_GLOB.search(word):
         return True
     return "{" in word and ("," in word or ".." in word)
 
@@ -184,7 +186,11 @@ class _Source:
 class _Walker:
     segments: list[Segment] = field(default_factory=lambda: [])
     guesses: list[Segment] = field(default_factory=lambda: [])
-    writes: list[tuple[str, bool]] = field(default_factory=lambda: [])
+    writes: list[tuple[str, bool, int]] = field(default_factory=lambda: [])
+    """(target, computed, which simple command writes it)."""
+    materializers: int = 0
+    """Commands that may create links (`ln`, `cp -a`, `mv`, `tar -x`...)."""
+    command_count: int = 0
     foreign: list[str] = field(default_factory=lambda: [])
     hidden: list[str] = field(default_factory=lambda: [])
     reasons: list[str] = field(default_factory=lambda: [])
@@ -201,10 +207,13 @@ class _Walker:
     def result(self, source: str) -> ParsedCommand:
         static: list[str] = []
         computed: list[str] = []
-        for target, dynamic in self.writes:
+        # a link made by one command can redirect another's write (`ln -s ../x l && echo > l`)
+        through_links = self.materializers > 0 and len({owner for *_, owner in self.writes}) > 1
+        for target, dynamic, _ in self.writes:
             relative = not target.startswith(("/", "~"))
             if (
                 dynamic
+                or through_links
                 or _tilde_computed(target)
                 or (self.changes_cwd and relative)
                 or (self.changes_home and target.startswith("~"))
@@ -237,8 +246,6 @@ class _Walker:
         if depth > _MAX_DEPTH:
             raise _Unreadable("commands nested too deeply")
         sugar: Desugared = desugar(text)
-        if _MISREAD.search(sugar.text):
-            raise _Unreadable("$'...' and $\"...\" strings are not supported here")
         if not sugar.text.strip():
             return
         source = _Source(sugar.text, sugar.locale_spans)
@@ -294,6 +301,7 @@ class _Walker:
             self.reasons.append(f"${{{value}}} evaluates arithmetic on a variable's value")
 
     def _command(self, node: Any, src: _Source, depth: int, stdin: _Stdin) -> None:
+        self.command_count += 1
         words: list[str] = []
         computed: list[bool] = []
         assignments = 0
@@ -303,7 +311,7 @@ class _Walker:
                 case "assignment" | "word":
                     if part.kind == "assignment" and len(words) == assignments:
                         assignments += 1
-                    words.append(part.word)
+                    words.append(_word_text(part, src))
                     computed.append(_word_computed(part, src))
                     self._visit_word_parts(part, src, depth, stdin)
                 case "redirect":
@@ -331,10 +339,12 @@ class _Walker:
             if "/" in words.items[0] and not words.expands(0):
                 effects.runs_files.append(words.items[0])
             self.writes.extend(
-                target
-                for target in shell_writes.write_targets(words)
-                if target[0] not in _HARMLESS_TARGETS
+                (path, computed, self.command_count)
+                for path, computed in shell_writes.write_targets(words)
+                if path not in _HARMLESS_TARGETS
             )
+            if shell_writes.materializes_links(words):
+                self.materializers += 1
         self.reasons.extend(effects.opaque)
         self.hidden.extend(effects.hidden)
         self.foreign.extend(effects.foreign)
@@ -419,8 +429,9 @@ class _Walker:
         if target is None or isinstance(target, int):
             return  # `2>&1`, `>&2`: a descriptor, not a file
         _check_word(target, src.text)
-        if node.type in _WRITE_REDIRECTS and target.word not in _HARMLESS_TARGETS:
-            self.writes.append((target.word, _word_computed(target, src)))
+        path = _word_text(target, src)
+        if node.type in _WRITE_REDIRECTS and path not in _HARMLESS_TARGETS:
+            self.writes.append((path, _word_computed(target, src), self.command_count))
 
 
 def _absorb(effects: Effects, found: Effects) -> None:
@@ -494,7 +505,7 @@ def _unquoted_pattern(raw: str) -> bool:
         unquoted.append(char)
         index += 1
     plain = "".join(unquoted)
-    if any(ch in plain for ch in "*?["):
+    if "*" in plain or "?" in plain or _BRACKET_GLOB.search(plain):
         return True
     return "{" in plain and "}" in plain and ("," in plain or ".." in plain)
 
@@ -505,6 +516,12 @@ def _tilde_computed(target: str) -> bool:
     return target.startswith("~") and target != "~" and not target.startswith("~/")
 
 
+def _word_text(word: Any, src: _Source) -> str:
+    """The word after quote removal, from its raw text (see `agent.shell_quote.unquote`)."""
+    start, end = word.pos
+    return unquote(src.text[start:end])
+
+
 def _redirected_stdin(redirects: list[Any], text: str, stdin: _Stdin) -> _Stdin:
     """The stdin of a command with `redirects` (the last input redirection wins)."""
     result = stdin
@@ -513,7 +530,8 @@ def _redirected_stdin(redirects: list[Any], text: str, stdin: _Stdin) -> _Stdin:
         if body is not None:
             result = _Stdin(bodies=(body,))
         elif node.type in ("<", "<>") and not isinstance(node.output, int):
-            result = _Stdin(files=(node.output.word,))
+            start, end = node.output.pos
+            result = _Stdin(files=(unquote(text[start:end]),))
     return result
 
 
@@ -528,7 +546,8 @@ def _stdin_body(node: Any, text: str) -> tuple[str, bool] | None:
         return body, literal
     if node.type == "<<<":
         target = node.output
-        return target.word, not _expands(target)
+        start, end = target.pos
+        return unquote(text[start:end]), not _expands(target)
     return None
 
 

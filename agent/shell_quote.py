@@ -185,7 +185,9 @@ class _Scanner:
                 self.copy(2)
                 self.scan_top(end=")")
                 self.copy(1)
-            elif text.startswith("<<", self.pos) and not text.startswith("<<<", self.pos):
+            elif text.startswith("<<<", self.pos):
+                self.copy(3)
+            elif text.startswith("<<", self.pos):
                 raise Unclear("a here-document")
             elif char == "`" or text.startswith("${", self.pos):
                 self.opaque_region()
@@ -210,6 +212,8 @@ class _Scanner:
                 self.copy(1)
             elif char == "`" or text.startswith("${", self.pos):
                 self.opaque_region()
+            elif text.startswith(("$'", '$"'), self.pos):
+                raise Unclear("a $'...' or $\"...\" inside a double-quoted string")
             else:
                 self.copy(1)
         raise Unclear("an unterminated double-quoted string")
@@ -238,3 +242,102 @@ class _Scanner:
         chunk = self.text[self.pos : self.pos + count]
         self.emit(chunk)
         self.pos += len(chunk)
+
+
+def unquote(raw: str) -> str:
+    """Bash's quote removal on one word as written (after `desugar`): quotes and backslashes go,
+    substitutions (`$(...)`, backticks, `${...}`, `<(...)`) stay as written.
+
+    bashlex's own quote removal is wrong for a word mixing quote styles (`"r"'m'` comes out as
+    `r'm'`), so the parser takes each word's raw text and removes quotes here."""
+    out: list[str] = []
+    index = 0
+    while index < len(raw):
+        char = raw[index]
+        if char == "\\":
+            if index + 1 < len(raw) and raw[index + 1] != "\n":
+                out.append(raw[index + 1])
+            index += 2
+        elif char == "'":
+            close = raw.find("'", index + 1)
+            close = len(raw) if close < 0 else close
+            out.append(raw[index + 1 : close])
+            index = close + 1
+        elif char == '"':
+            index = _unquote_double(raw, index + 1, out)
+        elif _substitution_at(raw, index):
+            end = _substitution_end(raw, index)
+            out.append(raw[index:end])
+            index = end
+        else:
+            out.append(char)
+            index += 1
+    return "".join(out)
+
+
+def _unquote_double(raw: str, index: int, out: list[str]) -> int:
+    """Inside `"..."` from `index` (after the opening quote); returns the index after the
+    closing one."""
+    while index < len(raw) and raw[index] != '"':
+        char = raw[index]
+        if char == "\\" and index + 1 < len(raw) and raw[index + 1] in '$`"\\\n':
+            if raw[index + 1] != "\n":
+                out.append(raw[index + 1])
+            index += 2
+        elif _substitution_at(raw, index) and not raw.startswith(("<(", ">("), index):
+            end = _substitution_end(raw, index)
+            out.append(raw[index:end])
+            index = end
+        else:
+            out.append(char)
+            index += 1
+    return index + 1
+
+
+def _substitution_at(raw: str, index: int) -> bool:
+    return raw[index] == "`" or raw.startswith(("$(", "${", "<(", ">("), index)
+
+
+def _substitution_end(raw: str, index: int) -> int:
+    """The index just after the substitution starting at `index` (the end of `raw` when it does
+    not close)."""
+    if raw[index] == "`":
+        end = index + 1
+        while end < len(raw) and raw[end] != "`":
+            end += 2 if raw[end] == "\\" else 1
+        return min(end + 1, len(raw))
+    opener, closer = ("{", "}") if raw.startswith("${", index) else ("(", ")")
+    depth = 0
+    end = index + 1
+    while end < len(raw):
+        char = raw[end]
+        if char == "\\":
+            end += 2
+            continue
+        if char == "'" and opener == "(":
+            close = raw.find("'", end + 1)
+            end = len(raw) if close < 0 else close + 1
+            continue
+        if char == '"':
+            end = _skip_double(raw, end + 1)
+            continue
+        if char == opener:
+            depth += 1
+        elif char == closer:
+            depth -= 1
+            if depth == 0:
+                return end + 1
+        end += 1
+    return len(raw)
+
+
+def _skip_double(raw: str, index: int) -> int:
+    while index < len(raw) and raw[index] != '"':
+        if raw[index] == "\\":
+            index += 2
+            continue
+        if _substitution_at(raw, index):
+            index = _substitution_end(raw, index)
+            continue
+        index += 1
+    return index + 1

@@ -144,6 +144,37 @@ _FIND_WRITES = option_set("-fprint -fprint0 -fls -fprintf")
 _GIT_OUTPUTS = frozenset({"--output", "--output-directory"})
 
 
+_GIT_CHECKOUTS = option_set(
+    "checkout switch reset clone pull merge restore stash worktree am apply rebase cherry-pick "
+    "revert read-tree checkout-index"
+)
+
+
+def materializes_links(words: Words) -> bool:
+    """Whether the command may create or move a symbolic or hard link (`ln`, `cp -a`, `mv`,
+    `tar -x`, `git checkout`...): a later write in the same command line may then go through a
+    link the gate could not resolve when it decided."""
+    if not words.items:
+        return False
+    name = words.name()
+    flags = "".join(w[1:] for w in words.items[1:] if w.startswith("-") and not w.startswith("--"))
+    longs = {w.split("=", 1)[0] for w in words.items[1:] if w.startswith("--")}
+    if name in ("ln", "mv", "rsync", "unzip", "cpio", "7z", "bsdtar", "pax"):
+        return True
+    if name == "cp":
+        return bool(set(flags) & set("adPRrs")) or bool(
+            longs & {"--archive", "--no-dereference", "--recursive", "--symbolic-link", "--link"}
+        )
+    if name == "tar":
+        first = words.items[1] if len(words) > 1 else ""
+        old_style = not first.startswith("-") and "x" in first
+        return old_style or "x" in flags or bool(longs & {"--extract", "--get"})
+    if name == "git":
+        command = shell_git.read(words)
+        return command.subcommand is not None and words.items[command.subcommand] in _GIT_CHECKOUTS
+    return False
+
+
 def write_targets(words: Words) -> list[Target]:
     """The paths `words` (a simple command without leading assignments) writes, as written."""
     if not words.items or words.expands(0):
