@@ -179,7 +179,13 @@ class _Stdin:
 @dataclass(frozen=True, slots=True)
 class _Source:
     text: str
-    locale_spans: tuple[tuple[int, int], ...]
+    locale_spans: tuple[tuple[int, int], ...] = ()
+    literal_heredocs: frozenset[int] = frozenset()
+
+    def heredoc_literal(self, node: Any) -> bool:
+        """Whether a here-document's delimiter was quoted (its body is not expanded)."""
+        start, end = node.pos
+        return start in self.literal_heredocs or any(ch in self.text[start:end] for ch in "'\"\\")
 
 
 @dataclass
@@ -248,7 +254,7 @@ class _Walker:
         sugar: Desugared = desugar(text)
         if not sugar.text.strip():
             return
-        source = _Source(sugar.text, sugar.locale_spans)
+        source = _Source(sugar.text, sugar.locale_spans, sugar.literal_heredocs)
         nodes = cast("list[Any]", bashlex.parse(sugar.text))  # pyright: ignore[reportUnknownMemberType]
         for node in nodes:
             self._visit(node, source, depth, stdin)
@@ -283,7 +289,7 @@ class _Walker:
         redirects = [
             child for child in getattr(node, "redirects", []) or [] if child.kind == "redirect"
         ]
-        stdin = _redirected_stdin(redirects, src.text, stdin)
+        stdin = _redirected_stdin(redirects, src, stdin)
         for child in _children(node):
             self._visit(child, src, depth, stdin)
 
@@ -320,7 +326,7 @@ class _Walker:
                 case _:
                     for child in _children(part):
                         self._visit(child, src, depth, stdin)
-        stdin = _redirected_stdin(redirects, src.text, stdin)
+        stdin = _redirected_stdin(redirects, src, stdin)
         if words == ["exec"] and redirects:
             self.exec_redirects = True
         segment = Segment(words=tuple(words), assignments=assignments, computed=tuple(computed))
@@ -420,9 +426,7 @@ class _Walker:
                 self._visit(child, src, depth, stdin)
         heredoc = getattr(node, "heredoc", None)
         if heredoc is not None:
-            start, end = node.pos
-            delimiter_quoted = any(ch in src.text[start:end] for ch in "'\"\\")
-            if not delimiter_quoted and _SUBSTITUTION.search(heredoc.value):
+            if not src.heredoc_literal(node) and _SUBSTITUTION.search(heredoc.value):
                 raise _Unreadable("a substitution inside an unquoted here-document")
             return
         target = getattr(node, "output", None)
@@ -522,32 +526,28 @@ def _word_text(word: Any, src: _Source) -> str:
     return unquote(src.text[start:end])
 
 
-def _redirected_stdin(redirects: list[Any], text: str, stdin: _Stdin) -> _Stdin:
+def _redirected_stdin(redirects: list[Any], src: _Source, stdin: _Stdin) -> _Stdin:
     """The stdin of a command with `redirects` (the last input redirection wins)."""
     result = stdin
     for node in redirects:
-        body = _stdin_body(node, text)
+        body = _stdin_body(node, src)
         if body is not None:
             result = _Stdin(bodies=(body,))
         elif node.type in ("<", "<>") and not isinstance(node.output, int):
-            start, end = node.output.pos
-            result = _Stdin(files=(unquote(text[start:end]),))
+            result = _Stdin(files=(_word_text(node.output, src),))
     return result
 
 
-def _stdin_body(node: Any, text: str) -> tuple[str, bool] | None:
+def _stdin_body(node: Any, src: _Source) -> tuple[str, bool] | None:
     """The text a here-document or here-string feeds to stdin, and whether it is literal."""
     heredoc = getattr(node, "heredoc", None)
     if heredoc is not None:
-        start, end = node.pos
-        delimiter_quoted = any(ch in text[start:end] for ch in "'\"\\")
         body = _heredoc_body(heredoc.value)
-        literal = delimiter_quoted or not any(ch in body for ch in "$`\\")
+        literal = src.heredoc_literal(node) or not any(ch in body for ch in "$`\\")
         return body, literal
     if node.type == "<<<":
         target = node.output
-        start, end = target.pos
-        return unquote(text[start:end]), not _expands(target)
+        return _word_text(target, src), not _expands(target)
     return None
 
 

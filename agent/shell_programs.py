@@ -93,7 +93,8 @@ def _shell(words: Words, effects: Effects) -> None:
     while index < len(words):
         word = words.items[index]
         if words.expands(index):
-            precise = False
+            # after `-c` the first operand is the script; before it, options might be anything
+            precise = dash_c
             break
         if word in ("--", "-"):
             index += 1

@@ -38,6 +38,8 @@ _SIMPLE_ESCAPES = {
 _OCTAL = re.compile(r"[0-7]{1,3}")
 _HEX = {"x": 2, "u": 4, "U": 8}
 _COMMENT_START = frozenset(" \t\n;&|()<>")
+_QUOTED_HEREDOC = re.compile(r"<<-?[ \t]*[^\s;&|()<>]*['\"\\]")
+_HEREDOC_WORD = re.compile(r"<<(-?)[ \t]*([^\s;&|()<>]+)")
 _WORD_BOUNDARY = re.compile(r"[^A-Za-z0-9_./@%+:,=~-]+")
 
 
@@ -50,6 +52,10 @@ class Desugared:
     text: str
     locale_spans: tuple[tuple[int, int], ...] = ()
     """Where (in `text`) the `"..."` strings that were `$"..."` are: computed at run time."""
+    literal_heredocs: frozenset[int] = frozenset()
+    """Where (in `text`) the `<<` of each here-document whose delimiter was quoted is: bashlex
+    cannot read a quoted delimiter, so `<<'EOF'` is rewritten `<<EOF` and its body stays
+    literal (no expansions)."""
 
 
 def decode_ansi_c(body: str) -> str:
@@ -82,7 +88,8 @@ def decode_ansi_c(body: str) -> str:
             index = end
         elif escape == "c" and index + 2 < len(body):
             out.append(chr(ord(body[index + 2]) & 0x1F))
-            index += 3
+            # bash reads `\c\\` (an escaped backslash) as one control character
+            index += 4 if body.startswith("\\\\", index + 2) else 3
         else:
             out.append("\\" + escape)
             index += 2
@@ -102,11 +109,13 @@ def desugar(text: str) -> Desugared:
     Raises:
         Unclear: such a string sits where the scanner does not follow bash's quoting.
     """
-    if "$'" not in text and '$"' not in text:
+    if "$'" not in text and '$"' not in text and not _QUOTED_HEREDOC.search(text):
         return Desugared(text)
     scanner = _Scanner(text)
     scanner.scan_top(end=None)
-    return Desugared("".join(scanner.out), tuple(scanner.spans))
+    if scanner.pending:
+        raise Unclear("a here-document without its body")
+    return Desugared("".join(scanner.out), tuple(scanner.spans), frozenset(scanner.heredocs))
 
 
 def tokens_decoded(text: str) -> str:
@@ -143,6 +152,9 @@ class _Scanner:
         self.out: list[str] = []
         self.spans: list[tuple[int, int]] = []
         self.width = 0  # characters written to `out` so far
+        self.heredocs: list[int] = []
+        self.pending: list[tuple[str, bool]] = []
+        """Here-documents whose body starts after the next newline: (delimiter, strip tabs)."""
 
     def emit(self, chunk: str) -> None:
         self.out.append(chunk)
@@ -188,13 +200,47 @@ class _Scanner:
             elif text.startswith("<<<", self.pos):
                 self.copy(3)
             elif text.startswith("<<", self.pos):
-                raise Unclear("a here-document")
+                self.heredoc()
+            elif char == "\n":
+                self.copy(1)
+                self.bodies()
             elif char == "`" or text.startswith("${", self.pos):
                 self.opaque_region()
             else:
                 self.copy(1)
         if end is not None:
             raise Unclear(f"an unterminated {end!r}")
+
+    def heredoc(self) -> None:
+        """`<<WORD` or `<<-WORD`: a quoted WORD is written unquoted and remembered as literal;
+        the body (after the line ends) is copied as it is."""
+        match = _HEREDOC_WORD.match(self.text, self.pos)
+        if match is None:
+            raise Unclear("a here-document without a delimiter")
+        strip, raw = match.group(1), match.group(2)
+        if _SUBSTITUTION_START.search(raw):
+            raise Unclear("a here-document delimiter with an expansion")
+        delimiter = unquote(raw)
+        if delimiter != raw:
+            self.heredocs.append(self.width)
+        self.emit(f"<<{strip}{delimiter}")
+        self.pos = match.end()
+        self.pending.append((delimiter, bool(strip)))
+
+    def bodies(self) -> None:
+        """After a newline: the bodies of the here-documents started on the line ending here."""
+        for delimiter, strip in self.pending:
+            while True:
+                if self.pos >= len(self.text):
+                    raise Unclear(f"a here-document that never ends (wanted {delimiter!r})")
+                end = self.text.find("\n", self.pos)
+                end = len(self.text) if end < 0 else end + 1
+                line = self.text[self.pos : end]
+                self.copy(len(line))
+                content = line.rstrip("\n")
+                if (content.lstrip("\t") if strip else content) == delimiter:
+                    break
+        self.pending = []
 
     def scan_double(self) -> None:
         """Inside `"..."`, after the opening quote, up to and including the closing one."""
@@ -292,6 +338,9 @@ def _unquote_double(raw: str, index: int, out: list[str]) -> int:
             out.append(char)
             index += 1
     return index + 1
+
+
+_SUBSTITUTION_START = re.compile(r"\$[({\w]|`")
 
 
 def _substitution_at(raw: str, index: int) -> bool:

@@ -228,7 +228,10 @@ def _generic(words: Words, spec: _Writer) -> list[Target]:
                 break
         index += 1
     name = words.name()
-    chosen = _choose(spec.operands, operands, name, words)
+    # with `-t DIR` every operand of `cp`, `ln`, `install` is a source
+    chosen = (
+        [] if targets and spec.operands == "last" else _choose(spec.operands, operands, name, words)
+    )
     targets.extend((words.items[i], words.expands(i)) for i in chosen)
     if name in ("rsync", "scp"):
         targets = [t for t in targets if not _remote(t[0])]
