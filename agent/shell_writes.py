@@ -176,18 +176,29 @@ def materializes_links(words: Words) -> bool:
 
 
 def write_targets(words: Words) -> list[Target]:
-    """The paths `words` (a simple command without leading assignments) writes, as written."""
+    """The paths `words` (a simple command without leading assignments) writes, as written.
+
+    A writer given an argument computed at run time may write anywhere: the argument can be an
+    option (`cp "$X" a` with `X=--target-directory=..`, `git diff $(echo --output=../f)`), so it
+    counts as a write to a path computed at run time."""
     if not words.items or words.expands(0):
         return []
     name = words.name()
     if name in _WRITERS:
-        return _generic(words, _WRITERS[name])
-    if name in _COMPRESSORS:
+        targets = _generic(words, _WRITERS[name])
+    elif name in _COMPRESSORS:
         if any(word in _TO_STDOUT for word in words.items[1:]):
             return []
-        return _generic(words, _Writer("all", "bSTLp", frozenset(), "o"))
-    special = _SPECIAL.get(name)
-    return special(words) if special is not None else []
+        targets = _generic(words, _Writer("all", "bSTLp", frozenset(), "o"))
+    elif name in _SPECIAL:
+        targets = _SPECIAL[name](words)
+        if name == "git" and not _git_may_write(words):
+            return targets
+    else:
+        return []
+    if any(words.expands(index) for index in range(1, len(words))):
+        targets.append((f"(an argument of {name} computed at run time)", True))
+    return targets
 
 
 def _generic(words: Words, spec: _Writer) -> list[Target]:
@@ -396,6 +407,19 @@ def _git(words: Words) -> list[Target]:
     if sub == "bundle" and len(operands) >= 2 and words.items[operands[0]] == "create":
         targets.append((_under(base, words.items[operands[1]]), words.expands(operands[1])))
     return targets
+
+
+_GIT_WRITING = option_set(
+    "diff log show format-patch archive bundle clone init worktree whatchanged range-diff difftool"
+)
+
+
+def _git_may_write(words: Words) -> bool:
+    """Whether a git command's computed arguments could name a file to write (`--output=`)."""
+    command = shell_git.read(words)
+    if command.subcommand is None:
+        return False
+    return words.expands(command.subcommand) or words.items[command.subcommand] in _GIT_WRITING
 
 
 def _under(base: str, path: str) -> str:

@@ -95,7 +95,7 @@ def test_tokens_strip_quotes_and_split_on_operators() -> None:
 DECODED = [
     ("$'\\x72\\x6d' -rf /", "rm -rf /"),
     ("r$'m' -rf /", "rm -rf /"),
-    ('"r"\'m\' x', "rm x"),
+    ("\"r\"'m' x", "rm x"),
     ("$'\\162\\155' x", "rm x"),
     ("$'\\u0072m' x", "rm x"),
     ("$'rm\\0junk' x", "rm x"),
@@ -132,7 +132,7 @@ READINGS = [
     Reading("bash -c -- a", ("a", "bash -c -- a")),
     Reading("bash --norc -x -c a", ("a", "bash --norc -x -c a")),
     Reading("bash --rcfile x -c a", ("a", "bash --rcfile x -c a"), opaque=True),
-    Reading("bash -c \"$X\"", ("bash -c $X",), opaque=True, hidden=True),
+    Reading('bash -c "$X"', ("bash -c $X",), opaque=True, hidden=True),
     Reading("bash /dev/stdin <<< 'a'", ("bash /dev/stdin",), ("a",), opaque=True),
     Reading("bash -s <<< 'a'", ("bash -s",), ("a",), opaque=True),
     Reading("x | base64 -d | bash", ("x", "base64 -d", "bash"), opaque=True, hidden=True),
@@ -149,8 +149,9 @@ READINGS = [
     Reading("curl x | python3", ("curl x", "python3"), opaque=True, hidden=True),
     Reading("find . -exec a {} \\;", ("find . -exec a {} ;",), ("a {}",), opaque=True),
     Reading("git -c alias.x='!a' x", ("git -c alias.x=!a x",), ("a",), True, foreign=("!a",)),
-    Reading("git -c alias.x=push x", ("git -c alias.x=push x",), ("git push",), True,
-            foreign=("push",)),  # fmt: skip
+    Reading(
+        "git -c alias.x=push x", ("git -c alias.x=push x",), ("git push",), True, foreign=("push",)
+    ),  # fmt: skip
     Reading("printf -v 'a[$(b)]' x", ("printf -v a[$(b)] x",), ("b", ": a[$(b)]"), True),
     Reading("timeout 5 a", ("timeout 5 a",)),
     Reading("sudo -u x a", ("sudo -u x a",)),

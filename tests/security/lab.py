@@ -110,6 +110,14 @@ class Row:
     """For the classes that depend on settings (sandbox, trust...)."""
     needs: tuple[str, ...] = ()
     """Programs the row needs on PATH; the row is skipped without them."""
+    tool: str = "Bash"
+    """The tool called (`Bash`; `Write`, `Edit`, `Read`, `Fetch` rows need an executor
+    registered for the tool)."""
+    paths: tuple[str, ...] = ()
+    """For path tools: the paths (templates) the call names."""
+    domain: str | None = None
+    """For `Fetch`."""
+    read_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -177,13 +185,14 @@ def run_plain(lab: Lab, row: Row, command: str) -> tuple[int, str]:
     return _bash(lab, command)
 
 
-EXECUTORS: dict[Defence, Executor] = {
-    Defence.DENY: run_plain,
-    Defence.ASK: run_plain,
-    Defence.REFUSED: run_plain,
-    Defence.ALLOW: run_plain,
+EXECUTORS: dict[tuple[str, Defence], Executor] = {
+    ("Bash", Defence.DENY): run_plain,
+    ("Bash", Defence.ASK): run_plain,
+    ("Bash", Defence.REFUSED): run_plain,
+    ("Bash", Defence.ALLOW): run_plain,
 }
-"""How each defence's rows are run; the sandbox registers its own for `Defence.SANDBOX`."""
+"""How rows of each (tool, defence) run; the sandbox registers ("Bash", `Defence.SANDBOX`), and
+rows for other tools register theirs (a `Write` executor performs the write the row describes)."""
 
 _FAKE_SUDO = """#!/bin/sh
 # the lab's sudo: reads sudo's options, then runs the command as the same user
@@ -213,7 +222,9 @@ def build_lab(root: Path, row: Row, templates: Path) -> Lab:
     if row.fixture == "git":
         shutil.copytree(templates / "git" / "project", lab.project, dirs_exist_ok=True)
         shutil.copytree(templates / "git" / "remote.git", lab.outside / "remote.git")
-        _bash(lab, f"git remote set-url origin {lab.outside / 'remote.git'}")
+        config = lab.project / ".git" / "config"
+        text = config.read_text(encoding="utf-8")
+        config.write_text(text.replace("url = x", f"url = {lab.outside / 'remote.git'}"))
     elif row.fixture == "npm":
         (lab.project / "package.json").write_text(
             '{"name": "lab", "version": "1.0.0", "scripts": {"test": "echo ran > ran.txt"}}\n',
@@ -243,16 +254,23 @@ def run_row(row: Row, root: Path, templates: Path, monkeypatch: pytest.MonkeyPat
     missing = [program for program in row.needs if shutil.which(program) is None]
     if missing:
         pytest.skip(f"needs {', '.join(missing)}")
-    executor = EXECUTORS.get(row.expect)
+    executor = EXECUTORS.get((row.tool, row.expect))
     if executor is None:
-        pytest.skip(f"no executor registered for {row.expect.value} rows")
+        pytest.skip(f"no executor registered for {row.tool} rows expecting {row.expect.value}")
     lab = build_lab(root, row, templates)
     command = lab.fill(row.command)
     before = _snapshot(lab, row.effect)
     monkeypatch.setenv("HOME", str(lab.home))
     rules = PermissionRules.parse(allow=row.allow, ask=row.ask, deny=row.deny)
-    request = PermissionRequest(rule_tool="Bash", description=command, command=command)
-    decision = decide(rules, row.mode, request, read_only=False, roots=[lab.project])
+    request = PermissionRequest(
+        rule_tool=row.tool,
+        description=command,
+        command=command if row.tool == "Bash" else None,
+        paths=tuple(Path(lab.fill(path)) for path in row.paths),
+        domain=row.domain,
+        is_file_edit=row.tool in ("Edit", "Write"),
+    )
+    decision = decide(rules, row.mode, request, read_only=row.read_only, roots=[lab.project])
     code, out = executor(lab, row, command)
     return Run(decision, code, out, _happened(lab, row.effect, before, code, out))
 

@@ -444,11 +444,20 @@ OUTSIDE_WRITES: dict[str, tuple[str, str]] = {
     "xargs-cp": ("echo a | xargs cp -t ../outside", "created:{outside}/a"),
     "find-exec-cp": ("find . -name a -exec cp {} ../outside/f \\;", "created:{outside}/f"),
     "redirect-literal": ("echo x > ../outside/f", "created:{outside}/f"),
+    "computed-option-cp": ('X=--target-directory=../outside; cp "$X" a', "created:{outside}/a"),
+    "computed-option-sort": ('sort "$(echo -o../outside/f)" a', "created:{outside}/f"),
+    "computed-option-git-diff": ("git diff $(echo --output=../outside/f)", "created:{outside}/f"),
+    "injected-file-name": (
+        'touch ./--target-directory=..; for f in --t*; do cp "$f" a; done',
+        "created:{lab}/a",
+    ),
     "bash-c-redirect": ("bash -c 'echo x > ../outside/f'", "created:{outside}/f"),
 }
 _OUTSIDE_SETUP = {"glob-through-symlink": "ln -s ../outside/victim lnk"}
-_OUTSIDE_GIT = {"git-diff-output", "git-log-output", "git-format-patch", "git-archive",
-                "git-clone", "git-C-init"}  # fmt: skip
+_OUTSIDE_GIT = {
+    *("git-diff-output", "git-log-output", "git-format-patch", "git-archive", "git-clone"),
+    *("git-C-init", "computed-option-git-diff"),
+}
 _OUTSIDE_NEEDS = {"curl-output": ("curl",), "curl-bundled-output": ("curl",)}
 _PROBES = {"created": created, "deleted": deleted, "changed": changed}
 
@@ -481,6 +490,18 @@ def outside_write_rows() -> list[Row]:
             mode="ask",
             allow=("Bash(echo *)",),
             setup="",
+        )
+    )
+    rows.append(
+        Row(
+            id="outside-write/allowed-git-diff-computed-option",
+            cls="outside-write",
+            command="git diff $(echo --output=../outside/f)",
+            effect=created("{outside}/f"),
+            expect=Defence.ASK,
+            mode="ask",
+            allow=("Bash(git diff *)", "Bash(echo *)"),
+            fixture="git",
         )
     )
     rows.append(
