@@ -1,7 +1,8 @@
 """The adversarial lab suite: every row of every table, run for real (see `tests.security.lab`).
 
-Rows come from one module per defence (`rows_parser` here; the sandbox, protected paths, trust,
-reads and fetches add theirs); `ROWS` is their concatenation and ids must be unique."""
+Rows come from one module per class (`rows_escapes`, `rows_smuggling`, `rows_outside`; the
+sandbox, protected paths, trust, reads and fetches add theirs); `ROWS` is their concatenation
+and ids must be unique."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.security import rows_parser
+from tests.security import rows_escapes, rows_outside, rows_smuggling
 from tests.security.lab import Row, check, make_templates, run_row
 
-ROWS: list[Row] = [*rows_parser.ROWS]
+ROWS: list[Row] = [*rows_escapes.ROWS, *rows_smuggling.ROWS, *rows_outside.ROWS]
 
 
 @pytest.fixture(scope="module")
