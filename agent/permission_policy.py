@@ -273,6 +273,9 @@ def _bash_deny_fallback(deny: Sequence[Rule], subject: Subject) -> Decision | No
                     f"{rule} cannot be checked; spell the command out",
                 )
     rule = bash_token_fallback(patterned, subject)
+    if rule is not None and command.parsed and command.hidden:
+        reason = f"deny rule {rule} cannot be checked: {command.hidden[0]}"
+        return Decision("deny", 1, rule, reason)
     if rule is not None:
         return Decision("deny", 1, rule, f"denied by rule {rule} (command not fully readable)")
     return None

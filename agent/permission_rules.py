@@ -10,14 +10,17 @@ call of the tool, even a shell command that cannot be parsed.
   trailing ` *` also matches the bare prefix (`npm run`). Claude's `Bash(npm run test:*)` means
   `Bash(npm run test *)`. A pattern must match EVERY simple command the string runs (see
   `agent.shell_parse`); different allow rules may cover different segments. A command that cannot
-  be parsed never matches a pattern allow rule. Deny and ask rules match when ANY segment matches,
-  also after unwrapping `sudo`, `env`, `xargs`, `timeout`, `find -exec`... and with the program's
-  basename (`/bin/rm`). Deny cannot be escaped by syntax: when the command is unparsable, or runs
-  code the parser cannot see (`... | bash`, `eval "$X"`), a deny rule whose literal leading words
-  appear as a token sequence anywhere in the command denies; and when a segment's program name is
-  computed at run time (`$CMD`, `{r,m}`), every pattern deny rule for Bash denies, because no one
-  can say which program runs. Interpreters are out of reach: `python -c "..."` is `python`.
-  Redirections that write files count as writes (step 4; `Edit`/`Write` deny rules apply).
+  be parsed, or that runs code the rule cannot see (`eval`, `python -c`, `xargs`, `find -exec`,
+  `... | sh`, `git -c`, `source`, a quoted array subscript...), never matches a pattern allow
+  rule. Deny and ask rules match when ANY command the string might run matches, also after
+  unwrapping `sudo`, `env`, `xargs`, `timeout`, `find -exec`, `bash -lc`..., with the program's
+  basename (`/bin/rm`) and with git's global options stripped (`git -C . push`). Deny cannot be
+  escaped by syntax: `$'\x72m'` is `rm`; when the command is unparsable, or runs code in another
+  language, a rule whose literal leading words appear as a token sequence in that code denies;
+  and when a program name, or code it runs, is computed at run time (`$CMD`, `{r,m}`,
+  `curl ... | sh`, `eval "$X"`), every pattern deny rule for Bash denies, because no one can say
+  what runs. `agent.permission_commands` has the details. Redirections and common writers
+  (`cp`, `tee`, `sort -o`...) count as writes (step 4; `Edit`/`Write` deny rules apply).
 - `Read(glob)`, `Edit(glob)`, `Write(glob)`: gitignore-like paths. `./x`, `x/y` and `/x` are
   relative to the cwd (the project root), `~/x` to the home directory, `//x` is the absolute `/x`.
   A pattern without a slash (`.env`, `*.pem`) matches that name in any directory. `*` stays within
@@ -48,7 +51,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from agent.shell_parse import ParsedCommand, Segment, parse_command, tokens
+from agent import permission_commands
+from agent.permission_commands import command_regex as command_regex  # re-exported
+from agent.shell_parse import ParsedCommand, Segment, parse_command
 from agent.tools.base import PermissionRequest
 
 if TYPE_CHECKING:
@@ -57,14 +62,6 @@ if TYPE_CHECKING:
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.\-]*(?:\*)?)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _ALIASES = {"WebFetch": "Fetch", "MultiEdit": "Edit"}
 PATH_TOOLS = frozenset({"Read", "Edit", "Write"})
-# programs that run their arguments as a command
-_WRAPPERS = frozenset(
-    {"sudo", "doas", "env", "nohup", "nice", "ionice", "timeout", "stdbuf", "setsid", "exec",
-     "command", "builtin", "xargs", "watch", "time", "chronic", "unbuffer", "flock", "strace",
-     "chroot", "runuser", "su", "parallel"}
-)  # fmt: skip
-_EXEC_FLAGS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-_DURATION = re.compile(r"[0-9.]+[smhd]?")
 _CASELESS = sys.platform in ("darwin", "win32")
 
 
@@ -159,7 +156,7 @@ class Subject:
     writes: tuple[Path, ...]
     """Resolved paths the call writes: its paths, plus files its redirections write."""
     unknown_writes: tuple[str, ...]
-    """Redirection targets computed at run time (`> $HOME/x`)."""
+    """Write targets computed at run time (`> $HOME/x`, `> ~+/x`, `cd .. && cp a b`)."""
 
     @classmethod
     def of(cls, request: PermissionRequest, cwd: Path) -> Subject:
@@ -169,6 +166,7 @@ class Subject:
         writes = list(paths)
         unknown: list[str] = []
         if command is not None:
+            unknown.extend(command.computed_writes)
             for target in command.writes:
                 if "$" in target or "`" in target:
                     unknown.append(target)
@@ -249,145 +247,45 @@ def rule_matches(
 def _command_matches(
     pattern: str, command: ParsedCommand | None, *, quantifier: Literal["any", "all"], deny: bool
 ) -> bool:
-    if command is None or not command.parsed or not command.segments:
+    # deny and ask rules match the same: any command the line might run
+    if command is None:
         return False
-    regex = command_regex(pattern)
     if quantifier == "all":
-        return all(regex.fullmatch(segment.text) for segment in command.segments)
-    for segment in command.segments:
-        texts = _deny_texts(segment) if deny else _ask_texts(segment)
-        if any(regex.fullmatch(text) for text in texts):
-            return True
-    return False
+        return permission_commands.command_allowed(command, [pattern]) is not None
+    return permission_commands.command_matches(pattern, command)
 
 
 def allowed_by(rules: Sequence[Rule], subject: Subject) -> Rule | None:
-    """The (first) allow rule that admits the call; for a command, every segment must be matched
-    by some rule."""
+    """The (first) allow rule that admits the call; for a command, every segment must be covered
+    by some rule (see `agent.permission_commands`)."""
     for rule in rules:
         if rule.tool == "Bash" and rule.pattern is not None:
             continue
         if rule_matches(rule, subject, quantifier="all", deny=False):
             return rule
     command = subject.command
-    if subject.request.rule_tool != "Bash" or command is None or not command.parsed:
+    if subject.request.rule_tool != "Bash" or command is None:
         return None
-    patterns = [rule for rule in rules if rule.tool == "Bash" and rule.pattern is not None]
-    if not command.segments or not patterns:
-        return None
-    first: Rule | None = None
-    for segment in command.segments:
-        rule = next(
-            (r for r in patterns if command_regex(r.pattern or "").fullmatch(segment.text)), None
-        )
-        if rule is None:
-            return None
-        first = first or rule
-    return first
-
-
-def _ask_texts(segment: Segment) -> list[str]:
-    return _deny_texts(segment)
-
-
-def _deny_texts(segment: Segment) -> list[str]:
-    texts = [segment.text]
-    texts.extend(_unwrapped(segment.command_words, depth=0))
-    return texts
-
-
-def _unwrapped(words: Sequence[str], *, depth: int) -> list[str]:
-    """The command read as written, with the program's basename, and every command a wrapper
-    (`sudo`, `env`, `xargs`, `find -exec`...) may run from its arguments."""
-    if not words or depth > 4:
-        return []
-    texts = [" ".join(words)]
-    name = words[0].rsplit("/", 1)[-1]
-    if name != words[0]:
-        texts.append(" ".join((name, *words[1:])))
-    if name in _WRAPPERS:
-        # which argument starts the wrapped command depends on each wrapper's options; any
-        # suffix might, and deny errs towards matching
-        for start in range(1, len(words)):
-            if "=" in words[start] and name == "env":
-                continue
-            texts.extend(_unwrapped(words[start:], depth=depth + 1))
-    elif name == "find":
-        for index, word in enumerate(words):
-            if word in _EXEC_FLAGS:
-                texts.extend(_unwrapped(words[index + 1 :], depth=depth + 1))
-    return texts
+    patterned = [rule for rule in rules if rule.tool == "Bash" and rule.pattern is not None]
+    index = permission_commands.command_allowed(command, [r.pattern or "" for r in patterned])
+    return None if index is None else patterned[index]
 
 
 def dynamic_programs(segment: Segment) -> bool:
     """Whether the program a segment (or a wrapper in it: `sudo $X`, `timeout 5 $X`) runs is
     computed at run time."""
-    if segment.dynamic:
-        return True
-    words = segment.command_words
-    if not words or words[0].rsplit("/", 1)[-1] not in _WRAPPERS:
-        return False
-    for index in range(1, len(words)):
-        if segment.is_computed(segment.assignments + index):
-            return True
-        word = words[index]
-        if word.startswith("-") or "=" in word or _DURATION.fullmatch(word):
-            continue
-        if word.rsplit("/", 1)[-1] not in _WRAPPERS:
-            return False
-    return False
+    return permission_commands.dynamic_programs(segment)
 
 
 def bash_token_fallback(rules: Sequence[Rule], subject: Subject) -> Rule | None:
-    """For a command that could not be parsed, or that runs code the parser cannot see: a rule
-    whose literal leading words appear as a token sequence anywhere in it."""
+    """For what the parser cannot read (a command it cannot parse, code in another language,
+    code that is not in the command line): a rule that could match it."""
     command = subject.command
     if command is None or subject.request.rule_tool != "Bash":
         return None
-    if command.parsed and not command.opaque:
-        return None
-    found = tokens(command.source)
-    names = [token.rsplit("/", 1)[-1] for token in found]
-    for rule in rules:
-        if rule.tool != "Bash" or rule.pattern is None:
-            continue
-        literal = _literal_words(rule.pattern)
-        if not literal:
-            return rule
-        size = len(literal)
-        for start in range(len(found) - size + 1):
-            window = found[start : start + size]
-            if list(window) == literal or [names[start], *window[1:]] == literal:
-                return rule
-    return None
-
-
-def _literal_words(pattern: str) -> list[str]:
-    words: list[str] = []
-    for word in _normalise_command_pattern(pattern).split(" "):
-        if any(ch in word for ch in "*?"):
-            break
-        words.append(word)
-    return words
-
-
-def _normalise_command_pattern(pattern: str) -> str:
-    pattern = " ".join(pattern.split())
-    if pattern.endswith(":*"):
-        pattern = pattern[:-2].rstrip() + " *"
-    return pattern
-
-
-@lru_cache(maxsize=1024)
-def command_regex(pattern: str) -> re.Pattern[str]:
-    """A command pattern as a regex over a segment's text."""
-    pattern = _normalise_command_pattern(pattern)
-    optional_tail = pattern.endswith(" *")
-    body = pattern[:-2] if optional_tail else pattern
-    regex = ".*".join(re.escape(part) for part in body.split("*"))
-    if optional_tail:
-        regex += r"(?: .*)?"
-    return re.compile(regex, re.DOTALL)
+    patterned = [rule for rule in rules if rule.tool == "Bash" and rule.pattern is not None]
+    index = permission_commands.fallback_match([r.pattern or "" for r in patterned], command)
+    return None if index is None else patterned[index]
 
 
 def _domain_matches(pattern: str, domain: str) -> bool:

@@ -115,7 +115,7 @@ async def test_untrusted_bash_still_prompts_and_project_deny_rules_apply(ws: Wor
     rules = PermissionRules.from_settings(ws.load())
     gate = PermissionGate(rules, cwd=ws.cwd, roots=[ws.cwd])
     user = FakeUser(answers=["reject_once"])
-    outcome = await check(gate, user, bash("curl http://127.0.0.1:9 | sh"))
+    outcome = await check(gate, user, bash("curl -fsS http://127.0.0.1:9/x.sh -o x.sh"))
     assert not outcome.allowed and outcome.source == "prompt"
     assert len(user.prompts) == 1
     denied = await check(gate, user, bash("rm -rf build"))
@@ -133,7 +133,7 @@ async def test_untrusted_hooks_never_run_and_bash_prompts_in_a_real_session(
     await _one_turn(where, ws, interaction)
     assert not (ws.markers / "hook-ran").exists()
     assert not (ws.markers / "pre-hook-ran").exists()
-    assert not (ws.markers / "bash-ran").exists()
+    assert not (ws.cwd / "bash-ran").exists()
     assert [prompt.tool_name for prompt in interaction.prompts] == ["bash"]
 
 
@@ -152,14 +152,14 @@ async def test_trusted_project_settings_apply(tmp_path: Path) -> None:
     await _one_turn(where, ws, interaction)
     assert (ws.markers / "hook-ran").exists()
     assert (ws.markers / "pre-hook-ran").exists()
-    assert (ws.markers / "bash-ran").exists()
+    assert (ws.cwd / "bash-ran").exists()
     assert interaction.prompts == []
 
 
 async def _one_turn(where: Env, ws: Workspace, interaction: Answering) -> None:
     """One turn in `ask` mode (so only an allow rule lets the command past the gate) that runs
-    `touch markers/bash-ran`."""
-    command = f"touch {ws.markers / 'bash-ran'}"
+    `touch bash-ran` (in the project: a write outside it would prompt whatever the rules)."""
+    command = f"touch {ws.cwd / 'bash-ran'}"
     model = ScriptedModel(
         [
             ScriptedTurn(tool_calls=[ScriptedCall(name="bash", arguments={"command": command})]),
