@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import assert_never
 
 from agent.permission_rules import (
     PATH_TOOLS,
@@ -146,6 +147,16 @@ def _propose_commands(
 
 def segment_rule(segment: Segment) -> str | None:
     """The rule proposed for one simple command (see the module docstring)."""
+    if segment.runs is not None:
+        match segment.wrap:
+            case "transparent":  # `timeout 30 npm test` is admitted by a rule for `npm test`
+                return segment_rule(segment.runs)
+            case "explicit":  # `sudo X`, `env A=1 X`: only a rule naming the whole command
+                return _exact(segment)
+            case "opaque" | None:  # `xargs X`: no rule can admit it
+                return None
+            case _:
+                assert_never(segment.wrap)
     words = segment.words
     first = segment.assignments
     if first >= len(words) or segment.dynamic:
