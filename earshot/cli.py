@@ -1,7 +1,9 @@
 """The `earshot` command line.
 
 `earshot --stdio` (or `earshot acp`) serves ACP and is dispatched before anything else is
-imported: an editor waits on it. Everything else goes through argparse.
+imported: an editor waits on it. Only those exact arguments take that path: `earshot --stdio
+--help` prints the help and `earshot --stdio --bogus` is refused, by argparse, instead of
+starting a server that would wait on a terminal. Everything else goes through argparse.
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in ("--stdio", "acp"):
+    if args == ["--stdio"] or args == ["acp"]:
         from earshot.acp_main import run_stdio
 
         return run_stdio()
@@ -141,9 +143,15 @@ def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> i
         print(f"earshot {__version__}")
         return 0
     if options.stdio or options.command == "acp":
-        from earshot.acp_main import run_stdio
-
-        return run_stdio()
+        # Anything beside --stdio parsed, but the server takes no options: say so rather than
+        # start it with the option ignored.
+        parser.print_usage(sys.stderr)
+        print(
+            "earshot: --stdio (and acp) take no other arguments: an editor starts "
+            "`earshot --stdio` and speaks ACP on its stdin",
+            file=sys.stderr,
+        )
+        return 2
     _log_to_stderr()
     from pathlib import Path
 
@@ -247,7 +255,10 @@ def _trust(options: argparse.Namespace, cwd: Path) -> int:
             if options.directory is not None:
                 print("earshot: trust --list takes no directory", file=sys.stderr)
                 return 2
-            for entry in trusted_directories():
+            entries = trusted_directories()
+            if not entries:
+                print("no directory is trusted (trust one with `earshot trust [DIR]`)")
+            for entry in entries:
                 print(entry)
             return 0
         given = cast("str | None", options.directory)
@@ -280,8 +291,10 @@ def _print_mode(options: argparse.Namespace, cwd: Path) -> int:
     if prompt == "-":
         prompt = sys.stdin.read()
     if not prompt.strip():
-        print("earshot: the prompt is empty", file=sys.stderr)
-        return 2
+        from earshot.print_mode import Renderer, usage_failure
+
+        renderer = Renderer(options.output_format, sys.stdout, sys.stderr)
+        return usage_failure(renderer, "the prompt is empty")
     return run_print(
         PrintOptions(
             prompt=prompt,

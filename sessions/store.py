@@ -186,6 +186,19 @@ class SessionStore:
             items=items, next_cursor=_encode_cursor(found[examined - 1].key) if more else None
         )
 
+    def ids_starting_with(self, prefix: str) -> builtins.list[str]:
+        """The ids of every session (any cwd) that start with `prefix`, sorted; reads no file.
+        A prefix that could not start an id matches nothing."""
+        if not prefix or not _SAFE_ID.fullmatch(prefix):
+            return []
+        found = {
+            name[: -len(_SUFFIX)]
+            for directory in self._all_directories()
+            for name in _names(directory)
+            if name.startswith(prefix) and name.endswith(_SUFFIX)
+        }
+        return sorted(found)
+
     async def delete(self, session_id: str) -> bool:
         """Delete a session's file; False when there was none. Close it first if it is open:
         appends through a still-open `Session` would go to the deleted file."""
@@ -294,6 +307,13 @@ class SessionStore:
                     path = Path(entry.path)
                     found.append(_Found(stat.st_mtime_ns, session_id, path, stat.st_size))
         return found
+
+
+def _names(directory: Path) -> builtins.list[str]:
+    try:
+        return os.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def _newest(found: _Found) -> tuple[int, str]:
