@@ -275,7 +275,7 @@ class LiveSession:
 
     async def replay(self) -> None:
         """Send the whole conversation (session/load), with a translator of its own."""
-        translator = UpdateTranslator(client=self.channel.client)
+        translator = UpdateTranslator(client=self.channel.client, replaying=True)
         for event in self.agent.replay_events():
             if isinstance(event, UserMessageAdded):
                 updates = [message_chunk("user_message_chunk", event.text, event.entry_id)]
