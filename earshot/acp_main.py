@@ -58,7 +58,7 @@ class EarshotFactory:
         if self._store is None:
             from sessions.store import SessionStore
 
-            self._store = SessionStore()
+            self._store = SessionStore(self._sessions_root())
         return self._store
 
     def composition(self, cwd: Path) -> Composition:
@@ -115,13 +115,25 @@ class EarshotFactory:
             info = composition.catalog.get(*split_model_name(model))
         except ValueError:
             info = None
+        from earshot import __version__
+
         return SessionPlan(
             mode=composition.settings.mode,
             model=model,
             reasoning=bool(info is not None and info.reasoning),
             models=self.available_models(cwd),
             problem=composition.check_credentials(model),
+            sessions_root=self._sessions_root(),
+            earshot_version=__version__,
         )
+
+    def _sessions_root(self) -> Path:
+        """Where the store keeps sessions (known before the store itself loads)."""
+        if self._store is not None:
+            return self._store.root
+        from sessions.paths import data_dir
+
+        return data_dir(self._environ) / "sessions"
 
     def available_models(self, cwd: Path) -> Sequence[ModelChoice]:
         from acp_server.factory import ModelChoice
