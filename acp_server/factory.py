@@ -110,6 +110,12 @@ class SessionFactory(Protocol):
 
     def skills(self, cwd: Path) -> Sequence[SkillCommand]: ...
 
+    async def refresh_models(self, cwd: Path, model_name: str) -> bool:
+        """Refresh what the picker offers from the servers that list their own models (and
+        learn `model_name`'s context window from its server), in the background: it may take
+        seconds. True when `available_models` changed."""
+        ...
+
     def plan_new(self, cwd: Path) -> SessionPlan:
         """What `create` in `cwd` would make next, without making it: the settings are read
         again first (as `refresh` does), and `create` then uses what this read. Cheap, and

@@ -14,7 +14,8 @@ Choices worth knowing:
 - `notice` and `compaction_*` go out only when the client advertised them. Without them a manual
   or automatic compaction is shown as a tool call ("Compacting the conversation"), and warning or
   error notices as agent text; info notices and retries are only logged.
-- `usage_update` needs a window size, so it is skipped for models whose window is unknown.
+- `usage_update` needs a window size: the catalog always gives one (the model's, the one its server
+  reported, or a default), and a default is said as such in `_meta.earshot.contextWindowAssumed`.
 """
 
 from __future__ import annotations
@@ -340,6 +341,9 @@ class UpdateTranslator:
                     "used": max(0, event.context_tokens),
                     "size": event.context_window,
                 }
+                if event.context_window_assumed:
+                    # Nothing said how long the model's context is: `size` is a default.
+                    usage["_meta"] = {"earshot": {"contextWindowAssumed": True}}
                 if event.cost_usd is not None:
                     usage["cost"] = {"amount": event.cost_usd, "currency": "USD"}
                 return [usage]

@@ -158,6 +158,18 @@ class EarshotFactory:
                             provider_label=label_of(provider),
                         )
                     )
+        from earshot.model_lists import cached_listings
+
+        for target, listing in cached_listings(composition):
+            for model in listing.models:
+                choices.append(
+                    ModelChoice(
+                        name=f"{target.provider}/{model.id}",
+                        label=model.id,
+                        provider=target.provider,
+                        provider_label=label_of(target.provider),
+                    )
+                )
         for name in (settings.model, *settings.models):
             if not name:
                 continue
@@ -178,6 +190,13 @@ class EarshotFactory:
 
     def check_credentials(self, model_name: str, cwd: Path) -> str | None:
         return self.composition(cwd).check_credentials(model_name)
+
+    async def refresh_models(self, cwd: Path, model_name: str) -> bool:
+        """Ask the servers behind the picker (and `model_name`'s, for its window) for their
+        models, if their cached lists are stale; True when the picker's list changed."""
+        from earshot.model_lists import refresh
+
+        return await refresh(self.composition(cwd), model_name)
 
     def skills(self, cwd: Path) -> Sequence[SkillCommand]:
         from acp_server.factory import SkillCommand
