@@ -25,6 +25,7 @@ DESCRIPTION = """earshot: a coding agent that editors run over the Agent Client 
   earshot models [--provider P]        providers with credentials, and their models
   earshot models --refresh             first download the models.dev catalog (network)
   earshot undo                         undo the last change batch of this directory's session
+  earshot doctor                       check the setup: settings, keys, model, tools, editors
   earshot trust [DIR] | --list         let DIR's settings (default: here) grant and run commands
   earshot untrust [DIR]                stop trusting DIR
 """
@@ -106,6 +107,11 @@ def _parser() -> argparse.ArgumentParser:
         help="download the models.dev catalog into the data dir first (the only network use)",
     )
     commands.add_parser("undo", help="undo the last change batch of this directory's session")
+    commands.add_parser(
+        "doctor",
+        help="check the setup (Python, settings, keys, model, git, ripgrep, sandbox, MCP "
+        "servers, editor entries) and say how to fix what is wrong",
+    )
     trust = commands.add_parser(
         "trust",
         help="trust a directory: its .earshot settings may add allow rules, hooks, MCP servers",
@@ -175,6 +181,10 @@ def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> i
             return anyio.run(lambda: undo(cwd, out=sys.stdout))
         case "trust" | "untrust":
             return _trust(options, cwd)
+        case "doctor":
+            from earshot.doctor import run_doctor
+
+            return run_doctor(cwd, out=sys.stdout)
         case _:
             pass
     if options.prompt is None:
