@@ -19,8 +19,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from earshot.compose import Composition
@@ -28,12 +27,13 @@ if TYPE_CHECKING:
     from providers.model import Endpoint
 
 FETCH_TIMEOUT_SECONDS = 5.0
+CACHE_DIR_NAME = "server-models"
+"""`providers.discovery.CACHE_DIR_NAME`, which this module checks for before importing it."""
 _attempted: dict[tuple[str, str], float] = {}
 """(provider, base URL) -> when this process last asked it (success or not)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Target:
+class Target(NamedTuple):
     provider: str
     endpoint: Endpoint
     in_picker: bool
@@ -95,9 +95,12 @@ def _window_target(composition: Composition, model_name: str | None) -> Target |
 
 def cached_listings(composition: Composition) -> list[tuple[Target, Listing]]:
     """What the cache holds for the picker's servers (no network)."""
+    targets = picker_targets(composition)
+    if not targets:
+        return []
     cache = _cache(composition)
     found: list[tuple[Target, Listing]] = []
-    for target in picker_targets(composition):
+    for target in targets:
         listing = cache.read(target.provider, target.endpoint.base_url or "")
         if listing is not None:
             found.append((target, listing))
@@ -107,8 +110,11 @@ def cached_listings(composition: Composition) -> list[tuple[Target, Listing]]:
 def cached_windows(composition: Composition) -> dict[str, int]:
     """Every window a credentialed OpenAI-compatible server reported, as far as the cache
     knows (`provider/model` -> tokens)."""
+    from providers.catalog import default_data_dir
     from providers.registry import MissingCredentials, resolve_endpoint
 
+    if not (default_data_dir(composition.environ) / CACHE_DIR_NAME).is_dir():
+        return {}  # nothing was ever asked: the common case, on the `session/new` answer's path
     cache = _cache(composition)
     windows: dict[str, int] = {}
     for provider in composition.credentialed():

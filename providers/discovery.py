@@ -7,7 +7,8 @@ the server may not be running, so it never happens on the way to an answer: fron
 cache (`ServerModelCache.read`, a small JSON file per provider) and refresh it in the background
 (`fetch_listing` in a worker thread), at most once per `LIST_TTL_SECONDS`.
 
-Cheap to import (json, os, time): the ACP start-up path reads the cache for the model picker.
+Cheap to import (json, os, time; named tuples, not dataclasses, which cost milliseconds each to
+create): the ACP start-up path reads the cache for the model picker.
 """
 
 from __future__ import annotations
@@ -17,9 +18,8 @@ import os
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 if TYPE_CHECKING:
     from providers.model import Endpoint
@@ -32,21 +32,19 @@ CACHE_FORMAT = 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
-@dataclass(frozen=True, slots=True)
-class ServerModel:
+class ServerModel(NamedTuple):
     id: str
     context_window: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Listing:
+class Listing(NamedTuple):
     """What one provider's server said, and when."""
 
     provider: str
     base_url: str
     fetched_at: float
     """`time.time()` of the fetch."""
-    models: tuple[ServerModel, ...] = field(default_factory=tuple)
+    models: tuple[ServerModel, ...] = ()
 
     def fresh(self, now: float | None = None, ttl: float = LIST_TTL_SECONDS) -> bool:
         return ((time.time() if now is None else now) - self.fetched_at) < ttl
