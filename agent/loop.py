@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol, assert_never
 import anyio
 
 from agent._log import get_logger
+from agent.backends import ToolUi
 from agent.context import ContextShaper, ShapeContext
 from agent.events import (
     AgentEvent,
@@ -47,6 +48,7 @@ from agent.execution import (
     prepare_call,
     title_for,
 )
+from agent.replay import tool_ui_entry
 from agent.retry import RetryPolicy, describe_error
 from agent.tool_env import scrub
 from agent.tools.base import AnyTool, ToolContext
@@ -190,6 +192,8 @@ class TurnLoop:
         self._prepared: dict[str, Prepared] = {}
         self._open: dict[str, str] = {}
         """Calls shown to the front end (started) without a finished event yet: id -> name."""
+        self._shown: dict[str, ToolUi] = {}
+        """How this batch's finished calls were shown, recorded after their results (replay)."""
         self._context_tokens = 0
         self._unadmitted: list[Message] = []
         """Queued prompts taken from the host whose hooks have not decided yet."""
@@ -273,7 +277,25 @@ class TurnLoop:
     def _emit(self, event: AgentEvent) -> None:
         if type(event) is ToolCallFinished:
             self._open.pop(event.call_id, None)
+            if event.ui is not None and event.parent_call_id is None:
+                self._shown[event.call_id] = event.ui
         self._send(event)
+
+    async def _append_results(self, results: list[ToolResultPart]) -> None:
+        """The tool message, then the record of how its calls were shown (`agent.replay`): a
+        session reopened later replays the diffs as they were, not as the disk is then."""
+        await self._append(Message(role="tool", parts=results))
+        record = tool_ui_entry(self._shown)
+        self._shown = {}
+        session = self._host.persisted_session
+        if record is None or session is None:
+            return
+        with anyio.CancelScope(shield=True):
+            try:
+                await session.append(record)
+            except Exception:
+                # Only the replay's diffs depend on it: the turn goes on.
+                _log.warning("could not record how the tool calls were shown", exc_info=True)
 
     async def _append(self, message: Message, entry_id: str | None = None) -> str:
         # Shielded: a write half-done when a cancellation lands would leave the transcript
@@ -464,7 +486,7 @@ class TurnLoop:
         # The assembled calls (with their merged metadata) are the ones answered.
         batch = [_with_call(item, call) for item, call in zip(batch, calls, strict=True)]
         results = await self._executor.run_batch(batch, self._batch)
-        await self._append(Message(role="tool", parts=results))
+        await self._append_results(results)
         self._pending = []
         self._batch = BatchState()
         self._prepared.clear()
@@ -494,7 +516,7 @@ class TurnLoop:
                         )
                     )
                 results.append(result)
-            await self._host.append_message(Message(role="tool", parts=results))
+            await self._append_results(results)
             self._pending = []
         for call_id, name in list(self._open.items()):
             # Shown to the front end but never completed by the model: not in the transcript.

@@ -191,7 +191,11 @@ class PermissionGate:
         chosen = next((option for option in options if option.id == answer.option_id), None)
         if chosen is None:
             return GateOutcome(False, False, "prompt", None, f"unknown answer {answer.option_id!r}")
-        return self._apply(chosen, proposals, refusals)
+        outcome = self._apply(chosen, proposals, refusals)
+        if answer.reason is not None and not outcome.allowed:
+            # Refused by a front end that cannot ask (print mode), not by a person.
+            outcome = replace(outcome, reason=answer.reason)
+        return outcome
 
     def _apply(
         self, chosen: PermissionOption, proposals: tuple[str, ...], refusals: tuple[str, ...]

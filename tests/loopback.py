@@ -2,13 +2,18 @@
 
 Vendor SDKs are pointed at it with `base_url`, so replay tests run the real SDK and real HTTP on
 127.0.0.1 and nothing else.
+
+Replies are played in order, one per request, except for `routes` ("GET /v1/models" -> a reply
+given every time) and model lists nobody routed: an ACP session asks its OpenAI-compatible
+server for `GET .../models` in the background (`earshot.model_lists`), which must not take a
+reply queued for the model; such a request gets a 404 (it is still recorded).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -48,8 +53,11 @@ class Recorded:
 class LoopbackServer:
     def __init__(self) -> None:
         self.replies: list[Reply] = []
+        self.routes: dict[str, Reply] = {}
+        """"METHOD /path" -> the reply to every such request (the queue is left alone)."""
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -70,14 +78,19 @@ class LoopbackServer:
                             body,
                         )
                     )
-                    reply = (
-                        server.replies.pop(0)
-                        if server.replies
-                        else Reply.json(
+                    server._arrived.notify_all()
+                    route = f"{self.command} {self.path.split('?', 1)[0]}"
+                    if route in server.routes:
+                        reply = server.routes[route]
+                    elif self.command == "GET" and route.endswith("/models"):
+                        reply = Reply.json({"error": {"message": "not routed"}}, status=404)
+                    elif server.replies:
+                        reply = server.replies.pop(0)
+                    else:
+                        reply = Reply.json(
                             {"error": {"message": "loopback: no reply queued", "type": "test"}},
                             status=599,
                         )
-                    )
                 payload = reply.body.encode() if isinstance(reply.body, str) else reply.body
                 self.send_response(reply.status)
                 for key, value in reply.headers.items():
@@ -105,6 +118,12 @@ class LoopbackServer:
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
+
+    def wait_until(self, predicate: Callable[[list[Recorded]], bool], timeout: float) -> bool:
+        """Block until `predicate(requests)` holds (checked at each request), at most `timeout`
+        seconds; whether it held. Call it from a worker thread in async tests."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: predicate(self.requests), timeout)
 
     def start(self) -> None:
         self._thread.start()

@@ -107,3 +107,9 @@ async def test_trust_list_and_untrust_round_trip(env: Env) -> None:
 
     missing = await earshot(env, "trust", str(env.root / "nowhere"))
     assert missing.code == 2 and "not a directory" in missing.stderr
+
+
+async def test_trust_list_says_when_nothing_is_trusted(env: Env) -> None:
+    listed = await earshot(env, "trust", "--list")
+    assert listed.code == 0
+    assert listed.stdout.startswith("no directory is trusted")
