@@ -167,7 +167,8 @@ class AcpInteraction:
     async def _elicit(self, question: Question) -> QuestionAnswer:
         answer: JsonObject
         if question.choices and question.multiple:
-            answer = {"type": "array", "title": "Answer", "items": {"enum": list(question.choices)}}
+            items: JsonObject = {"type": "string", "enum": list(question.choices)}
+            answer = {"type": "array", "title": "Answer", "items": items}
         elif question.choices:
             answer = {"type": "string", "title": "Answer", "enum": list(question.choices)}
         else:

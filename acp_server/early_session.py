@@ -13,6 +13,13 @@ answer said; `tests/acp_server/test_early_session.py` checks the answer against 
 Only a request the normal path would answer with a session is answered here: bad params,
 invalid settings and missing credentials return None, and the transport answers the request with
 the same error as always.
+
+The session exists from the answer on, for every process: before the answer is written, its file
+(the header line) is reserved under the promised id (`sessions.reserve`, when the plan names the
+store's root). A client that hands the id to another process at once (acpx: `sessions new`, then
+`prompt` from a new process) finds it there even if this process is still building the session,
+or was closed before it could. If the file cannot be written, the request goes to the normal
+path, which builds the session (and its file) before answering.
 """
 
 from __future__ import annotations
@@ -59,8 +66,30 @@ def answer_session_new(params: JsonObject, planner: Planner) -> EarlySession | N
     if plan.problem is not None:
         return None
     session_id = new_id()
+    if plan.sessions_root is not None and not _reserve(plan, setup, session_id):
+        return None
     return EarlySession(
         session_id=session_id,
         setup=setup,
         result={"sessionId": session_id, **setup_result(_plan_state(plan))},
     )
+
+
+def _reserve(plan: SessionPlan, setup: SessionSetup, session_id: str) -> bool:
+    """Write the new session's file (see the module docstring); False if that failed."""
+    from sessions.reserve import reserve
+
+    assert plan.sessions_root is not None
+    try:
+        # The cwd as `agent.session.create_session` records it (resolved), so the build adopts
+        # this file rather than refusing the id.
+        reserve(
+            plan.sessions_root,
+            session_id=session_id,
+            cwd=str(setup.cwd.resolve()),
+            additional_directories=[str(p.resolve()) for p in setup.additional_directories],
+            earshot_version=plan.earshot_version,
+        )
+    except OSError:
+        return False
+    return True

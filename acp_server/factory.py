@@ -78,6 +78,12 @@ class SessionPlan:
     problem: str | None
     """Why the model cannot be created (missing credentials: a sentence naming what to set);
     None when it can."""
+    sessions_root: Path | None = None
+    """Where the session store keeps session files: an answer given before the session is built
+    reserves the new session's file there first (`sessions.reserve`), so another process can
+    load it as soon as the id is out. None: nothing is reserved (the build writes the file)."""
+    earshot_version: str = ""
+    """Recorded in a reserved file's header."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,6 +109,12 @@ class SessionFactory(Protocol):
         ...
 
     def skills(self, cwd: Path) -> Sequence[SkillCommand]: ...
+
+    async def refresh_models(self, cwd: Path, model_name: str) -> bool:
+        """Refresh what the picker offers from the servers that list their own models (and
+        learn `model_name`'s context window from its server), in the background: it may take
+        seconds. True when `available_models` changed."""
+        ...
 
     def plan_new(self, cwd: Path) -> SessionPlan:
         """What `create` in `cwd` would make next, without making it: the settings are read

@@ -98,6 +98,7 @@ class LiveSession:
         self.skills = tuple(skills)
         self.generation = 0
         self.running: _Turn | None = None
+        self.closed = False
         self._turn_lock = anyio.Lock()
 
     @property
@@ -127,6 +128,20 @@ class LiveSession:
 
     async def send_commands(self) -> None:
         await self.channel.update(available_commands(self.skills))
+
+    async def refresh_models(self) -> None:
+        """In the background once the session is open: the servers that list their own models
+        are asked (`SessionFactory.refresh_models`); when the picker changed, the client gets
+        the new options. Failures only cost the refresh."""
+        try:
+            changed = await self.factory.refresh_models(self.agent.cwd, self.agent.model_name)
+        except Exception as exc:
+            from acp_server.log import log
+
+            log("refreshing the model list failed", {"error": repr(exc), "exc": exc})
+            return
+        if changed and not self.closed:
+            await self._send_config()
 
     async def _send_config(self) -> None:
         await self.channel.update(
@@ -284,7 +299,7 @@ class LiveSession:
 
     async def replay(self) -> None:
         """Send the whole conversation (session/load), with a translator of its own."""
-        translator = UpdateTranslator(client=self.channel.client)
+        translator = UpdateTranslator(client=self.channel.client, replaying=True)
         for event in self.agent.replay_events():
             if isinstance(event, UserMessageAdded):
                 updates = [message_chunk("user_message_chunk", event.text, event.entry_id)]
@@ -375,6 +390,7 @@ class LiveSession:
 
     async def aclose(self) -> None:
         """Cancel whatever runs, wait briefly for it to wind down, and free the session."""
+        self.closed = True
         self.cancel()
         running = self.running
         if running is not None:

@@ -185,6 +185,7 @@ class AcpServer:
             raise
         self._pending.built(session_id)
         await live.send_commands()
+        self.connection.spawn(live.refresh_models)
         # Logged last: the first log line imports structlog.
         self._log(
             "built a session answered in advance",
@@ -356,7 +357,17 @@ class AcpServer:
 
         live = await self._open(setup, make)
         context.after_response.append(live.send_commands)
+        context.after_response.append(self._refresh_models_later(live))
         return {"sessionId": live.id, **live.setup_result()}
+
+    def _refresh_models_later(self, live: LiveSession) -> Callable[[], Awaitable[None]]:
+        """Run after a session's answer: start refreshing its model picker in the background
+        (servers may take seconds to answer, or never; the request is done either way)."""
+
+        async def start() -> None:
+            self.connection.spawn(live.refresh_models)
+
+        return start
 
     async def _reopen(self, params: JsonObject) -> LiveSession:
         session_id = p.require_session_id(params)
@@ -383,12 +394,14 @@ class AcpServer:
         live = await self._reopen(params)
         await live.replay()
         context.after_response.append(live.send_commands)
+        context.after_response.append(self._refresh_models_later(live))
         return live.setup_result()
 
     async def session_resume(self, params: JsonObject, context: RequestContext) -> JsonObject:
         live = await self._reopen(params)
         context.after_response.append(live.send_usage)
         context.after_response.append(live.send_commands)
+        context.after_response.append(self._refresh_models_later(live))
         return live.setup_result()
 
     async def session_list(self, params: JsonObject, context: RequestContext) -> JsonObject:

@@ -14,7 +14,8 @@ Choices worth knowing:
 - `notice` and `compaction_*` go out only when the client advertised them. Without them a manual
   or automatic compaction is shown as a tool call ("Compacting the conversation"), and warning or
   error notices as agent text; info notices and retries are only logged.
-- `usage_update` needs a window size, so it is skipped for models whose window is unknown.
+- `usage_update` needs a window size: the catalog always gives one (the model's, the one its server
+  reported, or a default), and a default is said as such in `_meta.earshot.contextWindowAssumed`.
 """
 
 from __future__ import annotations
@@ -142,6 +143,7 @@ class _Call:
     ui: ToolUi
     parent_call_id: str | None
     announced: bool = False
+    raw_input: object = None
     output: str = ""
     terminal_id: str | None = None
     subagent_text: list[str] = field(default_factory=lambda: [])
@@ -166,6 +168,9 @@ class UpdateTranslator:
     """Per-session state for turning events into updates."""
 
     client: ClientCapabilities = field(default_factory=ClientCapabilities)
+    replaying: bool = False
+    """`session/load`: each call is sent once, as a `tool_call` already in its final state
+    (status, diff, output), when its result comes: nothing is ever shown pending or running."""
     calls: dict[str, _Call] = field(default_factory=lambda: {})
     compactions: set[str] = field(default_factory=lambda: set[str]())
     """Compactions announced as tool calls (a replayed one arrives finished only)."""
@@ -270,6 +275,8 @@ class UpdateTranslator:
                 call = self._call(event.call_id, event.name, event.parent_call_id)
                 call.ui = event.ui
                 call.name = event.name
+                if self.replaying:
+                    return []
                 updates: list[JsonObject] = []
                 if event.parent_call_id is not None:
                     updates.extend(self._flush_subagent(self._call(event.parent_call_id)))
@@ -280,6 +287,9 @@ class UpdateTranslator:
             case ToolCallReady():
                 call = self._call(event.call_id, event.name, event.parent_call_id)
                 call.ui = event.ui
+                call.raw_input = event.arguments
+                if self.replaying:
+                    return []
                 if not call.announced:
                     return [self._tool_call(call, event.arguments)]
                 return [
@@ -331,6 +341,9 @@ class UpdateTranslator:
                     "used": max(0, event.context_tokens),
                     "size": event.context_window,
                 }
+                if event.context_window_assumed:
+                    # Nothing said how long the model's context is: `size` is a default.
+                    usage["_meta"] = {"earshot": {"contextWindowAssumed": True}}
                 if event.cost_usd is not None:
                     usage["cost"] = {"amount": event.cost_usd, "currency": "USD"}
                 return [usage]
@@ -379,6 +392,8 @@ class UpdateTranslator:
             call.ui = event.ui
         if event.terminal_id is not None:
             call.terminal_id = event.terminal_id
+        if self.replaying:
+            return [self._replayed(call, event)]
         updates = self._ensure_announced(call)
         call.subagent_dirty = False
         call.output = ""
@@ -401,6 +416,16 @@ class UpdateTranslator:
         # The client keeps the final state; forgetting the call keeps long sessions small.
         del self.calls[event.call_id]
         return updates
+
+    def _replayed(self, call: _Call, event: ToolCallFinished) -> JsonObject:
+        """A replayed call in one message: announced in its final state."""
+        update = self._tool_call(call, call.raw_input)
+        update["status"] = _status(event.status)
+        update["content"] = call.content(_result_blocks(event.result))
+        raw_output: Any = event.raw_output
+        update["rawOutput"] = raw_output if raw_output is not None else event.result.text
+        del self.calls[event.call_id]
+        return update
 
     def _compaction_started(self, event: CompactionStarted) -> list[JsonObject]:
         if self.client.compaction:

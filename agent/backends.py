@@ -140,6 +140,9 @@ class PermissionPrompt:
 class PermissionAnswer:
     option_id: str | None
     """None means the user cancelled: the whole turn is cancelled, not just this call."""
+    reason: str | None = None
+    """Why a refusal happened when it was not the user's choice (a front end that cannot ask):
+    the model is told this instead of "rejected by the user"."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -167,12 +170,19 @@ class Interaction(Protocol):
         ...
 
 
+HEADLESS_REFUSAL = "nobody can be asked here; not allowed by the mode or a rule"
+
+
 class DenyingInteraction:
-    """For headless runs: every prompt is rejected once, every question declined."""
+    """For headless runs: every prompt is rejected once (saying why: `reason`, which the model
+    reads instead of "rejected by the user"), every question declined."""
+
+    def __init__(self, reason: str = HEADLESS_REFUSAL) -> None:
+        self.reason = reason
 
     async def request_permission(self, prompt: PermissionPrompt) -> PermissionAnswer:
         reject = next((o for o in prompt.options if o.kind == "reject_once"), None)
-        return PermissionAnswer(option_id=reject.id if reject else None)
+        return PermissionAnswer(option_id=reject.id if reject else None, reason=self.reason)
 
     async def ask_question(self, question: Question) -> QuestionAnswer:
         return QuestionAnswer(declined=True)

@@ -170,6 +170,8 @@ class UsageUpdated:
     context_window: int | None
     cost_usd: float | None
     """The session's cost so far; None when a price is unknown (never a guessed zero)."""
+    context_window_assumed: bool = False
+    """`context_window` is a default, not the model's known window (see `providers.catalog`)."""
     kind: Literal["usage"] = "usage"
 
 

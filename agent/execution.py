@@ -13,6 +13,7 @@ order whatever order they completed in.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ from agent.events import (
     ToolStatus,
 )
 from agent.tool_env import scrub
+from agent.tools._common import RECHECK_PERMISSION
 from agent.tools.base import (
     AnyTool,
     PermissionRequest,
@@ -383,7 +385,7 @@ class ToolExecutor:
         self._emit(ToolCallRunning(call_id=call.id))
         output: ToolOutput
         try:
-            output = await tool.execute(item.args, item.ctx)
+            output = await tool.execute(item.args, self._running_context(item))
         except ToolError as exc:
             output = ToolOutput.error(scrub(str(exc)) or type(exc).__name__)
         except Exception as exc:
@@ -437,11 +439,24 @@ class ToolExecutor:
         except Exception:
             _log.warning("post_tool_use hook failed", exc_info=True)
 
-    async def _check_permission(self, item: PreparedCall) -> str | None:
-        """None when the call may run, else the error text for the model."""
+    def _running_context(self, item: PreparedCall) -> ToolContext:
+        """The call's context with `RECHECK_PERMISSION`: the gate, for a follow-up request the
+        running call makes (a fetch redirected to another host)."""
+
+        async def recheck(request: PermissionRequest) -> bool:
+            return await self._check_permission(item, request) is None
+
+        services = {**item.ctx.services, RECHECK_PERMISSION: recheck}
+        return dataclasses.replace(item.ctx, services=services)
+
+    async def _check_permission(
+        self, item: PreparedCall, follow_up: PermissionRequest | None = None
+    ) -> str | None:
+        """None when the call (or a `follow_up` request it makes) may run, else the error text
+        for the model."""
         call = item.call
         try:
-            request = permission_request(item)
+            request = permission_request(item) if follow_up is None else follow_up
             verdict = await self._gate.check(
                 call_id=call.id,
                 tool_name=call.name,

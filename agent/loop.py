@@ -10,13 +10,8 @@ Three invariants:
 - a failing tool is data; only the model call failing (or the transcript failing to be written)
   ends a turn early.
 
-Acknowledged means durable: nothing is shown as done before the entry recording it is on disk.
-The prompt is appended before `UserMessageAdded`, each tool result as its call finishes and before
-its `ToolCallFinished` (`agent.recording`), the final answer before `TurnEnded`. A process killed
-at any point loses only work nobody was shown as done; the calls it leaves without results are
-answered "interrupted" by the next process to open the session (`sessions.repair`). When the
-transcript cannot be written (disk full, read-only) the turn stops and ends with an error saying
-so; the process keeps serving, and the next turn tries again.
+Acknowledged means durable: nothing is shown as done before the entry recording it is on disk,
+and a transcript that cannot be written ends the turn with an error saying so (`agent.recording`).
 
 The loop knows its session only through `LoopHost`, so a subagent runs the same loop with an
 in-memory history and a restricted tool set.
@@ -31,6 +26,7 @@ from typing import TYPE_CHECKING, Protocol, assert_never
 import anyio
 
 from agent._log import get_logger
+from agent.backends import ToolUi
 from agent.context import ContextShaper, ShapeContext
 from agent.events import (
     AgentEvent,
@@ -58,7 +54,13 @@ from agent.execution import (
     prepare_call,
     title_for,
 )
-from agent.recording import NotSaved, ResultRecorder, not_saved_message
+from agent.recording import (
+    NotSaved,
+    ResultRecorder,
+    not_saved_message,
+    record_shown,
+    try_append,
+)
 from agent.retry import RetryPolicy, describe_error
 from agent.tool_env import scrub
 from agent.tools.base import AnyTool, ToolContext
@@ -202,10 +204,11 @@ class TurnLoop:
         self._prepared: dict[str, Prepared] = {}
         self._open: dict[str, str] = {}
         """Calls shown to the front end (started) without a finished event yet: id -> name."""
+        self._shown: dict[str, ToolUi] = {}
+        """How this batch's finished calls were shown, recorded after their results (replay)."""
         self._context_tokens = 0
         self._recorder = ResultRecorder(host.append_message)
-        self._not_saved: NotSaved | None = None
-        """Why the transcript could not be written, once it could not: the turn is ending."""
+        self._not_saved: NotSaved | None = None  # why the transcript could not be written
         self._unadmitted: list[Message] = []
         """Queued prompts taken from the host whose hooks have not decided yet."""
         self.last_text = ""
@@ -296,6 +299,8 @@ class TurnLoop:
     def _emit(self, event: AgentEvent) -> None:
         if type(event) is ToolCallFinished:
             self._open.pop(event.call_id, None)
+            if event.ui is not None and event.parent_call_id is None:
+                self._shown[event.call_id] = event.ui
         self._send(event)
 
     async def _append(self, message: Message, entry_id: str | None = None) -> str:
@@ -489,6 +494,8 @@ class TurnLoop:
         await self._executor.run_batch(batch, self._batch, self._record_result)
         if self._not_saved is not None:  # a result could not be written: the settlement answers
             raise self._not_saved
+        shown, self._shown = self._shown, {}
+        await record_shown(self._host.persisted_session, shown)
         self._pending = []
         self._batch = BatchState()
         self._prepared.clear()
@@ -505,14 +512,14 @@ class TurnLoop:
 
     async def _settle(self) -> None:
         """After a cancellation: make the transcript whole. The partial assistant message is
-        kept, and every call in it without a result gets an "interrupted" one, appended before
-        it is shown (shown even when it cannot be: the turn then ends saying so)."""
+        kept; its calls without a result get an "interrupted" one, appended, then shown."""
         assembler = self._assembler
         if assembler is not None:
             self._assembler = None
             message = assembler.message()
             if message.parts:
-                await self._settle_append(message, self._message_id)
+                failed = await try_append(self._host.append_message, message, self._message_id)
+                self._not_saved = self._not_saved or failed
                 self.last_text = message.text
             self._pending = message.tool_calls
         if self._pending:
@@ -520,30 +527,23 @@ class TurnLoop:
             missing = [call for call in self._pending if call.id not in self._batch.results]
             results = [interrupted_result(call, text) for call in missing]
             if results:
-                await self._settle_append(Message(role="tool", parts=[*results]))
+                answers = Message(role="tool", parts=[*results])
+                failed = await try_append(self._host.append_message, answers)
+                self._not_saved = self._not_saved or failed
             for call, result in zip(missing, results, strict=True):
-                finished = ToolCallFinished(
-                    call_id=call.id, name=call.name, status="interrupted", result=result
-                )
-                self._emit(finished)
+                self._interrupted(call, result)
+            if self._not_saved is None:
+                await record_shown(self._host.persisted_session, self._shown)
             self._pending = []
         for call_id, name in list(self._open.items()):
             # Shown to the front end but never completed by the model: not in the transcript.
             call = ToolCallPart(id=call_id, name=name, arguments={})
-            self._emit(
-                ToolCallFinished(
-                    call_id=call_id,
-                    name=name,
-                    status="interrupted",
-                    result=interrupted_result(call),
-                )
-            )
+            self._interrupted(call, interrupted_result(call))
 
-    async def _settle_append(self, message: Message, entry_id: str | None = None) -> None:
-        try:
-            await self._host.append_message(message, entry_id)
-        except (SessionWriteFailed, SessionBusy) as exc:
-            self._not_saved = self._not_saved or exc
+    def _interrupted(self, call: ToolCallPart, result: ToolResultPart) -> None:
+        self._emit(
+            ToolCallFinished(call_id=call.id, name=call.name, status="interrupted", result=result)
+        )
 
 
 async def _close(events: object) -> None:

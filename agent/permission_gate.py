@@ -7,7 +7,6 @@ search tools apply to the paths they list.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,16 +22,14 @@ from agent.backends import (
 )
 from agent.permission_policy import Decision, decide
 from agent.permission_rules import (
-    PATH_TOOLS,
     PermissionRules,
     Rule,
-    command_regex,
     parse_rule,
     resolve_path,
     tool_matches,
-    within,
 )
-from agent.shell_parse import Segment, parse_command
+from agent.protected_paths import ProtectedPaths, protected_paths
+from agent.rule_proposals import propose_refusals, propose_rules
 from agent.tools.base import PermissionRequest, ScopeContract
 
 _RG_GLOB_SPECIAL = frozenset("[]{},!\\")
@@ -43,19 +40,23 @@ class GateOutcome:
     allowed: bool
     cancelled: bool
     source: str
-    """Who decided: a rule's source (`user`, `project`, `local`, `session`, `cli`), `mode`,
-    `policy` (read-only, plan, outside the roots), or `prompt` (the user's answer)."""
+    """Who decided: a rule's source (`user`, `project`, `local`, `remembered`, `session`,
+    `cli`), `mode`, `policy` (read-only, plan, outside the roots), or `prompt` (the user's
+    answer)."""
     answer: PermissionOptionKind | None
     """The option the user chose; None when nobody was asked."""
     reason: str
 
 
 PersistRule: TypeAlias = Callable[[str, str], None]
-"""`persist_rule(list_name, rule)`, e.g. `agent.settings.append_local_rule` bound to the cwd."""
+"""`persist_rule(list_name, rule)`, e.g. `agent.settings.append_rule` bound to the session's
+remembered file (the user's own, keyed by project: `agent.trust`)."""
 
 _GRANTABLE_STEPS = frozenset({8})
-"""Only a prompt from the mode (step 8) can be answered by a rule: a session or "always" grant
-cannot lift an ask rule (6) or an out-of-roots write (4), so offering one would mislead."""
+"""Only a prompt from the mode (step 8), or one the policy marks `grantable` (a read outside the
+roots, a local network address), can be answered by a rule: a session or "always" grant cannot
+lift an ask rule (6), a protected path or an out-of-roots write (4), so offering one would
+mislead (and such a rule would not be applied to those calls anyway)."""
 
 
 class PermissionGate:
@@ -64,7 +65,7 @@ class PermissionGate:
     The only way to add a rule is a user's answer to a prompt: there is deliberately no method to
     grant a permission, so nothing that runs someone else's code (MCP servers, skills, hooks,
     subagents) can. Session grants live in memory only and are not restored on resume; "always"
-    answers go through `persist_rule` (the local settings file).
+    answers go through `persist_rule` (the user's remembered file for the project).
     """
 
     def __init__(
@@ -74,11 +75,13 @@ class PermissionGate:
         cwd: Path,
         roots: Sequence[Path],
         persist_rule: PersistRule | None = None,
+        protected: ProtectedPaths | None = None,
     ) -> None:
         self._rules = rules
         self._cwd = resolve_path(cwd, Path("/"))
         self._roots = tuple(resolve_path(root, Path("/")) for root in roots) or (self._cwd,)
         self._persist_rule = persist_rule
+        self._protected = protected if protected is not None else protected_paths(self._roots)
         self._granted: list[Rule] = []
         self._refused: list[Rule] = []
 
@@ -95,15 +98,26 @@ class PermissionGate:
         )
 
     def read_denied(self, path: Path) -> bool:
-        """Whether a deny rule refuses reading `path` (step 1 of `decide` for a `Read` of it).
-        Search tools (grep, glob, ls) leave such paths out of their results: the gate only sees
-        the directory they search."""
-        deny = self._read_deny_rules()
-        if not deny:
-            return False
+        """Whether reading `path` is refused at step 1 of `decide`: a deny rule, or a secret no
+        explicit allow rule names. Search tools (grep, glob, ls) leave such paths out of their
+        results (the gate only sees the directory they search), and skills are not loaded from
+        them."""
         request = PermissionRequest(rule_tool="Read", description="", paths=(path,))
-        rules = PermissionRules(deny=deny)
-        decision = decide(rules, "ask", request, read_only=True, roots=self._roots, cwd=self._cwd)
+        allow = tuple(
+            rule
+            for rule in (*self._rules.allow, *self._granted)
+            if rule.pattern is not None and tool_matches(rule.tool, "Read")
+        )
+        rules = PermissionRules(deny=self._read_deny_rules(), allow=allow)
+        decision = decide(
+            rules,
+            "yolo",
+            request,
+            read_only=True,
+            roots=self._roots,
+            cwd=self._cwd,
+            protected=self._protected,
+        )
         return decision.outcome == "deny"
 
     def read_deny_globs(self) -> tuple[str, ...]:
@@ -136,7 +150,14 @@ class PermissionGate:
         """Decide the call, asking the user through `interaction` if the policy says so."""
         rules = self._effective_rules()
         decision = decide(
-            rules, mode, request, read_only=read_only, roots=self._roots, scope=scope, cwd=self._cwd
+            rules,
+            mode,
+            request,
+            read_only=read_only,
+            roots=self._roots,
+            scope=scope,
+            cwd=self._cwd,
+            protected=self._protected,
         )
         source = _decision_source(decision)
         match decision.outcome:
@@ -151,10 +172,10 @@ class PermissionGate:
 
         proposals = (
             propose_rules(request, cwd=self._cwd, allow=rules.allow)
-            if decision.step in _GRANTABLE_STEPS
+            if decision.grantable or decision.step in _GRANTABLE_STEPS
             else ()
         )
-        refusals = propose_rules(request, cwd=self._cwd, allow=rules.allow)
+        refusals = propose_refusals(request, cwd=self._cwd, allow=rules.allow)
         options = _options(proposals, refusals)
         prompt = PermissionPrompt(
             call_id=call_id,
@@ -170,7 +191,11 @@ class PermissionGate:
         chosen = next((option for option in options if option.id == answer.option_id), None)
         if chosen is None:
             return GateOutcome(False, False, "prompt", None, f"unknown answer {answer.option_id!r}")
-        return self._apply(chosen, proposals, refusals)
+        outcome = self._apply(chosen, proposals, refusals)
+        if answer.reason is not None and not outcome.allowed:
+            # Refused by a front end that cannot ask (print mode), not by a person.
+            outcome = replace(outcome, reason=answer.reason)
+        return outcome
 
     def _apply(
         self, chosen: PermissionOption, proposals: tuple[str, ...], refusals: tuple[str, ...]
@@ -183,13 +208,13 @@ class PermissionGate:
                 self._granted.extend(parse_rule(text, "session") for text in proposals)
                 return GateOutcome(True, False, "prompt", kind, "allowed for this session")
             case "allow_always":
-                self._granted.extend(parse_rule(text, "local") for text in proposals)
+                self._granted.extend(parse_rule(text, "remembered") for text in proposals)
                 note = self._persist("allow", proposals)
                 return GateOutcome(True, False, "prompt", kind, "always allowed" + note)
             case "reject_once":
                 return GateOutcome(False, False, "prompt", kind, "rejected by the user")
             case "reject_always":
-                self._refused.extend(parse_rule(text, "local") for text in refusals)
+                self._refused.extend(parse_rule(text, "remembered") for text in refusals)
                 note = self._persist("deny", refusals)
                 return GateOutcome(False, False, "prompt", kind, "always rejected" + note)
             case _:
@@ -241,73 +266,6 @@ def _options(proposals: tuple[str, ...], refusals: tuple[str, ...]) -> tuple[Per
             )
         )
     return tuple(options)
-
-
-_PLAIN_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
-_RUNNERS = frozenset({"run", "exec", "x", "run-script", "dlx"})
-
-
-def propose_rules(
-    request: PermissionRequest, *, cwd: Path, allow: Sequence[Rule] = ()
-) -> tuple[str, ...]:
-    """Readable rules that would admit `request` next time: `Bash(npm run test *)` for
-    `npm run test -- -k foo` (one per segment not already allowed), `Edit(src/app.py)` for a
-    file. Empty when no honest rule exists (a command that cannot be parsed, a computed program
-    name)."""
-    tool = request.rule_tool
-    if tool == "Bash":
-        return _propose_commands(request.command, allow)
-    if tool in PATH_TOOLS:
-        base = resolve_path(cwd, Path("/"))
-        return _unique(f"{tool}({_path_spec(resolve_path(p, base), base)})" for p in request.paths)
-    if tool == "Fetch":
-        return (f"Fetch(domain:{request.domain.lower()})",) if request.domain else ()
-    if tool.startswith("mcp__"):
-        return (tool,)
-    if request.specifier:
-        return (f"{tool}({request.specifier})",)
-    return (tool,)
-
-
-def _propose_commands(command: str | None, allow: Sequence[Rule]) -> tuple[str, ...]:
-    if command is None:
-        return ()
-    parsed = parse_command(command)
-    if not parsed.parsed or parsed.opaque or not parsed.segments:
-        return ()
-    patterns = [command_regex(r.pattern) for r in allow if r.tool == "Bash" and r.pattern]
-    proposals: list[str] = []
-    for segment in parsed.segments:
-        if any(regex.fullmatch(segment.text) for regex in patterns):
-            continue
-        if segment.dynamic:
-            return ()
-        prefix = _command_prefix(segment)
-        if not prefix:
-            return ()
-        proposals.append(f"Bash({' '.join(prefix)} *)")
-    return _unique(proposals)
-
-
-def _command_prefix(segment: Segment) -> list[str]:
-    prefix: list[str] = []
-    limit = segment.assignments + 2
-    for index, word in enumerate(segment.words):
-        if index >= limit or not _PLAIN_WORD.fullmatch(word) or word.startswith("-"):
-            break
-        prefix.append(word)
-        if index == segment.assignments + 1 and word in _RUNNERS:
-            limit += 1
-    if len(prefix) <= segment.assignments:
-        return []
-    return prefix
-
-
-def _path_spec(path: Path, cwd: Path) -> str:
-    if within(path, cwd) and path != cwd:
-        relative = path.relative_to(cwd).as_posix()
-        return relative if "/" in relative else f"./{relative}"
-    return "/" + str(path)
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:

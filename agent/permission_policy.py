@@ -3,11 +3,21 @@
 `decide` is pure (rules and a request in, a decision out; it only reads the file system to
 resolve symlinks) and its ORDER IS THE POLICY, deliberately not "most specific wins":
 
-1. a matching deny rule refuses, whatever the mode or allow rules;
-2. read-only tools never prompt;
+1. a matching deny rule refuses, whatever the mode or allow rules; so does reading a secret (a
+   credential file, earshot's own settings, a `.env*` file outside the roots: see
+   `agent.protected_paths`) unless an allow rule names that place explicitly (`Read(~/.ssh/**)`,
+   not `Read(~/**)` or `Read`);
+2. read-only tools never prompt, except a `Read` (read, grep, glob, ls) outside the roots in
+   `plan`, `ask` and `accept-edits`, which asks unless an allow rule covers it (as Claude Code
+   does). `auto` and `yolo` read outside without asking: a command can read the same files in
+   those modes, so asking for the tool would only look like a boundary;
 3. `plan` refuses every mutating tool;
-4. a write outside the workspace roots, or outside the declared scope, prompts in every mode but
-   `yolo`;
+4. in every mode but `yolo`: a write to a protected path (`.git/`, `.earshot/`, earshot's own
+   settings and data, shell start-up files), outside the workspace roots or the declared scope,
+   or through a file with more than one hard link (another name may be outside) prompts, and
+   nothing but that prompt can allow it (no rule applies; no "always" answer is offered); a call
+   that reaches a local network address (loopback, private, link-local: `agent.network`)
+   prompts unless an allow rule names its host exactly (`Fetch(domain:localhost)`);
 5. `yolo` allows;
 6. a matching ask rule prompts, even where an allow rule matches;
 7. a matching allow rule allows;
@@ -19,12 +29,15 @@ What a rule matches (commands, paths, domains, MCP names) is `agent.permission_r
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias, assert_never
 
 from agent.backends import Mode
+from agent.network import local_host
 from agent.permission_rules import (
     PermissionRules,
     Rule,
@@ -32,10 +45,13 @@ from agent.permission_rules import (
     allowed_by,
     bash_token_fallback,
     dynamic_programs,
+    names_place,
     resolve_path,
     rule_matches,
+    tool_matches,
     within,
 )
+from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.tools.base import PermissionRequest, ScopeContract
 
 Outcome: TypeAlias = Literal["allow", "deny", "ask"]
@@ -48,6 +64,10 @@ class Decision:
     """Which of the eight steps decided (see the module docstring)."""
     rule: Rule | None
     reason: str
+    grantable: bool = False
+    """A prompt the user may answer with a rule ("for this session", "always"): the mode's
+    (step 8), a read outside the roots, a local network address. Never a protected path or a
+    write outside the roots."""
 
 
 # -------------------------------------------------------------------------------- decide
@@ -62,9 +82,11 @@ def decide(
     roots: Sequence[Path],
     scope: ScopeContract | None = None,
     cwd: Path | None = None,
+    protected: ProtectedPaths | None = None,
 ) -> Decision:
     """Decide one call. `cwd` (relative rule patterns, relative redirections) defaults to the
-    first root."""
+    first root; `protected` (protected paths and secrets) is computed from `roots` and the
+    environment when not given."""
     base = resolve_path(cwd or (roots[0] if roots else Path.cwd()), Path("/"))
     subject = Subject.of(request, base)
 
@@ -74,18 +96,23 @@ def decide(
     denied = _bash_deny_fallback(rules.deny, subject)
     if denied is not None:
         return denied
+    guard = protected if protected is not None else protected_paths(roots)
+    secret = _secret_read(rules.allow, subject, guard)
+    if secret is not None:
+        return secret
 
     if read_only:
-        return Decision("allow", 2, None, "read-only")
+        return _read_only(rules, mode, subject, roots)
     if mode == "plan":
         return Decision("deny", 3, None, "plan mode: nothing may be changed")
 
     if mode != "yolo":
-        outside = _outside(subject.writes, roots, scope)
-        if outside is None and subject.unknown_writes:
-            outside = f"writes to a path computed at run time: {subject.unknown_writes[0]}"
-        if outside is not None:
-            return Decision("ask", 4, None, outside)
+        guarded = _guarded_write(subject, roots, scope, guard)
+        if guarded is not None:
+            return Decision("ask", 4, None, guarded)
+        local = _local_network(rules.allow, subject)
+        if local is not None:
+            return Decision("ask", 4, None, local, grantable=True)
     if mode == "yolo":
         return Decision("allow", 5, None, "yolo mode")
 
@@ -102,15 +129,114 @@ def decide(
 
     match mode:
         case "ask":
-            return Decision("ask", 8, None, "ask mode")
+            return Decision("ask", 8, None, "ask mode", grantable=True)
         case "accept-edits":
             if request.is_file_edit:
                 return Decision("allow", 8, None, "accept-edits mode: a file edit in the workspace")
-            return Decision("ask", 8, None, "accept-edits mode: not a file edit")
+            return Decision("ask", 8, None, "accept-edits mode: not a file edit", grantable=True)
         case "auto":
             return Decision("allow", 8, None, "auto mode")
         case _:
             assert_never(mode)
+
+
+_READS_ASK_OUTSIDE: frozenset[Mode] = frozenset({"plan", "ask", "accept-edits"})
+
+
+def _read_only(
+    rules: PermissionRules, mode: Mode, subject: Subject, roots: Sequence[Path]
+) -> Decision:
+    if mode not in _READS_ASK_OUTSIDE or not tool_matches("Read", subject.request.rule_tool):
+        return Decision("allow", 2, None, "read-only")
+    resolved_roots = [resolve_path(root, Path("/")) for root in roots]
+    outside = [p for p in subject.paths if not any(within(p, root) for root in resolved_roots)]
+    if not outside:
+        return Decision("allow", 2, None, "read-only")
+    allowed = allowed_by(rules.allow, subject)
+    if allowed is not None:
+        return Decision("allow", 2, allowed, f"read outside the workspace allowed by {allowed}")
+    return Decision("ask", 2, None, f"reads outside the workspace: {outside[0]}", grantable=True)
+
+
+def _secret_read(allow: Sequence[Rule], subject: Subject, guard: ProtectedPaths) -> Decision | None:
+    """A `Read` of a secret with no allow rule naming that place explicitly: denied."""
+    if subject.request.rule_tool != "Read":
+        return None
+    for path, written in zip(subject.paths, subject.lexical, strict=True):
+        place = guard.secret_root(path) or guard.secret_root(written)
+        if place is None:
+            continue
+        one = replace(subject, paths=(path,), lexical=(written,))
+        if any(
+            rule.pattern is not None
+            and tool_matches(rule.tool, "Read")
+            and rule_matches(rule, one, quantifier="all", deny=False)
+            and names_place(rule.pattern, place, subject.cwd)
+            for rule in allow
+        ):
+            continue
+        return Decision(
+            "deny",
+            1,
+            None,
+            f"{written} holds secrets (credentials, or earshot's own settings), which are not "
+            f"read unless you allow it with an explicit rule, such as Read(/{place}/**) or "
+            f"Read(/{place})",
+        )
+    return None
+
+
+def _guarded_write(
+    subject: Subject,
+    roots: Sequence[Path],
+    scope: ScopeContract | None,
+    guard: ProtectedPaths,
+) -> str | None:
+    """Why a write needs the user's approval of this very call; None when it does not."""
+    for path in subject.writes:
+        if guard.covers(path):
+            return guard.reason(path)
+    outside = _outside(subject.writes, roots, scope)
+    if outside is None and subject.unknown_writes:
+        outside = f"writes to a path computed at run time: {subject.unknown_writes[0]}"
+    if outside is not None:
+        return outside
+    for path in subject.writes:
+        links = _hard_links(path)
+        if links > 1:
+            return (
+                f"writes through a file with {links} hard links: {path} (the same file has "
+                "another name, which may be outside the workspace)"
+            )
+    return None
+
+
+def _hard_links(path: Path) -> int:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return 0
+    return status.st_nlink if stat.S_ISREG(status.st_mode) else 0
+
+
+def _local_network(allow: Sequence[Rule], subject: Subject) -> str | None:
+    request = subject.request
+    domain = request.domain
+    if not request.local_network and not (
+        request.rule_tool == "Fetch" and domain is not None and local_host(domain)
+    ):
+        return None
+    if domain is not None and any(_names_host(rule, domain) for rule in allow):
+        return None
+    shown = domain or "the host"
+    return f"reaches a local network address ({shown}: loopback, private or link-local)"
+
+
+def _names_host(rule: Rule, domain: str) -> bool:
+    if rule.tool != "Fetch" or rule.pattern is None or "*" in rule.pattern:
+        return False
+    want = rule.pattern.removeprefix("domain:").strip().lower().rstrip(".")
+    return want == domain.strip().lower().rstrip(".")
 
 
 def _outside(
@@ -147,6 +273,9 @@ def _bash_deny_fallback(deny: Sequence[Rule], subject: Subject) -> Decision | No
                     f"{rule} cannot be checked; spell the command out",
                 )
     rule = bash_token_fallback(patterned, subject)
+    if rule is not None and command.parsed and command.hidden:
+        reason = f"deny rule {rule} cannot be checked: {command.hidden[0]}"
+        return Decision("deny", 1, rule, reason)
     if rule is not None:
         return Decision("deny", 1, rule, f"denied by rule {rule} (command not fully readable)")
     return None

@@ -10,14 +10,17 @@ call of the tool, even a shell command that cannot be parsed.
   trailing ` *` also matches the bare prefix (`npm run`). Claude's `Bash(npm run test:*)` means
   `Bash(npm run test *)`. A pattern must match EVERY simple command the string runs (see
   `agent.shell_parse`); different allow rules may cover different segments. A command that cannot
-  be parsed never matches a pattern allow rule. Deny and ask rules match when ANY segment matches,
-  also after unwrapping `sudo`, `env`, `xargs`, `timeout`, `find -exec`... and with the program's
-  basename (`/bin/rm`). Deny cannot be escaped by syntax: when the command is unparsable, or runs
-  code the parser cannot see (`... | bash`, `eval "$X"`), a deny rule whose literal leading words
-  appear as a token sequence anywhere in the command denies; and when a segment's program name is
-  computed at run time (`$CMD`, `{r,m}`), every pattern deny rule for Bash denies, because no one
-  can say which program runs. Interpreters are out of reach: `python -c "..."` is `python`.
-  Redirections that write files count as writes (step 4; `Edit`/`Write` deny rules apply).
+  be parsed, or that runs code the rule cannot see (`eval`, `python -c`, `xargs`, `find -exec`,
+  `... | sh`, `git -c`, `source`, a quoted array subscript...), never matches a pattern allow
+  rule. Deny and ask rules match when ANY command the string might run matches, also after
+  unwrapping `sudo`, `env`, `xargs`, `timeout`, `find -exec`, `bash -lc`..., with the program's
+  basename (`/bin/rm`) and with git's global options stripped (`git -C . push`). Deny cannot be
+  escaped by syntax: `$'\x72m'` is `rm`; when the command is unparsable, or runs code in another
+  language, a rule whose literal leading words appear as a token sequence in that code denies;
+  and when a program name, or code it runs, is computed at run time (`$CMD`, `{r,m}`,
+  `curl ... | sh`, `eval "$X"`), every pattern deny rule for Bash denies, because no one can say
+  what runs. `agent.permission_commands` has the details. Redirections and common writers
+  (`cp`, `tee`, `sort -o`...) count as writes (step 4; `Edit`/`Write` deny rules apply).
 - `Read(glob)`, `Edit(glob)`, `Write(glob)`: gitignore-like paths. `./x`, `x/y` and `/x` are
   relative to the cwd (the project root), `~/x` to the home directory, `//x` is the absolute `/x`.
   A pattern without a slash (`.env`, `*.pem`) matches that name in any directory. `*` stays within
@@ -25,10 +28,14 @@ call of the tool, even a shell command that cannot be parsed.
   it. Paths are resolved (`~`, `..`, symlinks) before matching, so `src/../secret` or a symlink in
   `src` pointing outside do not match `Edit(src/**)`; deny rules also match the unresolved
   spelling. `Edit(...)` rules cover `Write` calls too (as in Claude Code); `Write(...)` covers only
-  `Write`. An allow rule must cover every path of a call; deny and ask rules match any.
+  `Write`. An allow rule must cover every path of a call; deny and ask rules match any. A
+  backslash makes the next character literal: `Edit(./\\*\\*)` is the file named `**` (the
+  rules "always allow" proposes are written so).
 - `Fetch(domain:example.com)` matches that host only; `Fetch(domain:*.example.com)` matches its
   subdomains (not the apex). Subdomains are not implied: `github.io` is not `evil.github.io`.
-- `mcp__server__tool`, `mcp__server` (every tool of the server) and `mcp__server__*`.
+- `mcp__server__tool`, `mcp__server` (every tool of the server) and `mcp__server__*`, with the
+  server and tool names exactly as configured (`a_` is not `a`; a server named `a__b` is
+  `mcp__a__b`); a rule with another `*` is a glob over `mcp__<server>__<tool>`.
 - `Task(agent-type)`, `Skill(name)` and any other tool: a glob over the request's `specifier`.
 """
 
@@ -44,7 +51,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from agent.shell_parse import ParsedCommand, Segment, parse_command, tokens
+from agent import permission_commands
+from agent.permission_commands import command_regex as command_regex  # re-exported
+from agent.shell_parse import ParsedCommand, Segment, parse_command
 from agent.tools.base import PermissionRequest
 
 if TYPE_CHECKING:
@@ -53,14 +62,6 @@ if TYPE_CHECKING:
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.\-]*(?:\*)?)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _ALIASES = {"WebFetch": "Fetch", "MultiEdit": "Edit"}
 PATH_TOOLS = frozenset({"Read", "Edit", "Write"})
-# programs that run their arguments as a command
-_WRAPPERS = frozenset(
-    {"sudo", "doas", "env", "nohup", "nice", "ionice", "timeout", "stdbuf", "setsid", "exec",
-     "command", "builtin", "xargs", "watch", "time", "chronic", "unbuffer", "flock", "strace",
-     "chroot", "runuser", "su", "parallel"}
-)  # fmt: skip
-_EXEC_FLAGS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-_DURATION = re.compile(r"[0-9.]+[smhd]?")
 _CASELESS = sys.platform in ("darwin", "win32")
 
 
@@ -155,7 +156,7 @@ class Subject:
     writes: tuple[Path, ...]
     """Resolved paths the call writes: its paths, plus files its redirections write."""
     unknown_writes: tuple[str, ...]
-    """Redirection targets computed at run time (`> $HOME/x`)."""
+    """Write targets computed at run time (`> $HOME/x`, `> ~+/x`, `cd .. && cp a b`)."""
 
     @classmethod
     def of(cls, request: PermissionRequest, cwd: Path) -> Subject:
@@ -165,6 +166,7 @@ class Subject:
         writes = list(paths)
         unknown: list[str] = []
         if command is not None:
+            unknown.extend(command.computed_writes)
             for target in command.writes:
                 if "$" in target or "`" in target:
                     unknown.append(target)
@@ -196,6 +198,20 @@ def tool_matches(rule_tool: str, request_tool: str) -> bool:
     return False
 
 
+def mcp_rule_matches(rule_tool: str, server: str, full_name: str) -> bool:
+    """Whether an `mcp__...` rule covers the tool `full_name` (`mcp__<server>__<tool>`, names as
+    configured) of the server named `server`: the rule names the server, the tool, or is a glob
+    (`mcp__server__*`, `mcp__*`). Compared with the configured names, never a rewritten one."""
+    if not rule_tool.startswith("mcp__"):
+        return False
+    server_rule = f"mcp__{server}"
+    if rule_tool in (server_rule, full_name):
+        return True
+    if rule_tool.endswith("__*") and rule_tool[5:-3] and "*" not in rule_tool[:-1]:
+        return rule_tool[:-3] == server_rule  # every tool of that one server
+    return "*" in rule_tool and fnmatch.fnmatchcase(full_name, rule_tool)
+
+
 def rule_matches(
     rule: Rule, subject: Subject, *, quantifier: Literal["any", "all"], deny: bool
 ) -> bool:
@@ -203,6 +219,10 @@ def rule_matches(
     for `any` one suffices (commands also unwrapped); `deny` also tries the unresolved paths and
     the files the command's redirections write."""
     request = subject.request
+    if request.mcp_server is not None:
+        return rule.pattern is None and mcp_rule_matches(
+            rule.tool, request.mcp_server, request.rule_tool
+        )
     if not tool_matches(rule.tool, request.rule_tool):
         # Edit/Write deny rules also guard the files a shell redirection writes
         if deny and rule.tool in ("Edit", "Write") and rule.pattern and subject.command:
@@ -227,145 +247,45 @@ def rule_matches(
 def _command_matches(
     pattern: str, command: ParsedCommand | None, *, quantifier: Literal["any", "all"], deny: bool
 ) -> bool:
-    if command is None or not command.parsed or not command.segments:
+    # deny and ask rules match the same: any command the line might run
+    if command is None:
         return False
-    regex = command_regex(pattern)
     if quantifier == "all":
-        return all(regex.fullmatch(segment.text) for segment in command.segments)
-    for segment in command.segments:
-        texts = _deny_texts(segment) if deny else _ask_texts(segment)
-        if any(regex.fullmatch(text) for text in texts):
-            return True
-    return False
+        return permission_commands.command_allowed(command, [pattern]) is not None
+    return permission_commands.command_matches(pattern, command)
 
 
 def allowed_by(rules: Sequence[Rule], subject: Subject) -> Rule | None:
-    """The (first) allow rule that admits the call; for a command, every segment must be matched
-    by some rule."""
+    """The (first) allow rule that admits the call; for a command, every segment must be covered
+    by some rule (see `agent.permission_commands`)."""
     for rule in rules:
         if rule.tool == "Bash" and rule.pattern is not None:
             continue
         if rule_matches(rule, subject, quantifier="all", deny=False):
             return rule
     command = subject.command
-    if subject.request.rule_tool != "Bash" or command is None or not command.parsed:
+    if subject.request.rule_tool != "Bash" or command is None:
         return None
-    patterns = [rule for rule in rules if rule.tool == "Bash" and rule.pattern is not None]
-    if not command.segments or not patterns:
-        return None
-    first: Rule | None = None
-    for segment in command.segments:
-        rule = next(
-            (r for r in patterns if command_regex(r.pattern or "").fullmatch(segment.text)), None
-        )
-        if rule is None:
-            return None
-        first = first or rule
-    return first
-
-
-def _ask_texts(segment: Segment) -> list[str]:
-    return _deny_texts(segment)
-
-
-def _deny_texts(segment: Segment) -> list[str]:
-    texts = [segment.text]
-    texts.extend(_unwrapped(segment.command_words, depth=0))
-    return texts
-
-
-def _unwrapped(words: Sequence[str], *, depth: int) -> list[str]:
-    """The command read as written, with the program's basename, and every command a wrapper
-    (`sudo`, `env`, `xargs`, `find -exec`...) may run from its arguments."""
-    if not words or depth > 4:
-        return []
-    texts = [" ".join(words)]
-    name = words[0].rsplit("/", 1)[-1]
-    if name != words[0]:
-        texts.append(" ".join((name, *words[1:])))
-    if name in _WRAPPERS:
-        # which argument starts the wrapped command depends on each wrapper's options; any
-        # suffix might, and deny errs towards matching
-        for start in range(1, len(words)):
-            if "=" in words[start] and name == "env":
-                continue
-            texts.extend(_unwrapped(words[start:], depth=depth + 1))
-    elif name == "find":
-        for index, word in enumerate(words):
-            if word in _EXEC_FLAGS:
-                texts.extend(_unwrapped(words[index + 1 :], depth=depth + 1))
-    return texts
+    patterned = [rule for rule in rules if rule.tool == "Bash" and rule.pattern is not None]
+    index = permission_commands.command_allowed(command, [r.pattern or "" for r in patterned])
+    return None if index is None else patterned[index]
 
 
 def dynamic_programs(segment: Segment) -> bool:
     """Whether the program a segment (or a wrapper in it: `sudo $X`, `timeout 5 $X`) runs is
     computed at run time."""
-    if segment.dynamic:
-        return True
-    words = segment.command_words
-    if not words or words[0].rsplit("/", 1)[-1] not in _WRAPPERS:
-        return False
-    for index in range(1, len(words)):
-        if segment.is_computed(segment.assignments + index):
-            return True
-        word = words[index]
-        if word.startswith("-") or "=" in word or _DURATION.fullmatch(word):
-            continue
-        if word.rsplit("/", 1)[-1] not in _WRAPPERS:
-            return False
-    return False
+    return permission_commands.dynamic_programs(segment)
 
 
 def bash_token_fallback(rules: Sequence[Rule], subject: Subject) -> Rule | None:
-    """For a command that could not be parsed, or that runs code the parser cannot see: a rule
-    whose literal leading words appear as a token sequence anywhere in it."""
+    """For what the parser cannot read (a command it cannot parse, code in another language,
+    code that is not in the command line): a rule that could match it."""
     command = subject.command
     if command is None or subject.request.rule_tool != "Bash":
         return None
-    if command.parsed and not command.opaque:
-        return None
-    found = tokens(command.source)
-    names = [token.rsplit("/", 1)[-1] for token in found]
-    for rule in rules:
-        if rule.tool != "Bash" or rule.pattern is None:
-            continue
-        literal = _literal_words(rule.pattern)
-        if not literal:
-            return rule
-        size = len(literal)
-        for start in range(len(found) - size + 1):
-            window = found[start : start + size]
-            if list(window) == literal or [names[start], *window[1:]] == literal:
-                return rule
-    return None
-
-
-def _literal_words(pattern: str) -> list[str]:
-    words: list[str] = []
-    for word in _normalise_command_pattern(pattern).split(" "):
-        if any(ch in word for ch in "*?"):
-            break
-        words.append(word)
-    return words
-
-
-def _normalise_command_pattern(pattern: str) -> str:
-    pattern = " ".join(pattern.split())
-    if pattern.endswith(":*"):
-        pattern = pattern[:-2].rstrip() + " *"
-    return pattern
-
-
-@lru_cache(maxsize=1024)
-def command_regex(pattern: str) -> re.Pattern[str]:
-    """A command pattern as a regex over a segment's text."""
-    pattern = _normalise_command_pattern(pattern)
-    optional_tail = pattern.endswith(" *")
-    body = pattern[:-2] if optional_tail else pattern
-    regex = ".*".join(re.escape(part) for part in body.split("*"))
-    if optional_tail:
-        regex += r"(?: .*)?"
-    return re.compile(regex, re.DOTALL)
+    patterned = [rule for rule in rules if rule.tool == "Bash" and rule.pattern is not None]
+    index = permission_commands.fallback_match([r.pattern or "" for r in patterned], command)
+    return None if index is None else patterned[index]
 
 
 def _domain_matches(pattern: str, domain: str) -> bool:
@@ -408,10 +328,25 @@ def _path_matches(pattern: str, path: Path, cwd: Path) -> bool:
     )
 
 
+def names_place(pattern: str, place: Path, cwd: Path) -> bool:
+    """Whether a path pattern names `place` (resolved) itself rather than merely covering it:
+    its literal part, up to the first wildcard, is `place` or inside it (`~/.ssh/**` and
+    `~/.ssh/config` name `~/.ssh`; `~/**` does not), or it is a name without wildcards
+    (`.env`, `id_rsa`). Secrets need such a rule (`agent.permission_policy`)."""
+    compiled = _path_regexes(pattern, str(cwd))
+    if compiled.name_glob is not None:
+        return compiled.literal
+    return any(within(base, place) for base in compiled.bases)
+
+
 @dataclass(frozen=True)
 class _PathPattern:
     name_glob: re.Pattern[str] | None
     anchored: tuple[re.Pattern[str], ...]
+    bases: tuple[Path, ...] = ()
+    """The literal part of an anchored pattern, resolved and as written."""
+    literal: bool = False
+    """A name pattern without wildcards."""
 
 
 @lru_cache(maxsize=1024)
@@ -419,7 +354,8 @@ def _path_regexes(pattern: str, cwd: str) -> _PathPattern:
     flags = re.IGNORECASE if _CASELESS else 0
     text = pattern.rstrip("/") or "/"
     if "/" not in text and not text.startswith("~"):
-        return _PathPattern(re.compile(_glob_regex(text), flags), ())
+        literal = not _has_wildcard(text)
+        return _PathPattern(re.compile(_glob_regex(text), flags), (), literal=literal)
     if text.startswith("//"):
         absolute = "/" + text.lstrip("/")
     elif text == "~" or text.startswith("~/"):
@@ -428,23 +364,50 @@ def _path_regexes(pattern: str, cwd: str) -> _PathPattern:
         absolute = os.path.join(cwd, text.lstrip("/"))
     parts = absolute.split("/")
     literal = 0
-    while literal < len(parts) and not any(ch in parts[literal] for ch in "*?"):
+    while literal < len(parts) and not _has_wildcard(parts[literal]):
         literal += 1
-    prefix = "/".join(parts[:literal]) or "/"
+    prefix = "/".join(_unescape(part) for part in parts[:literal]) or "/"
     rest = "/".join(parts[literal:])
     regexes: list[re.Pattern[str]] = []
-    for base in {resolve_path(prefix, Path("/")), lexical_path(prefix, Path("/"))}:
+    bases = (resolve_path(prefix, Path("/")), lexical_path(prefix, Path("/")))
+    for base in set(bases):
         head = re.escape(str(base).rstrip("/"))
         regex = head if not rest else head + "/" + _glob_regex(rest)
         regexes.append(re.compile(regex, flags))
-    return _PathPattern(None, tuple(regexes))
+    return _PathPattern(None, tuple(regexes), bases=bases)
+
+
+def _has_wildcard(part: str) -> bool:
+    """Whether a pattern part has an unescaped `*` or `?`."""
+    index = 0
+    while index < len(part):
+        if part[index] == "\\":
+            index += 2
+            continue
+        if part[index] in "*?":
+            return True
+        index += 1
+    return False
+
+
+def _unescape(part: str) -> str:
+    return re.sub(r"\\(.)", r"\1", part, flags=re.DOTALL)
+
+
+def escape_path_pattern(text: str) -> str:
+    """`text` as a literal path pattern: `*`, `?` and `\\` escaped with a backslash, so a file
+    named `**` is `\\*\\*` and matches only itself."""
+    return re.sub(r"([*?\\])", r"\\\1", text)
 
 
 def _glob_regex(glob: str) -> str:
     out: list[str] = []
     index = 0
     while index < len(glob):
-        if glob.startswith("**/", index):
+        if glob[index] == "\\" and index + 1 < len(glob):
+            out.append(re.escape(glob[index + 1]))
+            index += 2
+        elif glob.startswith("**/", index):
             out.append("(?:.*/)?")
             index += 3
         elif glob.startswith("**", index):

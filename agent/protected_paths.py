@@ -9,19 +9,29 @@ user gave it, so no write reaches them without the user approving that exact cal
 - the user's shell start-up files (`~/.bashrc`, `~/.profile`, `~/.zshrc`, ...), which run in
   every shell the user opens.
 
-One module answers "is this path protected?" for every enforcer: the permission policy (tool
-paths and redirections it can read), and the command sandbox (which mounts these read-only).
+It also answers "is this path a secret?" (`ProtectedPaths.secret_root`): well-known credential
+files and directories (`~/.ssh`, `~/.aws`, `~/.netrc`, `~/.config/gh`, `~/.docker/config.json`,
+`~/.kube/config`, `~/.gnupg`, ... see `CREDENTIAL_PATHS`), earshot's own settings files (an
+inline `apiKey` lives there), and `.env*` files outside the roots. Reading one is denied unless
+the user allows that place with an explicit rule (`agent.permission_policy`).
+
+One module answers both questions for every enforcer: the permission policy (tool paths and
+redirections it can read), and the command sandbox (which mounts the protected places
+read-only).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 PROTECTED_DIR_NAMES = frozenset({".git", ".earshot"})
-"""A path component with one of these names, inside a root, is protected wherever it is."""
+"""A path component with one of these names (in any case: `.Git` is `.git` on macOS), inside a
+root, is protected wherever it is."""
+_CASELESS = sys.platform in ("darwin", "win32")
 
 SHELL_STARTUP_FILES = (
     ".bashrc",
@@ -44,6 +54,45 @@ SHELL_STARTUP_FILES = (
     ".config/environment.d",
 )
 """Relative to the home directory. Directories cover everything below them."""
+
+CREDENTIAL_PATHS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".oci",
+    ".netrc",
+    "_netrc",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".config/gh",
+    ".config/hub",
+    ".docker/config.json",
+    ".kube/config",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".gem/credentials",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".terraform.d/credentials.tfrc.json",
+    ".vault-token",
+    ".pgpass",
+    ".my.cnf",
+    ".boto",
+    ".s3cfg",
+    ".config/rclone",
+    ".config/op",
+    ".password-store",
+    ".local/share/keyrings",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+)
+"""Well-known credential files and directories, relative to the home directory."""
+
+ENV_FILE_PREFIX = ".env"
+"""`.env`, `.env.local`, `.envrc`...: secrets when outside the roots (inside, the project's own)."""
 
 
 def _home(environ: Mapping[str, str]) -> Path:
@@ -70,7 +119,11 @@ def _real(path: Path) -> Path:
 
 
 def _within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+    # Strings, not `root in path.parents`: this runs for every search result a tool filters.
+    text, prefix = str(path), str(root)
+    if _CASELESS:  # `~/.SSH` is `~/.ssh` on a case-insensitive file system
+        text, prefix = text.casefold(), prefix.casefold()
+    return text == prefix or text.startswith(prefix if prefix.endswith("/") else prefix + "/")
 
 
 def _git_pointer_target(dot_git: Path) -> Path | None:
@@ -97,6 +150,8 @@ class ProtectedPaths:
     """The workspace roots: inside them, any `.git` or `.earshot` component is protected."""
     paths: tuple[Path, ...]
     """Concrete protected files or directories (a directory covers everything below it)."""
+    secrets: tuple[Path, ...] = ()
+    """Credential files and directories, and earshot's settings files (resolved)."""
 
     def covers(self, path: Path) -> bool:
         """Whether writing `path` (absolute; resolved here) touches a protected place."""
@@ -106,23 +161,47 @@ class ProtectedPaths:
                 return True
             for root in self.roots:
                 if _within(candidate, root):
-                    inside = candidate.relative_to(root).parts
-                    if any(part in PROTECTED_DIR_NAMES for part in inside):
+                    inside = Path(str(candidate)[len(str(root)) :].lstrip("/")).parts
+                    if any(part.casefold() in PROTECTED_DIR_NAMES for part in inside):
                         return True
         return False
 
     def reason(self, path: Path) -> str:
         return f"writes to a protected path: {path}"
 
+    def secret_root(self, path: Path) -> Path | None:
+        """The secret place `path` (absolute) is in: a credential file or directory, an earshot
+        settings file, or the `.env*` file itself when it is outside every root. None when
+        `path` is not a secret. Checked as written and resolved, so a symlink cannot hide one."""
+        resolved = _real(path)
+        for candidate in (Path(os.path.abspath(path)), resolved):
+            for secret in self.secrets:
+                if _within(candidate, secret):
+                    return secret
+        for candidate in (Path(os.path.abspath(path)), resolved):
+            if candidate.name.startswith(ENV_FILE_PREFIX) and not any(
+                _within(candidate, root) for root in self.roots
+            ):
+                return candidate
+        return None
+
 
 def protected_paths(
-    roots: Sequence[Path], *, environ: Mapping[str, str] | None = None
+    roots: Sequence[Path],
+    *,
+    environ: Mapping[str, str] | None = None,
+    settings_files: Sequence[Path] = (),
 ) -> ProtectedPaths:
-    """The protected places for a session whose workspace is `roots`."""
+    """The protected places for a session whose workspace is `roots`. `settings_files`: the
+    user's own earshot settings files when they are not in the default places (tests, a
+    `config_home` override); they are protected and secret too."""
     environ = os.environ if environ is None else environ
     resolved_roots = tuple(_real(root) for root in roots)
     home = _home(environ)
-    concrete: list[Path] = [_real(config_dir(environ)), _real(data_dir(environ))]
+    config = config_dir(environ)
+    own_settings = [_real(config / "settings.json"), _real(config / "projects")]
+    own_settings += [_real(path) for path in settings_files]
+    concrete: list[Path] = [_real(config), _real(data_dir(environ)), *own_settings]
     concrete += [_real(home / name) for name in SHELL_STARTUP_FILES]
     for root in resolved_roots:
         for name in sorted(PROTECTED_DIR_NAMES):
@@ -130,7 +209,10 @@ def protected_paths(
         target = _git_pointer_target(root / ".git")
         if target is not None:
             concrete.append(target)
-    return ProtectedPaths(roots=resolved_roots, paths=tuple(_unique(concrete)))
+    secrets = [_real(home / name) for name in CREDENTIAL_PATHS] + own_settings
+    return ProtectedPaths(
+        roots=resolved_roots, paths=tuple(_unique(concrete)), secrets=tuple(_unique(secrets))
+    )
 
 
 def _unique(paths: Iterable[Path]) -> list[Path]:

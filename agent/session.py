@@ -265,6 +265,9 @@ class AgentSession:
         """
         if self.running:
             raise RuntimeError("a turn is already running: queue the prompt or cancel the turn")
+        # Looked up again: a server may have reported the model's window since (the catalog
+        # learns it in the background).
+        self.model_info = self._usage.model_info = self._lookup_info(self._model)
         message = self._prompt_message(prompt)
         self.running = True
         self._accepting = True
@@ -537,6 +540,7 @@ class AgentSession:
         self._notify(TitleChanged(title=title))
 
     async def record_usage(self, usage: Usage | None, context_tokens: int) -> None:
+        self.model_info = self._usage.model_info = self._lookup_info(self._model)
         # The shaper's account pairs the usage with the request it measured.
         context = self._shaper.observe(usage)
         self._notify(self._usage.record(usage, context_tokens=context))

@@ -19,6 +19,7 @@ from providers.types import ImagePart, Message, ReasoningEffort, TextPart, Usage
 from sessions import ExtensionEntry, ModelChangeEntry, Session, UndoSnapshotEntry, new_id
 
 if TYPE_CHECKING:
+    from agent.protected_paths import ProtectedPaths
     from agent.session import SessionOptions
     from agent.settings import Settings
     from agent.skills import SkillIndex
@@ -147,8 +148,13 @@ async def assemble_parts(
         files = files or LocalFiles()
         processes = processes or LocalProcesses()
     rules = PermissionRules() if settings is None else PermissionRules.from_settings(settings)
+    remembered = None if settings is None else settings.remembered
     gate = PermissionGate(
-        rules, cwd=cwd, roots=roots, persist_rule=None if settings is None else _persister(cwd)
+        rules,
+        cwd=cwd,
+        roots=roots,
+        persist_rule=None if remembered is None else _persister(remembered),
+        protected=_protected(roots, settings),
     )
     return SessionParts(
         stored=stored,
@@ -158,17 +164,32 @@ async def assemble_parts(
         gate=gate,
         hooks=_hooks(settings, cwd),
         undo=_undo(cwd, data_dir),
-        skills=_skills(cwd),
+        skills=_skills(cwd, settings, gate),
     )
 
 
-def _persister(cwd: Path) -> Callable[[str, str], None]:
-    from agent.settings import append_local_rule
+def _protected(roots: Sequence[Path], settings: Settings | None) -> ProtectedPaths:
+    from agent.protected_paths import protected_paths
+
+    # The user's own settings files where this session reads them (a `config_home` other than
+    # the environment's, in tests and embedders): protected and secret like the default ones.
+    remembered = None if settings is None else settings.remembered
+    own = (
+        ()
+        if remembered is None
+        else (remembered.parent.parent / "settings.json", remembered.parent)
+    )
+    return protected_paths(roots, settings_files=own)
+
+
+def _persister(remembered: Path) -> Callable[[str, str], None]:
+    """Saves "always" answers to the user's remembered file for the project (`agent.trust`)."""
+    from agent.settings import append_rule
 
     def persist(list_name: str, rule: str) -> None:
         if list_name not in ("allow", "ask", "deny"):
             raise ValueError(f"unknown permission list {list_name!r}")
-        append_local_rule(cwd, list_name, rule)
+        append_rule(remembered, list_name, rule)
 
     return persist
 
@@ -188,14 +209,36 @@ def _undo(cwd: Path, data_dir: Path | None) -> UndoStore | None:
     return UndoStore(cwd, data_dir if data_dir is not None else default_data_dir())
 
 
-def _skills(cwd: Path) -> SkillIndex | None:
-    from agent.skills import SkillIndex
-
+def _skills(cwd: Path, settings: Settings | None, gate: PermissionGate) -> SkillIndex | None:
     try:
-        return SkillIndex.discover(cwd)
+        return discover_skills(cwd, settings, gate)
     except Exception:
         _log.warning("skill discovery failed", exc_info=True)
         return None
+
+
+def discover_skills(
+    cwd: Path, settings: Settings | None, gate: PermissionGate | None = None
+) -> SkillIndex:
+    """The skills a session in `cwd` offers: the project's only in a trusted workspace
+    (`agent.trust`), every skill file through the read checks of `gate` (by default, one built
+    from `settings`). For the session, and for the editor's slash-command list.
+
+    Raises:
+        ValueError: a permission rule in `settings` is malformed.
+    """
+    from agent.skills import SkillIndex
+
+    if gate is None:
+        rules = PermissionRules() if settings is None else PermissionRules.from_settings(settings)
+        gate = PermissionGate(rules, cwd=cwd, roots=[cwd], protected=_protected([cwd], settings))
+    checked = gate
+
+    def readable(path: Path) -> bool:
+        return not checked.read_denied(path)
+
+    trusted = settings is not None and settings.trusted
+    return SkillIndex.discover(cwd, project=trusted, readable=readable)
 
 
 async def resumed_settings(

@@ -1,8 +1,9 @@
-"""The settings files, validated and merged: user, project and local scope.
+"""The settings files, validated and merged: user, project, local and remembered scope.
 
-    $XDG_CONFIG_HOME/earshot/settings.json   user (default ~/.config)
-    <cwd>/.earshot/settings.json             project (checked in)
-    <cwd>/.earshot/settings.local.json       local (not checked in; "always allow" writes here)
+    $XDG_CONFIG_HOME/earshot/settings.json                  user (default ~/.config)
+    <cwd>/.earshot/settings.json                            project (checked in)
+    <cwd>/.earshot/settings.local.json                      local (in the project directory)
+    $XDG_CONFIG_HOME/earshot/projects/<name>-<hash>.json    remembered: your answers for <cwd>
 
 Merge rules: `model` and `mode` are taken from the most local scope that sets them (then
 `EARSHOT_MODEL` overrides the model); `providers`, `models` and `mcpServers` merge by key, the later
@@ -10,12 +11,16 @@ scope replacing a whole entry; permission rules and hooks are CONCATENATED, each
 scope, because a scope that could shadow another would let a checked-in project file remove a deny
 rule the user set globally.
 
-Workspace trust (`agent.trust`): what repository content (the project file, and a local file git
-tracks) may GRANT or RUN — `allow` rules, `hooks`, `mcpServers`, a more permissive `mode`,
-provider definitions (which decide where the conversation goes) and a model on one of them — is
-applied only when the user's `trustedDirectories` cover the
-cwd; otherwise it is left out of the merged `Settings` and listed in `Settings.ignored`. Deny and
-ask rules apply from every scope. `trustedDirectories` is read from the user file only.
+Workspace trust (`agent.trust`): the two files in the project directory are repository content,
+whoever wrote them and whatever git says. What they would GRANT or RUN (`allow` rules, `hooks`,
+`mcpServers`, a more permissive `mode`, provider definitions and a model on another provider
+than yours: they decide where the conversation goes) is applied only when the user's
+`trustedDirectories` cover the cwd; otherwise it is left out of the merged `Settings` and listed
+in `Settings.ignored`. Deny and ask rules apply from every scope. The user file and the
+remembered file live in the user's own config directory, which nothing in a project can write
+(it is a protected path): they always apply. "Always allow" and "always reject" answers are
+written to the remembered file (`remember_rule`), keyed by the resolved cwd, so they work in an
+untrusted directory too. `trustedDirectories` is read from the user file only.
 
 A checked-in project file is also not allowed to point a built-in provider at another URL, or to
 read a built-in provider's key variable for a provider of its own: either would send the user's
@@ -57,8 +62,9 @@ from agent.trust import (
     TRUSTED_DIRECTORIES_KEY,
     IgnoredSettings,
     is_trusted,
+    project_skills,
+    remembered_file_name,
     resolve_directory,
-    tracked_by_git,
 )
 
 if TYPE_CHECKING:
@@ -66,8 +72,10 @@ if TYPE_CHECKING:
     from providers.catalog import ModelOverride
     from providers.registry import UserProviderConfig
 
-Scope: TypeAlias = Literal["user", "project", "local"]
-SCOPES: tuple[Scope, ...] = ("user", "project", "local")
+Scope: TypeAlias = Literal["user", "project", "local", "remembered"]
+SCOPES: tuple[Scope, ...] = ("user", "project", "local", "remembered")
+REPOSITORY_SCOPES: frozenset[Scope] = frozenset({"project", "local"})
+"""The files in the project directory: they grant and run nothing until the user trusts it."""
 PermissionList: TypeAlias = Literal["allow", "ask", "deny"]
 
 __all__ = [
@@ -94,9 +102,9 @@ __all__ = [
     "SettingsError",
     "SettingsFile",
     "StdioServerSettings",
-    "append_local_rule",
     "load_settings",
     "read_settings_file",
+    "remember_rule",
     "set_directory_trust",
     "settings_paths",
     "trusted_directories",
@@ -156,6 +164,10 @@ class Settings:
     """The files that were read, user scope first."""
     ignored: IgnoredSettings = field(default_factory=IgnoredSettings)
     """What untrusted repository settings asked for and did not get (falsy when nothing)."""
+    trusted: bool = False
+    """The user trusts the cwd: repository settings and skills apply in full."""
+    remembered: Path | None = None
+    """The user's own file for this cwd, where "always" answers are saved (`remember_rule`)."""
 
     def rules(self, list_name: PermissionList) -> list[str]:
         """The rule strings of one list, all scopes."""
@@ -223,6 +235,7 @@ def settings_paths(
         "user": config_home / "earshot" / "settings.json",
         "project": cwd / ".earshot" / "settings.json",
         "local": cwd / ".earshot" / "settings.local.json",
+        "remembered": config_home / "earshot" / "projects" / remembered_file_name(cwd),
     }
 
 
@@ -339,11 +352,12 @@ def load_settings(
         parsed = files[scope]
         if parsed is None:
             continue
-        path = paths[scope]
-        grants = (
-            scope == "user" or workspace_trusted or (scope == "local" and not tracked_by_git(path))
-        )
-        merged.add(scope, path, parsed, cwd=cwd, grants=grants)
+        grants = scope not in REPOSITORY_SCOPES or workspace_trusted
+        merged.add(scope, paths[scope], parsed, cwd=cwd, grants=grants)
+    if not workspace_trusted:
+        skills = project_skills(cwd)
+        if skills:
+            merged.ignore_skills(cwd / ".earshot" / "skills", skills)
     model = environ.get(MODEL_ENV, "").strip() or merged.model
     return Settings(
         model=model,
@@ -356,6 +370,8 @@ def load_settings(
         hooks=tuple(merged.hooks),
         sources=tuple(merged.sources),
         ignored=merged.ignored,
+        trusted=workspace_trusted,
+        remembered=paths["remembered"],
     )
 
 
@@ -382,8 +398,9 @@ class _Merge:
     ) -> None:
         """Merge one file; `grants` False keeps only what restricts, and records the rest."""
         self.sources.append(path)
-        if parsed.model and not grants and parsed.model.split("/", 1)[0] in parsed.providers:
-            # The model runs on a provider this file defines, which is ignored below.
+        if parsed.model and not grants and not self._same_provider(parsed.model):
+            # Another provider than the one the user chose (or one this file defines, ignored
+            # below): the repository would decide where the conversation is sent.
             self._ignore(path, model=parsed.model)
         else:
             self.model = parsed.model or self.model
@@ -434,6 +451,20 @@ class _Merge:
         elif hooks:
             self._ignore(path, hooks=tuple(f"{hook.event}: {hook.command}" for hook in hooks))
 
+    def _same_provider(self, model: str) -> bool:
+        """Whether `model` runs on the provider of the model the user's own scopes chose."""
+        if self.model is None:
+            return False
+        return model.split("/", 1)[0] == self.model.split("/", 1)[0]
+
+    def ignore_skills(self, directory: Path, names: tuple[str, ...]) -> None:
+        old = self.ignored
+        self.ignored = replace(
+            old,
+            skills=old.skills + names,
+            sources=old.sources if directory in old.sources else (*old.sources, directory),
+        )
+
     def _ignore(
         self,
         path: Path,
@@ -446,7 +477,8 @@ class _Merge:
         model: str | None = None,
     ) -> None:
         old = self.ignored
-        self.ignored = IgnoredSettings(
+        self.ignored = replace(
+            old,
             allow=old.allow + allow,
             hooks=old.hooks + hooks,
             mcp_servers=old.mcp_servers + mcp_servers,
@@ -463,17 +495,36 @@ def _anchor_script(entry: ProviderSettings, base: Path) -> ProviderSettings:
     return replace(entry, script=str(base / entry.script))
 
 
-def append_local_rule(cwd: Path, list_name: PermissionList, rule: str) -> Path:
-    """Add `rule` to `permissions.<list_name>` in `<cwd>/.earshot/settings.local.json`, keeping
-    the file's other content (the "always allow" answer). A rule already present is not repeated.
+def remember_rule(
+    cwd: Path,
+    list_name: PermissionList,
+    rule: str,
+    *,
+    environ: Mapping[str, str] | None = None,
+    config_home: Path | None = None,
+) -> Path:
+    """Add `rule` to `permissions.<list_name>` in the user's remembered file for `cwd` (an
+    "always allow" or "always reject" answer), keeping the file's other content. Returns the
+    file. A rule already present is not repeated.
 
     Raises:
         SettingsError: the rule is malformed, or the existing file is not valid settings (it is
             left untouched rather than overwritten).
     """
+    path = settings_paths(cwd, environ=environ, config_home=config_home)["remembered"]
+    append_rule(path, list_name, rule)
+    return path
+
+
+def append_rule(path: Path, list_name: PermissionList, rule: str) -> None:
+    """Add `rule` to `permissions.<list_name>` of the remembered file at `path` (see
+    `remember_rule`; `Settings.remembered` names the file a session uses).
+
+    Raises:
+        SettingsError: as `remember_rule`.
+    """
     if not _is_rule(rule):
         raise SettingsError(f"not a permission rule: {rule!r} (expected 'Tool' or 'Tool(pattern)')")
-    path = cwd / ".earshot" / "settings.local.json"
 
     def add(data: dict[str, Any]) -> None:
         permissions = cast("dict[str, Any]", data.setdefault("permissions", {}))
@@ -481,8 +532,7 @@ def append_local_rule(cwd: Path, list_name: PermissionList, rule: str) -> Path:
         if rule not in rules:
             rules.append(rule)
 
-    _rewrite(path, "local", add)
-    return path
+    _rewrite(path, "remembered", add)
 
 
 def trusted_directories(

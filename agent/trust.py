@@ -1,31 +1,41 @@
-"""The workspace trust boundary: what a repository you merely opened may do through its settings.
+"""The workspace trust boundary: what a directory you merely opened may do.
 
-A checked-in `.earshot/settings.json` is somebody else's code. If it could add `allow` rules,
-hooks or MCP servers, opening a repository would run whatever it says, which is the one thing no
-extension may do (grant a permission, or run code, on its own authority). So settings are split
-in two kinds:
+Everything that arrived with a project (cloned, unpacked, copied) is somebody else's: the
+checked-in `.earshot/settings.json`, the `.earshot/settings.local.json` beside it, the skills in
+`.earshot/skills/`. If they could add `allow` rules, hooks or MCP servers, opening a repository
+would run whatever they say. And nothing in the directory can say who wrote it: a committed file
+shows as untracked when `.earshot/` holds its own `HEAD`, `objects/` and `refs/` (git then takes
+it for a repository of its own), and a tarball has no git at all. So earshot does not ask git,
+or anyone: every file inside the project directory is repository content.
 
 - RESTRICTIVE settings apply from every scope, trusted or not: `deny` and `ask` rules, and a
   `mode` no more permissive than the one otherwise in effect (`plan` < `ask` < `accept-edits` <
-  `auto` < `yolo`). Plain data applies too: `model`, `models`, and providers that read no
-  environment variable (a built-in provider's URL and key are guarded in `agent.settings`).
+  `auto` < `yolo`). Plain data applies too: `models`, and a `model` on the provider the user's
+  own settings chose (a built-in provider's URL and key are guarded in `agent.settings`).
 - GRANTING or EXECUTING settings apply from repository content only when the workspace is
-  trusted: `allow` rules, `hooks`, `mcpServers`, a more permissive `mode`, and providers with an
-  `apiKeyEnv` (that would read any variable of yours and send it where the repository says).
+  trusted: `allow` rules, `hooks`, `mcpServers`, a more permissive `mode`, `providers` and a
+  `model` on any other provider (they decide where the conversation is sent), and the
+  project's skills (`agent.skills`: instructions the model would follow, and text sent with the
+  first request).
 
-Which files are repository content: the project file, always; the local file
-(`settings.local.json`, where "always allow" answers are saved) only when git tracks it (a
-committed "local" file came with the clone). `git ls-files --error-unmatch` decides, run with a
-short timeout in the file's directory, with the repository's `core.fsmonitor` and hooks switched
-off (they would run code). No git, or not a repository: the file is the user's. Any other git
-failure (a timeout, "dubious ownership", a path behind a symlink) counts as tracked: failing
-closed costs a prompt, failing open costs a shell.
+What the user said stays theirs without trusting anything: their user settings, and the
+REMEMBERED file, `$XDG_CONFIG_HOME/earshot/projects/<dir name>-<hash>.json`, where "always
+allow" and "always reject" answers are saved, keyed by the resolved directory (`<hash>` is the
+first 16 hex digits of the SHA-256 of its path). Both live in the user's config directory, which
+no project can write: it is outside the workspace, and a protected path (`agent.protected_paths`)
+that every write asks about in every mode but yolo, so not even a model with an allow rule can
+forge an answer there.
+
+Migration: earlier versions kept "always allow" answers in `.earshot/settings.local.json` and
+applied that file unless git tracked it. Such a file is now repository content; in an untrusted
+directory the notice says so, and the user either trusts the directory (`earshot trust`) or
+answers again (the answer lands in the remembered file).
 
 Trust is recorded only in the user's settings, `"trustedDirectories": ["/abs/path", ...]`; a
 trusted directory covers everything below it, compared after resolving symlinks. `earshot trust
-[DIR]`, `earshot untrust [DIR]` and `earshot trust --list` edit it. What an untrusted workspace's
-settings would have granted is collected in `IgnoredSettings`, whose `notice` tells the user once
-per session what was skipped and how to trust the workspace.
+[DIR]`, `earshot untrust [DIR]` and `earshot trust --list` edit it. What an untrusted workspace
+would have granted is collected in `IgnoredSettings`, whose `notice` tells the user once per
+session what was skipped and how to trust the workspace; it is given whenever anything was.
 """
 
 from __future__ import annotations
@@ -40,11 +50,11 @@ if TYPE_CHECKING:
     from agent.modes import Mode
 
 TRUSTED_DIRECTORIES_KEY = "trustedDirectories"
-GIT_TIMEOUT_SECONDS = 3.0
+LOCAL_FILE_NAME = "settings.local.json"
+SKILL_FILE = "SKILL.md"
 MODE_ORDER: Mapping[Mode, int] = {"plan": 0, "ask": 1, "accept-edits": 2, "auto": 3, "yolo": 4}
 """How much each mode lets run without asking (an untrusted file may only lower it)."""
 
-_GIT_ENV_DROPPED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CEILING_DIRECTORIES")
 _SHOWN_MAX = 80
 
 
@@ -63,46 +73,26 @@ def is_trusted(directory: Path, trusted: Iterable[Path]) -> bool:
     return False
 
 
-def tracked_by_git(path: Path, *, timeout: float = GIT_TIMEOUT_SECONDS) -> bool:
-    """Whether git tracks `path` (so it is repository content, not the user's own file).
+def remembered_file_name(directory: Path) -> str:
+    """`<dir name>-<hash>.json`: the name of the user's remembered file for `directory` (see the
+    module docstring)."""
+    import hashlib
+    import re
 
-    False when git is not installed or the directory is not in a repository; True on any other
-    failure (see the module docstring: failing closed)."""
-    import subprocess  # only here: the settings module (start-up path) imports this one
+    resolved = str(resolve_directory(directory))
+    digest = hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", Path(resolved).name)[:40].strip(".") or "root"
+    return f"{name}-{digest}.json"
 
-    directory = resolve_directory(path.parent)
-    environ = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROPPED}
-    environ.update(LC_ALL="C", LANGUAGE="C", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
-    command = [
-        "git",
-        "-c",
-        "core.fsmonitor=false",
-        "-c",
-        "core.hooksPath=/dev/null",
-        "ls-files",
-        "--error-unmatch",
-        "--",
-        path.name,
-    ]
+
+def project_skills(cwd: Path) -> tuple[str, ...]:
+    """The folders of `<cwd>/.earshot/skills` holding a `SKILL.md` (what an untrusted workspace
+    does not load), without reading them."""
     try:
-        done = subprocess.run(
-            command,
-            cwd=directory,
-            env=environ,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-    except FileNotFoundError:
-        return False  # no git (or the directory vanished): nothing can be tracked
-    except (OSError, subprocess.TimeoutExpired):
-        return True
-    if done.returncode == 0:
-        return True
-    if done.returncode == 1:
-        return False
-    return b"not a git repository" not in done.stderr
+        folders = sorted((cwd / ".earshot" / "skills").iterdir())
+    except OSError:
+        return ()
+    return tuple(folder.name for folder in folders if (folder / SKILL_FILE).is_file())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,9 +108,11 @@ class IgnoredSettings:
     """Provider ids the repository defined (they decide where the conversation is sent)."""
     mode: Mode | None = None
     model: str | None = None
-    """A model on one of those providers."""
+    """A model on another provider than the user's (or on one of those providers)."""
+    skills: tuple[str, ...] = ()
+    """The project's skills, not loaded."""
     sources: tuple[Path, ...] = ()
-    """The files the ignored settings came from."""
+    """The files (and the skills directory) the ignored settings came from."""
 
     def __bool__(self) -> bool:
         return bool(
@@ -130,6 +122,7 @@ class IgnoredSettings:
             or self.providers
             or self.mode
             or self.model
+            or self.skills
         )
 
     def notice(self, cwd: Path) -> str:
@@ -149,14 +142,23 @@ class IgnoredSettings:
             parts.append(f"model {_shown(self.model, limit=200)}")
         if self.mode is not None:
             parts.append(f"mode {self.mode}")
+        if self.skills:
+            parts.append("skills " + _listed(self.skills))
         files = ", ".join(_shown(str(source), limit=400) for source in self.sources)
         directory = _shown(str(resolve_directory(cwd)), limit=400)
-        return (
+        notice = (
             f"This workspace is not trusted, so earshot ignored what its settings ({files}) "
             f"would grant or run: {'; '.join(parts)}. Their deny and ask rules still apply. If "
             f"you trust this repository, run `earshot trust {shlex.quote(directory)}` and start "
             "a new session."
         )
+        if any(source.name == LOCAL_FILE_NAME for source in self.sources):
+            notice += (
+                f" Note: .earshot/{LOCAL_FILE_NAME} is in the project directory, so earshot "
+                'treats it as the repository\'s, whoever wrote it; your "always allow" answers '
+                "are now kept in your own config directory (earshot/projects/)."
+            )
+        return notice
 
 
 def _listed(items: Iterable[str]) -> str:

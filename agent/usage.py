@@ -94,12 +94,14 @@ class UsageTracker:
                 return
 
     def event(self, call: Usage) -> UsageUpdated:
+        info = self.model_info
         return UsageUpdated(
             call=call,
             total=self.total,
             context_tokens=self.context_tokens,
             context_window=self.context_window,
             cost_usd=self.cost_usd,
+            context_window_assumed=info is not None and info.window_assumed,
         )
 
 
@@ -150,8 +152,10 @@ def usage_summary(event: UsageUpdated) -> str:
     window = event.context_window
     if window:
         share = round(100 * event.context_tokens / window)
+        assumed = ", window assumed" if event.context_window_assumed else ""
         context = (
-            f"context {format_tokens(event.context_tokens)}/{format_tokens(window)} ({share}%)"
+            f"context {format_tokens(event.context_tokens)}/{format_tokens(window)} "
+            f"({share}%{assumed})"
         )
     else:
         context = f"context {format_tokens(event.context_tokens)} (window unknown)"

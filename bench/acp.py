@@ -1,6 +1,7 @@
 """ACP server benchmarks; writes the `## acp` section of bench/RESULTS.md.
 
     .venv/bin/python bench/acp.py [--runs 20] [--deltas 100000] [--no-write] [--dev-venv]
+                                  [--probe path/to/acp_probe.py]
 
 The server runs from a throwaway virtual environment holding a regular (non-editable) install of
 this tree, built as a wheel, so its modules load from compiled bytecode as they would for a user;
@@ -9,8 +10,9 @@ third-party dependencies come from `.venv` through a `.pth` line. `--dev-venv` m
 
 Targets: spawn -> `initialize` reply <= 100 ms (median); `session/new` <= 50 ms without MCP
 servers; resident memory after `session/new` <= 60 MB; exit <= 100 ms after stdin closes; streamed
-text deltas reach stdout at >= 20,000 per second. Also runs `shared/tools/acp_probe.py`, and
-measures what the early `session/new` answer moves elsewhere (the first prompt's wait).
+text deltas reach stdout at >= 20,000 per second. Measures what the early `session/new` answer
+moves elsewhere (the first prompt's wait). `--probe PATH` also runs an external start-up probe
+(`acp_probe.py`, kept outside this repository) on the same install and reports its medians.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ from results_md import write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## acp"
-PROBE = ROOT.parent / "shared" / "tools" / "acp_probe.py"
 DEV_VENV = ROOT / ".venv"
 
 
@@ -327,11 +328,11 @@ def dataclass_cost(setup: Setup, runs: int = 7) -> tuple[int, float, float]:
     return min(samples, key=lambda sample: sample[2])
 
 
-def probe(setup: Setup, runs: int) -> dict[str, Any]:
+def probe(setup: Setup, runs: int, probe_path: Path) -> dict[str, Any]:
     result = subprocess.run(
         [
             sys.executable,
-            str(PROBE),
+            str(probe_path),
             "--runs",
             str(runs),
             "--cwd",
@@ -359,7 +360,7 @@ def report(
     rate: float,
     prompt_s: float,
     deltas: int,
-    summary: dict[str, Any],
+    summary: dict[str, Any] | None,
     command: str,
     where: str,
 ) -> str:
@@ -373,7 +374,7 @@ def report(
         return f"<= {limit:g} {unit}: {'met' if median(values) <= limit else 'NOT met'}"
 
     def probe_value(key: str) -> str:
-        value = summary.get(key)
+        value = summary.get(key) if summary is not None else None
         return "n/a" if not isinstance(value, dict) else f"{value['median']}"
 
     cold = [r.new_cold_ms for r in runs]
@@ -449,17 +450,21 @@ def report(
         "without loading the store. Loading asyncio and anyio before the `initialize` reply was "
         "tried: it moves ~30-50 ms from `session/new` to `initialize` and is not done.",
         "",
-        f"`acp_probe.py --runs {summary.get('runs')}` on the same install: init_ms "
-        f"{probe_value('init_ms')}, session_new_ms {probe_value('session_new_ms')}, ready_ms "
-        f"{probe_value('ready_ms')}, exit_ms {probe_value('exit_ms')}, peak_rss_mb "
-        f"{probe_value('peak_rss_mb')}, rss_at_init_mb {probe_value('rss_at_init_mb')}, "
-        f"cpu_at_ready_s {probe_value('cpu_at_ready_s')} (medians; init_ok "
-        f"{summary.get('init_ok')}/{summary.get('runs')}, session_ok {summary.get('session_ok')}, "
-        f"errors {summary.get('errors')}). The probe closes stdin as soon as `session/new` is "
-        "answered, while the event loop is still loading behind the early answer, so its exit "
-        "time includes that load; the table's exit row closes after a prompt.",
-        "",
     ]
+    if summary is not None:
+        lines += [
+            f"`acp_probe.py --runs {summary.get('runs')}` on the same install: init_ms "
+            f"{probe_value('init_ms')}, session_new_ms {probe_value('session_new_ms')}, ready_ms "
+            f"{probe_value('ready_ms')}, exit_ms {probe_value('exit_ms')}, peak_rss_mb "
+            f"{probe_value('peak_rss_mb')}, rss_at_init_mb {probe_value('rss_at_init_mb')}, "
+            f"cpu_at_ready_s {probe_value('cpu_at_ready_s')} (medians; init_ok "
+            f"{summary.get('init_ok')}/{summary.get('runs')}, session_ok "
+            f"{summary.get('session_ok')}, errors {summary.get('errors')}). The probe closes "
+            "stdin as soon as `session/new` is answered, while the event loop is still loading "
+            "behind the early answer, so its exit time includes that load; the table's exit row "
+            "closes after a prompt.",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -469,6 +474,12 @@ def main() -> int:
     parser.add_argument("--deltas", type=int, default=100_000)
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--dev-venv", action="store_true")
+    parser.add_argument(
+        "--probe",
+        type=Path,
+        default=None,
+        help="an external acp_probe.py to run on the same install (optional; not in this repo)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="earshot-bench-acp-") as temp:
         work = Path(temp)
@@ -480,7 +491,7 @@ def main() -> int:
         setup = make_setup(work, earshot, args.deltas)
         runs = [one_run(setup) for _ in range(args.runs)]
         rate, prompt_s = delta_rate(setup, args.deltas)
-        summary = probe(setup, args.runs)
+        summary = probe(setup, args.runs, args.probe) if args.probe is not None else None
         costs = import_costs(setup)
         dataclasses = dataclass_cost(setup)
     command = "python bench/acp.py" + (f" --runs {args.runs}" if args.runs != 20 else "")

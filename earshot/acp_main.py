@@ -58,8 +58,8 @@ class EarshotFactory:
         if self._store is None:
             from sessions.store import SessionStore
 
-            # How another process that finds one of our sessions open names us.
-            self._store = SessionStore(process="earshot --stdio")
+            # `process`: how another process that finds one of our sessions open names us.
+            self._store = SessionStore(self._sessions_root(), process="earshot --stdio")
         return self._store
 
     def composition(self, cwd: Path) -> Composition:
@@ -116,13 +116,25 @@ class EarshotFactory:
             info = composition.catalog.get(*split_model_name(model))
         except ValueError:
             info = None
+        from earshot import __version__
+
         return SessionPlan(
             mode=composition.settings.mode,
             model=model,
             reasoning=bool(info is not None and info.reasoning),
             models=self.available_models(cwd),
             problem=composition.check_credentials(model),
+            sessions_root=self._sessions_root(),
+            earshot_version=__version__,
         )
+
+    def _sessions_root(self) -> Path:
+        """Where the store keeps sessions (known before the store itself loads)."""
+        if self._store is not None:
+            return self._store.root
+        from sessions.paths import data_dir
+
+        return data_dir(self._environ) / "sessions"
 
     def available_models(self, cwd: Path) -> Sequence[ModelChoice]:
         from acp_server.factory import ModelChoice
@@ -147,6 +159,18 @@ class EarshotFactory:
                             provider_label=label_of(provider),
                         )
                     )
+        from earshot.model_lists import cached_listings
+
+        for target, listing in cached_listings(composition):
+            for model in listing.models:
+                choices.append(
+                    ModelChoice(
+                        name=f"{target.provider}/{model.id}",
+                        label=model.id,
+                        provider=target.provider,
+                        provider_label=label_of(target.provider),
+                    )
+                )
         for name in (settings.model, *settings.models):
             if not name:
                 continue
@@ -168,13 +192,22 @@ class EarshotFactory:
     def check_credentials(self, model_name: str, cwd: Path) -> str | None:
         return self.composition(cwd).check_credentials(model_name)
 
+    async def refresh_models(self, cwd: Path, model_name: str) -> bool:
+        """Ask the servers behind the picker (and `model_name`'s, for its window) for their
+        models, if their cached lists are stale; True when the picker's list changed."""
+        from earshot.model_lists import refresh
+
+        return await refresh(self.composition(cwd), model_name)
+
     def skills(self, cwd: Path) -> Sequence[SkillCommand]:
         from acp_server.factory import SkillCommand
-        from agent.skills import SkillIndex
+        from agent.session_parts import discover_skills
 
         try:
-            index = SkillIndex.discover(cwd)
-        except OSError:
+            # What the session offers: the project's skills only in a trusted workspace, every
+            # skill file through the read checks (agent.skills).
+            index = discover_skills(cwd, self.composition(cwd).settings)
+        except (OSError, ValueError):
             return ()
         return [
             SkillCommand(name=skill.name, description=skill.description) for skill in index.skills

@@ -1,7 +1,9 @@
 """The `earshot` command line.
 
 `earshot --stdio` (or `earshot acp`) serves ACP and is dispatched before anything else is
-imported: an editor waits on it. Everything else goes through argparse.
+imported: an editor waits on it. Only those exact arguments take that path: `earshot --stdio
+--help` prints the help and `earshot --stdio --bogus` is refused, by argparse, instead of
+starting a server that would wait on a terminal. Everything else goes through argparse.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ DESCRIPTION = """earshot: a coding agent that editors run over the Agent Client 
   earshot models [--provider P]        providers with credentials, and their models
   earshot models --refresh             first download the models.dev catalog (network)
   earshot undo                         undo the last change batch of this directory's session
+  earshot doctor                       check the setup: settings, keys, model, tools, editors
   earshot trust [DIR] | --list         let DIR's settings (default: here) grant and run commands
   earshot untrust [DIR]                stop trusting DIR
 """
@@ -104,6 +107,11 @@ def _parser() -> argparse.ArgumentParser:
         help="download the models.dev catalog into the data dir first (the only network use)",
     )
     commands.add_parser("undo", help="undo the last change batch of this directory's session")
+    commands.add_parser(
+        "doctor",
+        help="check the setup (Python, settings, keys, model, git, ripgrep, sandbox, MCP "
+        "servers, editor entries) and say how to fix what is wrong",
+    )
     trust = commands.add_parser(
         "trust",
         help="trust a directory: its .earshot settings may add allow rules, hooks, MCP servers",
@@ -117,7 +125,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in ("--stdio", "acp"):
+    if args == ["--stdio"] or args == ["acp"]:
         from earshot.acp_main import run_stdio
 
         return run_stdio()
@@ -141,9 +149,15 @@ def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> i
         print(f"earshot {__version__}")
         return 0
     if options.stdio or options.command == "acp":
-        from earshot.acp_main import run_stdio
-
-        return run_stdio()
+        # Anything beside --stdio parsed, but the server takes no options: say so rather than
+        # start it with the option ignored.
+        parser.print_usage(sys.stderr)
+        print(
+            "earshot: --stdio (and acp) take no other arguments: an editor starts "
+            "`earshot --stdio` and speaks ACP on its stdin",
+            file=sys.stderr,
+        )
+        return 2
     _log_to_stderr()
     from pathlib import Path
 
@@ -167,6 +181,10 @@ def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> i
             return anyio.run(lambda: undo(cwd, out=sys.stdout))
         case "trust" | "untrust":
             return _trust(options, cwd)
+        case "doctor":
+            from earshot.doctor import run_doctor
+
+            return run_doctor(cwd, out=sys.stdout)
         case _:
             pass
     if options.prompt is None:
@@ -247,7 +265,10 @@ def _trust(options: argparse.Namespace, cwd: Path) -> int:
             if options.directory is not None:
                 print("earshot: trust --list takes no directory", file=sys.stderr)
                 return 2
-            for entry in trusted_directories():
+            entries = trusted_directories()
+            if not entries:
+                print("no directory is trusted (trust one with `earshot trust [DIR]`)")
+            for entry in entries:
                 print(entry)
             return 0
         given = cast("str | None", options.directory)
@@ -280,8 +301,10 @@ def _print_mode(options: argparse.Namespace, cwd: Path) -> int:
     if prompt == "-":
         prompt = sys.stdin.read()
     if not prompt.strip():
-        print("earshot: the prompt is empty", file=sys.stderr)
-        return 2
+        from earshot.print_mode import Renderer, usage_failure
+
+        renderer = Renderer(options.output_format, sys.stdout, sys.stderr)
+        return usage_failure(renderer, "the prompt is empty")
     return run_print(
         PrintOptions(
             prompt=prompt,

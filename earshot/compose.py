@@ -146,15 +146,19 @@ class Composition:
 
     @property
     def catalog(self) -> ModelCatalog:
-        """models.dev data with the settings' `models` overrides, loaded at first use."""
+        """models.dev data with the settings' `models` overrides, loaded at first use, and the
+        windows servers reported as far as the cache knows (`earshot.model_lists`)."""
         if self._catalog is None:
+            from earshot.model_lists import cached_windows
             from providers.catalog import ModelCatalog, default_data_dir
 
-            self._catalog = ModelCatalog.load(
+            catalog = ModelCatalog.load(
                 overrides=self.settings.model_overrides(),
                 data_dir=default_data_dir(self.environ),
                 known_providers=tuple(self.settings.providers),
             )
+            self._catalog = catalog
+            catalog.learn_windows(cached_windows(self))
         return self._catalog
 
     def credentialed(self) -> list[str]:

@@ -12,10 +12,20 @@ too slow is reported as an `McpFailure` and the session goes on without it.
 
 Tools annotated `readOnlyHint: true` are read-only (no prompt); every other MCP tool goes through
 the permission gate as `mcp__server__tool`. MCP prompts are not offered as slash commands yet.
+
+Names: permission rules are matched against the server and tool names AS CONFIGURED
+(`PermissionRequest.mcp_server`), never against the name the model sees, which has to be
+rewritten for vendors (`[A-Za-z0-9_-]`, at most 64 characters). So `mcp__a` does not cover a
+server named `a_`, and a rule `mcp__a__b` written for a server `a__b` covers it. Two servers
+whose names would make a rule ambiguous (`a` and `a__b`: is `mcp__a__b` the server `a__b`, or
+the tool `b` of `a`?) are refused: the second is not started and the user is told to rename
+one. Two tools whose rewritten names coincide (`a.b` and `a_b`, or a cut at 64 characters) get
+distinct names with a short hash; nothing is merged.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sys
@@ -176,15 +186,45 @@ def merge_servers(*groups: Sequence[McpServer]) -> list[McpServer]:
 
 
 def _clean(text: str) -> str:
-    cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", text)
-    # `mcp__a__b` rules split on double underscores: a server name must not contain one.
-    return re.sub(r"_{2,}", "_", cleaned).strip("_") or "x"
+    # One for one, so that names differing in underscores stay different (`a` and `a_`).
+    return re.sub(r"[^A-Za-z0-9_-]", "_", text) or "x"
 
 
 def tool_name(server: str, tool: str) -> str:
-    """`mcp__<server>__<tool>`, with characters vendors reject replaced, at most 64 long."""
-    name = f"mcp__{_clean(server)}__{re.sub(r'[^A-Za-z0-9_-]', '_', tool)}"
-    return name[:MAX_NAME]
+    """`mcp__<server>__<tool>` as the model sees it: characters vendors reject replaced, at most
+    64 long. Only a label: rules match the configured names (see the module docstring)."""
+    return f"mcp__{_clean(server)}__{_clean(tool)}"[:MAX_NAME]
+
+
+def _distinct_name(server: str, tool: str) -> str:
+    """A model-facing name for a tool whose `tool_name` is taken by another server or tool."""
+    digest = hashlib.sha256(f"{server}\0{tool}".encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{tool_name(server, tool)[: MAX_NAME - 9]}_{digest}"
+
+
+def ambiguous_servers(servers: Sequence[McpServer]) -> list[McpFailure]:
+    """The servers refused because their names make `mcp__...` rules ambiguous: `a__b` beside
+    `a` (`mcp__a__b` would name both), or a name with `*` (a rule naming it is a glob)."""
+    names = [server.name for server in servers]
+    failures: list[McpFailure] = []
+    for name in names:
+        if "*" in name:
+            failures.append(
+                McpFailure(server=name, message="a server name cannot contain '*'; rename it")
+            )
+            continue
+        clash = next((other for other in names if name.startswith(f"{other}__")), None)
+        if clash is not None:
+            failures.append(
+                McpFailure(
+                    server=name,
+                    message=(
+                        f"its name makes permission rules ambiguous with the server '{clash}' "
+                        f"(`mcp__{name}` could name a tool of '{clash}'); rename one of them"
+                    ),
+                )
+            )
+    return failures
 
 
 # ------------------------------------------------------------------------------ connection
@@ -350,7 +390,10 @@ async def connect_servers(
         spawn: starts a task that outlives this call; the clients live in it.
         errlog: where stdio servers' stderr goes (default: earshot's stderr, i.e. the log).
     """
-    connections = [_Connection(server, errlog or sys.stderr) for server in servers]
+    failures: list[McpFailure] = ambiguous_servers(servers)
+    refused = {failure.server for failure in failures}
+    errors = errlog or sys.stderr
+    connections = [_Connection(s, errors) for s in servers if s.name not in refused]
     for connection in connections:
         spawn(connection.run)
     if connections:
@@ -359,7 +402,6 @@ async def connect_servers(
                 for connection in connections:
                     waiting.start_soon(connection.ready.wait)
     tools: list[AnyTool] = []
-    failures: list[McpFailure] = []
     taken: set[str] = set()
     for connection in connections:
         name = connection.server.name
@@ -370,13 +412,17 @@ async def connect_servers(
         if connection.session is None:
             failures.append(McpFailure(server=name, message=connection.error or "it exited"))
             continue
+        offered: set[str] = set()
         for tool in connection.tools:
-            built = mcp_tool(connection, tool)
-            if built.name in taken:
+            if tool.name in offered:
                 failures.append(
-                    McpFailure(server=name, message=f"tool {tool.name!r} clashes with {built.name}")
+                    McpFailure(server=name, message=f"it offers the tool {tool.name!r} twice")
                 )
                 continue
+            offered.add(tool.name)
+            built = mcp_tool(connection, tool)
+            if built.name in taken:
+                built = mcp_tool(connection, tool, label=_distinct_name(name, tool.name))
             taken.add(built.name)
             tools.append(built)
     return McpConnections(tools=tools, failures=failures, _connections=connections)
@@ -391,10 +437,11 @@ class McpArguments(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-def mcp_tool(connection: _Connection, tool: Tool) -> AnyTool:
-    """One MCP tool as an earshot tool."""
+def mcp_tool(connection: _Connection, tool: Tool, *, label: str | None = None) -> AnyTool:
+    """One MCP tool as an earshot tool, named `label` for the model (default: `tool_name`)."""
     server = connection.server.name
-    name = tool_name(server, tool.name)
+    name = label or tool_name(server, tool.name)
+    rule_name = f"mcp__{server}__{tool.name}"
     annotations = tool.annotations
     read_only = bool(annotations is not None and annotations.read_only_hint)
     title = tool.title or (annotations.title if annotations is not None else None) or tool.name
@@ -405,8 +452,11 @@ def mcp_tool(connection: _Connection, tool: Tool) -> AnyTool:
         return ToolUi(title=f"{title} ({server})", kind="read" if read_only else "other")
 
     def permission(params: McpArguments, ctx: ToolContext) -> PermissionRequest:
+        # Even a read-only tool describes itself: deny rules name the configured names.
         return PermissionRequest(
-            rule_tool=name, description=f"Call {tool.name} on the MCP server '{server}'"
+            rule_tool=rule_name,
+            description=f"Call {tool.name} on the MCP server '{server}'",
+            mcp_server=server,
         )
 
     async def execute(params: McpArguments, ctx: ToolContext) -> ToolOutput:
@@ -433,7 +483,7 @@ def mcp_tool(connection: _Connection, tool: Tool) -> AnyTool:
         execute=execute,
         ui=ui,
         read_only=read_only,
-        permission=None if read_only else permission,
+        permission=permission,
         input_schema=schema,
     )
 

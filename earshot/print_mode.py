@@ -66,6 +66,12 @@ EXIT_CANCELLED = 130
 PROCESS_NAME = "earshot -p"
 """How another process that finds a session we have open names us."""
 
+PRINT_REFUSAL = "cannot ask in print mode; not allowed by the mode or a rule"
+"""What the model reads for a call that would have needed a prompt (not "rejected by the user":
+nobody was asked)."""
+MESSAGE_SEPARATOR = "\n\n"
+"""Between the texts of two assistant messages of one turn (before and after a tool call)."""
+
 IMAGE_TYPES: Mapping[str, str] = {
     ".png": "image/png",
     ".jpg": "image/jpeg",
@@ -201,6 +207,8 @@ class Renderer:
         self.denied = 0
         self.end: TurnEnded | None = None
         self.answer: list[str] = []
+        self._message_id: str | None = None
+        """The assistant message the last answer text belonged to."""
         self.usage: UsageUpdated | None = None
         """The latest usage (session totals), for the closing summary."""
         self._line_open = False
@@ -221,6 +229,10 @@ class Renderer:
             case TurnEnded():
                 self.end = event
             case TextChunk(parent_call_id=None):
+                if self.answer and event.message_id != self._message_id:
+                    self.answer.append(MESSAGE_SEPARATOR)
+                    self._separate()
+                self._message_id = event.message_id
                 self.answer.append(event.text)
             case UsageUpdated():
                 self.usage = event
@@ -230,6 +242,30 @@ class Renderer:
             self.line(to_json(event))
         else:
             self._text(event)
+
+    def _separate(self) -> None:
+        """A new assistant message in text mode: start it after a blank line."""
+        if self.format != "text":
+            return
+        self.stdout.write("\n\n" if self._line_open else "\n")
+        self._line_open = False
+
+    def result(self, code: int, *, session_id: str | None = None, error: str | None = None) -> None:
+        """The closing `result` line of `--output-format json` (nothing in text mode)."""
+        if self.format != "json":
+            return
+        end = self.end
+        data: dict[str, Any] = {
+            "kind": "result",
+            "exit_code": code,
+            "session_id": session_id,
+            "stop_reason": end.reason if end else None,
+            "denied": self.denied,
+            "text": "".join(self.answer),
+        }
+        if error is not None:
+            data["error"] = error
+        self.line(data)
 
     def _text(self, event: AgentEvent) -> None:
         match event:
@@ -333,16 +369,14 @@ async def _main(options: PrintOptions, environ: dict[str, str], out: TextIO, err
         resume_id = await _resume_id(options, composition, renderer)
         pick = _pick(options, composition, resuming=resume_id is not None)
     except (SettingsError, NoCredentials, UsageError) as exc:
-        err.write(f"earshot: {exc}\n")
-        return EXIT_USAGE
+        return usage_failure(renderer, str(exc))
     code = EXIT_MODEL_ERROR
     async with anyio.create_task_group() as tasks:
         try:
             session = await _open(options, composition, pick, resume_id, tasks.start_soon, err)
         except UsageError as exc:
-            err.write(f"earshot: {exc}\n")
             tasks.cancel_scope.cancel()
-            return EXIT_USAGE
+            return usage_failure(renderer, str(exc))
         try:
             code = await _run(session, parts, pick, renderer, tasks)
         finally:
@@ -352,13 +386,49 @@ async def _main(options: PrintOptions, environ: dict[str, str], out: TextIO, err
     return code
 
 
+def usage_failure(renderer: Renderer, message: str) -> int:
+    """A usage or configuration error: said on stderr and, in json format, as the `result` line
+    every run ends with."""
+    renderer.stderr.write(f"earshot: {message}\n")
+    renderer.stderr.flush()
+    renderer.result(EXIT_USAGE, error=message)
+    return EXIT_USAGE
+
+
+RESUME_CANDIDATES_SHOWN = 10
+
+
+def resolve_session_id(given: str) -> str:
+    """The session `--resume` names: the id itself, or the one id that starts with `given`.
+
+    Raises:
+        UsageError: no session, or several, match (the message lists them).
+    """
+    from sessions import SessionStore
+
+    prefix = given.strip()
+    if not prefix:
+        raise UsageError("--resume needs a session id (see `earshot sessions list --all`)")
+    matches = SessionStore().ids_starting_with(prefix)
+    if prefix in matches:
+        return prefix
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise UsageError(f"no session {given!r} (see `earshot sessions list --all`)")
+    listed = ", ".join(matches[:RESUME_CANDIDATES_SHOWN])
+    more = len(matches) - RESUME_CANDIDATES_SHOWN
+    listed += f" and {more} more" if more > 0 else ""
+    raise UsageError(f"--resume {given!r} matches several sessions: {listed}; give more of the id")
+
+
 async def _resume_id(
     options: PrintOptions, composition: Composition, renderer: Renderer
 ) -> str | None:
     if options.resume is not None and options.continue_latest:
         raise UsageError("--resume and --continue cannot be used together")
     if options.resume is not None:
-        return options.resume
+        return resolve_session_id(options.resume)
     if not options.continue_latest:
         return None
     from sessions import SessionStore
@@ -404,7 +474,7 @@ async def _open(
             mode=options.permission_mode,
             resume_id=resume_id,
             spawn=spawn,
-            interaction=DenyingInteraction(),
+            interaction=DenyingInteraction(PRINT_REFUSAL),
             errlog=err,
         )
     except SessionNotFound:
@@ -452,8 +522,7 @@ async def _run(
         events = session.run_turn(parts)
     except UnsupportedPrompt as exc:
         renderer.stderr.write(f"earshot: {exc}\n")
-        if renderer.format == "json":
-            renderer.line({"kind": "result", "exit_code": EXIT_USAGE, "error": str(exc)})
+        renderer.result(EXIT_USAGE, session_id=session.id, error=str(exc))
         return EXIT_USAGE
     async with aclosing(events):
         async for event in events:
@@ -461,17 +530,7 @@ async def _run(
     renderer.finish()
     end = renderer.end
     code = exit_code(end.reason if end else None, renderer.denied)
-    if renderer.format == "json":
-        renderer.line(
-            {
-                "kind": "result",
-                "exit_code": code,
-                "session_id": session.id,
-                "stop_reason": end.reason if end else None,
-                "denied": renderer.denied,
-                "text": "".join(renderer.answer),
-            }
-        )
+    renderer.result(code, session_id=session.id)
     renderer.note(f"session {session.id} (continue with --resume {session.id})")
     return code
 

@@ -4,8 +4,12 @@ Three layers, later ones winning: the models.dev snapshot vendored in `providers
 (pruned by `scripts/build_catalog.py`), an opt-in live refresh cached in the data dir (written only
 by `fetch_catalog`, which nothing calls at start-up), and the user's `models.<provider/model>`
 overrides from settings. A model nobody has heard of is a settings entry, not a release: an unknown
-model of a known provider gets a conservative `ModelInfo` (unknown window, no price) instead of an
-error.
+model of a known provider gets a conservative `ModelInfo` (no price) instead of an error.
+
+Every model `get` returns has a context window, because the context meter and compaction need
+one: the catalog's or the settings', else the one its server reported (`learn_windows`: vLLM,
+Ollama, LM Studio, llama.cpp and OpenRouter say, see `providers.wire.server_models`), else
+`ASSUMED_CONTEXT_WINDOW`, flagged `window_assumed` so front ends say it is a guess.
 
 Everything is loaded lazily with `json`; importing this module reads no file.
 """
@@ -28,6 +32,11 @@ CATALOG_FORMAT: Final = 1
 LIVE_FILE_NAME: Final = "catalog.json"
 
 _PER_MILLION: Final = 1_000_000
+ASSUMED_CONTEXT_WINDOW: Final = 32_768
+"""Tokens assumed for a model whose window no catalog layer, no setting and no server gave. A
+middle guess: short enough that compaction starts before most servers overflow (an overflow is
+recovered from anyway), long enough for typical work. `models.<provider/model>.contextWindow`
+in settings replaces it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +70,8 @@ class ModelInfo:
     """Which chat field carries it back (`reasoning_content`, `reasoning_details`), if named."""
     in_catalog: bool = True
     """False for the conservative stand-in returned for a model no layer knows."""
+    window_assumed: bool = False
+    """`context_window` is `ASSUMED_CONTEXT_WINDOW`: nothing said what it really is."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,6 +111,8 @@ class ModelCatalog:
         self._snapshot_path = snapshot_path
         self._extra_providers = set(known_providers)
         self._layers: list[dict[str, dict[str, dict[str, Any]]]] | None = None
+        self._server_windows: dict[str, int] = {}
+        """`provider/model` -> the window its server reported (`learn_windows`)."""
         self._built: dict[str, dict[str, ModelInfo] | None] = {}
         """Provider -> its models, built at the first question about that provider (building
         all ~1,000 entries costs ~12 ms, and the first `session/new` asks about a few
@@ -133,14 +146,25 @@ class ModelCatalog:
 
     def get(self, provider: str, model: str) -> ModelInfo | None:
         """The model's facts; a conservative stand-in for an unknown model of a known provider;
-        None when the provider itself is unknown."""
+        None when the provider itself is unknown. The window is never None (see the module
+        docstring)."""
         by_id = self._provider(provider)
         info = by_id.get(model) if by_id is not None else None
-        if info is not None:
+        if info is None and (by_id is not None or self._is_known_provider(provider)):
+            info = _unknown(provider, model)
+        if info is None or info.context_window is not None:
             return info
-        if by_id is not None or self._is_known_provider(provider):
-            return _unknown(provider, model)
-        return None
+        window = self._server_windows.get(f"{provider}/{model}")
+        if window is not None:
+            return replace(info, context_window=window)
+        return replace(info, context_window=ASSUMED_CONTEXT_WINDOW, window_assumed=True)
+
+    def learn_windows(self, windows: Mapping[str, int]) -> None:
+        """Windows servers reported (`provider/model` -> tokens), for models no layer or setting
+        gives one; later calls add to and replace earlier ones."""
+        self._server_windows.update(
+            {name: size for name, size in windows.items() if size > 0}
+        )
 
     def models(self, provider: str | None = None) -> list[ModelInfo]:
         """Every known model (of one provider, if given), in catalog order."""

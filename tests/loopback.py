@@ -2,6 +2,11 @@
 
 Vendor SDKs are pointed at it with `base_url`, so replay tests run the real SDK and real HTTP on
 127.0.0.1 and nothing else.
+
+Replies are played in order, one per request, except for `routes` ("GET /v1/models" -> a reply
+given every time) and model lists nobody routed: an ACP session asks its OpenAI-compatible
+server for `GET .../models` in the background (`earshot.model_lists`), which must not take a
+reply queued for the model; such a request gets a 404 (it is still recorded).
 """
 
 from __future__ import annotations
@@ -48,11 +53,14 @@ class Recorded:
 class LoopbackServer:
     def __init__(self) -> None:
         self.replies: list[Reply] = []
+        self.routes: dict[str, Reply] = {}
+        """"METHOD /path" -> the reply to every such request (the queue is left alone)."""
         self.requests: list[Recorded] = []
         self.responder: Callable[[Recorded], Reply] | None = None
         """Answers every request from what it holds, instead of `replies` (a model that checks
         what it is sent)."""
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -72,16 +80,21 @@ class LoopbackServer:
                         body,
                     )
                     server.requests.append(recorded)
-                    reply = (
-                        server.responder(recorded)
-                        if server.responder is not None
-                        else server.replies.pop(0)
-                        if server.replies
-                        else Reply.json(
+                    server._arrived.notify_all()
+                    route = f"{self.command} {self.path.split('?', 1)[0]}"
+                    if route in server.routes:
+                        reply = server.routes[route]
+                    elif self.command == "GET" and route.endswith("/models"):
+                        reply = Reply.json({"error": {"message": "not routed"}}, status=404)
+                    elif server.responder is not None:
+                        reply = server.responder(recorded)
+                    elif server.replies:
+                        reply = server.replies.pop(0)
+                    else:
+                        reply = Reply.json(
                             {"error": {"message": "loopback: no reply queued", "type": "test"}},
                             status=599,
                         )
-                    )
                 payload = reply.body.encode() if isinstance(reply.body, str) else reply.body
                 self.send_response(reply.status)
                 for key, value in reply.headers.items():
@@ -109,6 +122,12 @@ class LoopbackServer:
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
+
+    def wait_until(self, predicate: Callable[[list[Recorded]], bool], timeout: float) -> bool:
+        """Block until `predicate(requests)` holds (checked at each request), at most `timeout`
+        seconds; whether it held. Call it from a worker thread in async tests."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: predicate(self.requests), timeout)
 
     def start(self) -> None:
         self._thread.start()

@@ -202,8 +202,14 @@ def first_changed_line(old: str, new: str) -> int:
 # ------------------------------------------------------------------------ Read deny rules
 
 READ_DENIED = "read_denied"
-"""`ctx.services[READ_DENIED]`: `Callable[[Path], bool]`, whether a `Read` deny rule covers a
-path (the session's permission gate). Without it nothing is hidden."""
+"""`ctx.services[READ_DENIED]`: `Callable[[Path], bool]`, whether reading a path is refused (a
+`Read` deny rule, or a secret no rule names: the session's permission gate). Without it nothing
+is hidden."""
+RECHECK_PERMISSION = "recheck_permission"
+"""`ctx.services[RECHECK_PERMISSION]`: `async (PermissionRequest) -> bool`, the permission gate
+applied to a follow-up request of the running call (a fetch's redirect to another host, a host
+that resolved to a local address), asking the user if the policy says so. Set per call by the
+executor; absent (a tool run outside a session), a tool must treat the follow-up as refused."""
 READ_DENY_GLOBS = "read_deny_globs"
 """`ctx.services[READ_DENY_GLOBS]`: `Callable[[], tuple[str, ...]]`, name globs ripgrep can skip
 (`--glob=!<glob>`) before the results are filtered."""

@@ -41,6 +41,13 @@ class PermissionRequest:
     is_file_edit: bool = False
     """accept-edits mode allows these without asking when inside the roots."""
     diffs: tuple[Diff, ...] = ()
+    local_network: bool = False
+    """The call reaches a loopback, private or link-local address (`agent.network`): a fetch
+    whose host resolved to one. The policy asks before such a call in every mode but yolo."""
+    mcp_server: str | None = None
+    """For an MCP tool: the server's name as configured. `rule_tool` is then
+    `mcp__<server>__<tool>` with both names as configured, and `mcp__...` rules are matched
+    against these names exactly (`agent.permission_rules`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -263,3 +263,17 @@ class SdkModel(ABC, Generic[ClientT]):
     @abstractmethod
     def _map_errors(self, exc: Exception) -> ProviderError:
         """The adapter's one translation of any failure into a `ProviderError`."""
+
+
+def with_request_url(message: str, exc: BaseException) -> str:
+    """`message`, naming the URL the failed request went to when the exception knows it (an
+    unreachable `baseUrl` should say which one was tried). The query string is left out: some
+    hosts take a key there."""
+    try:
+        url: object = getattr(getattr(exc, "request", None), "url", None)
+    except RuntimeError:  # httpx raises when an error has no request attached
+        url = None
+    if url is None:
+        return message
+    shown = str(url).split("?", 1)[0]
+    return f"{message} (request to {shown})" if shown and shown not in message else message

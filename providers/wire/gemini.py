@@ -66,6 +66,7 @@ from providers.wire._common import (
     arguments_object,
     retry_after_seconds,
     strip_version_suffix,
+    with_request_url,
 )
 
 if TYPE_CHECKING:
@@ -488,7 +489,7 @@ def _map_errors(exc: Exception, provider: str, secrets: tuple[str, ...] = ()) ->
                 provider=provider, status=None, message=str(exc), network=True, secrets=secrets
             )
         case httpx2.TransportError() | errors.ContinuationInterruptedError():
-            message = f"{type(exc).__name__}: {exc}"
+            message = with_request_url(f"{type(exc).__name__}: {exc}", exc)
             return classify(
                 provider=provider, status=None, message=message, network=True, secrets=secrets
             )

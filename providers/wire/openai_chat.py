@@ -49,6 +49,7 @@ from providers.wire._common import (
     as_list,
     as_object,
     retry_after_seconds,
+    with_request_url,
 )
 from providers.wire._openai_common import (
     InStreamError,
@@ -155,7 +156,7 @@ def map_openai_errors(
     match exc:
         case openai.APIConnectionError():
             # Before APIStatusError's parent: a refused or reset connection has no response.
-            return network_error(provider, exc.message, secrets)
+            return network_error(provider, with_request_url(exc.message, exc), secrets)
         case openai.APIStatusError():
             # The SDK hands over the envelope's `error` object; a host whose `error` is a bare
             # string keeps its text at the top level instead (Fireworks' 429).

@@ -25,8 +25,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA_PATH = ROOT / "tests" / "data" / "acp" / "schema.json"
-"""The official ACP v1 schema, vendored with its source and licence (tests/data/acp/SOURCE.txt)."""
+SCHEMA_PATH = ROOT / "acp_server" / "schema" / "schema.json"
+"""The official ACP v1 schema, vendored with its source and licence in acp_server/schema/."""
 WAIT_SECONDS = 10.0
 
 Json = dict[str, Any]

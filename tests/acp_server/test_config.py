@@ -99,7 +99,8 @@ async def test_model_and_thought_level_options(agent_env: AgentEnv) -> None:
 
 
 async def test_slash_commands(agent_env: AgentEnv) -> None:
-    skill = agent_env.workspace / ".earshot" / "skills" / "release-notes" / "SKILL.md"
+    # A user skill: the project's load only in a trusted workspace (tests/agent/test_trust.py).
+    skill = agent_env.config_home / "earshot" / "skills" / "release-notes" / "SKILL.md"
     skill.parent.mkdir(parents=True)
     skill.write_text(
         "---\nname: release-notes\ndescription: Write release notes\n---\nSteps...\n",

@@ -201,10 +201,9 @@ async def test_cancel_request_while_the_session_is_built_cancels_the_prompt(
 async def test_a_session_that_cannot_be_built_reports_why_on_every_request(
     agent_env: AgentEnv,
 ) -> None:
-    agent_env.script([{"text": "unreachable"}])
-    # Answering needs no session store; building does, and this one cannot create a directory.
-    (agent_env.data_home / "earshot").mkdir(parents=True)
-    (agent_env.data_home / "earshot" / "sessions").write_text("not a directory", encoding="utf-8")
+    # Answering reads the settings and credentials; building the model reads the script,
+    # which is gone.
+    agent_env.script([{"text": "unreachable"}]).unlink()
     async with spawn_agent(agent_env) as client:
         early = await pipelined_new(client, agent_env)
         session_id = early["result"]["sessionId"]
@@ -222,18 +221,46 @@ async def test_a_session_that_cannot_be_built_reports_why_on_every_request(
     assert "building a session answered in advance failed" in client.stderr
 
 
+async def test_a_session_file_that_cannot_be_written_gets_the_normal_error(
+    agent_env: AgentEnv,
+) -> None:
+    agent_env.script([{"text": "unreachable"}])
+    # The answer reserves the session's file first: with no store directory to write to, the
+    # request takes the normal path, which reports the failure, and the server keeps serving.
+    (agent_env.data_home / "earshot").mkdir(parents=True)
+    (agent_env.data_home / "earshot" / "sessions").write_text("not a directory", encoding="utf-8")
+    async with spawn_agent(agent_env) as client:
+        early = await pipelined_new(client, agent_env)
+        assert "error" in early
+        normal = await client.response(
+            await client.start_request("session/new", new_params(agent_env))
+        )
+        assert normal["error"]["code"] == early["error"]["code"]
+    assert BUILT not in client.stderr
+
+
 async def test_input_closed_right_after_the_answer_exits_cleanly(agent_env: AgentEnv) -> None:
-    # Nothing was said in the session: building it is abandoned rather than delaying the exit
-    # (whether its empty transcript was written by then depends on timing).
+    # Nothing was said in the session: building it is abandoned rather than delaying the exit,
+    # but its file was reserved before the answer, so another process can load it.
     agent_env.script([{"text": "hello"}])
     async with spawn_agent(agent_env) as client:
-        await pipelined_new(client, agent_env)
+        session_id = (await pipelined_new(client, agent_env))["result"]["sessionId"]
         await client.close_stdin()
         assert await client.process.wait() == 0
     assert "failed" not in client.stderr
     async with spawn_agent(agent_env) as client:
         await initialize(client)
-        await client.call("session/list", {})
+        listed = await client.call("session/list", {})
+        assert [s["sessionId"] for s in listed["sessions"]] == [session_id]
+        loaded = await client.call(
+            "session/load",
+            {"sessionId": session_id, "cwd": str(agent_env.workspace), "mcpServers": []},
+        )
+        assert loaded["modes"]["currentModeId"] == "ask"
+        assert await client.call("session/prompt", text_prompt(session_id, "hi")) == {
+            "stopReason": "end_turn"
+        }
+        assert client.text(session_id) == "hello"
 
 
 @pytest.mark.parametrize(

@@ -49,6 +49,27 @@ async def test_a_choice_question_becomes_an_elicitation_form(agent_env: AgentEnv
         assert "The user answered: blue" in answer_of(client, session_id)
 
 
+async def test_a_multiple_choice_question_is_an_array_of_strings(agent_env: AgentEnv) -> None:
+    """The schema requires the items' type (the client validates the request: a bare `enum`
+    was rejected)."""
+    agent_env.script(
+        [{"tool_calls": [question("Which?", ["red", "blue"], multiple=True)]}, {"text": "ok"}]
+    )
+    async with spawn_agent(agent_env) as client:
+
+        async def pick_both(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+            return {"action": "accept", "content": {"answer": ["red", "blue"]}}
+
+        client.handlers["elicitation/create"] = pick_both
+        await initialize(client, ELICITATION)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "ask me"))
+        [request] = client.requests_named("elicitation/create")
+        answer = request["params"]["requestedSchema"]["properties"]["answer"]
+        assert answer["items"] == {"type": "string", "enum": ["red", "blue"]}
+        assert "red" in answer_of(client, session_id)
+
+
 async def test_a_free_text_question_and_a_declined_one(agent_env: AgentEnv) -> None:
     agent_env.script(
         [

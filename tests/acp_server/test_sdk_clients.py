@@ -157,3 +157,197 @@ async def test_typescript_sdk_client(agent_env: AgentEnv) -> None:
     assert report["permissionToolCall"] == "call-1"
     assert report["text"] == "Writing.All done."
     assert target.read_text(encoding="utf-8") == "from sdk\n"
+
+
+# ------------------------------------------------------------------ step runs (several processes)
+#
+# The same steps, run by either SDK in one process per call: a test that needs several processes
+# on one session (acpx's `sessions new` then `prompt`) calls it several times.
+
+Steps = list[dict[str, Any]]
+
+
+async def python_steps(env: AgentEnv, steps: Steps) -> dict[str, Any]:
+    import acp
+    from acp.schema import ClientCapabilities, FileSystemCapabilities
+
+    report: dict[str, Any] = {"answers": [], "updates": []}
+    arrived = anyio.Event()
+
+    class Client:
+        async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+            nonlocal arrived
+            report["updates"].append(update.model_dump(mode="json", by_alias=True))
+            arrived.set()
+            arrived = anyio.Event()
+
+        async def request_permission(
+            self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
+        ) -> Any:
+            from acp.schema import AllowedOutcome
+
+            option = next(o for o in options if o.kind == "allow_once")
+            return acp.RequestPermissionResponse(
+                outcome=AllowedOutcome(outcome="selected", option_id=option.option_id)
+            )
+
+        async def read_text_file(self, path: str, session_id: str, **kwargs: Any) -> Any:
+            return acp.ReadTextFileResponse(content=Path(path).read_text(encoding="utf-8"))
+
+        async def write_text_file(
+            self, content: str, path: str, session_id: str, **kwargs: Any
+        ) -> Any:
+            Path(path).write_text(content, encoding="utf-8")
+            return acp.WriteTextFileResponse()
+
+        def on_connect(self, conn: Any) -> None:
+            return None
+
+    cwd = str(env.workspace)
+    with anyio.fail_after(60):
+        async with acp.spawn_agent_process(
+            Client(),  # pyright: ignore[reportArgumentType]
+            sys.executable,
+            "-m",
+            "earshot",
+            "--stdio",
+            env=env.environ(),
+            cwd=cwd,
+        ) as (connection, _process):
+            await connection.initialize(
+                protocol_version=1,
+                client_capabilities=ClientCapabilities(
+                    fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+                ),
+            )
+            session_id = ""
+            for step in steps:
+                answer: Any = None
+                match step["do"]:
+                    case "new":
+                        answer = await connection.new_session(cwd=cwd, mcp_servers=[])
+                        session_id = answer.session_id
+                    case "load":
+                        session_id = step["sessionId"]
+                        answer = await connection.load_session(
+                            cwd=cwd, session_id=session_id, mcp_servers=[]
+                        )
+                    case "prompt":
+                        answer = await connection.prompt(
+                            session_id=session_id, prompt=[acp.text_block(step["text"])]
+                        )
+                    case "waitFor":
+                        while not any(
+                            u["sessionUpdate"] == step["update"] for u in report["updates"]
+                        ):
+                            await arrived.wait()
+                    case "setConfig":
+                        answer = await connection.set_config_option(
+                            config_id=step["configId"], session_id=session_id, value=step["value"]
+                        )
+                    case _:
+                        raise AssertionError(f"unknown step {step}")
+                report["answers"].append(
+                    None if answer is None else answer.model_dump(mode="json", by_alias=True)
+                )
+            report["sessionId"] = session_id
+    return report
+
+
+async def typescript_steps(env: AgentEnv, steps: Steps) -> dict[str, Any]:
+    require_node(os.environ)
+    command = [
+        "node",
+        str(NODE_DIR / "steps.mjs"),
+        json.dumps(steps),
+        str(env.workspace),
+        sys.executable,
+        "-m",
+        "earshot",
+        "--stdio",
+    ]
+    with anyio.fail_after(60):
+        result = await anyio.run_process(
+            command, env=env.environ(), cwd=env.workspace, check=False, stderr=subprocess.PIPE
+        )
+    assert result.returncode == 0, result.stderr.decode()[-3000:]
+    report: dict[str, Any] = json.loads(result.stdout.decode().strip().splitlines()[-1])
+    assert report["sdkErrors"] == []
+    return report
+
+
+RUNNERS = {"python": python_steps, "typescript": typescript_steps}
+
+
+@pytest.mark.parametrize("sdk", sorted(RUNNERS))
+async def test_a_new_session_is_found_by_other_processes_and_replays_a_created_file(
+    agent_env: AgentEnv, sdk: str
+) -> None:
+    run = RUNNERS[sdk]
+    target = _scenario(agent_env)
+    created = await run(agent_env, [{"do": "new"}])
+    session_id = created["sessionId"]
+    # acpx's flow: `sessions new` in one process, then `prompt` from another, before anything
+    # was said in the session.
+    prompted = await run(
+        agent_env,
+        [{"do": "load", "sessionId": session_id}, {"do": "prompt", "text": "write it"}],
+    )
+    assert prompted["answers"][1]["stopReason"] == "end_turn"
+    assert target.read_text(encoding="utf-8") == "from sdk\n"
+    # The file is rewritten later: the replay still shows it as the call created it.
+    target.write_text("changed since\n", encoding="utf-8")
+    loaded = await run(agent_env, [{"do": "load", "sessionId": session_id}])
+    calls = [u for u in loaded["updates"] if u["sessionUpdate"].startswith("tool_call")]
+    assert [(c["sessionUpdate"], c["toolCallId"], c["status"]) for c in calls] == [
+        ("tool_call", "call-1", "completed")
+    ]
+    [diff] = [c for c in calls[0]["content"] if c["type"] == "diff"]
+    assert (diff["path"], diff.get("oldText"), diff["newText"]) == (str(target), None, "from sdk\n")
+
+
+@pytest.mark.parametrize("sdk", sorted(RUNNERS))
+async def test_the_model_option_lists_a_custom_servers_models_and_usage_has_a_size(
+    agent_env: AgentEnv, sdk: str
+) -> None:
+    from tests.earshot.support import text_reply
+    from tests.loopback import Reply, loopback
+
+    window = 24_680
+    with loopback(text_reply("Served locally.")) as server:
+        server.routes["GET /v1/models"] = Reply.json(
+            {
+                "object": "list",
+                "data": [
+                    {"id": "fake-model-mini", "object": "model", "max_model_len": window},
+                    {"id": "fake-model-max", "object": "model"},
+                ],
+            }
+        )
+        agent_env.write_settings(
+            {
+                "model": "local/fake-model-mini",
+                "providers": {
+                    "local": {"api": "openai-chat", "baseUrl": f"{server.url}/v1", "apiKey": "k"}
+                },
+            }
+        )
+        report = await RUNNERS[sdk](
+            agent_env,
+            [
+                {"do": "new"},
+                {"do": "waitFor", "update": "config_option_update"},
+                {"do": "setConfig", "configId": "model", "value": "local/fake-model-max"},
+                {"do": "setConfig", "configId": "model", "value": "local/fake-model-mini"},
+                {"do": "prompt", "text": "hi"},
+            ],
+        )
+    [update] = [u for u in report["updates"] if u["sessionUpdate"] == "config_option_update"]
+    [model] = [o for o in update["configOptions"] if o["id"] == "model"]
+    values = [c["value"] for group in model["options"] for c in group["options"]]
+    assert values == ["local/fake-model-mini", "local/fake-model-max"]
+    switched = report["answers"][2]["configOptions"]
+    assert [o["currentValue"] for o in switched if o["id"] == "model"] == ["local/fake-model-max"]
+    assert report["answers"][4]["stopReason"] == "end_turn"
+    [usage] = [u for u in report["updates"] if u["sessionUpdate"] == "usage_update"]
+    assert usage["size"] == window  # no catalog knows the model: its server said

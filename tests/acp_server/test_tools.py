@@ -269,8 +269,10 @@ async def test_always_allow_in_this_project_is_remembered_across_processes(
             for o in request["params"]["options"]
             if o.get("_meta", {}).get("earshot", {}).get("scope") == "project"
         )
-    local = agent_env.workspace / ".earshot" / "settings.local.json"
-    assert rule in local.read_text(encoding="utf-8")
+    # Remembered in the user's own config, keyed by the project, not in the project (agent.trust).
+    [remembered] = (agent_env.config_home / "earshot" / "projects").glob("workspace-*.json")
+    assert rule in remembered.read_text(encoding="utf-8")
+    assert not (agent_env.workspace / ".earshot").exists()
     assert first.exists()
 
     async with spawn_agent(agent_env) as client:

@@ -3,6 +3,7 @@ compaction updates (only when advertised), and client MCP server definitions."""
 
 from __future__ import annotations
 
+from providers.catalog import ASSUMED_CONTEXT_WINDOW
 from tests.acp_server.client import AgentEnv, Json, initialize, spawn_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import call_updates
@@ -92,13 +93,15 @@ async def test_a_reopened_session_shows_its_usage_so_far(agent_env: AgentEnv) ->
                 ]
 
 
-async def test_usage_is_skipped_when_the_window_is_unknown(agent_env: AgentEnv) -> None:
+async def test_a_window_nobody_knows_is_sent_as_an_assumed_size(agent_env: AgentEnv) -> None:
     agent_env.script([{"text": "hi", "usage": {"input_tokens": 5, "output_tokens": 1}}])
     async with spawn_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/prompt", text_prompt(session_id, "hello"))
-        assert "usage_update" not in client.kinds(session_id)
+        [usage] = [u for u in client.updates(session_id) if u["sessionUpdate"] == "usage_update"]
+    assert usage["size"] == ASSUMED_CONTEXT_WINDOW
+    assert usage["_meta"] == {"earshot": {"contextWindowAssumed": True}}
 
 
 async def test_a_subagent_shows_inside_its_task_call(agent_env: AgentEnv) -> None:

@@ -16,6 +16,7 @@ from agent.events import (
     UsageUpdated,
 )
 from agent.tokens import ContextAccount
+from providers.catalog import ASSUMED_CONTEXT_WINDOW
 from providers.types import Message, TextPart, Usage
 from providers.wire.scripted import ScriptedModel
 from sessions import CompactionEntry, SessionStore
@@ -108,12 +109,32 @@ async def test_usage_events_report_the_context_against_the_window(tmp_path: Path
     await session.aclose()
 
 
-async def test_an_unknown_window_never_compacts_automatically(tmp_path: Path) -> None:
-    model = ScriptedModel(agentic_model(dump_size=40_000))
+async def test_a_window_nobody_gave_is_assumed_for_usage_and_compaction(tmp_path: Path) -> None:
+    # Long answers (kept in full, unlike tool results) fill the assumed window in a few turns.
+    model = ScriptedModel(agentic_model(dump_size=4_000, answer_chars=16_000))
     session = await make_session(
         env(tmp_path), model, tools=[dump_tool], catalog=catalog(None), system_prompt="Hi."
     )
-    assert session.model_info is not None and session.model_info.context_window is None
+    info = session.model_info
+    assert info is not None and info.window_assumed
+    assert info.context_window == ASSUMED_CONTEXT_WINDOW
+    compacted = False
+    for turn in range(12):
+        events = await collect(session.run_turn(f"turn {turn}"))
+        usage = of(UsageUpdated, events)
+        assert usage and all(u.context_window == ASSUMED_CONTEXT_WINDOW for u in usage)
+        assert all(u.context_window_assumed for u in usage)
+        compacted = compacted or bool(of(CompactionStarted, events))
+    # The meter's window is the one compaction works against.
+    assert compacted
+    assert any(is_summary_request(r) for r in model.requests)
+    await session.aclose()
+
+
+async def test_without_a_catalog_nothing_compacts_automatically(tmp_path: Path) -> None:
+    model = ScriptedModel(agentic_model(dump_size=40_000))
+    session = await make_session(env(tmp_path), model, tools=[dump_tool], system_prompt="Hi.")
+    assert session.model_info is None
     for turn in range(12):
         events = await collect(session.run_turn(f"turn {turn}"))
         assert of(CompactionStarted, events) == []

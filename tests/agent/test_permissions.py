@@ -148,8 +148,28 @@ STEP1_DENY = [
 ]
 
 STEP2_READ_ONLY = [
-    Case("read-only in plan", read("/etc/hosts"), "allow", 2, mode="plan", read_only=True),
-    Case("read-only outside roots", read("/etc/passwd"), "allow", 2, read_only=True),
+    Case("read-only in plan", read("/work/project/a"), "allow", 2, mode="plan", read_only=True),
+    Case("read outside roots asks", read("/etc/passwd"), "ask", 2, read_only=True),
+    Case("read outside in plan", read("/etc/hosts"), "ask", 2, mode="plan", read_only=True),
+    Case(
+        "read outside in accept-edits",
+        read("/etc/hosts"),
+        "ask",
+        2,
+        mode="accept-edits",
+        read_only=True,
+    ),
+    Case("read outside in auto", read("/etc/passwd"), "allow", 2, mode="auto", read_only=True),
+    Case(
+        "read outside allowed by rule",
+        read("/etc/hosts"),
+        "allow",
+        2,
+        allow=("Read(//etc/**)",),
+        read_only=True,
+    ),
+    Case("read in second root", read("/work/shared-lib/x"), "allow", 2, read_only=True),
+    Case("other read-only outside", other("Skill", "x"), "allow", 2, read_only=True),
     Case(
         "read-only beats ask rule",
         read("/work/project/a"),

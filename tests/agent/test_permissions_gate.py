@@ -18,7 +18,7 @@ from agent.backends import (
     ToolUi,
 )
 from agent.permissions import GateOutcome, PermissionGate, PermissionRules
-from agent.settings import append_local_rule, load_settings
+from agent.settings import load_settings, remember_rule, settings_paths
 from agent.tools.base import PermissionRequest, ScopeContract
 
 
@@ -74,7 +74,7 @@ def gate_for(
     def persist(list_name: str, rule: str) -> None:
         if persisted is not None:
             persisted.append((list_name, rule))
-        append_local_rule(project, list_name, rule)  # pyright: ignore[reportArgumentType]
+        remember_rule(project, list_name, rule, config_home=project.parent / "config")  # pyright: ignore[reportArgumentType]
 
     return PermissionGate(
         rules or PermissionRules(), cwd=project, roots=[project], persist_rule=persist
@@ -144,16 +144,19 @@ async def test_always_allow_is_persisted_readably_and_applies_now(project: Path)
     user = FakeUser(["allow_always"])
     assert (await check(gate, user, bash("npm run test -- -k foo"))).allowed
     assert persisted == [("allow", "Bash(npm run test *)")]
-    saved = json.loads((project / ".earshot" / "settings.local.json").read_text(encoding="utf-8"))
+    config_home = project.parent / "config"
+    remembered = settings_paths(project, config_home=config_home)["remembered"]
+    saved = json.loads(remembered.read_text(encoding="utf-8"))
     assert saved == {"permissions": {"allow": ["Bash(npm run test *)"]}}
+    assert not (project / ".earshot").exists()  # nothing in the project directory
     assert (await check(gate, user, bash("npm run test"))).allowed
-    # and the next session reads it back from the settings file
+    # and the next session reads it back from the user's remembered file
     rules = PermissionRules.from_settings(
-        load_settings(project, environ={}, config_home=project / "none")
+        load_settings(project, environ={}, config_home=config_home)
     )
     reloaded = gate_for(project, rules)
     later = await check(reloaded, FakeUser([]), bash("npm run test -- -x"))
-    assert later.allowed and later.source == "local"
+    assert later.allowed and later.source == "remembered"
 
 
 async def test_always_reject_persists_a_deny_rule(project: Path) -> None:

@@ -14,9 +14,10 @@ from agent.settings import (
     Settings,
     SettingsError,
     StdioServerSettings,
-    append_local_rule,
     load_settings,
+    remember_rule,
     set_directory_trust,
+    settings_paths,
 )
 from providers.catalog import Cost, ModelOverride
 from providers.registry import UserProviderConfig, resolve_endpoint
@@ -63,6 +64,7 @@ class Scopes:
             "user": self.config_home / "earshot" / "settings.json",
             "project": self.cwd / ".earshot" / "settings.json",
             "local": self.cwd / ".earshot" / "settings.local.json",
+            "remembered": settings_paths(self.cwd, config_home=self.config_home)["remembered"],
         }
 
     def write(self, scope: str, data: Any) -> Path:
@@ -138,14 +140,31 @@ def test_the_documented_example_loads(scopes: Scopes) -> None:
 def test_scalars_take_the_most_local_scope(scopes: Scopes) -> None:
     scopes.write("user", {"model": "openai/gpt-5", "mode": "auto"})
     scopes.write("project", {"model": "anthropic/claude-sonnet-4-5"})
+    scopes.trust()
     settings = scopes.load()
     assert (settings.model, settings.mode) == ("anthropic/claude-sonnet-4-5", "auto")
     scopes.write("local", {"mode": "plan"})
     assert scopes.load().mode == "plan"
+    scopes.write("remembered", {"mode": "ask"})
+    assert scopes.load().mode == "ask"
+
+
+def test_an_untrusted_model_stays_on_the_users_provider(scopes: Scopes) -> None:
+    scopes.write("user", {"model": "openai/gpt-5"})
+    scopes.write("project", {"model": "openai/gpt-5-mini"})
+    assert scopes.load().model == "openai/gpt-5-mini"
+    scopes.write("project", {"model": "anthropic/claude-sonnet-4-5"})
+    settings = scopes.load()
+    assert (settings.model, settings.ignored.model) == (
+        "openai/gpt-5",
+        "anthropic/claude-sonnet-4-5",
+    )
+    scopes.paths["user"].write_text("{}", encoding="utf-8")
+    assert scopes.load().model is None  # nothing chose a provider: the repository may not
 
 
 def test_earshot_model_overrides_every_file(scopes: Scopes) -> None:
-    scopes.write("local", {"model": "openai/gpt-5"})
+    scopes.write("remembered", {"model": "openai/gpt-5"})
     assert scopes.load({"EARSHOT_MODEL": "groq/llama"}).model == "groq/llama"
     assert scopes.load({"EARSHOT_MODEL": " "}).model == "openai/gpt-5"
 
@@ -299,7 +318,7 @@ def test_a_project_file_cannot_redirect_a_built_in_provider(scopes: Scopes) -> N
     assert str(caught.value).startswith(str(path))
     # The same entry is fine in the user's own files.
     path.unlink()
-    scopes.write("local", {"providers": {"anthropic": {"baseUrl": "http://127.0.0.1:9"}}})
+    scopes.write("remembered", {"providers": {"anthropic": {"baseUrl": "http://127.0.0.1:9"}}})
     assert scopes.load().providers["anthropic"].base_url == "http://127.0.0.1:9"
 
 
@@ -312,27 +331,44 @@ def test_a_project_file_cannot_borrow_a_built_in_key(scopes: Scopes) -> None:
         scopes.load()
 
 
-def test_append_local_rule_creates_the_file(scopes: Scopes) -> None:
-    path = append_local_rule(scopes.cwd, "allow", "Bash(npm test)")
-    assert path == scopes.paths["local"]
+def test_remember_rule_creates_the_users_file_for_the_project(scopes: Scopes) -> None:
+    path = remember_rule(scopes.cwd, "allow", "Bash(npm test)", config_home=scopes.config_home)
+    assert path == scopes.paths["remembered"]
+    assert path.parent == scopes.config_home / "earshot" / "projects"
+    assert path.name.startswith("project-") and path.suffix == ".json"
     assert json.loads(path.read_text(encoding="utf-8")) == {
         "permissions": {"allow": ["Bash(npm test)"]}
     }
-    assert scopes.load().rules("allow") == ["Bash(npm test)"]
+    settings = scopes.load()
+    assert settings.rules("allow") == ["Bash(npm test)"]
+    assert [r.scope for r in settings.permission_rules] == ["remembered"]
+    assert not settings.trusted and settings.remembered == path
 
 
-def test_append_local_rule_keeps_other_content(scopes: Scopes) -> None:
+def test_the_remembered_file_is_keyed_by_the_resolved_directory(
+    scopes: Scopes, tmp_path: Path
+) -> None:
+    link = tmp_path / "link"
+    link.symlink_to(scopes.cwd)
+    other = tmp_path / "other" / "project"
+    other.mkdir(parents=True)
+    same = settings_paths(link, config_home=scopes.config_home)["remembered"]
+    assert same == scopes.paths["remembered"]
+    assert settings_paths(other, config_home=scopes.config_home)["remembered"] != same
+
+
+def test_remember_rule_keeps_other_content(scopes: Scopes) -> None:
     scopes.write(
-        "local",
+        "remembered",
         {
             "model": "openai/gpt-5",
             "permissions": {"allow": ["Read"], "deny": ["Bash(curl *)"]},
             "providers": {"x": {"apiKey": SECRET, "baseUrl": "http://127.0.0.1:1"}},
         },
     )
-    append_local_rule(scopes.cwd, "allow", "Bash(ls *)")
-    append_local_rule(scopes.cwd, "allow", "Bash(ls *)")  # not repeated
-    data = json.loads(scopes.paths["local"].read_text(encoding="utf-8"))
+    remember_rule(scopes.cwd, "allow", "Bash(ls *)", config_home=scopes.config_home)
+    remember_rule(scopes.cwd, "allow", "Bash(ls *)", config_home=scopes.config_home)  # once
+    data = json.loads(scopes.paths["remembered"].read_text(encoding="utf-8"))
     assert data == {
         "model": "openai/gpt-5",
         "permissions": {"allow": ["Read", "Bash(ls *)"], "deny": ["Bash(curl *)"]},
@@ -340,17 +376,17 @@ def test_append_local_rule_keeps_other_content(scopes: Scopes) -> None:
     }
 
 
-def test_append_local_rule_refuses_to_clobber_a_broken_file(scopes: Scopes) -> None:
-    scopes.write("local", '{"permissions": ')
+def test_remember_rule_refuses_to_clobber_a_broken_file(scopes: Scopes) -> None:
+    scopes.write("remembered", '{"permissions": ')
     with pytest.raises(SettingsError):
-        append_local_rule(scopes.cwd, "allow", "Read")
-    assert scopes.paths["local"].read_text(encoding="utf-8") == '{"permissions": '
+        remember_rule(scopes.cwd, "allow", "Read", config_home=scopes.config_home)
+    assert scopes.paths["remembered"].read_text(encoding="utf-8") == '{"permissions": '
 
 
-def test_append_local_rule_rejects_a_malformed_rule(scopes: Scopes) -> None:
+def test_remember_rule_rejects_a_malformed_rule(scopes: Scopes) -> None:
     with pytest.raises(SettingsError):
-        append_local_rule(scopes.cwd, "deny", "Bash(")
-    assert not scopes.paths["local"].exists()
+        remember_rule(scopes.cwd, "deny", "Bash(", config_home=scopes.config_home)
+    assert not scopes.paths["remembered"].exists()
 
 
 def test_importing_providers_does_not_import_pydantic() -> None:

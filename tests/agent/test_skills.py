@@ -29,7 +29,7 @@ def test_discovers_project_and_user_skills_project_wins(tmp_path: Path) -> None:
     )
     make_skill(config / "earshot" / "skills", "pdf", "# Working with PDFs\n\nUse pdftotext.\n")
     (config / "earshot" / "skills" / "not-a-skill").mkdir()
-    index = SkillIndex.discover(project, config_home=config)
+    index = SkillIndex.discover(project, config_home=config, project=True)
     assert [(s.name, s.source) for s in index.skills] == [("pdf", "user"), ("release", "project")]
     release = index.get("release")
     assert release is not None

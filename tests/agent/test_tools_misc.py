@@ -116,7 +116,7 @@ def skills_in(tmp_path: Path) -> SkillIndex:
         "---\nname: deploy\ndescription: Deploy to staging\n---\nRun ./deploy.sh staging\n",
         encoding="utf-8",
     )
-    return SkillIndex.discover(tmp_path, config_home=tmp_path / "no-config")
+    return SkillIndex.discover(tmp_path, config_home=tmp_path / "no-config", project=True)
 
 
 async def test_skill_tool_lists_and_loads_skills(h: Harness, tmp_path: Path) -> None:

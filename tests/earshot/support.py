@@ -131,9 +131,9 @@ def text_reply(text: str) -> Reply:
     )
 
 
-def tool_reply(*calls: tuple[str, str, Mapping[str, Any]]) -> Reply:
-    """A streamed assistant message calling tools: (call id, name, arguments)."""
-    deltas: list[dict[str, Any]] = [_chunk({"role": "assistant", "content": None})]
+def tool_reply(*calls: tuple[str, str, Mapping[str, Any]], text: str | None = None) -> Reply:
+    """A streamed assistant message calling tools: (call id, name, arguments), after `text`."""
+    deltas: list[dict[str, Any]] = [_chunk({"role": "assistant", "content": text})]
     for index, (call_id, name, arguments) in enumerate(calls):
         deltas.append(
             _chunk(

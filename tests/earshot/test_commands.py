@@ -129,3 +129,15 @@ def test_no_credentials_names_the_variables(env: Env) -> None:
     assert bare.default_model().name == "anthropic/claude-sonnet-4-5"  # for ACP's auth message
     assert bare.check_credentials("openai/gpt-5") is not None
     assert "OPENAI_API_KEY" in (bare.check_credentials("openai/gpt-5") or "")
+
+
+async def test_stdio_with_other_arguments_answers_or_refuses_instead_of_serving(env: Env) -> None:
+    # stdin is left open and empty: a server started by mistake would wait on it until killed.
+    helped = await earshot(env, "--stdio", "--help")
+    assert helped.code == 0 and "--stdio" in helped.stdout
+    bogus = await earshot(env, "--stdio", "--bogus")
+    assert bogus.code == 2 and "--bogus" in bogus.stderr
+    extra = await earshot(env, "--stdio", "--cwd", str(env.workspace))
+    assert extra.code == 2 and "take no other arguments" in extra.stderr
+    acp_help = await earshot(env, "acp", "--help")
+    assert acp_help.code == 0 and "usage: earshot acp" in acp_help.stdout

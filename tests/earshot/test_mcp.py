@@ -138,7 +138,7 @@ async def http_demo() -> AsyncGenerator[str]:
 def test_tool_names_are_safe_for_vendors_and_rules() -> None:
     assert tool_name("time", "get_current_time") == "mcp__time__get_current_time"
     assert tool_name("my server", "do.it") == "mcp__my_server__do_it"
-    assert tool_name("a__b", "t") == "mcp__a_b__t"  # `mcp__a` rules must not match server a_b
+    assert tool_name("a__b", "t") == "mcp__a__b__t"  # rules match configured names
     assert len(tool_name("s" * 80, "t" * 80)) == 64
 
 

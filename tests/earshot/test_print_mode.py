@@ -4,6 +4,7 @@ through user settings."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -332,3 +333,86 @@ async def test_resume_by_id_sends_that_conversation(env: Env) -> None:
     assert any("Noted: green." in text for text in texts)
     assert not any("Unrelated." in text or "Another session." in text for text in texts)
     assert "What colour did I say?" in texts[-1]
+
+
+async def test_a_call_refused_because_print_mode_cannot_ask_tells_the_model_why(env: Env) -> None:
+    with loopback(
+        tool_reply(("call_1", "write", {"path": "out.txt", "content": "x"})),
+        text_reply("Understood."),
+    ) as server:
+        env.local_provider(server.url)
+        run = await earshot(env, "-p", "write out.txt")
+    assert run.code == 3, run.stderr
+    [result] = tool_messages(server.requests[1].json())
+    told = json.dumps(result["content"])
+    assert "cannot ask in print mode; not allowed by the mode or a rule" in told
+    assert "rejected by the user" not in told
+
+
+async def test_result_text_keeps_the_messages_of_a_turn_apart(env: Env) -> None:
+    (env.workspace / "a.txt").write_text("alpha\n", encoding="utf-8")
+    with loopback(
+        tool_reply(("call_1", "read", {"path": "a.txt"}), text="Reading it."),
+        text_reply("It says alpha."),
+    ) as server:
+        env.local_provider(server.url)
+        json_run = await earshot(env, "--output-format", "json", "-p", "read a.txt")
+    assert json_run.code == 0, json_run.stderr
+    assert json_run.lines()[-1]["text"] == "Reading it.\n\nIt says alpha."
+    with loopback(
+        tool_reply(("call_1", "read", {"path": "a.txt"}), text="Reading it."),
+        text_reply("It says alpha."),
+    ) as server:
+        env.local_provider(server.url)
+        text_run = await earshot(env, "-p", "read a.txt")
+    assert text_run.stdout == "Reading it.\n\nIt says alpha.\n"
+
+
+@pytest.mark.parametrize(
+    "problem",
+    ["invalid settings", "no credentials", "empty prompt", "unknown session"],
+)
+async def test_a_configuration_error_in_json_format_still_ends_with_a_result_line(
+    env: Env, problem: str
+) -> None:
+    args = ["--output-format", "json", "-p", "hi"]
+    match problem:
+        case "invalid settings":
+            env.write_settings({"providers": {"local": {"baseUrl": 5}}})
+        case "no credentials":
+            pass
+        case "empty prompt":
+            env.local_provider("http://127.0.0.1:9")
+            args[-1] = "   "
+        case _:
+            env.local_provider("http://127.0.0.1:9")
+            args = ["--resume", "nosuchsession", *args]
+    run = await earshot(env, *args)
+    assert run.code == 2
+    result = run.lines()[-1]
+    assert result["kind"] == "result"
+    assert result["exit_code"] == 2
+    assert result["error"] and result["error"] in run.stderr
+
+
+async def test_resume_accepts_a_unique_prefix_and_lists_an_ambiguous_one(env: Env) -> None:
+    with loopback(
+        text_reply("Noted: red."),
+        text_reply("Another one."),
+        text_reply("You said red."),
+    ) as server:
+        env.local_provider(server.url)
+        first = await earshot(env, "--output-format", "json", "-p", "Remember: my colour is red.")
+        other = await earshot(env, "--output-format", "json", "-p", "Unrelated.")
+        first_id, other_id = (run.lines()[0]["session_id"] for run in (first, other))
+        common = os.path.commonprefix([first_id, other_id])
+        unique = first_id[: len(common) + 1]
+        ambiguous = await earshot(env, "--resume", common, "-p", "hi")
+        resumed = await earshot(env, "--resume", unique, "-p", "What colour did I say?")
+    assert ambiguous.code == 2
+    assert "matches several sessions" in ambiguous.stderr
+    assert first_id in ambiguous.stderr and other_id in ambiguous.stderr
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.stdout == "You said red.\n"
+    assert f"session {first_id} " in resumed.stderr
+    assert len(server.requests) == 3  # the ambiguous run sent nothing

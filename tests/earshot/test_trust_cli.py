@@ -46,7 +46,8 @@ async def test_a_hostile_project_runs_nothing_until_the_user_trusts_it(env: Env)
     project = env.workspace / ".earshot" / "settings.json"
     project.parent.mkdir()
     project.write_text(json.dumps(hostile_settings(markers)), encoding="utf-8")
-    touch = f"touch {shlex.quote(str(markers / 'bash'))}"
+    # in the project: a write outside it would prompt whatever the rules say
+    touch = f"touch {shlex.quote(str(env.workspace / 'bash-ran'))}"
     with loopback(
         tool_reply(("call_1", "bash", {"command": touch})),
         text_reply("I was not allowed."),
@@ -58,6 +59,7 @@ async def test_a_hostile_project_runs_nothing_until_the_user_trusts_it(env: Env)
         untrusted = await earshot(env, "-p", "set things up")
         assert untrusted.code == 3, untrusted.stderr  # the command would have prompted
         assert sorted(path.name for path in markers.iterdir()) == []
+        assert not (env.workspace / "bash-ran").exists()
         assert untrusted.stderr.count("This workspace is not trusted") == 1
         for named in ("allow rules Bash", "1 hook", "MCP servers helper", str(project)):
             assert named in untrusted.stderr
@@ -71,7 +73,8 @@ async def test_a_hostile_project_runs_nothing_until_the_user_trusts_it(env: Env)
 
         trusted = await earshot(env, "-p", "set things up")
         assert trusted.code == 0, trusted.stderr
-        assert sorted(path.name for path in markers.iterdir()) == ["bash", "hook", "mcp"]
+        assert sorted(path.name for path in markers.iterdir()) == ["hook", "mcp"]
+        assert (env.workspace / "bash-ran").exists()
         assert "not trusted" not in trusted.stderr
         assert "mcp__helper__add" in json.dumps(server.requests[2].json()["tools"])
         assert not tool_messages(server.requests[3].json())[-1]["content"].startswith("Error")
@@ -104,3 +107,9 @@ async def test_trust_list_and_untrust_round_trip(env: Env) -> None:
 
     missing = await earshot(env, "trust", str(env.root / "nowhere"))
     assert missing.code == 2 and "not a directory" in missing.stderr
+
+
+async def test_trust_list_says_when_nothing_is_trusted(env: Env) -> None:
+    listed = await earshot(env, "trust", "--list")
+    assert listed.code == 0
+    assert listed.stdout.startswith("no directory is trusted")

@@ -1,5 +1,19 @@
-"""Each editor setup in editors/ names the real CLI: its command and arguments are parsed out of the
-snippet and then actually spawned, and the process must answer an ACP `initialize`."""
+"""Each editor setup in editors/ is checked against what its editor actually reads, and names the
+real CLI: its command and arguments are parsed out of the file and spawned, and the process must
+answer an ACP `initialize`.
+
+What each editor reads (from the editors' own sources):
+- Toad: `src/toad/agent_schema.py` (batrachianai/toad), the `Agent` TypedDict; Toad reads
+  `$XDG_CONFIG_HOME/toad/agents/*.toml` (`toad/agents.py::read_agents`) and its store screen
+  indexes `author_name`, `description`, `type`..., the agent modal `help` and `actions`, so a
+  missing key is a KeyError on Toad's home screen.
+- Zed: `crates/settings_content/src/agent.rs` (zed-industries/zed),
+  `CustomAgentServerSettings::Custom`, a serde enum tagged by `"type"`.
+- JetBrains: `~/.jetbrains/acp.json`, `agent_servers.<name>.{command,args,env}` (AI Assistant's
+  ACP documentation).
+- agent-shell: `agent-shell-make-agent-config` and `agent-shell--make-acp-client`
+  (xenodium/agent-shell).
+"""
 
 from __future__ import annotations
 
@@ -7,25 +21,71 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 EDITORS = Path(__file__).resolve().parents[2] / "editors"
+EMACS_FILE = EDITORS / "emacs" / "earshot-agent-shell.el"
+
+# Toad's `Agent` TypedDict: every key that is not `NotRequired` (active, recommended, welcome
+# are optional), with the type Toad expects.
+TOAD_REQUIRED: dict[str, type] = {
+    "identity": str,
+    "name": str,
+    "short_name": str,
+    "url": str,
+    "protocol": str,
+    "type": str,
+    "author_name": str,
+    "author_url": str,
+    "publisher_name": str,
+    "publisher_url": str,
+    "description": str,
+    "tags": list,
+    "help": str,
+    "run_command": dict,
+    "actions": dict,
+}
+TOAD_OPTIONAL = {"active", "recommended", "welcome"}
+TOAD_OSES = {"macos", "linux", "windows", "*"}
+# Zed's `CustomAgentServerSettings::Custom` fields (the serde tag `type` aside).
+ZED_CUSTOM_FIELDS: dict[str, type] = {
+    "command": str,
+    "args": list,
+    "env": dict,
+    "default_mode": str,
+    "default_model": str,
+    "favorite_models": list,
+    "default_config_options": dict,
+    "favorite_config_option_values": dict,
+}
+NOT_ON_AN_INDEX = r"earshot-agent(?![-\w])"
+"""The distribution name, which no package index has: installing it by name fails."""
+EARSHOT_MODES = {"plan", "ask", "accept-edits", "auto", "yolo"}
 
 
 def _lua_strings(block: str) -> list[str]:
     return re.findall(r'"([^"]*)"', block)
 
 
-def zed() -> tuple[str, list[str]]:
-    entry = json.loads((EDITORS / "zed" / "settings.json").read_text(encoding="utf-8"))[
+def _zed_entry() -> dict[str, Any]:
+    return json.loads((EDITORS / "zed" / "settings.json").read_text(encoding="utf-8"))[
         "agent_servers"
     ]["earshot"]
-    assert entry["type"] == "custom"
+
+
+def _toad_file() -> dict[str, Any]:
+    return tomllib.loads((EDITORS / "toad" / "earshot.toml").read_text(encoding="utf-8"))
+
+
+def zed() -> tuple[str, list[str]]:
+    entry = _zed_entry()
     assert os.path.isabs(entry["command"])
     return entry["command"], entry["args"]
 
@@ -57,17 +117,17 @@ def avante() -> tuple[str, list[str]]:
 
 
 def agent_shell() -> tuple[str, list[str]]:
-    text = (EDITORS / "emacs" / "agent-shell.el").read_text(encoding="utf-8")
-    command = re.search(r':command\s+"([^"]+)"', text)
-    params = re.search(r":command-params\s+'\(([^)]*)\)", text)
-    assert command and params
-    assert text.count("(") == text.count(")"), "unbalanced parentheses"
-    return command.group(1), re.findall(r'"([^"]*)"', params.group(1))
+    text = EMACS_FILE.read_text(encoding="utf-8")
+    default = re.search(r"\(defcustom earshot-agent-shell-command '\(([^)]*)\)", text)
+    assert default, "no earshot-agent-shell-command default"
+    command, *args = re.findall(r'"([^"]*)"', default.group(1))
+    assert ":command (car earshot-agent-shell-command)" in text
+    assert ":command-params (cdr earshot-agent-shell-command)" in text
+    return command, args
 
 
 def toad() -> tuple[str, list[str]]:
-    data = tomllib.loads((EDITORS / "toad" / "earshot.toml").read_text(encoding="utf-8"))
-    assert data["protocol"] == "acp"
+    data = _toad_file()
     command, *args = shlex.split(data["run_command"]["*"])
     return command, args
 
@@ -111,7 +171,201 @@ def test_setup_names_the_real_cli_and_it_answers_initialize(name: str, tmp_path:
     assert reply["result"]["agentInfo"]["name"] == "earshot"
 
 
-def test_every_editor_folder_has_a_readme() -> None:
+# ------------------------------------------------------------------------------------- Toad
+
+
+def test_toad_agent_file_has_every_key_toad_reads_with_its_type() -> None:
+    data = _toad_file()
+    missing = sorted(set(TOAD_REQUIRED) - set(data))
+    assert missing == [], f"Toad raises KeyError for {missing}"
+    for key, expected in TOAD_REQUIRED.items():
+        assert isinstance(data[key], expected), key
+    assert set(data) <= set(TOAD_REQUIRED) | TOAD_OPTIONAL
+    assert data["protocol"] == "acp"
+    assert data["type"] in {"coding", "chat"}
+    assert all(isinstance(tag, str) for tag in data["tags"])
+    assert data["help"].strip()
+    assert set(data["run_command"]) <= TOAD_OSES
+    assert all(isinstance(command, str) for command in data["run_command"].values())
+
+
+def test_toad_actions_are_commands_that_work_today() -> None:
+    actions: dict[str, dict[str, dict[str, Any]]] = _toad_file()["actions"]
+    assert set(actions) <= TOAD_OSES
+    commands: list[str] = []
+    for by_action in actions.values():
+        for action in by_action.values():
+            # Toad's `Command`: description and command required, bootstrap_uv optional.
+            assert isinstance(action["description"], str) and action["description"]
+            assert isinstance(action["command"], str)
+            assert set(action) <= {"description", "command", "bootstrap_uv"}
+            commands.append(action["command"])
+    assert commands, "an install action"
+    for command in commands:
+        # earshot is on no package index: only an install from a checkout works.
+        assert not re.search(NOT_ON_AN_INDEX, command)
+        assert re.match(r"(uv tool install|pipx install) ", command), command
+        if command.startswith("uv "):
+            assert actions["*"]["install"].get("bootstrap_uv") is True
+
+
+def test_toad_readme_says_where_the_agents_directory_is() -> None:
+    readme = (EDITORS / "toad" / "README.md").read_text(encoding="utf-8")
+    assert "~/.config/toad/agents/" in readme
+    assert "$XDG_CONFIG_HOME/toad/agents/" in readme
+
+
+# -------------------------------------------------------------------------------------- Zed
+
+
+def test_zed_entry_uses_only_fields_zed_reads() -> None:
+    entry = _zed_entry()
+    assert entry["type"] == "custom", "Zed ignores an agent_servers entry without type custom"
+    fields = {key: value for key, value in entry.items() if key != "type"}
+    assert set(fields) <= set(ZED_CUSTOM_FIELDS), "Zed ignores unknown fields silently"
+    for key, value in fields.items():
+        assert isinstance(value, ZED_CUSTOM_FIELDS[key]), key
+    assert all(isinstance(arg, str) for arg in entry["args"])
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in entry["env"].items())
+    assert entry.get("default_mode", "ask") in EARSHOT_MODES
+    for value in entry.get("default_config_options", {}).values():
+        assert isinstance(value, str)
+
+
+def test_jetbrains_entry_has_the_documented_shape() -> None:
+    data = json.loads((EDITORS / "jetbrains" / "acp.json").read_text(encoding="utf-8"))
+    assert set(data) == {"agent_servers"}
+    for entry in data["agent_servers"].values():
+        assert set(entry) <= {"command", "args", "env", "use_idea_mcp", "use_custom_mcp"}
+        assert isinstance(entry["command"], str)
+        assert all(isinstance(arg, str) for arg in entry["args"])
+        assert all(isinstance(v, str) for v in entry.get("env", {}).values())
+
+
+# ------------------------------------------------------------------------------------ Emacs
+
+
+def _emacs_features(text: str) -> tuple[set[str], set[str]]:
+    text = "\n".join(line.split(";", 1)[0] for line in text.splitlines())  # code, not comments
+    required = set(re.findall(r"\(require '([\w-]+)\)", text))
+    provided = set(re.findall(r"\(provide '([\w-]+)\)", text))
+    return required, provided
+
+
+def test_emacs_file_provides_its_own_name_and_never_shadows_agent_shell() -> None:
+    folder = EMACS_FILE.parent
+    assert not (folder / "agent-shell.el").exists(), (
+        "a file named agent-shell.el on load-path makes (require 'agent-shell) recursive"
+    )
+    for path in folder.glob("*.el"):
+        required, provided = _emacs_features(path.read_text(encoding="utf-8"))
+        assert provided == {path.stem}, f"{path.name} must provide the feature {path.stem}"
+        assert path.stem not in required
+        # A required feature of the same name as a file here would load that file instead.
+        assert not {f"{feature}.el" for feature in required} & {p.name for p in folder.iterdir()}
+
+
+FAKE_AGENT_SHELL = """
+;;; agent-shell.el --- test stand-in: records what the earshot file registers
+(require 'cl-lib)
+(defvar agent-shell-agent-configs nil)
+(cl-defun agent-shell-make-agent-config (&rest args) args)
+(cl-defun agent-shell--make-acp-client (&rest args) args)
+(provide 'agent-shell)
+"""
+
+
+def test_emacs_file_loads_and_registers_earshot(tmp_path: Path) -> None:
+    emacs = shutil.which("emacs")
+    if emacs is None:
+        pytest.skip("emacs is not installed: the Emacs Lisp load check needs it")
+    stand_in = tmp_path / "stand-in"
+    stand_in.mkdir()
+    (stand_in / "agent-shell.el").write_text(FAKE_AGENT_SHELL, encoding="utf-8")
+    script = f"""
+(progn
+  (require 'json)
+  (setq load-path (append (list {json.dumps(str(stand_in))} {json.dumps(str(EMACS_FILE.parent))})
+                          load-path))
+  (with-temp-buffer
+    (insert-file-contents {json.dumps(str(EMACS_FILE))})
+    (emacs-lisp-mode)
+    (check-parens))
+  (require 'earshot-agent-shell)
+  (let* ((config (car (last agent-shell-agent-configs)))
+         (client (funcall (plist-get config :client-maker) 'buffer)))
+    (princ (json-encode (list (cons 'identifier (plist-get config :identifier))
+                              (cons 'command (plist-get client :command))
+                              (cons 'params (plist-get client :command-params)))))))
+"""
+    done = subprocess.run(
+        [emacs, "--batch", "-Q", "--eval", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result == {"identifier": "earshot", "command": "earshot", "params": ["--stdio"]}
+
+
+# -------------------------------------------------------------------------------------- Lua
+
+
+def _lua_checker() -> list[str] | None:
+    """A command that parses a Lua file without running it, with the file appended."""
+    for name in ("luac5.4", "luac", "luac5.3", "luac5.1"):
+        if shutil.which(name):
+            return [name, "-p"]
+    for name in ("lua5.4", "lua", "luajit", "lua5.3", "lua5.1"):
+        if shutil.which(name):
+            return [name, "-e", "assert(loadfile(arg[1]))"]
+    if shutil.which("nvim"):
+        return ["nvim", "--headless", "-u", "NONE", "-l"]
+    return None
+
+
+@pytest.mark.parametrize("name", ["avante.lua", "codecompanion.lua"])
+def test_neovim_lua_parses(name: str, tmp_path: Path) -> None:
+    checker = _lua_checker()
+    if checker is None:
+        pytest.skip("no luac, lua or nvim installed: the Lua syntax check needs one")
+    path = EDITORS / "neovim" / name
+    if checker[0] == "nvim":
+        # nvim -l runs the file: check that it compiles, without calling require().
+        probe = tmp_path / "probe.lua"
+        probe.write_text(f"assert(loadfile({json.dumps(str(path))}))\n", encoding="utf-8")
+        command = [*checker, str(probe)]
+    elif "-e" in checker:
+        command = [checker[0], "-e", f"assert(loadfile({json.dumps(str(path))}))"]
+    else:
+        command = [*checker, str(path)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_lua_syntax_error_is_caught(tmp_path: Path) -> None:
+    checker = _lua_checker()
+    if checker is None or checker[0] == "nvim" or "-e" in checker:
+        pytest.skip("needs luac to show the check can fail")
+    broken = tmp_path / "broken.lua"
+    broken.write_text('require("x").setup({ a = { }\n', encoding="utf-8")
+    done = subprocess.run([*checker, str(broken)], capture_output=True, text=True, check=False)
+    assert done.returncode != 0
+
+
+# ---------------------------------------------------------------------------------- READMEs
+
+
+def test_every_editor_folder_has_a_readme_with_an_install_that_works() -> None:
     for folder in EDITORS.iterdir():
-        if folder.is_dir():
-            assert (folder / "README.md").is_file(), folder
+        if not folder.is_dir():
+            continue
+        readme = folder / "README.md"
+        assert readme.is_file(), folder
+        text = readme.read_text(encoding="utf-8")
+        assert not re.search(NOT_ON_AN_INDEX, text), f"{readme}: earshot-agent is on no index"
+        assert re.search(r"pipx install \.|uv tool install \.|\.venv/bin/earshot", text), readme
+    top = (EDITORS / "README.md").read_text(encoding="utf-8")
+    assert "pipx install ." in top and "uv tool install ." in top

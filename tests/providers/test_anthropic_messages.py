@@ -400,6 +400,7 @@ async def test_connection_refused_is_a_retryable_network_error() -> None:
     error, finish = events
     assert isinstance(error, ErrorEvent)
     assert (error.error.kind, error.error.retryable, error.error.status) == ("network", True, None)
+    assert f"http://127.0.0.1:{port}/v1/messages" in error.error.message
     assert finish == Finish(reason="error")
 
 

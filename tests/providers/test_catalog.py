@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from providers.catalog import (
+    ASSUMED_CONTEXT_WINDOW,
     SNAPSHOT_PATH,
     Cost,
     ModelCatalog,
@@ -98,8 +99,27 @@ def test_an_unknown_model_of_a_known_provider_is_conservative() -> None:
         info = catalog.get(provider, "brand-new-model")
         assert info is not None
         assert not info.in_catalog
-        assert (info.context_window, info.max_output, info.cost) == (None, None, None)
+        assert (info.max_output, info.cost) == (None, None)
+        # The meter and compaction need a window: a default, said to be one.
+        assert (info.context_window, info.window_assumed) == (ASSUMED_CONTEXT_WINDOW, True)
         assert cost_usd(info, Usage(input_tokens=10)) is None
+
+
+def test_a_window_a_server_reported_fills_in_for_unknown_ones_only() -> None:
+    catalog = ModelCatalog.load(overrides={"vllm/set": ModelOverride(context_window=4096)})
+    catalog.learn_windows(
+        {"vllm/served": 65536, "vllm/set": 999, "anthropic/claude-sonnet-4-5": 999}
+    )
+    served = catalog.get("vllm", "served")
+    assert served is not None
+    assert (served.context_window, served.window_assumed) == (65536, False)
+    # The settings and the catalog still win over what a server said.
+    configured = catalog.get("vllm", "set")
+    assert configured is not None and configured.context_window == 4096
+    known = catalog.get(*SONNET)
+    assert known is not None and known.context_window != 999 and not known.window_assumed
+    other = catalog.get("vllm", "other")
+    assert other is not None and other.window_assumed
 
 
 def test_an_unknown_provider_has_no_models() -> None:

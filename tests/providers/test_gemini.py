@@ -381,6 +381,7 @@ async def test_connection_refused_is_a_retryable_network_error() -> None:
     assert isinstance(error, ErrorEvent)
     assert (error.error.kind, error.error.retryable, error.error.status) == ("network", True, None)
     assert "test-key" not in error.error.message
+    assert f"http://127.0.0.1:{port}/" in error.error.message
     assert finish == Finish(reason="error")
 
 

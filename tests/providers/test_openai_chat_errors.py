@@ -153,6 +153,8 @@ async def test_connection_refused_is_a_retryable_network_error() -> None:
     )
     error = only_error(events)
     assert (error.kind, error.retryable, error.status) == ("network", True, None)
+    # An unreachable baseUrl names the URL it tried.
+    assert f"http://127.0.0.1:{port}/v1/chat/completions" in error.message
 
 
 async def test_the_key_never_reaches_the_error_message(srv: LoopbackServer) -> None:

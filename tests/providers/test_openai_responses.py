@@ -635,6 +635,7 @@ async def test_connection_refused_is_a_retryable_network_error() -> None:
         await collect(f"http://127.0.0.1:{port}/v1", ModelRequest(system="", messages=[user("hi")]))
     )
     assert (error.kind, error.retryable, error.status) == ("network", True, None)
+    assert f"http://127.0.0.1:{port}/v1/responses" in error.message
 
 
 async def test_a_missing_key_is_an_auth_error(monkeypatch: pytest.MonkeyPatch) -> None:

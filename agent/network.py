@@ -1,0 +1,80 @@
+"""Which hosts and addresses are local: loopback, private, link-local, unique-local, and every
+other address that is not on the public internet.
+
+A fetch to such an address reaches the user's machine or network (a database on localhost, a
+router's admin page, the cloud metadata service at 169.254.169.254) rather than the web, so the
+permission policy asks before it happens (`agent.permission_policy`), and the fetch tool checks
+what a host name resolves to before it connects (`agent.tools.fetch`).
+
+`local_host` looks at a host as written (no I/O): an IP literal in any form the C resolver
+accepts (`127.1`, `2130706433`, `0x7f.1`, `[::ffff:127.0.0.1]`) or a `localhost` name.
+`local_address` classifies a resolved address.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+
+_LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
+_LEGACY_IPV4 = frozenset("0123456789abcdefx.")
+
+
+def local_address(address: str) -> bool:
+    """Whether `address` (an IP address as text, possibly with an IPv6 zone) is not a public
+    internet address: loopback, private, link-local, unique-local, shared, reserved,
+    unspecified or multicast. IPv4-mapped and 6to4 IPv6 addresses are judged by the IPv4
+    address they carry. Text that is not an address is not local."""
+    ip = _parse(address)
+    return ip is not None and _not_public(ip)
+
+
+def local_host(host: str) -> bool:
+    """Whether `host`, as written in a URL, names a local address without any lookup."""
+    name = host.strip().lower().rstrip(".")
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if name in _LOCAL_NAMES or name.endswith(".localhost"):
+        return True
+    ip = _parse(name)
+    if ip is None and name and set(name) <= _LEGACY_IPV4:
+        # `127.1`, `2130706433`, `0x7f000001`, `0177.0.0.1`: the resolver reads these as IPv4.
+        try:
+            ip = ipaddress.IPv4Address(socket.inet_aton(name))
+        except OSError:
+            ip = None
+    return ip is not None and _not_public(ip)
+
+
+def _parse(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text.split("%", 1)[0])
+    except ValueError:
+        return None
+
+
+def _not_public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if isinstance(ip, ipaddress.IPv6Address):
+        carried = ip.ipv4_mapped or ip.sixtofour
+        if carried is not None:
+            return _not_public(carried)
+        if ip.teredo is not None:
+            return True  # a tunnel: where it ends is not for us to judge
+    return ip.is_multicast or not ip.is_global
+
+
+async def resolve(host: str, port: int) -> list[str]:
+    """The addresses `host` resolves to for a TCP connection (an IP literal resolves to itself).
+
+    Raises:
+        OSError: the name does not resolve.
+    """
+    import anyio
+
+    infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    addresses: list[str] = []
+    for _family, _type, _proto, _name, sockaddr in infos:
+        address = str(sockaddr[0])
+        if address not in addresses:
+            addresses.append(address)
+    return addresses
