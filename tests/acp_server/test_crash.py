@@ -115,6 +115,11 @@ def validate_chat_request(body: Json) -> str | None:
     return None
 
 
+def chat_requests(server: LoopbackServer) -> list[Recorded]:
+    """The model calls (the server's model list is asked for too, in the background)."""
+    return [request for request in server.requests if request.method == "POST"]
+
+
 class ValidatingModel:
     """Answers a valid request with `ANSWER`; an invalid one with OpenAI's 400."""
 
@@ -122,6 +127,8 @@ class ValidatingModel:
         self.rejected: list[str] = []
 
     def __call__(self, request: Recorded) -> Reply:
+        if request.method != "POST":
+            return Reply.json({"error": {"message": "not a model call"}}, status=404)
         problem = validate_chat_request(request.json())
         if problem is None:
             return text_reply(ANSWER)
@@ -288,7 +295,7 @@ async def test_sigkill_at_any_point_of_a_turn_loses_nothing_the_client_saw(
             for crash in [whole, *crashes]:
                 await verify(client, verify_env, crash, server, where)
     assert validating.rejected == [], where
-    assert len(server.requests) == 1 + KILL_POINTS
+    assert len(chat_requests(server)) == 1 + KILL_POINTS
 
 
 async def verify(
@@ -310,11 +317,11 @@ async def verify(
         assert calls[call_id]["status"] == update["status"], where
         assert content_text(calls[call_id]) == content_text(update), where
     # The next prompt goes to the model as a valid request, and is answered.
-    requests = len(server.requests)
+    requests = len(chat_requests(server))
     result = await rpc(client, "session/prompt", text_prompt(crash.session_id, "go on"))
     assert result == {"stopReason": "end_turn"}, where
-    assert len(server.requests) == requests + 1, where
-    sent = server.requests[-1].json()["messages"]
+    assert len(chat_requests(server)) == requests + 1, where
+    sent = chat_requests(server)[-1].json()["messages"]
     assert sent[-1] == {"role": "user", "content": "go on"}, where
     updates = replayed(client, start, len(client.messages), crash.session_id)
     assert ANSWER in "".join(
