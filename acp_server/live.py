@@ -31,7 +31,7 @@ from acp_server.config import (
     parse_mode,
     setup_result,
 )
-from acp_server.content import prompt_parts
+from acp_server.content import PromptPart, prompt_parts
 from acp_server.errors import AuthRequired
 from acp_server.factory import SessionFactory, SkillCommand
 from acp_server.jsonrpc import InvalidParams, JsonObject
@@ -42,6 +42,7 @@ from agent.events import (
     AgentEvent,
     ModeChanged,
     ModelChanged,
+    Notice,
     StopReason,
     TurnEnded,
     UserMessageAdded,
@@ -99,6 +100,8 @@ class LiveSession:
         self.generation = 0
         self.running: _Turn | None = None
         self._turn_lock = anyio.Lock()
+        self._reading: set[anyio.CancelScope] = set()
+        """Prompts still reading their attached files: a cancel ends those reads too."""
 
     @property
     def id(self) -> str:
@@ -185,6 +188,8 @@ class LiveSession:
         """Cancel the running turn and every prompt received so far (never raises)."""
         self.generation += 1
         self.channel.release()
+        for reading in self._reading:
+            reading.cancel()
         running = self.running
         if running is not None and not running.cancel_requested.is_set():
             running.cancel_requested.set()
@@ -199,8 +204,8 @@ class LiveSession:
         command = parse_command(text if isinstance(text, str) else None, self.skills)
         parts = None
         if command is None:
-            parts = await prompt_parts(blocks, self.files)
-            if generation != self.generation:
+            parts = await self._read_prompt(blocks)
+            if parts is None or generation != self.generation:
                 return "cancelled"
             running = self.running
             if running is not None and self.agent.queue_prompt(parts):
@@ -213,6 +218,22 @@ class LiveSession:
                 return await self._command(command)
             assert parts is not None
             return await self._run(self.agent.run_turn(parts))
+
+    async def _read_prompt(self, blocks: Sequence[dict[str, Any]]) -> list[PromptPart] | None:
+        """The prompt's parts (attached files read), or None when a cancel came first: a read
+        that hangs (a slow mount, an editor that never answers) must not outlive the prompt."""
+        problems: list[str] = []
+        parts = None
+        with anyio.CancelScope() as reading:
+            self._reading.add(reading)
+            try:
+                parts = await prompt_parts(blocks, self.files, problems)
+            finally:
+                self._reading.discard(reading)
+        if parts is not None:
+            for problem in problems:
+                await self.emit(Notice(severity="warning", message=problem))
+        return parts
 
     async def _run(
         self, events: AsyncIterator[AgentEvent], *, grace: float = CANCEL_GRACE_SECONDS
