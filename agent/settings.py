@@ -5,10 +5,10 @@
     <cwd>/.earshot/settings.local.json       local (not checked in; "always allow" writes here)
 
 Merge rules: `model` and `mode` are taken from the most local scope that sets them (then
-`EARSHOT_MODEL` overrides the model); `providers`, `models` and `mcpServers` merge by key, the later
-scope replacing a whole entry; permission rules and hooks are CONCATENATED, each remembering its
-scope, because a scope that could shadow another would let a checked-in project file remove a deny
-rule the user set globally.
+`EARSHOT_MODEL` overrides the model), and so is each key of `streamTimeouts`; `providers`,
+`models` and `mcpServers` merge by key, the later scope replacing a whole entry; permission rules
+and hooks are CONCATENATED, each remembering its scope, because a scope that could shadow another
+would let a checked-in project file remove a deny rule the user set globally.
 
 Workspace trust (`agent.trust`): what repository content (the project file, and a local file git
 tracks) may GRANT or RUN — `allow` rules, `hooks`, `mcpServers`, a more permissive `mode`,
@@ -51,6 +51,7 @@ from agent.settings_schema import (
     Secret,
     SettingsFile,
     StdioServerSettings,
+    StreamTimeoutSettings,
 )
 from agent.trust import (
     MODE_ORDER,
@@ -94,6 +95,7 @@ __all__ = [
     "SettingsError",
     "SettingsFile",
     "StdioServerSettings",
+    "StreamTimeoutSettings",
     "append_local_rule",
     "load_settings",
     "read_settings_file",
@@ -156,6 +158,8 @@ class Settings:
     """The files that were read, user scope first."""
     ignored: IgnoredSettings = field(default_factory=IgnoredSettings)
     """What untrusted repository settings asked for and did not get (falsy when nothing)."""
+    stream_timeouts: StreamTimeoutSettings = field(default_factory=StreamTimeoutSettings)
+    """`streamTimeouts`, each key from the most local scope that sets it (None: the default)."""
 
     def rules(self, list_name: PermissionList) -> list[str]:
         """The rule strings of one list, all scopes."""
@@ -176,6 +180,10 @@ class Settings:
                 api_key=entry.api_key.get_secret_value() if entry.api_key is not None else None,
                 headers=dict(entry.headers),
                 script=entry.script,
+                first_event_timeout=entry.stream_timeouts.first_event
+                if entry.stream_timeouts
+                else None,
+                idle_timeout=entry.stream_timeouts.idle if entry.stream_timeouts else None,
             )
             for provider_id, entry in self.providers.items()
         }
@@ -356,6 +364,7 @@ def load_settings(
         hooks=tuple(merged.hooks),
         sources=tuple(merged.sources),
         ignored=merged.ignored,
+        stream_timeouts=merged.stream_timeouts,
     )
 
 
@@ -376,6 +385,7 @@ class _Merge:
         self.hooks: list[HookRule] = []
         self.sources: list[Path] = []
         self.ignored = IgnoredSettings()
+        self.stream_timeouts = StreamTimeoutSettings()
 
     def add(
         self, scope: Scope, path: Path, parsed: SettingsFile, *, cwd: Path, grants: bool
@@ -402,6 +412,12 @@ class _Merge:
             else:
                 self._ignore(path, providers=(provider_id,))
         self.models.update(parsed.models)
+        if parsed.stream_timeouts is not None:
+            # Not a grant (a timeout runs nothing and sends nothing anywhere): every scope.
+            self.stream_timeouts = StreamTimeoutSettings(
+                first_event=parsed.stream_timeouts.first_event or self.stream_timeouts.first_event,
+                idle=parsed.stream_timeouts.idle or self.stream_timeouts.idle,
+            )
         if grants:
             self.servers.update(parsed.mcp_servers)
             self.server_scopes.update(dict.fromkeys(parsed.mcp_servers, scope))

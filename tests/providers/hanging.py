@@ -1,5 +1,7 @@
-"""A 127.0.0.1 server that sends one streamed event and then hangs, to prove that an adapter
-closes its connection when the consumer stops or is cancelled (only the client closing ends it)."""
+"""A 127.0.0.1 server that sends the head of a streamed response and one event, and then hangs,
+to prove that an adapter closes its connection when the consumer stops or is cancelled (only the
+client closing ends it), and that a stalled stream is given up on. With `respond=False` it reads
+the request and never answers at all; with an empty `first_event` it sends only the head."""
 
 from __future__ import annotations
 
@@ -21,13 +23,17 @@ class HangingServer:
 
 
 @asynccontextmanager
-async def hanging_server(first_event: bytes) -> AsyncGenerator[HangingServer]:
+async def hanging_server(
+    first_event: bytes, *, respond: bool = True
+) -> AsyncGenerator[HangingServer]:
     closed = anyio.Event()
 
     async def serve(stream: anyio.abc.SocketStream) -> None:
         async with stream:
             await stream.receive()
-            await stream.send(HEAD + f"{len(first_event):x}\r\n".encode() + first_event + b"\r\n")
+            if respond:
+                body = f"{len(first_event):x}\r\n".encode() + first_event + b"\r\n"
+                await stream.send(HEAD + (body if first_event else b""))
             try:
                 while await stream.receive():
                     pass
