@@ -37,8 +37,9 @@ async def test_a_stalled_stream_is_retried_after_the_idle_time_and_the_turn_comp
                         "apiKey": "test-key",
                     }
                 },
-                # Small, so the test is quick; the stall itself is certain (the server stops).
-                "streamTimeouts": {"idle": 0.3},
+                # Small, so the test is quick (yet far above any pause of a loaded machine):
+                # the stall itself is certain, the server stops sending.
+                "streamTimeouts": {"idle": 1},
             }
         )
         async with spawn_agent(agent_env) as client:
