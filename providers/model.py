@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol, Self, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
 if TYPE_CHECKING:
     # Annotations only: the registry (which needs `Endpoint`) is on the ACP start-up path, and
@@ -21,12 +21,14 @@ WIRE_APIS: tuple[WireApi, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StreamTimeouts:
+class StreamTimeouts(NamedTuple):
     """How long a model stream may stay silent before it counts as stalled: a retryable
     `network` error (the agent's retry policy repeats the call), never a turn held open until
     the user gives up. Measured between the events the vendor SDK yields, since an SDK hides
-    keep-alives (Anthropic's pings, SSE comments) that would otherwise look like progress."""
+    keep-alives (Anthropic's pings, SSE comments) that would otherwise look like progress.
+
+    A NamedTuple rather than a dataclass: this module is on the editor's start-up path, and a
+    frozen dataclass costs several times more to define."""
 
     first_event: float = 300.0
     """Seconds from sending the request to the model's first output (text, reasoning or a tool
@@ -35,9 +37,11 @@ class StreamTimeouts:
     idle: float = 45.0
     """Once output has started, the longest silence between two stream events."""
 
-    def merged(self, *, first_event: float | None = None, idle: float | None = None) -> Self:
+    def merged(
+        self, *, first_event: float | None = None, idle: float | None = None
+    ) -> StreamTimeouts:
         """These timeouts with the given ones (None: keep) replacing them."""
-        return type(self)(
+        return StreamTimeouts(
             first_event=self.first_event if first_event is None else first_event,
             idle=self.idle if idle is None else idle,
         )
