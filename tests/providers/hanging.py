@@ -20,6 +20,8 @@ class HangingServer:
     url: str
     closed: anyio.Event
     """Set once the client closed the connection."""
+    requests: int = 0
+    """Requests received (a client cancelled before it connected sends none)."""
 
 
 @asynccontextmanager
@@ -27,14 +29,17 @@ async def hanging_server(
     first_event: bytes, *, respond: bool = True
 ) -> AsyncGenerator[HangingServer]:
     closed = anyio.Event()
+    server: HangingServer | None = None
 
     async def serve(stream: anyio.abc.SocketStream) -> None:
         async with stream:
-            await stream.receive()
-            if respond:
-                body = f"{len(first_event):x}\r\n".encode() + first_event + b"\r\n"
-                await stream.send(HEAD + (body if first_event else b""))
             try:
+                await stream.receive()
+                assert server is not None
+                server.requests += 1
+                if respond:
+                    body = f"{len(first_event):x}\r\n".encode() + first_event + b"\r\n"
+                    await stream.send(HEAD + (body if first_event else b""))
                 while await stream.receive():
                     pass
             except (anyio.EndOfStream, anyio.BrokenResourceError):
@@ -44,5 +49,6 @@ async def hanging_server(
         port = listener.extra(anyio.abc.SocketAttribute.local_port)
         async with anyio.create_task_group() as group:
             group.start_soon(listener.serve, serve)
-            yield HangingServer(url=f"http://127.0.0.1:{port}", closed=closed)
+            server = HangingServer(url=f"http://127.0.0.1:{port}", closed=closed)
+            yield server
             group.cancel_scope.cancel()

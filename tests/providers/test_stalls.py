@@ -151,8 +151,11 @@ async def test_a_stream_without_output_stalls_after_the_first_event_time(
 ) -> None:
     async with hanging_server(b"", respond=respond) as server:
         events = await collect(wire, server.url, StreamTimeouts(first_event=0.3, idle=30))
-        with anyio.fail_after(10):
-            await server.closed.wait()
+        # On a loaded machine the deadline may pass before the request is even sent; a request
+        # that was sent has its connection released.
+        if server.requests:
+            with anyio.fail_after(10):
+                await server.closed.wait()
     assert the_stall(events) in (
         "test: no output within 0.3 seconds",
         "test: no response within 0.3 seconds",
