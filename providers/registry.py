@@ -76,9 +76,8 @@ class UserProviderConfig:
     script: str | None = None
     """For `api: scripted`: the JSON script file the scripted model plays."""
     first_event_timeout: float | None = None
-    """`streamTimeouts.firstEvent` for this provider (None: the general setting)."""
     idle_timeout: float | None = None
-    """`streamTimeouts.idle` for this provider (None: the general setting)."""
+    """`streamTimeouts.firstEvent` and `.idle` for this provider (None: the general ones)."""
 
 
 class MissingCredentials(Exception):
@@ -568,8 +567,7 @@ def create_model(
         first_event=user.first_event_timeout if user else None,
         idle=user.idle_timeout if user else None,
     )
-    if timeouts != endpoint.stream_timeouts:
-        endpoint = replace(endpoint, stream_timeouts=timeouts)
+    endpoint = replace(endpoint, stream_timeouts=timeouts)
     if catalog is not None and endpoint.api == "openai-chat":
         info = catalog.get(provider_id, model_id)
         if info is not None and info.interleaved_field is not None:
