@@ -70,6 +70,24 @@ def wire_stop_reason(reason: StopReason) -> str:
             assert_never(reason)
 
 
+async def _read_prompt(
+    blocks: Sequence[dict[str, Any]],
+    files: FileBackend,
+    problems: list[str],
+    reading: set[anyio.CancelScope],
+) -> list[PromptPart] | None:
+    """The prompt's parts (attached files read), or None when a cancel came first (`cancel`
+    cancels every scope in `reading`): a read that hangs (a slow mount, an editor that never
+    answers) must not outlive the prompt."""
+    with anyio.CancelScope() as scope:
+        reading.add(scope)
+        try:
+            return await prompt_parts(blocks, files, problems)
+        finally:
+            reading.discard(scope)
+    return None
+
+
 @dataclass(slots=True)
 class _Turn:
     grace: float
@@ -204,9 +222,12 @@ class LiveSession:
         command = parse_command(text if isinstance(text, str) else None, self.skills)
         parts = None
         if command is None:
-            parts = await self._read_prompt(blocks)
+            problems: list[str] = []
+            parts = await _read_prompt(blocks, self.files, problems, self._reading)
             if parts is None or generation != self.generation:
                 return "cancelled"
+            for problem in problems:
+                await self.emit(Notice(severity="warning", message=problem))
             running = self.running
             if running is not None and self.agent.queue_prompt(parts):
                 await running.done.wait()
@@ -218,22 +239,6 @@ class LiveSession:
                 return await self._command(command)
             assert parts is not None
             return await self._run(self.agent.run_turn(parts))
-
-    async def _read_prompt(self, blocks: Sequence[dict[str, Any]]) -> list[PromptPart] | None:
-        """The prompt's parts (attached files read), or None when a cancel came first: a read
-        that hangs (a slow mount, an editor that never answers) must not outlive the prompt."""
-        problems: list[str] = []
-        parts = None
-        with anyio.CancelScope() as reading:
-            self._reading.add(reading)
-            try:
-                parts = await prompt_parts(blocks, self.files, problems)
-            finally:
-                self._reading.discard(reading)
-        if parts is not None:
-            for problem in problems:
-                await self.emit(Notice(severity="warning", message=problem))
-        return parts
 
     async def _run(
         self, events: AsyncIterator[AgentEvent], *, grace: float = CANCEL_GRACE_SECONDS
