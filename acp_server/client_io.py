@@ -31,6 +31,7 @@ from agent.backends import (
     TerminalSink,
     ToolUi,
 )
+from agent.regular_files import check_regular, read_regular
 
 _TERMINAL_CLEANUP_SECONDS = 5.0
 _BINARY_SNIFF_BYTES = 8192
@@ -248,10 +249,10 @@ def _inside(path: Path, roots: Sequence[Path]) -> bool:
 
 def _looks_binary(path: Path) -> bool:
     try:
-        with path.open("rb") as handle:
-            return b"\0" in handle.read(_BINARY_SNIFF_BYTES)
+        head, _ = read_regular(path, _BINARY_SNIFF_BYTES)
     except OSError:
         return False
+    return b"\0" in head
 
 
 class AcpFiles:
@@ -273,6 +274,7 @@ class AcpFiles:
             raise FileNotFoundError(2, "No such file or directory", str(path))
         if path.is_dir():
             raise IsADirectoryError(21, "Is a directory", str(path))
+        check_regular(path, path.stat().st_mode)  # a FIFO or a device: not the editor's to read
         if _looks_binary(path):
             return await self.local.read_text(path)
         try:

@@ -3,29 +3,53 @@
 `text` stays text; `image` becomes an `ImagePart`; `resource_link` to a `file://` is read (through
 the session's file backend, so unsaved editor buffers count) and inlined as context, other schemes
 are described; `resource` text is inlined and blobs are described (images become image parts).
+
+A linked file is whatever the client names, so it is read with bounds (`agent.regular_files`):
+regular files only (a device, FIFO, socket or directory is described as unreadable, never
+opened for a blocking read), at most `TEXT_READ_LIMIT` bytes of text (`IMAGE_READ_LIMIT` of an
+image), within `READ_TIMEOUT_SECONDS`, and cancellable by `session/cancel` (the server cancels
+the reading with the prompt). A link whose URI cannot name a file (a NUL, bad percent-encoding)
+is -32602 naming the block's `uri`.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import mimetypes
+import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 from urllib.parse import unquote, urlparse
 
 import anyio
+import anyio.to_thread
 
 from acp_server.jsonrpc import InvalidParams
 from acp_server.params import shown
 from agent.backends import FileBackend
+from agent.regular_files import check_regular, read_regular_async
 from providers.types import ImagePart, TextPart
 
 INLINE_LIMIT = 512_000
 """Characters of one attached file inlined into the prompt."""
+TEXT_READ_LIMIT = 4 * INLINE_LIMIT
+"""Bytes of an attached text file read at most (enough for `INLINE_LIMIT` characters)."""
+IMAGE_READ_LIMIT = 20_000_000
+"""Bytes of an attached image; a larger one is described, not sent."""
+READ_TIMEOUT_SECONDS = 10.0
+"""How long reading one attached file may take (a hung mount, a slow editor)."""
 
 PromptPart = TextPart | ImagePart
+
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+class _BadUri(ValueError):
+    """A `file:` URI that names no file; the message says why."""
 
 
 def check_blocks(raw: Sequence[Any]) -> list[dict[str, Any]]:
@@ -58,6 +82,12 @@ def check_blocks(raw: Sequence[Any]) -> list[dict[str, Any]]:
                         raise InvalidParams(
                             f"{where}.{name}", f"invalid params: {where}.{name} must be a string"
                         )
+                try:
+                    _file_path(block["uri"])
+                except _BadUri as exc:
+                    raise InvalidParams(
+                        f"{where}.uri", f"invalid params: {where}.uri {exc}"
+                    ) from None
             case "resource":
                 resource = block.get("resource")
                 if not isinstance(resource, dict) or not isinstance(
@@ -86,18 +116,43 @@ def leading_text(blocks: Sequence[dict[str, Any]]) -> str | None:
 
 
 def _file_path(uri: str) -> Path | None:
-    parsed = urlparse(uri)
+    """The local path a `file:` URI names; None for another scheme or a relative path.
+
+    Raises:
+        _BadUri: a NUL, bad percent-encoding, or a URI `urlparse` rejects.
+    """
+    try:
+        parsed = urlparse(uri)
+    except ValueError as exc:
+        raise _BadUri(f"is not a valid URI ({exc})") from None
     if parsed.scheme != "file":
         return None
-    path = Path(unquote(parsed.path))
+    if _BAD_PERCENT.search(parsed.path):
+        raise _BadUri("has invalid percent-encoding")
+    # Bytes that are not UTF-8 stay as the file name's own bytes (as `os.fsdecode` does).
+    decoded = unquote(parsed.path, errors="surrogateescape")
+    if "\0" in decoded:
+        raise _BadUri("holds a NUL character")
+    path = Path(decoded)
     return path if path.is_absolute() else None
 
 
-def _context(label: str, text: str) -> TextPart:
+def _label(uri: str) -> str:
+    """How an embedded resource is named in the prompt: its path, else its URI."""
+    try:
+        path = _file_path(uri)
+    except _BadUri:
+        return uri
+    return str(path or uri)
+
+
+def _context(label: str, text: str, *, cut: bool = False) -> TextPart:
     if len(text) > INLINE_LIMIT:
         text = (
             text[:INLINE_LIMIT] + f"\n[... truncated: {len(text) - INLINE_LIMIT} more characters]"
         )
+    elif cut:
+        text += f"\n[... truncated: only the first {TEXT_READ_LIMIT} bytes were read]"
     return TextPart(text=f'\n<context source="{label}">\n{text}\n</context>\n')
 
 
@@ -109,21 +164,56 @@ def _image(data: str, mime_type: str, where: str) -> ImagePart:
     return ImagePart(media_type=mime_type, data=data)
 
 
+class _Unreadable(Exception):
+    """A linked file that cannot be attached; the message says why."""
+
+
 async def _linked_file(path: Path, mime_type: str | None, files: FileBackend) -> PromptPart:
+    """The part for a linked file.
+
+    Raises:
+        _Unreadable: not a regular file, unreadable, too large an image, too slow.
+    """
+    part: PromptPart | None = None
+    with anyio.move_on_after(READ_TIMEOUT_SECONDS):
+        part = await _read_linked(path, mime_type, files)
+    if part is None:
+        raise _Unreadable(f"not read within {READ_TIMEOUT_SECONDS:g} seconds")
+    return part
+
+
+async def _read_linked(path: Path, mime_type: str | None, files: FileBackend) -> PromptPart:
     guessed = mime_type or mimetypes.guess_type(path.name)[0] or ""
     try:
+        # stat first: a device or FIFO is refused before anything opens it.
+        info = await anyio.to_thread.run_sync(os.stat, path, abandon_on_cancel=True)
+        check_regular(path, info.st_mode)
         if guessed.startswith("image/"):
-            data = await anyio.Path(path).read_bytes()
+            data, more = await read_regular_async(path, limit=IMAGE_READ_LIMIT)
+            if more:
+                raise _Unreadable(f"an image larger than {IMAGE_READ_LIMIT} bytes")
             return ImagePart(media_type=guessed, data=base64.b64encode(data).decode("ascii"))
+        data, more = await read_regular_async(path, limit=TEXT_READ_LIMIT)
+        if more:
+            # Too large to inline whole: the start, read from disk (an editor buffer of this
+            # size would only be cut too).
+            text = codecs.getincrementaldecoder("utf-8")().decode(data, final=False)
+            return _context(str(path), text, cut=True)
+        data.decode("utf-8")  # binary files are described, not sent to the editor
+        # Through the backend: the editor's unsaved buffer, when it has one, is what counts.
         return _context(str(path), await files.read_text(path))
     except UnicodeDecodeError:
         return TextPart(text=f"\n[Attached file {path}: binary, not shown]\n")
     except OSError as exc:
-        return TextPart(text=f"\n[Attached file {path} could not be read: {exc.strerror or exc}]\n")
+        raise _Unreadable(exc.strerror or type(exc).__name__) from None
 
 
-async def prompt_parts(blocks: Sequence[dict[str, Any]], files: FileBackend) -> list[PromptPart]:
-    """Convert checked blocks; reads attached files."""
+async def prompt_parts(
+    blocks: Sequence[dict[str, Any]], files: FileBackend, problems: list[str] | None = None
+) -> list[PromptPart]:
+    """Convert checked blocks; reads attached files. A linked file that cannot be read becomes
+    a note in the prompt (the model learns why), and its sentence is added to `problems` (for
+    the user)."""
     parts: list[PromptPart] = []
     for index, block in enumerate(blocks):
         where = f"prompt[{index}]"
@@ -139,14 +229,19 @@ async def prompt_parts(blocks: Sequence[dict[str, Any]], files: FileBackend) -> 
                     title = block.get("title") or block["name"]
                     parts.append(TextPart(text=f"\n[Linked resource {title}: {uri}]\n"))
                 else:
-                    parts.append(await _linked_file(path, block.get("mimeType"), files))
+                    try:
+                        parts.append(await _linked_file(path, block.get("mimeType"), files))
+                    except _Unreadable as exc:
+                        sentence = f"Attached file {path} could not be read: {exc}"
+                        parts.append(TextPart(text=f"\n[{sentence}]\n"))
+                        if problems is not None:
+                            problems.append(sentence)
             case "resource":
                 resource = cast("dict[str, Any]", block["resource"])
                 uri = resource["uri"]
                 mime_type = resource.get("mimeType")
                 if isinstance(resource.get("text"), str):
-                    label = str(_file_path(uri) or uri)
-                    parts.append(_context(label, resource["text"]))
+                    parts.append(_context(_label(uri), resource["text"]))
                 elif isinstance(resource.get("blob"), str) and str(mime_type or "").startswith(
                     "image/"
                 ):

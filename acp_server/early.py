@@ -17,11 +17,10 @@ credentials), the request goes to the transport untouched, like anything else.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import TYPE_CHECKING, cast
 
-from acp_server.wire import JsonObject, encode_message
+from acp_server.wire import JsonObject, decode_message, encode_message, request_id_problem
 
 if TYPE_CHECKING:
     from acp_server.early_session import EarlySession, Planner
@@ -59,14 +58,14 @@ class EarlyInput:
 def _request(line: bytes, method: str) -> tuple[int | str | None, JsonObject] | None:
     """(id, params) when `line` is a well-formed request for `method` with object params."""
     try:
-        decoded: object = json.loads(line)
+        decoded: object = decode_message(line)
     except (ValueError, RecursionError):
         return None
     if not isinstance(decoded, dict):
         return None
     message = cast("JsonObject", decoded)
     request_id: object = message.get("id")
-    if not (request_id is None or isinstance(request_id, str) or type(request_id) is int):
+    if request_id_problem(request_id) is not None:
         return None
     if message.get("jsonrpc") != "2.0" or message.get("method") != method:
         return None
@@ -75,7 +74,7 @@ def _request(line: bytes, method: str) -> tuple[int | str | None, JsonObject] | 
     raw_params: object = message.get("params")
     if not isinstance(raw_params, dict):
         return None
-    return request_id, cast("JsonObject", raw_params)
+    return cast("int | str | None", request_id), cast("JsonObject", raw_params)
 
 
 def _initialize_request(line: bytes) -> tuple[int | str | None, JsonObject] | None:

@@ -13,7 +13,6 @@ Kept free of pydantic, structlog and the agent so that answering `initialize` st
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
@@ -36,7 +35,11 @@ from acp_server.wire import (
     InvalidParams,
     JsonObject,
     RpcError,
+    bounded,
+    decode_message,
     encode_message,
+    is_response,
+    request_id_problem,
 )
 
 __all__ = [
@@ -135,7 +138,7 @@ def _only_exception(group: BaseExceptionGroup[BaseException]) -> Exception | Non
 
 
 def _valid_id(value: object) -> bool:
-    return value is None or isinstance(value, str) or (type(value) is int)
+    return request_id_problem(value) is None
 
 
 class _FdReader:
@@ -313,7 +316,7 @@ class Connection:
         if not line.strip():
             return
         try:
-            message = json.loads(line)
+            message = decode_message(line)
         except (ValueError, RecursionError):
             self._spawn_error(None, PARSE_ERROR, "parse error: not valid JSON")
             return
@@ -326,19 +329,22 @@ class Connection:
         self._dispatch(message)  # pyright: ignore[reportUnknownArgumentType]
 
     def _dispatch(self, message: JsonObject) -> None:
+        if is_response(message):
+            # Matched to a request we sent, or dropped: a response is never answered (with or
+            # without `jsonrpc`), or a stray one would get an error for an id we never sent.
+            self._resolve_pending(message)
+            return
         raw_id = message.get("id")
-        request_id: RequestId = raw_id if _valid_id(raw_id) else None
+        id_problem = request_id_problem(raw_id)
+        request_id: RequestId = raw_id if id_problem is None else None
         if message.get("jsonrpc") != "2.0":
             self._spawn_error(request_id, INVALID_REQUEST, 'invalid request: jsonrpc must be "2.0"')
             return
-        if not _valid_id(raw_id):
-            self._spawn_error(None, INVALID_REQUEST, "invalid request: bad id type")
+        if id_problem is not None:
+            self._spawn_error(None, INVALID_REQUEST, f"invalid request: {id_problem}")
             return
         method = message.get("method")
         if method is None:
-            if "id" in message and ("result" in message or "error" in message):
-                self._resolve_pending(message)
-                return
             self._spawn_error(request_id, INVALID_REQUEST, "invalid request: no method")
             return
         if not isinstance(method, str):
@@ -360,8 +366,9 @@ class Connection:
         request_params = cast("JsonObject", params)
         handler = self._requests.get(method)
         if handler is None:
+            shown = bounded(method)
             self._spawn_error(
-                request_id, METHOD_NOT_FOUND, f"method not found: {method}", {"method": method}
+                request_id, METHOD_NOT_FOUND, f"method not found: {shown}", {"method": shown}
             )
             return
         if request_id in self._in_flight:
@@ -383,7 +390,7 @@ class Connection:
             return
         handler = self._notifications.get(method)
         if handler is None:
-            self._log("ignored notification", {"method": method})
+            self._log("ignored notification", {"method": bounded(method)})
             return
         self._spawn(self._run_notification, method, handler, params)
 
@@ -406,7 +413,8 @@ class Connection:
         raw_id = message.get("id")
         pending = self._pending.get(raw_id) if type(raw_id) is int else None
         if pending is None:
-            self._log("response to an unknown request", {"id": raw_id})
+            shown = bounded(raw_id) if isinstance(raw_id, str) else raw_id
+            self._log("response to an unknown request, dropped", {"id": shown})
             return
         error: object = message.get("error")
         if error is not None:
@@ -494,7 +502,9 @@ class Connection:
             mapped = self._error_mapper(exc)
             if mapped is not None:
                 return mapped
-        self._log("internal error", {"method": method, "error": repr(exc), "exc": exc})
+        self._log(
+            "internal error", {"method": method, "error": bounded(repr(exc), 2000), "exc": exc}
+        )
         return RpcError(INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}")
 
     # ------------------------------------------------------------------------------ sending

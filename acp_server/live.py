@@ -31,7 +31,7 @@ from acp_server.config import (
     parse_mode,
     setup_result,
 )
-from acp_server.content import prompt_parts
+from acp_server.content import PromptPart, prompt_parts
 from acp_server.errors import AuthRequired
 from acp_server.factory import SessionFactory, SkillCommand
 from acp_server.jsonrpc import InvalidParams, JsonObject
@@ -42,6 +42,7 @@ from agent.events import (
     AgentEvent,
     ModeChanged,
     ModelChanged,
+    Notice,
     StopReason,
     TurnEnded,
     UserMessageAdded,
@@ -67,6 +68,24 @@ def wire_stop_reason(reason: StopReason) -> str:
             return "cancelled"
         case _:
             assert_never(reason)
+
+
+async def _read_prompt(
+    blocks: Sequence[dict[str, Any]],
+    files: FileBackend,
+    problems: list[str],
+    reading: set[anyio.CancelScope],
+) -> list[PromptPart] | None:
+    """The prompt's parts (attached files read), or None when a cancel came first (`cancel`
+    cancels every scope in `reading`): a read that hangs (a slow mount, an editor that never
+    answers) must not outlive the prompt."""
+    with anyio.CancelScope() as scope:
+        reading.add(scope)
+        try:
+            return await prompt_parts(blocks, files, problems)
+        finally:
+            reading.discard(scope)
+    return None
 
 
 @dataclass(slots=True)
@@ -100,6 +119,8 @@ class LiveSession:
         self.running: _Turn | None = None
         self.closed = False
         self._turn_lock = anyio.Lock()
+        self._reading: set[anyio.CancelScope] = set()
+        """Prompts still reading their attached files: a cancel ends those reads too."""
 
     @property
     def id(self) -> str:
@@ -200,6 +221,8 @@ class LiveSession:
         """Cancel the running turn and every prompt received so far (never raises)."""
         self.generation += 1
         self.channel.release()
+        for reading in self._reading:
+            reading.cancel()
         running = self.running
         if running is not None and not running.cancel_requested.is_set():
             running.cancel_requested.set()
@@ -223,9 +246,12 @@ class LiveSession:
         command = parse_command(text if isinstance(text, str) else None, self.skills)
         parts = None
         if command is None:
-            parts = await prompt_parts(blocks, self.files)
-            if generation != self.generation:
+            problems: list[str] = []
+            parts = await _read_prompt(blocks, self.files, problems, self._reading)
+            if parts is None or generation != self.generation:
                 return "cancelled"
+            for problem in problems:
+                await self.emit(Notice(severity="warning", message=problem))
             running = self.running
             if running is not None and self.agent.queue_prompt(parts):
                 await running.done.wait()

@@ -7,6 +7,7 @@ and every message says exactly which field is wrong.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any, cast
 
@@ -49,10 +50,29 @@ def require_absolute_path(params: JsonObject, name: str) -> Path:
     return Path(os.path.normpath(value))
 
 
+def path_error(name: str, error: OSError) -> InvalidParams:
+    """An OS error about a path the client named (too long, a file where a directory should
+    be, a symlink loop, no permission...): the request is at fault, so -32602 naming the
+    field, never -32603. The message gives the reason, not the path (it may be megabytes)."""
+    reason = error.strerror or type(error).__name__
+    return InvalidParams(name, f"invalid params: {name}: {reason}")
+
+
 def require_directory(params: JsonObject, name: str) -> Path:
     """An absolute path naming an existing directory (a session's working directory)."""
     path = require_absolute_path(params, name)
-    if not path.is_dir():
+    if "\0" in str(path):
+        raise InvalidParams(name, f"invalid params: {name} holds a NUL character")
+    try:
+        # Not `is_dir`: it raises ENAMETOOLONG and EACCES, which would be internal errors.
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = 0
+    except OSError as error:
+        raise path_error(name, error) from None
+    except ValueError as error:
+        raise InvalidParams(name, f"invalid params: {name} is not a valid path ({error})") from None
+    if not stat.S_ISDIR(mode):
         raise InvalidParams(
             name, f"invalid params: {name} is not an existing directory: {shown(str(path), 200)}"
         )

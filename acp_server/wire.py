@@ -1,11 +1,24 @@
 """The framing shared by the async transport and the start-up fast path: one JSON object per
-line, and the JSON-RPC error codes and errors handlers raise. Standard library only, so the
-start-up fast path can use it before anyio loads."""
+line, and the JSON-RPC error codes and errors handlers raise. Standard library only (with
+`providers.text`, which is too), so the start-up fast path can use it before anyio loads.
+
+What both readers must hold to, whatever they read:
+- decoded text is valid Unicode: a lone surrogate a client spelled as `"\\ud800"` (valid JSON)
+  becomes U+FFFD as the message is decoded (`decode_message`), before any handler sees it;
+- an error never echoes unbounded input: every string an error carries is cut to a bound in one
+  place (`RpcError.to_json`), so a 20 MB method name or session id cannot make a 40 MB answer;
+- a request id longer than `MAX_ID_CHARS` is not echoed either (`request_id_problem`);
+- a message that is a response (`result` or `error`, no `method`) is never answered
+  (`is_response`): it is matched to a request we sent, or logged and dropped.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any, TypeAlias
+import re
+from typing import Any, TypeAlias, cast
+
+from providers.text import valid_json
 
 JsonObject: TypeAlias = dict[str, Any]
 
@@ -19,6 +32,33 @@ RESOURCE_NOT_FOUND = -32002
 REQUEST_CANCELLED = -32800
 
 
+MAX_QUOTED_CHARS = 200
+"""The longest value an error message or its `data` quotes; longer ones are cut, with an
+ellipsis."""
+MAX_MESSAGE_CHARS = 1000
+"""The longest error message (a sentence with a few quoted values fits easily)."""
+MAX_ID_CHARS = 256
+"""The longest string request id answered as such: a longer one would be echoed in the
+response, so the request is refused (`-32600`, id null) instead."""
+
+
+def bounded(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
+    """`text` cut to `limit` characters, the cut marked with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _bounded_data(value: object) -> object:
+    """`data` of an error with every string bounded (errors name fields, ids and methods)."""
+    if isinstance(value, str):
+        return bounded(value)
+    if isinstance(value, dict):
+        items = cast("dict[object, object]", value).items()
+        return {bounded(str(key)): _bounded_data(item) for key, item in items}
+    if isinstance(value, list | tuple):
+        return [_bounded_data(item) for item in cast("list[object]", value)]
+    return value
+
+
 class RpcError(Exception):
     """A JSON-RPC error a handler wants sent as the response."""
 
@@ -29,9 +69,11 @@ class RpcError(Exception):
         self.data = data
 
     def to_json(self) -> JsonObject:
-        error: JsonObject = {"code": self.code, "message": self.message}
+        """The `error` member. The one place an error's text is bounded: whatever a handler
+        quoted, the answer stays small."""
+        error: JsonObject = {"code": self.code, "message": bounded(self.message, MAX_MESSAGE_CHARS)}
         if self.data is not None:
-            error["data"] = self.data
+            error["data"] = _bounded_data(self.data)
         return error
 
 
@@ -44,6 +86,9 @@ class InvalidParams(RpcError):
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+"""What a line holding a surrogate looks like: a `\\uD800`-`\\uDFFF` escape, or the bytes
+`json` decodes to one (`surrogatepass`). Lines without it (nearly all) skip the cleaning walk."""
 
 
 def encode_message(message: JsonObject) -> bytes:
@@ -52,5 +97,34 @@ def encode_message(message: JsonObject) -> bytes:
     try:
         return text.encode("utf-8") + b"\n"
     except UnicodeEncodeError:
-        # A lone surrogate (from undecodable input) cannot be UTF-8; \u-escape everything.
-        return json.dumps(message, separators=(",", ":")).encode("ascii") + b"\n"
+        # A lone surrogate cannot be UTF-8, and strict peers reject even its \u escape (serde
+        # refuses "lone leading surrogate"): send U+FFFD instead.
+        return _ENCODER.encode(valid_json(message)).encode("utf-8") + b"\n"
+
+
+def decode_message(line: bytes) -> object:
+    """One line as JSON, its strings valid Unicode (lone surrogates become U+FFFD).
+
+    Raises:
+        ValueError: not JSON (or not UTF-8).
+        RecursionError: nested too deeply.
+    """
+    decoded: object = json.loads(line)
+    if _SURROGATE_ESCAPE.search(line) is None:
+        return decoded
+    return valid_json(decoded)
+
+
+def is_response(message: JsonObject) -> bool:
+    """A response rather than a request or notification: no `method`, and a `result` or an
+    `error`. Never answered (answering one could only confuse the peer about ids)."""
+    return "method" not in message and ("result" in message or "error" in message)
+
+
+def request_id_problem(raw_id: object) -> str | None:
+    """Why a request's `id` cannot be echoed in its answer, or None when it can."""
+    if not (raw_id is None or isinstance(raw_id, str) or type(raw_id) is int):
+        return "bad id type"
+    if isinstance(raw_id, str) and len(raw_id) > MAX_ID_CHARS:
+        return f"id longer than {MAX_ID_CHARS} characters"
+    return None

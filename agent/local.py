@@ -20,6 +20,7 @@ import anyio
 import anyio.abc
 
 from agent.backends import OutputSink, ProcessResult, TerminalSink
+from agent.regular_files import read_regular_async
 from agent.tool_env import tool_environment
 
 KILL_GRACE_SECONDS = 2.0
@@ -34,8 +35,9 @@ class LocalFiles:
     """UTF-8 text files on the local disk. Line endings are kept exactly as they are."""
 
     async def read_text(self, path: Path) -> str:
-        """Raises: FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError."""
-        data = await anyio.Path(path).read_bytes()
+        """Raises: FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError,
+        `NotARegularFile` (a FIFO or a device: never opened for a blocking read)."""
+        data, _ = await read_regular_async(path)
         return data.decode("utf-8")
 
     async def write_text(self, path: Path, content: str) -> None:

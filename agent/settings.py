@@ -6,10 +6,10 @@
     $XDG_CONFIG_HOME/earshot/projects/<name>-<hash>.json    remembered: your answers for <cwd>
 
 Merge rules: `model` and `mode` are taken from the most local scope that sets them (then
-`EARSHOT_MODEL` overrides the model); `providers`, `models` and `mcpServers` merge by key, the later
-scope replacing a whole entry; permission rules and hooks are CONCATENATED, each remembering its
-scope, because a scope that could shadow another would let a checked-in project file remove a deny
-rule the user set globally.
+`EARSHOT_MODEL` overrides the model), and so is each key of `streamTimeouts`; `providers`,
+`models` and `mcpServers` merge by key, the later scope replacing a whole entry; permission rules
+and hooks are CONCATENATED, each remembering its scope, because a scope that could shadow another
+would let a checked-in project file remove a deny rule the user set globally.
 
 Workspace trust (`agent.trust`): the two files in the project directory are repository content,
 whoever wrote them and whatever git says. What they would GRANT or RUN (`allow` rules, `hooks`,
@@ -56,6 +56,7 @@ from agent.settings_schema import (
     Secret,
     SettingsFile,
     StdioServerSettings,
+    StreamTimeoutSettings,
 )
 from agent.trust import (
     MODE_ORDER,
@@ -102,6 +103,7 @@ __all__ = [
     "SettingsError",
     "SettingsFile",
     "StdioServerSettings",
+    "StreamTimeoutSettings",
     "load_settings",
     "read_settings_file",
     "remember_rule",
@@ -168,6 +170,8 @@ class Settings:
     """The user trusts the cwd: repository settings and skills apply in full."""
     remembered: Path | None = None
     """The user's own file for this cwd, where "always" answers are saved (`remember_rule`)."""
+    stream_timeouts: StreamTimeoutSettings = field(default_factory=StreamTimeoutSettings)
+    """`streamTimeouts`, each key from the most local scope that sets it (None: the default)."""
 
     def rules(self, list_name: PermissionList) -> list[str]:
         """The rule strings of one list, all scopes."""
@@ -188,6 +192,10 @@ class Settings:
                 api_key=entry.api_key.get_secret_value() if entry.api_key is not None else None,
                 headers=dict(entry.headers),
                 script=entry.script,
+                first_event_timeout=entry.stream_timeouts.first_event
+                if entry.stream_timeouts
+                else None,
+                idle_timeout=entry.stream_timeouts.idle if entry.stream_timeouts else None,
             )
             for provider_id, entry in self.providers.items()
         }
@@ -372,6 +380,7 @@ def load_settings(
         ignored=merged.ignored,
         trusted=workspace_trusted,
         remembered=paths["remembered"],
+        stream_timeouts=merged.stream_timeouts,
     )
 
 
@@ -392,6 +401,7 @@ class _Merge:
         self.hooks: list[HookRule] = []
         self.sources: list[Path] = []
         self.ignored = IgnoredSettings()
+        self.stream_timeouts = StreamTimeoutSettings()
 
     def add(
         self, scope: Scope, path: Path, parsed: SettingsFile, *, cwd: Path, grants: bool
@@ -419,6 +429,12 @@ class _Merge:
             else:
                 self._ignore(path, providers=(provider_id,))
         self.models.update(parsed.models)
+        if parsed.stream_timeouts is not None:
+            # Not a grant (a timeout runs nothing and sends nothing anywhere): every scope.
+            self.stream_timeouts = StreamTimeoutSettings(
+                first_event=parsed.stream_timeouts.first_event or self.stream_timeouts.first_event,
+                idle=parsed.stream_timeouts.idle or self.stream_timeouts.idle,
+            )
         if grants:
             self.servers.update(parsed.mcp_servers)
             self.server_scopes.update(dict.fromkeys(parsed.mcp_servers, scope))

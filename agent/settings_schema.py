@@ -93,6 +93,18 @@ class FileSection:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StreamTimeoutSettings(FileSection):
+    """`streamTimeouts` (and `providers.<id>.streamTimeouts`): seconds a model stream may stay
+    silent before it counts as stalled and the call is retried (`providers.model.StreamTimeouts`
+    holds the defaults). Absent keys keep the default, or the general value for a provider."""
+
+    first_event: float | None = None
+    """Until the model's first output."""
+    idle: float | None = None
+    """Between two stream events once output has started."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ProviderSettings(FileSection):
     """`providers.<id>`: override a built-in provider, or define a new one."""
 
@@ -105,6 +117,8 @@ class ProviderSettings(FileSection):
     script: str | None = None
     """For `api: scripted`: a JSON script file. A relative path is resolved against the project
     directory (project and local scope) or the settings file's directory (user scope)."""
+    stream_timeouts: StreamTimeoutSettings | None = None
+    """This provider's own stream timeouts (a local server loading a model may need longer)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -202,6 +216,7 @@ class SettingsFile(FileSection):
     trusted_directories: list[str] = field(default_factory=list[str])
     """User scope only: directories whose repository settings may grant and run (see
     `agent.trust`)."""
+    stream_timeouts: StreamTimeoutSettings | None = None
 
 
 # ---------------------------------------------------------------------------- checkers
@@ -366,6 +381,13 @@ _OPTIONAL_STRING = optional(string)
 _STRINGS = list_of(string)
 _STRING_MAP = map_of(string)
 
+_STREAM_TIMEOUTS = schema_object(
+    StreamTimeoutSettings,
+    [
+        Field("firstEvent", "first_event", optional(positive_float)),
+        Field("idle", "idle", optional(positive_float)),
+    ],
+)
 _PROVIDER = schema_object(
     ProviderSettings,
     [
@@ -375,6 +397,7 @@ _PROVIDER = schema_object(
         Field("apiKey", "api_key", optional(secret)),
         Field("headers", "headers", _STRING_MAP),
         Field("script", "script", _OPTIONAL_STRING),
+        Field("streamTimeouts", "stream_timeouts", optional(_STREAM_TIMEOUTS)),
     ],
 )
 _COST = schema_object(
@@ -459,11 +482,13 @@ _SETTINGS_FILE = schema_object(
         Field("mcpServers", "mcp_servers", map_of(_mcp_server)),
         Field("hooks", "hooks", _HOOKS),
         Field("trustedDirectories", "trusted_directories", _STRINGS),
+        Field("streamTimeouts", "stream_timeouts", optional(_STREAM_TIMEOUTS)),
     ],
 )
 
 
 _OBJECT_CHECKERS: Mapping[type[FileSection], Checker] = {
+    StreamTimeoutSettings: _STREAM_TIMEOUTS,
     ProviderSettings: _PROVIDER,
     CostSettings: _COST,
     ModelSettings: _MODEL,

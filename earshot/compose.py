@@ -169,13 +169,20 @@ class Composition:
 
     def model_factory(self) -> Callable[[str], Model]:
         """`provider/model` -> a `Model`, with these settings, keys and catalog."""
+        from providers.model import StreamTimeouts
         from providers.registry import create_model
 
         user_providers, environ, catalog = self.user_providers, self.environ, self.catalog
+        configured = self.settings.stream_timeouts
+        timeouts = StreamTimeouts().merged(first_event=configured.first_event, idle=configured.idle)
 
         def make(name: str) -> Model:
             return create_model(
-                name, user_providers=user_providers, environ=environ, catalog=catalog
+                name,
+                user_providers=user_providers,
+                environ=environ,
+                catalog=catalog,
+                stream_timeouts=timeouts,
             )
 
         return make

@@ -326,7 +326,7 @@ def landlock_abi() -> int | None:
 async def _mcp(composition: Composition) -> list[Finding]:
     import anyio
 
-    from earshot.mcp_tools import connect_servers, tool_name
+    from earshot.mcp_tools import connect_servers, tool_prefix
 
     servers = composition.mcp_servers()
     if not servers:
@@ -349,7 +349,7 @@ async def _mcp(composition: Composition) -> list[Finding]:
                         )
                     )
                     continue
-                prefix = tool_name(server.name, "")
+                prefix = tool_prefix(server.name)
                 names = [
                     t.name[len(prefix) :] for t in connections.tools if t.name.startswith(prefix)
                 ]

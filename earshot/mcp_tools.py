@@ -190,10 +190,15 @@ def _clean(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", text) or "x"
 
 
+def tool_prefix(server: str) -> str:
+    """`mcp__<server>__`: how the names of a server's tools begin (see `tool_name`)."""
+    return f"mcp__{_clean(server)}__"
+
+
 def tool_name(server: str, tool: str) -> str:
     """`mcp__<server>__<tool>` as the model sees it: characters vendors reject replaced, at most
     64 long. Only a label: rules match the configured names (see the module docstring)."""
-    return f"mcp__{_clean(server)}__{_clean(tool)}"[:MAX_NAME]
+    return f"{tool_prefix(server)}{_clean(tool)}"[:MAX_NAME]
 
 
 def _distinct_name(server: str, tool: str) -> str:

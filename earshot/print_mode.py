@@ -19,6 +19,7 @@ Exit codes:
 from __future__ import annotations
 
 import base64
+import codecs
 import dataclasses
 import json
 import os
@@ -49,6 +50,7 @@ from agent.events import (
     TurnEnded,
     UsageUpdated,
 )
+from agent.regular_files import read_regular
 from providers.types import ImagePart, TextPart
 
 if TYPE_CHECKING:
@@ -162,12 +164,16 @@ def _inline(path: Path, cwd: Path) -> str:
     except ValueError:
         shown = str(path)
     try:
-        content = path.read_text(encoding="utf-8")
+        # Bounded: a mention names whatever the user typed (a huge log, a FIFO swapped in).
+        data, more = read_regular(path, 4 * MAX_INLINE_CHARS)
+        content = codecs.getincrementaldecoder("utf-8")().decode(data, final=not more)
     except UnicodeDecodeError:
         return f'<file path="{shown}">\n(binary file, not included)\n</file>'
     except OSError as exc:
         return f'<file path="{shown}">\n(unreadable: {exc.strerror or exc})\n</file>'
-    if len(content) > MAX_INLINE_CHARS:
+    if more and len(content) <= MAX_INLINE_CHARS:
+        content += f"\n[cut at {4 * MAX_INLINE_CHARS} bytes]"
+    elif len(content) > MAX_INLINE_CHARS:
         content = content[:MAX_INLINE_CHARS] + f"\n[cut at {MAX_INLINE_CHARS} characters]"
     return f'<file path="{shown}">\n{content}\n</file>'
 

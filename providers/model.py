@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
 if TYPE_CHECKING:
     # Annotations only: the registry (which needs `Endpoint`) is on the ACP start-up path, and
@@ -19,6 +19,32 @@ WIRE_APIS: tuple[WireApi, ...] = (
     "gemini",
     "scripted",
 )
+
+
+class StreamTimeouts(NamedTuple):
+    """How long a model stream may stay silent before it counts as stalled: a retryable
+    `network` error (the agent's retry policy repeats the call), never a turn held open until
+    the user gives up. Measured between the events the vendor SDK yields, since an SDK hides
+    keep-alives (Anthropic's pings, SSE comments) that would otherwise look like progress.
+
+    A NamedTuple rather than a dataclass: this module is on the editor's start-up path, and a
+    frozen dataclass costs several times more to define."""
+
+    first_event: float = 300.0
+    """Seconds from sending the request to the model's first output (text, reasoning or a tool
+    call). Generous: a reasoning model may think for minutes before it says anything, and a
+    local server may first load the model."""
+    idle: float = 45.0
+    """Once output has started, the longest silence between two stream events."""
+
+    def merged(
+        self, *, first_event: float | None = None, idle: float | None = None
+    ) -> StreamTimeouts:
+        """These timeouts with the given ones (None: keep) replacing them."""
+        return StreamTimeouts(
+            first_event=self.first_event if first_event is None else first_event,
+            idle=self.idle if idle is None else idle,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,6 +62,8 @@ class Endpoint:
     options: Mapping[str, object] = field(default_factory=lambda: {})
     """Adapter-specific settings (e.g. `reasoning_field` for openai-chat hosts, a script for
     scripted)."""
+    stream_timeouts: StreamTimeouts = StreamTimeouts()
+    """When a silent stream counts as stalled (`providers.wire._common.guarded_stream`)."""
 
 
 @runtime_checkable

@@ -15,11 +15,11 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, assert_never
 
-from providers.model import Endpoint, Model, WireApi
+from providers.model import Endpoint, Model, StreamTimeouts, WireApi
 
 if TYPE_CHECKING:
     from providers.catalog import ModelCatalog
@@ -75,6 +75,9 @@ class UserProviderConfig:
     headers: Mapping[str, str] = field(default_factory=lambda: {}, repr=False)
     script: str | None = None
     """For `api: scripted`: the JSON script file the scripted model plays."""
+    first_event_timeout: float | None = None
+    idle_timeout: float | None = None
+    """`streamTimeouts.firstEvent` and `.idle` for this provider (None: the general ones)."""
 
 
 class MissingCredentials(Exception):
@@ -544,11 +547,13 @@ def create_model(
     environ: Mapping[str, str] | None = None,
     catalog: ModelCatalog | None = None,
     http_client: object | None = None,
+    stream_timeouts: StreamTimeouts | None = None,
 ) -> Model:
     """Build the `Model` for a `provider/model` name. Imports only the wire module it needs.
 
     The catalog, when given, supplies per-model facts the adapter needs (e.g. which field a host
-    wants reasoning echoed back in).
+    wants reasoning echoed back in). `stream_timeouts` are the general ones (the defaults when
+    None); the provider's own settings override them key by key.
 
     Raises:
         ValueError: the name is not `provider/model`.
@@ -557,6 +562,12 @@ def create_model(
     """
     provider_id, model_id = split_model_name(name)
     endpoint = resolve_endpoint(provider_id, user_providers, environ)
+    user = (user_providers or {}).get(provider_id)
+    timeouts = (stream_timeouts or StreamTimeouts()).merged(
+        first_event=user.first_event_timeout if user else None,
+        idle=user.idle_timeout if user else None,
+    )
+    endpoint = replace(endpoint, stream_timeouts=timeouts)
     if catalog is not None and endpoint.api == "openai-chat":
         info = catalog.get(provider_id, model_id)
         if info is not None and info.interleaved_field is not None:
@@ -574,14 +585,7 @@ def create_model(
 
 
 def _with_option(endpoint: Endpoint, key: str, value: object) -> Endpoint:
-    return Endpoint(
-        provider_id=endpoint.provider_id,
-        api=endpoint.api,
-        base_url=endpoint.base_url,
-        api_key=endpoint.api_key,
-        headers=endpoint.headers,
-        options={**endpoint.options, key: value},
-    )
+    return replace(endpoint, options={**endpoint.options, key: value})
 
 
 def _scripted_model(model_id: str, endpoint: Endpoint) -> Model:

@@ -9,6 +9,10 @@ Every part carries `provider_metadata`: an opaque bag namespaced by provider id 
 persisted verbatim and handed back to the same adapter on the next request. It is JSON-valued by
 construction: a part whose metadata would not survive a JSON round trip is rejected at once, because
 an unserialisable value would otherwise corrupt a transcript silently.
+
+Text is valid Unicode by construction too: a part built with a lone surrogate in its text (from a
+client's JSON, a tool's output, a transcript written before this rule) holds U+FFFD there instead
+(`providers.text`), so nothing unencodable is stored or sent to a provider, whatever the source.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+
+from providers.text import valid_json, valid_text
 
 if TYPE_CHECKING:
     JsonValue: TypeAlias = (
@@ -125,6 +131,13 @@ def _empty_metadata() -> ProviderMetadata:
     return {}
 
 
+def _set_valid_text(part: TextPart | ReasoningPart) -> None:
+    """Replace lone surrogates in a part's text (frozen: set through `object`)."""
+    text = valid_text(part.text)
+    if text is not part.text:
+        object.__setattr__(part, "text", text)
+
+
 # --------------------------------------------------------------------------------------- parts
 
 
@@ -138,6 +151,7 @@ class TextPart:
     kind: Literal["text"] = "text"
 
     def __post_init__(self) -> None:
+        _set_valid_text(self)
         _check_metadata(self.provider_metadata)
 
 
@@ -151,6 +165,7 @@ class ReasoningPart:
     kind: Literal["reasoning"] = "reasoning"
 
     def __post_init__(self) -> None:
+        _set_valid_text(self)
         _check_metadata(self.provider_metadata)
 
 
@@ -193,6 +208,10 @@ class ToolCallPart:
 
     def __post_init__(self) -> None:
         _check_json(self.arguments, f"tool call {self.name} arguments")
+        # The model's JSON may spell a lone surrogate as an escape (`"\\ud800"`).
+        object.__setattr__(self, "arguments", valid_json(self.arguments))
+        if self.invalid_arguments is not None:
+            object.__setattr__(self, "invalid_arguments", valid_text(self.invalid_arguments))
         _check_metadata(self.provider_metadata)
 
 
@@ -262,6 +281,11 @@ class ToolSpec:
     input_schema: dict[str, JsonValue]
     """A JSON schema (type object) for the arguments."""
 
+    def __post_init__(self) -> None:
+        # An MCP server's description is JSON from another process: it may hold lone surrogates.
+        object.__setattr__(self, "description", valid_text(self.description))
+        object.__setattr__(self, "input_schema", valid_json(self.input_schema))
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolChoiceNamed:
@@ -286,6 +310,10 @@ class ModelRequest:
     reasoning_effort: ReasoningEffort | None = None
     """None leaves the model's default; adapters map effort onto the vendor's knob."""
     max_output_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        # The system prompt gathers text from many places (instruction files, skills, MCP).
+        object.__setattr__(self, "system", valid_text(self.system))
 
 
 # -------------------------------------------------------------------------------------- usage

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 
+from providers.text import valid_json
 from providers.types import Message, TextPart
 from sessions._log import warn
 from sessions.entries import CompactionEntry, Entry, MessageEntry, UnknownEntry
@@ -41,13 +42,25 @@ def parse_lines(lines: Iterable[tuple[int, str]], where: str) -> list[JsonObject
         try:
             value = loads(text)
         except ValueError:  # orjson.JSONDecodeError is a ValueError too
-            warn("session line is not JSON, skipped", path=where, line=number)
-            continue
+            value = _lenient_loads(text)
+            if value is None:
+                warn("session line is not JSON, skipped", path=where, line=number)
+                continue
         if isinstance(value, dict):
             objects.append(value)  # pyright: ignore[reportUnknownArgumentType]
         else:
             warn("session line is not an object, skipped", path=where, line=number)
     return objects
+
+
+def _lenient_loads(text: str) -> object:
+    """A line orjson refused, parsed by the stdlib, which accepts the escape of a lone surrogate
+    (`"\\ud800"`, valid JSON that earlier versions wrote for a client's bad text): the line
+    loads with U+FFFD in its place. None when it is not JSON at all."""
+    try:
+        return valid_json(json.loads(text))
+    except (ValueError, RecursionError):
+        return None
 
 
 class Tree:

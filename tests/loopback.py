@@ -29,6 +29,9 @@ class Reply:
     headers: dict[str, str] = field(default_factory=lambda: {"content-type": "text/event-stream"})
     chunks: Sequence[bytes] | None = None
     """Write the body in these pieces (chunked transfer) instead of all at once."""
+    stall: bool = False
+    """With `chunks`: after the last piece, send nothing more (no end of the body) until the
+    client gives up and closes the connection: a stream that went silent."""
 
     @classmethod
     def json(cls, data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
@@ -105,6 +108,11 @@ class LoopbackServer:
                     for piece in reply.chunks:
                         self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
                         self.wfile.flush()
+                    if reply.stall:
+                        while self.rfile.read(1):  # until the client closes the connection
+                            pass
+                        self.close_connection = True
+                        return
                     self.wfile.write(b"0\r\n\r\n")
                 else:
                     self.send_header("content-length", str(len(payload)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import shutil
+import stat
 import subprocess
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import TypeVar, cast
 import anyio
 
 from agent.local import LocalFiles
+from agent.regular_files import check_regular, read_regular
 from agent.tools.base import ToolContext, ToolError, ToolOutput
 from providers.types import TextPart
 
@@ -96,7 +98,11 @@ async def read_text(ctx: ToolContext, path: Path) -> str:
         ToolError: missing, a directory, binary, unreadable or too large.
     """
     try:
-        size = path.stat().st_size
+        info = path.stat()
+        size = info.st_size
+        if not stat.S_ISDIR(info.st_mode):
+            # A FIFO or a device would block or never end (`/dev/zero`): never opened.
+            check_regular(path, info.st_mode)
     except FileNotFoundError:
         size = None
     except OSError as error:
@@ -141,8 +147,7 @@ async def write_text(ctx: ToolContext, path: Path, content: str) -> None:
 def looks_binary(path: Path) -> bool:
     """NUL bytes in the first 8 KiB (how git and grep decide)."""
     try:
-        with path.open("rb") as handle:
-            head = handle.read(8192)
+        head, _ = read_regular(path, 8192)
     except OSError:
         return False
     return b"\x00" in head
@@ -152,9 +157,8 @@ def preview_text(path: Path) -> str | None:
     """The file as on disk, for `ui()` previews (synchronous, small files only); None when it
     cannot be shown."""
     try:
-        if path.stat().st_size > PREVIEW_FILE_BYTES:
-            return None
-        return path.read_bytes().decode("utf-8")
+        data, more = read_regular(path, PREVIEW_FILE_BYTES)
+        return None if more else data.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -18,7 +18,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
-from providers.errors import auth_secrets, parse_retry_after
+from providers.errors import auth_secrets, classify, parse_retry_after
+from providers.model import StreamTimeouts
 from providers.types import (
     ErrorEvent,
     Finish,
@@ -165,24 +166,60 @@ class VendorStream:
     """Turns an SDK chunk into what the translator reads (e.g. `to_dict`); None: as it is."""
 
 
+class StreamStalled(Exception):
+    """The stream stayed silent longer than its `StreamTimeouts` allow."""
+
+
 async def guarded_stream(
     open_stream: Callable[[], Awaitable[VendorStream]],
     translator: Translator,
     map_errors: Callable[[Exception], ProviderError],
+    *,
+    provider: str = "",
+    timeouts: StreamTimeouts | None = None,
+    prepare: Callable[[], object] | None = None,
 ) -> AsyncIterator[StreamEvent]:
     """Run one vendor stream through `translator`; never raises for a provider failure.
 
     `open_stream` builds the request and the client and starts the call, inside the guarded
     region, so a missing key or a history the wire cannot express is an error event too.
+
+    The stall watch (`timeouts`, the one implementation for every wire): `prepare` (building
+    the SDK client: importing it is our time, not the provider's) runs first; then opening the
+    stream and every wait for the next chunk has a deadline: `first_event` seconds from the
+    request until the translator has produced output, then `idle` seconds from the previous
+    chunk. A missed deadline ends the stream as a retryable `network` error.
     """
     import anyio
 
+    timeouts = timeouts or StreamTimeouts()
     try:
-        stream = await open_stream()
+        if prepare is not None:
+            prepare()
+        first_deadline = anyio.current_time() + timeouts.first_event
+        stream = None
+        with anyio.move_on_at(first_deadline):
+            stream = await open_stream()
+        if stream is None:
+            raise StreamStalled(f"no response within {timeouts.first_event:g} seconds")
         try:
             decode = stream.decode
-            async for chunk in stream.chunks:
-                for event in translator.feed(chunk if decode is None else decode(chunk)):
+            chunks = aiter(stream.chunks)
+            started = False
+            while True:
+                deadline = first_deadline if not started else anyio.current_time() + timeouts.idle
+                waited: list[Any] = []
+                with anyio.move_on_at(deadline):
+                    waited.append(await anext(chunks, _END))
+                if not waited:
+                    raise StreamStalled(_silence(timeouts, started=started))
+                chunk = waited[0]
+                if chunk is _END:
+                    break
+                events = translator.feed(chunk if decode is None else decode(chunk))
+                started = started or bool(events)
+                # Yielded outside the deadline's scope: the consumer's time is not the stream's.
+                for event in events:
                     yield event
         finally:
             # Release the connection even when the consumer stopped early or was cancelled; a
@@ -190,12 +227,27 @@ async def guarded_stream(
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await stream.close()
         closing = translator.end()
+    except StreamStalled as exc:
+        error = classify(provider=provider, status=None, message=str(exc), network=True)
+        for event in translator.fail(error):
+            yield event
+        return
     except Exception as exc:
         for event in translator.fail(map_errors(exc)):
             yield event
         return
     for event in closing:
         yield event
+
+
+_END: Any = object()
+"""What `anext` returns once the vendor's chunks are exhausted."""
+
+
+def _silence(timeouts: StreamTimeouts, *, started: bool) -> str:
+    if started:
+        return f"the stream stalled: no data for {timeouts.idle:g} seconds"
+    return f"no output within {timeouts.first_event:g} seconds"
 
 
 # ---------------------------------------------------------------------------------- models
@@ -229,7 +281,14 @@ class SdkModel(ABC, Generic[ClientT]):
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one call; failures come out as `ErrorEvent` + `Finish(reason="error")`."""
-        return guarded_stream(lambda: self._open(request), self._new_translator(), self._map_errors)
+        return guarded_stream(
+            lambda: self._open(request),
+            self._new_translator(),
+            self._map_errors,
+            provider=self.provider_id,
+            timeouts=self._endpoint.stream_timeouts,
+            prepare=self._sdk_client,
+        )
 
     async def aclose(self) -> None:
         """Release the HTTP client, if one was made."""

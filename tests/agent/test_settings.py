@@ -411,3 +411,49 @@ def test_a_relative_script_path_is_anchored(scopes: Scopes) -> None:
     providers = scopes.load().user_providers()
     assert providers["fake"].script == str(scopes.cwd / "s.json")
     assert providers["mine"].script == str(scopes.paths["user"].parent / "u.json")
+
+
+def test_stream_timeouts_merge_by_key_and_reach_the_model(scopes: Scopes) -> None:
+    from providers.model import StreamTimeouts
+    from providers.wire._common import SdkModel
+
+    scopes.write("user", {"streamTimeouts": {"firstEvent": 600, "idle": 20}})
+    scopes.write(
+        "local",
+        {
+            "streamTimeouts": {"idle": 30},
+            "providers": {
+                "slow": {
+                    "api": "openai-chat",
+                    "baseUrl": "http://127.0.0.1:1/v1",
+                    "streamTimeouts": {"firstEvent": 900},
+                }
+            },
+        },
+    )
+    settings = scopes.load()
+    assert (settings.stream_timeouts.first_event, settings.stream_timeouts.idle) == (600, 30)
+    general = StreamTimeouts().merged(first_event=600, idle=30)
+
+    def timeouts_of(name: str) -> StreamTimeouts:
+        from providers.registry import create_model
+
+        model = create_model(
+            name, user_providers=settings.user_providers(), environ={}, stream_timeouts=general
+        )
+        assert isinstance(model, SdkModel)
+        return model._endpoint.stream_timeouts  # pyright: ignore[reportPrivateUsage]
+
+    # The provider's own key wins; the others come from the general setting.
+    assert timeouts_of("slow/m") == StreamTimeouts(first_event=900, idle=30)
+    assert timeouts_of("ollama/m") == StreamTimeouts(first_event=600, idle=30)
+
+
+def test_stream_timeouts_are_positive_seconds(scopes: Scopes) -> None:
+    scopes.write("user", {"streamTimeouts": {"idle": 0, "firstEvent": "60", "other": 1}})
+    with pytest.raises(SettingsError) as caught:
+        scopes.load()
+    message = str(caught.value)
+    assert "streamTimeouts.idle: must be a number greater than 0" in message
+    assert "streamTimeouts.firstEvent: must be a number greater than 0" in message
+    assert "streamTimeouts.other: unknown key" in message
