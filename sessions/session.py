@@ -416,9 +416,10 @@ def _complete_lines(data: bytes, where: str, first_line: int) -> list[JsonObject
     return objects
 
 
-def load(path: Path, process: str = DEFAULT_PROCESS) -> Session:
+def load(path: Path, process: str = DEFAULT_PROCESS, writer: WriterLock | None = None) -> Session:
     """Read a session file (blocking: run it in a worker thread). The session is read-only
-    until it is claimed (`Session.claim`, or the first append).
+    until it is claimed (`Session.claim`, or the first append), unless `writer` is its writer
+    lock, already held.
 
     Raises:
         FileNotFoundError: no such file.
@@ -445,11 +446,19 @@ def load(path: Path, process: str = DEFAULT_PROCESS) -> Session:
                     tree.add(line)
         lines = data.count(b"\n")
         session = Session(
-            header=header, file=file, tree=tree, offset=size, lines=lines, process=process
+            header=header,
+            file=file,
+            tree=tree,
+            offset=size,
+            lines=lines,
+            writer=writer,
+            process=process,
         )
         _repair_title(session, file, tree)
     except BaseException:
         file.close()
+        if writer is not None:
+            writer.release()
         raise
     return session
 

@@ -144,7 +144,9 @@ class SessionStore:
             SessionBusy: another process already has it open.
             SessionWriteFailed: it cannot be written.
         """
-        session = await anyio.to_thread.run_sync(load, path, self.process)
+        # The lock the reservation took in this process, handed over (not taken anew).
+        writer = WriterLock.take_reserved(path, self.process)
+        session = await anyio.to_thread.run_sync(load, path, self.process, writer)
         if session.header.cwd == cwd and not session.path_entries():
             try:
                 await session.claim()

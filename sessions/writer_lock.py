@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from sessions.errors import Holder
+from sessions.reserve import take_reserved_lock
 from sessions.times import utc_now
 
 if sys.platform == "win32":  # pragma: no cover - not exercised in CI
@@ -80,6 +81,18 @@ class WriterLock:
         except BaseException:
             os.close(fd)
             raise
+        return lock
+
+    @classmethod
+    def take_reserved(cls, session_path: Path, process: str = DEFAULT_PROCESS) -> WriterLock | None:
+        """The lock this process took when it reserved the session (`sessions.reserve`), for
+        the build that adopts it; None when it reserved none."""
+        path = lock_path(session_path)
+        fd = take_reserved_lock(path)
+        if fd is None:
+            return None
+        lock = cls(path, fd)
+        lock._label(process)
         return lock
 
     @property
