@@ -71,35 +71,38 @@ def join_results(
     holding one result per call in call order, and no other tool message.
 
     `positions` (one per message, unique) key `memo`, which keeps joined messages between calls.
-    A history that needs no change comes back as the same message objects."""
+    A history that needs no change comes back as the same message objects. Runs on every
+    request of a long session: the common case (one tool message answering its calls in order)
+    is checked with as little work as possible."""
     joined: list[Message] = []
+    keep = joined.append
     count = len(messages)
     index = 0
     while index < count:
         message = messages[index]
         index += 1
-        if message.role == "tool":
+        role = message.role
+        if role == "tool":
             continue  # answers no call of the message before it
-        joined.append(message)
-        if message.role != "assistant":
+        keep(message)
+        if role != "assistant":
             continue
-        calls = message.tool_calls
+        calls = [part for part in message.parts if isinstance(part, ToolCallPart)]
         if not calls:
             continue
         end = index
         while end < count and messages[end].role == "tool":
             end += 1
-        run = messages[index:end]
-        if len(run) == 1 and _answers_exactly(run[0], calls):
-            joined.append(run[0])
+        if end == index + 1 and _answers_exactly(messages[index], calls):
+            keep(messages[index])
         else:
             key = None if positions is None else tuple(positions[index - 1 : end])
             answer = None if memo is None or key is None else memo.get(key)
             if answer is None:
-                answer = _answer(calls, run)
+                answer = _answer(calls, messages[index:end])
                 if memo is not None and key is not None:
                     memo[key] = answer
-            joined.append(answer)
+            keep(answer)
         index = end
     return joined
 
