@@ -1,7 +1,10 @@
 """The append-only JSONL session tree: transcripts that never lose a word.
 
 `SessionStore` finds, lists, creates, forks and deletes sessions; a `Session` is one open file:
-its tree of entries, its current leaf and the request history they imply.
+its tree of entries, its current leaf and the request history they imply. One process writes a
+session at a time (`sessions.writer_lock`; `SessionBusy` elsewhere), every append is synced before
+it returns, and calls a stopped process left without results are answered when the next one
+takes the session (`sessions.repair`).
 
 The names below load on first use (PEP 562): `sessions.ids` alone must stay importable without
 the store, because the ACP start-up path mints the id of the first session before anything else

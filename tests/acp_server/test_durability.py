@@ -79,16 +79,18 @@ async def test_a_second_process_gets_the_replay_but_never_appends(agent_env: Age
             mode = {"sessionId": session_id, "modeId": "plan"}
             assert (await other.error("session/set_mode", mode))["code"] == SESSION_BUSY
 
-            # `earshot -p --resume` in a terminal is refused the same way, before it runs.
-            with anyio.fail_after(30):
-                run = await anyio.run_process(
-                    [sys.executable, "-m", "earshot", "-p", "hi", "--resume", session_id],
-                    cwd=agent_env.workspace,
-                    env=agent_env.environ(),
-                    check=False,
-                )
-            assert run.returncode == 2
-            assert f"pid {holder.process.pid}" in run.stderr.decode()
+            # `earshot -p --resume` (or `--continue`) in a terminal is refused the same way,
+            # before it runs.
+            for how in (["--resume", session_id], ["--continue"]):
+                with anyio.fail_after(30):
+                    run = await anyio.run_process(
+                        [sys.executable, "-m", "earshot", "-p", "hi", *how],
+                        cwd=agent_env.workspace,
+                        env=agent_env.environ(),
+                        check=False,
+                    )
+                assert run.returncode == 2
+                assert f"earshot --stdio (pid {holder.process.pid}" in run.stderr.decode()
             assert path.read_bytes() == before
 
             # The holder's session stays usable.
