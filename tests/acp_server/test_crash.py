@@ -235,6 +235,7 @@ def stored_results(entries: Sequence[Json]) -> dict[str, Json]:
     return results
 
 
+@pytest.mark.timeout(240)  # ~12 s on two idle cores; a dozen processes crawl on a loaded machine
 @pytest.mark.parametrize("round_number", range(ROUNDS))
 async def test_sigkill_at_any_point_of_a_turn_loses_nothing_the_client_saw(
     agent_env: AgentEnv, round_number: int
