@@ -97,6 +97,10 @@ class ProtectedPaths:
     """The workspace roots: inside them, any `.git` or `.earshot` component is protected."""
     paths: tuple[Path, ...]
     """Concrete protected files or directories (a directory covers everything below it)."""
+    lexical: tuple[Path, ...] = ()
+    """The same places as the names earshot, git and the shells look them up by (absolute,
+    symlinks NOT resolved), for the command sandbox: if one of those names is a symbolic link
+    a command may replace, resolving it protects the old target and not the name."""
 
     def covers(self, path: Path) -> bool:
         """Whether writing `path` (absolute; resolved here) touches a protected place."""
@@ -122,15 +126,20 @@ def protected_paths(
     environ = os.environ if environ is None else environ
     resolved_roots = tuple(_real(root) for root in roots)
     home = _home(environ)
-    concrete: list[Path] = [_real(config_dir(environ)), _real(data_dir(environ))]
-    concrete += [_real(home / name) for name in SHELL_STARTUP_FILES]
+    named = [config_dir(environ), data_dir(environ), *(home / name for name in SHELL_STARTUP_FILES)]
+    concrete: list[Path] = [_real(path) for path in named]
+    lexical: list[Path] = [Path(os.path.abspath(path)) for path in named]
     for root in resolved_roots:
         for name in sorted(PROTECTED_DIR_NAMES):
             concrete.append(root / name)
+            lexical.append(root / name)
         target = _git_pointer_target(root / ".git")
         if target is not None:
             concrete.append(target)
-    return ProtectedPaths(roots=resolved_roots, paths=tuple(_unique(concrete)))
+            lexical.append(target)
+    return ProtectedPaths(
+        roots=resolved_roots, paths=tuple(_unique(concrete)), lexical=tuple(_unique(lexical))
+    )
 
 
 def _unique(paths: Iterable[Path]) -> list[Path]:

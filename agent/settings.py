@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
+from agent.sandbox_config import SandboxConfig, merge_sandbox
 from agent.settings_schema import (
     HOOK_EVENTS,
     CostSettings,
@@ -48,6 +49,7 @@ from agent.settings_schema import (
     ModelSettings,
     PermissionSettings,
     ProviderSettings,
+    SandboxSettings,
     Secret,
     SettingsFile,
     StdioServerSettings,
@@ -88,6 +90,8 @@ __all__ = [
     "PermissionRule",
     "PermissionSettings",
     "ProviderSettings",
+    "SandboxConfig",
+    "SandboxSettings",
     "Scope",
     "Secret",
     "Settings",
@@ -152,6 +156,9 @@ class Settings:
     mcp_server_scopes: Mapping[str, Scope] = field(default_factory=lambda: {})
     """Which scope each MCP server entry came from (project servers may need the user's trust)."""
     hooks: tuple[HookRule, ...] = ()
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    """The command sandbox (`agent.sandbox_config`: an untrusted repository can only tighten
+    it)."""
     sources: tuple[Path, ...] = ()
     """The files that were read, user scope first."""
     ignored: IgnoredSettings = field(default_factory=IgnoredSettings)
@@ -354,6 +361,7 @@ def load_settings(
         mcp_servers=merged.servers,
         mcp_server_scopes=merged.server_scopes,
         hooks=tuple(merged.hooks),
+        sandbox=merged.sandbox,
         sources=tuple(merged.sources),
         ignored=merged.ignored,
     )
@@ -374,6 +382,7 @@ class _Merge:
         self.server_scopes: dict[str, Scope] = {}
         self.rules: list[PermissionRule] = []
         self.hooks: list[HookRule] = []
+        self.sandbox = SandboxConfig()
         self.sources: list[Path] = []
         self.ignored = IgnoredSettings()
 
@@ -433,6 +442,9 @@ class _Merge:
             self.hooks.extend(hooks)
         elif hooks:
             self._ignore(path, hooks=tuple(f"{hook.event}: {hook.command}" for hook in hooks))
+        self.sandbox, weakened = merge_sandbox(self.sandbox, parsed.sandbox, grants=grants)
+        if weakened:
+            self._ignore(path, sandbox=weakened)
 
     def _ignore(
         self,
@@ -444,6 +456,7 @@ class _Merge:
         providers: tuple[str, ...] = (),
         mode: Mode | None = None,
         model: str | None = None,
+        sandbox: tuple[str, ...] = (),
     ) -> None:
         old = self.ignored
         self.ignored = IgnoredSettings(
@@ -453,6 +466,7 @@ class _Merge:
             providers=old.providers + providers,
             mode=mode or old.mode,
             model=model or old.model,
+            sandbox=old.sandbox + sandbox,
             sources=old.sources if path in old.sources else (*old.sources, path),
         )
 

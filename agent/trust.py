@@ -11,7 +11,9 @@ in two kinds:
   environment variable (a built-in provider's URL and key are guarded in `agent.settings`).
 - GRANTING or EXECUTING settings apply from repository content only when the workspace is
   trusted: `allow` rules, `hooks`, `mcpServers`, a more permissive `mode`, and providers with an
-  `apiKeyEnv` (that would read any variable of yours and send it where the repository says).
+  `apiKeyEnv` (that would read any variable of yours and send it where the repository says), and
+  whatever weakens the command sandbox (`sandbox.enabled: false`, `sandbox.network: true`,
+  `sandbox.writablePaths`; see `agent.sandbox_config`).
 
 Which files are repository content: the project file, always; the local file
 (`settings.local.json`, where "always allow" answers are saved) only when git tracks it (a
@@ -119,6 +121,8 @@ class IgnoredSettings:
     mode: Mode | None = None
     model: str | None = None
     """A model on one of those providers."""
+    sandbox: tuple[str, ...] = ()
+    """What would have weakened the command sandbox, e.g. `sandbox.enabled: false`."""
     sources: tuple[Path, ...] = ()
     """The files the ignored settings came from."""
 
@@ -130,6 +134,7 @@ class IgnoredSettings:
             or self.providers
             or self.mode
             or self.model
+            or self.sandbox
         )
 
     def notice(self, cwd: Path) -> str:
@@ -149,6 +154,8 @@ class IgnoredSettings:
             parts.append(f"model {_shown(self.model, limit=200)}")
         if self.mode is not None:
             parts.append(f"mode {self.mode}")
+        if self.sandbox:
+            parts.append(_listed(self.sandbox))
         files = ", ".join(_shown(str(source), limit=400) for source in self.sources)
         directory = _shown(str(resolve_directory(cwd)), limit=400)
         return (
