@@ -117,7 +117,8 @@ _WRITE_DENIED = re.compile(r"read-only file system|\bEROFS\b|\[Errno 30\]", re.I
 _BUSY = re.compile(r"device or resource busy|\bEBUSY\b|\[Errno 16\]", re.IGNORECASE)
 _NO_NETWORK = re.compile(
     r"network is unreachable|temporary failure in name resolution|could not resolve host"
-    r"|name or service not known|\bENETUNREACH\b|\bEAI_AGAIN\b|getaddrinfo ENOTFOUND",
+    r"|name or service not known|connection refused|\bENETUNREACH\b|\bECONNREFUSED\b"
+    r"|\bEAI_AGAIN\b|getaddrinfo ENOTFOUND",
     re.IGNORECASE,
 )
 _HIDDEN_SERVICE = re.compile(
