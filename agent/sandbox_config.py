@@ -25,7 +25,6 @@ Imported while the settings are read (an editor's start-up path): stdlib only, n
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,13 +43,15 @@ class SandboxConfig:
     """Absolute, `~` expanded (not resolved: the sandbox resolves them when it runs)."""
 
 
-def expand_writable_path(entry: str) -> Path:
-    """A `writablePaths` entry as a path (`~` expanded against $HOME)."""
-    return Path(os.path.expanduser(entry))
+def expand_writable_path(entry: str, home: Path) -> Path:
+    """A `writablePaths` entry (absolute, `~` or `~/...`: the schema checks) as a path."""
+    if entry == "~" or entry.startswith("~/"):
+        return home / entry[2:]
+    return Path(entry)
 
 
 def merge_sandbox(
-    current: SandboxConfig, section: SandboxSettings, *, grants: bool
+    current: SandboxConfig, section: SandboxSettings, *, grants: bool, home: Path
 ) -> tuple[SandboxConfig, tuple[str, ...]]:
     """`current` with one file's `sandbox` section applied; `grants` False keeps only what
     restricts. Returns the merged settings and, for the trust notice, what was ignored."""
@@ -68,7 +69,7 @@ def merge_sandbox(
             ignored.append("sandbox.network: true")
     if section.writable_paths:
         if grants:
-            paths = tuple(expand_writable_path(entry) for entry in section.writable_paths)
+            paths = tuple(expand_writable_path(entry, home) for entry in section.writable_paths)
             merged = replace(merged, writable_paths=merged.writable_paths + paths)
         else:
             ignored.extend(f"sandbox.writablePaths: {entry}" for entry in section.writable_paths)

@@ -341,7 +341,7 @@ def load_settings(
     user = files["user"]
     trusted_dirs = [Path(entry) for entry in user.trusted_directories] if user else []
     workspace_trusted = is_trusted(cwd, trusted_dirs)
-    merged = _Merge()
+    merged = _Merge(home=Path(environ.get("HOME") or Path.home()))
     for scope in SCOPES:
         parsed = files[scope]
         if parsed is None:
@@ -373,7 +373,8 @@ class _Merge:
     A plain class rather than a dataclass: it is a private accumulator, and each dataclass costs
     a few tenths of a millisecond to define on the editor's start-up path."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, home: Path) -> None:
+        self.home = home
         self.model: str | None = None
         self.mode: Mode | None = None
         self.providers: dict[str, ProviderSettings] = {}
@@ -442,7 +443,9 @@ class _Merge:
             self.hooks.extend(hooks)
         elif hooks:
             self._ignore(path, hooks=tuple(f"{hook.event}: {hook.command}" for hook in hooks))
-        self.sandbox, weakened = merge_sandbox(self.sandbox, parsed.sandbox, grants=grants)
+        self.sandbox, weakened = merge_sandbox(
+            self.sandbox, parsed.sandbox, grants=grants, home=self.home
+        )
         if weakened:
             self._ignore(path, sandbox=weakened)
 
