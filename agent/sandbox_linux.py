@@ -81,8 +81,10 @@ _SYSTEM_SERVICES = (
 run -v /:/host`...): hidden when they exist. `{uid}` is the user's runtime dir."""
 
 
-def _within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+def _within(path: str, root: str) -> bool:
+    """`path` is `root` or below it (both absolute and normalised: plain string work, as this
+    runs for every command)."""
+    return path == root or path.startswith(root if root.endswith("/") else root + "/")
 
 
 def _depth(path: Path) -> int:
@@ -113,50 +115,59 @@ def plan_mounts(places: Places, *, hidden: Iterable[str] | None = None) -> Mount
             could be replaced, and a mount protects only what it points at.
     """
     areas = places.writable
+    area_names = [str(area) for area in areas]
 
-    def replaceable(path: Path) -> bool:
+    def writable(path: str) -> bool:
+        return any(_within(path, area) for area in area_names)
+
+    def replaceable(path: str) -> bool:
         """Whether a command could rename or delete `path` (its directory is writable)."""
-        return path not in areas and any(_within(path.parent, area) for area in areas)
+        return path not in area_names and writable(os.path.dirname(path))
 
     for name in places.protected.lexical:
-        for prefix in (*reversed(name.parents), name):
-            if replaceable(prefix) and prefix.is_symlink():
+        for prefix in _prefixes(str(name)):
+            if replaceable(prefix) and os.path.islink(prefix):
                 raise SandboxRefused(
                     f"{prefix} is a symbolic link inside a writable directory, so the sandbox "
                     f"cannot keep {name} read-only"
                 )
-    pinned: list[Path] = []
-    read_only: list[Path] = []
-    placeholders: list[Path] = []
-    for target in places.protected.paths:
-        target = Path(os.path.realpath(target))
-        if not any(_within(target, area) for area in areas):
+    pinned: list[str] = []
+    read_only: list[str] = []
+    placeholders: list[str] = []
+    for protected in places.protected.paths:
+        # `protected_paths` resolved these already (a root's `.git` and `.earshot` are resolved
+        # below, and were refused above if they are links).
+        if not writable(str(protected)):
             continue  # outside every writable place: read-only already
+        target = os.path.realpath(protected)
         missing = _first_missing(target)
         place = target if missing is None else missing
-        pinned.extend(parent for parent in place.parents if replaceable(parent))
+        pinned.extend(parent for parent in _prefixes(place)[:-1] if replaceable(parent))
         (read_only if missing is None else placeholders).append(place)
     hidden_dirs, hidden_files = _hidden(areas, hidden)
     return MountPlan(
         writable=areas,
-        pinned=tuple(_unique(pinned)),
-        read_only=tuple(_unique(read_only)),
-        placeholders=tuple(_unique(placeholders)),
+        pinned=tuple(map(Path, dict.fromkeys(pinned))),
+        read_only=tuple(map(Path, dict.fromkeys(read_only))),
+        placeholders=tuple(map(Path, dict.fromkeys(placeholders))),
         hidden_dirs=hidden_dirs,
         hidden_files=hidden_files,
         network=places.network,
     )
 
 
-def _first_missing(path: Path) -> Path | None:
+def _prefixes(path: str) -> list[str]:
+    """`/a/b/c` -> `["/a", "/a/b", "/a/b/c"]`."""
+    parts = path.split("/")[1:]
+    return ["/" + "/".join(parts[: index + 1]) for index in range(len(parts))]
+
+
+def _first_missing(path: str) -> str | None:
     """The first component of `path` (from the root down) that does not exist; None if it
     exists."""
     if os.path.lexists(path):
         return None
-    for prefix in (*reversed(path.parents), path):
-        if not os.path.lexists(prefix):
-            return prefix
-    return path
+    return next((prefix for prefix in _prefixes(path) if not os.path.lexists(prefix)), path)
 
 
 def _hidden(
@@ -167,10 +178,10 @@ def _hidden(
     dirs: list[Path] = []
     files: list[Path] = []
     for name in names:
-        path = Path(os.path.realpath(name.replace("{uid}", uid)))
-        if not os.path.lexists(path) or any(_within(area, path) for area in areas):
+        path = os.path.realpath(name.replace("{uid}", uid))
+        if not os.path.lexists(path) or any(_within(str(area), path) for area in areas):
             continue  # absent, or hiding it would hide a writable place too
-        (dirs if path.is_dir() else files).append(path)
+        (dirs if os.path.isdir(path) else files).append(Path(path))
     return tuple(_unique(dirs)), tuple(_unique(files))
 
 

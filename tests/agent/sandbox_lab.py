@@ -4,6 +4,7 @@ lets commands write), so that "outside" means what it says."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -71,17 +73,27 @@ def git(cwd: Path, *args: str) -> str:
     return done.stdout
 
 
+@cache
+def _repository_template() -> Path:
+    """A small committed repository, made once per process and copied into each lab."""
+    holder = Path(tempfile.mkdtemp(prefix="earshot-lab-template-"))
+    atexit.register(shutil.rmtree, holder, True)
+    template = holder / "project"
+    template.mkdir()
+    git(template, "init", "-q")
+    (template / "README.md").write_text("hello\n", encoding="utf-8")
+    git(template, "add", "README.md")
+    git(template, "commit", "-q", "-m", "init")
+    return template
+
+
 def make_lab(monkeypatch: pytest.MonkeyPatch, parent: Path = LAB_PARENT) -> Iterator[Lab]:
     """The lab under `parent`, with $HOME pointing at its fake home (and the XDG dirs unset, so
     earshot's config and data dirs are in that home)."""
     require_bubblewrap()
     base = Path(tempfile.mkdtemp(prefix="earshot-lab-", dir=parent)).resolve()
     project = base / "project"
-    project.mkdir()
-    git(project, "init", "-q")
-    (project / "README.md").write_text("hello\n", encoding="utf-8")
-    git(project, "add", "README.md")
-    git(project, "commit", "-q", "-m", "init")
+    shutil.copytree(_repository_template(), project, symlinks=True)
     outside = base / "outside"
     outside.mkdir()
     (outside / "notes").write_text("outside\n", encoding="utf-8")
