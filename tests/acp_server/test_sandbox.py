@@ -96,6 +96,10 @@ async def test_a_stopped_terminal_command_asks_the_editor_to_run_it_outside(
         first, second = client.requests_named("terminal/create")
         updates = call_updates(client, session_id, "call-bash")
     assert request["params"]["toolCall"]["toolCallId"] == "call-bash"
+    # The card keeps showing the stopped command's terminal while the editor asks.
+    assert request["params"]["toolCall"]["content"] == [
+        {"type": "terminal", "terminalId": "term-1"}
+    ]
     assert [(o["name"], o["kind"], o.get("_meta")) for o in request["params"]["options"]] == [
         (
             "Run outside the sandbox (this call only)",
