@@ -230,8 +230,10 @@ def _without_sandbox(decision: Decision, request: PermissionRequest) -> Decision
     mode, whatever allow rules say (an allow rule was written for confined commands, and
     `Bash(npm run test *)` runs whatever `package.json` says). Deny rules still refuse, and the
     answer covers the one call: no rule is offered (step 4 is never grantable)."""
-    if request.command is None or decision.outcome != "allow":
+    if request.command is None or decision.outcome == "deny":
         return decision
+    if decision.outcome == "ask" and decision.step not in _GRANTABLE_STEPS:
+        return decision  # asks already, and offers no rule
     return Decision("ask", 4, None, "no command sandbox is available: every command asks")
 
 

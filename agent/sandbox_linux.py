@@ -293,6 +293,8 @@ class Placeholders:
             recorded = self.record.read_bytes().decode("utf-8", errors="surrogateescape")
         except FileNotFoundError:
             return
+        if not recorded:
+            return
         for line in dict.fromkeys(recorded.splitlines()):
             path = Path(line)
             if path.is_absolute() and path.is_dir() and not path.is_symlink():

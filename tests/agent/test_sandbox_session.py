@@ -244,7 +244,7 @@ def no_bwrap(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(bin_dir))
 
 
-@pytest.mark.parametrize("mode", ["accept-edits", "auto", "yolo"])
+@pytest.mark.parametrize("mode", ["ask", "accept-edits", "auto", "yolo"])
 @pytest.mark.usefixtures("no_bwrap")
 async def test_without_a_sandbox_every_command_asks(lab: Lab, mode: Mode) -> None:
     user = User(picks=("allow_once",))
