@@ -5,6 +5,7 @@ lets commands write), so that "outside" means what it says."""
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import shutil
 import subprocess
@@ -110,6 +111,13 @@ def make_lab(monkeypatch: pytest.MonkeyPatch, parent: Path = LAB_PARENT) -> Iter
         yield Lab(base=base, project=project, outside=outside, home=home)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def write_npm_test_script(project: Path) -> None:
+    """A `package.json` whose `test` script writes its arguments to `out.txt`."""
+    script = "node -e \"require('fs').writeFileSync('out.txt', process.argv.slice(1).join(' '))\""
+    package = {"name": "lab", "version": "1.0.0", "scripts": {"test": f"{script} --"}}
+    (project / "package.json").write_text(json.dumps(package), encoding="utf-8")
 
 
 def tree(path: Path) -> dict[str, str]:

@@ -18,7 +18,7 @@ from agent.protected_paths import protected_paths
 from agent.sandbox import Places, Sandbox, SandboxRefused, open_sandbox
 from agent.sandbox_config import SandboxConfig
 from agent.tool_env import add_credential_variables
-from tests.agent.sandbox_lab import Lab, git, make_lab, needs_linux
+from tests.agent.sandbox_lab import Lab, git, make_lab, needs_linux, write_npm_test_script
 from tests.processes import running_with_argv, unique_sleep
 
 pytestmark = needs_linux
@@ -133,13 +133,7 @@ async def test_git_commit_is_stopped_and_recognised(lab: Lab) -> None:
 async def test_npm_run_test_with_arguments_runs(lab: Lab) -> None:
     if shutil.which("npm") is None:
         pytest.skip("npm is not installed")
-    script = "node -e \"require('fs').writeFileSync('out.txt', process.argv.slice(1).join(' '))\""
-    (lab.project / "package.json").write_text(
-        '{"name": "lab", "version": "1.0.0", "scripts": {"test": "'
-        + script.replace('"', '\\"')
-        + ' --"}}',
-        encoding="utf-8",
-    )
+    write_npm_test_script(lab.project)
     sandbox = await lab.sandbox()
     result = await lab.run("npm run test -- -k x", sandbox)
     assert result.exit_code == 0, result.output

@@ -106,6 +106,26 @@ async def test_the_sandbox_stops_each_attack(lab: Lab, name: str) -> None:
     assert guarded(lab) == before, result.output
 
 
+EXISTING_SETTINGS_ATTACKS: dict[str, str] = {
+    "overwrite": 'echo \'{"mode": "yolo"}\' > .earshot/settings.local.json',
+    "delete and recreate": "rm -rf .earshot; mkdir -p .earshot && echo '{}' > .earshot/x.json",
+    "rename away": "mv .earshot old && mkdir .earshot && echo '{}' > .earshot/settings.local.json",
+    "python": "python3 -c \"open('.earshot/settings.local.json', 'a').write('{}')\"",
+}
+
+
+@pytest.mark.parametrize("sandboxed", [False, True])
+@pytest.mark.parametrize("name", sorted(EXISTING_SETTINGS_ATTACKS))
+async def test_existing_local_settings_are_read_only(lab: Lab, name: str, sandboxed: bool) -> None:
+    settings = lab.project / ".earshot" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text('{"mode": "ask"}\n', encoding="utf-8")
+    sandbox = await lab.sandbox() if sandboxed else None
+    before = tree(lab.project / ".earshot")
+    await lab.run(EXISTING_SETTINGS_ATTACKS[name], sandbox)
+    assert (tree(lab.project / ".earshot") == before) is sandboxed
+
+
 HOME_ATTACKS: dict[str, str] = {
     "append to ~/.bashrc": "echo evil >> ~/.bashrc",
     "replace ~/.bashrc": "mv ~/.bashrc ~/old && echo evil > ~/.bashrc",

@@ -5,6 +5,7 @@ gate's explicit option, the fallback when no sandbox can run, and controls of or
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from agent.settings import PermissionRule, Settings
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import SessionStore
 from tests.agent.loop_support import collect, of
-from tests.agent.sandbox_lab import Lab, make_lab, needs_linux
+from tests.agent.sandbox_lab import Lab, make_lab, needs_linux, write_npm_test_script
 
 pytestmark = needs_linux
 
@@ -225,6 +226,22 @@ async def test_an_allowed_git_status_runs(lab: Lab) -> None:
     assert user.prompts == []
     assert result(events).status == "completed"
     assert "M README.md" in result(events).result.text
+    await agent.aclose()
+
+
+async def test_an_allowed_npm_run_test_with_arguments_runs(lab: Lab) -> None:
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    write_npm_test_script(lab.project)
+    user = User()
+    settings = Settings(permission_rules=rules("Bash(npm run test *)"))
+    agent = await session(
+        lab, [bash("npm run test -- -k x")], mode="ask", user=user, settings=settings
+    )
+    events = await run(agent)
+    assert user.prompts == []
+    assert result(events).status == "completed", result(events).result.text
+    assert (lab.project / "out.txt").read_text(encoding="utf-8") == "-k x"
     await agent.aclose()
 
 
