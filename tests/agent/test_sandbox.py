@@ -17,7 +17,8 @@ import pytest
 from agent.protected_paths import protected_paths
 from agent.sandbox import Places, Sandbox, SandboxRefused, open_sandbox
 from agent.sandbox_config import SandboxConfig
-from agent.tool_env import add_credential_variables
+from agent.sandbox_linux import bwrap_command, plan_mounts
+from agent.tool_env import add_credential_variables, tool_environment
 from tests.agent.sandbox_lab import Lab, git, make_lab, needs_linux, write_npm_test_script
 from tests.processes import running_with_argv, unique_sleep
 
@@ -165,6 +166,33 @@ async def test_capabilities_are_dropped_even_for_root(lab: Lab) -> None:
     sandbox = await lab.sandbox()
     result = await lab.run("grep CapEff /proc/self/status", sandbox)
     assert result.output.split() == ["CapEff:", "0000000000000000"]
+
+
+@pytest.mark.parametrize("hide", ["socket", "directory"])
+async def test_a_hidden_service_socket_cannot_be_reached(lab: Lab, hide: str) -> None:
+    # A service that would act for the command outside the sandbox (a D-Bus bus, Docker):
+    # a socket can be connected to even on a read-only mount, so it must be hidden.
+    service = lab.base / "run"
+    service.mkdir()
+    path = service / "bus.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(4)
+    connect = (
+        f'{sys.executable} -c "import socket; s = socket.socket(socket.AF_UNIX); '
+        f"s.connect('{path}'); print('reached')\""
+    )
+    sandbox = await lab.sandbox()
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None
+    try:
+        for hidden, reached in (((), True), ((str(path if hide == "socket" else service),), False)):
+            plan = plan_mounts(sandbox.places(), hidden=hidden)
+            command = bwrap_command(bwrap, plan, ["bash", "-c", connect], cwd=lab.project)
+            done = await anyio.run_process(command, check=False, env=tool_environment())
+            assert ("reached" in done.stdout.decode()) is reached, done.stderr.decode()
+    finally:
+        server.close()
 
 
 async def test_a_symlinked_protected_name_is_refused(lab: Lab) -> None:
