@@ -18,10 +18,11 @@ The command line, in order (later mounts cover earlier ones):
 
     bwrap --new-session --die-with-parent --unshare-user --unshare-pid --unshare-ipc
           --cap-drop ALL [--unshare-net]
-          --ro-bind / /  --dev /dev  --proc /proc         everything read-only; own /dev, /proc
+          --ro-bind / /                                   everything read-only
           --bind W W                                      each writable place
           --bind D D                                      "pins" (below)
           --ro-bind P P | --tmpfs P --remount-ro P        each protected place, existing or not
+          --dev /dev  --proc /proc                        its own /dev and /proc
           --tmpfs S --remount-ro S | --ro-bind /dev/null S    hidden service sockets
           --chdir CWD -- bash -c COMMAND
 
@@ -141,6 +142,8 @@ def plan_mounts(places: Places, *, hidden: Iterable[str] | None = None) -> Mount
             continue  # outside every writable place: read-only already
         target = os.path.realpath(protected)
         missing = _first_missing(target)
+        if missing is not None and not os.access(os.path.dirname(missing), os.W_OK):
+            continue  # nobody running as this user can create it there, confined or not
         place = target if missing is None else missing
         pinned.extend(parent for parent in _prefixes(place)[:-1] if replaceable(parent))
         (read_only if missing is None else placeholders).append(place)
@@ -203,7 +206,7 @@ def bwrap_command(bwrap: str, plan: MountPlan, argv: Sequence[str], *, cwd: Path
     ]
     if not plan.network:
         command.append("--unshare-net")
-    command += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    command += ["--ro-bind", "/", "/"]
     for path in sorted(_unique((*plan.writable, *plan.pinned)), key=_depth):
         command += ["--bind", str(path), str(path)]
     protected = [(path, True) for path in plan.read_only]
@@ -213,6 +216,8 @@ def bwrap_command(bwrap: str, plan: MountPlan, argv: Sequence[str], *, cwd: Path
             command += ["--ro-bind", str(path), str(path)]
         else:
             command += ["--tmpfs", str(path), "--remount-ro", str(path)]
+    # After the binds, so that even a writable `/` (a root) gets the sandbox's own /dev and /proc.
+    command += ["--dev", "/dev", "--proc", "/proc"]
     for path in plan.hidden_dirs:
         command += ["--tmpfs", str(path), "--remount-ro", str(path)]
     for path in plan.hidden_files:

@@ -12,7 +12,8 @@ rule the user set globally.
 
 Workspace trust (`agent.trust`): what repository content (the project file, and a local file git
 tracks) may GRANT or RUN — `allow` rules, `hooks`, `mcpServers`, a more permissive `mode`,
-provider definitions (which decide where the conversation goes) and a model on one of them — is
+provider definitions (which decide where the conversation goes) and a model on one of them, and
+whatever weakens the command sandbox (`agent.sandbox_config`) — is
 applied only when the user's `trustedDirectories` cover the
 cwd; otherwise it is left out of the merged `Settings` and listed in `Settings.ignored`. Deny and
 ask rules apply from every scope. `trustedDirectories` is read from the user file only.

@@ -152,8 +152,21 @@ def report(timings: Timings, planning: float, runs: int) -> str:
             "machine.",
             "",
             *rows,
+            *_busy_note(load),
         ]
     )
+
+
+def _busy_note(load: float) -> list[str]:
+    if load < 2 * (os.cpu_count() or 1):
+        return []
+    return [
+        "",
+        f"The machine was busy (load {load:.1f} on {os.cpu_count()} CPUs): the CPU the sandbox "
+        "adds is the small figure above, and most of the added wall time is waiting to be "
+        "scheduled, since a confined command is three processes (bwrap, its init, the command) "
+        "where a plain one is one. Compare runs made at similar load only.",
+    ]
 
 
 def main() -> None:

@@ -330,3 +330,4 @@ def test_places_are_canonical(lab: Lab) -> None:
     assert lab.project in places.writable
     assert link not in places.writable
     assert places.protected == protected_paths((link,))
+

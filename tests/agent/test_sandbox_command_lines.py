@@ -114,12 +114,12 @@ def test_bwrap_mounts_in_order_read_only_then_writable_then_protected() -> None:
     assert "--unshare-net" in command
     order = [
         "--ro-bind / /",
-        "--proc /proc",
         "--bind /tmp /tmp",
         "--bind /tmp/deep /tmp/deep",
         "--bind /home/me/project /home/me/project",
         "--ro-bind /home/me/project/.git /home/me/project/.git",
         "--tmpfs /home/me/project/.earshot --remount-ro /home/me/project/.earshot",
+        "--dev /dev --proc /proc",
         "--tmpfs /run/user/1000 --remount-ro /run/user/1000",
         "--ro-bind /dev/null /run/docker.sock",
         "--chdir /home/me -- bash -c ls",
