@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import platform
-import resource
 import shutil
 import statistics
 import subprocess
@@ -54,20 +53,11 @@ def _project(base: Path) -> Path:
     return project
 
 
-Sample = tuple[float, float]
-"""(wall ms, CPU ms: earshot's own plus the command's processes, bwrap included)."""
-
-
-def _cpu() -> float:
-    total = 0.0
-    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
-        usage = resource.getrusage(who)
-        total += usage.ru_utime + usage.ru_stime
-    return total * 1000
+Sample = tuple[float]
+"""(wall ms,)"""
 
 
 async def _time(command: str, project: Path, sandbox: Sandbox | None) -> Sample:
-    cpu = _cpu()
     started = time.perf_counter()
     result = await LocalProcesses().run(
         command, cwd=project, timeout=60, output_limit=100_000, confine=sandbox
@@ -75,7 +65,7 @@ async def _time(command: str, project: Path, sandbox: Sandbox | None) -> Sample:
     elapsed = (time.perf_counter() - started) * 1000
     if result.exit_code != 0:
         raise RuntimeError(f"{command!r} failed: {result.output}")
-    return elapsed, _cpu() - cpu
+    return (elapsed,)
 
 
 Timings = dict[str, tuple[list[Sample], list[Sample]]]
@@ -118,18 +108,17 @@ def report(timings: Timings, planning: float, runs: int) -> str:
     version = subprocess.run([bwrap, "--version"], capture_output=True, text=True, check=False)
     load = os.getloadavg()[0]
     rows = [
-        "| command | plain wall ms | sandboxed wall ms | wall added | CPU added | fastest added |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| command | plain ms | sandboxed ms | added (medians) | added (fastest runs) |",
+        "| --- | ---: | ---: | ---: | ---: |",
     ]
     worst = 0.0
     for name, (plain, confined) in timings.items():
         added = _median(confined, 0) - _median(plain, 0)
-        cpu_added = _median(confined, 1) - _median(plain, 1)
         fastest = min(s[0] for s in confined) - min(s[0] for s in plain)
         worst = max(worst, added)
         rows.append(
             f"| {name} | {_median(plain, 0):.1f} | {_median(confined, 0):.1f} | "
-            f"+{added:.1f} ms | +{cpu_added:.1f} ms | +{fastest:.1f} ms |"
+            f"+{added:.1f} ms | +{fastest:.1f} ms |"
         )
     verdict = "within" if worst < TARGET_MS else "OVER"
     return "\n".join(
@@ -147,9 +136,9 @@ def report(timings: Timings, planning: float, runs: int) -> str:
             f"Added per call (target under {TARGET_MS:g} ms): at most **+{worst:.1f} ms** wall "
             f"(median), {verdict} the target. Planning the mounts (protected paths, placeholders, "
             f"pins) takes {planning:.2f} ms of CPU; the rest is bubblewrap creating and tearing "
-            "down the namespaces. CPU is earshot's plus the command's processes' (bwrap "
-            'included); "fastest" compares the fastest run of each, the cost on an idle '
-            "machine.",
+            "down the namespaces (three processes where a plain command is one: bwrap, its "
+            'init, the command). "Fastest runs" compares the fastest run of each, close to the '
+            "cost on an idle machine.",
             "",
             *rows,
             *_busy_note(load),
@@ -162,10 +151,9 @@ def _busy_note(load: float) -> list[str]:
         return []
     return [
         "",
-        f"The machine was busy (load {load:.1f} on {os.cpu_count()} CPUs): the CPU the sandbox "
-        "adds is the small figure above, and most of the added wall time is waiting to be "
-        "scheduled, since a confined command is three processes (bwrap, its init, the command) "
-        "where a plain one is one. Compare runs made at similar load only.",
+        f"The machine was busy (load {load:.1f} on {os.cpu_count()} CPUs): most of the added "
+        "time is then waiting to be scheduled, for three processes instead of one. Compare "
+        "runs made at similar load only.",
     ]
 
 
