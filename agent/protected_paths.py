@@ -219,9 +219,9 @@ def protected_paths(
     secrets = [_real(home / name) for name in CREDENTIAL_PATHS] + own_settings
     return ProtectedPaths(
         roots=resolved_roots,
-        paths=tuple(_unique(concrete)),
+        paths=tuple(_outermost(concrete)),
         secrets=tuple(_unique(secrets)),
-        lexical=tuple(_unique(lexical)),
+        lexical=tuple(_outermost(lexical)),
     )
 
 
@@ -233,3 +233,11 @@ def _unique(paths: Iterable[Path]) -> list[Path]:
             seen.add(path)
             result.append(path)
     return result
+
+
+def _outermost(paths: Iterable[Path]) -> list[Path]:
+    """`paths` without those below another of them (already covered; and the sandbox cannot make
+    a mount point inside a directory it has made read-only)."""
+    unique = _unique(paths)
+    kept = set(unique)
+    return [path for path in unique if not any(parent in kept for parent in path.parents)]

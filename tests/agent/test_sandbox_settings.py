@@ -122,9 +122,11 @@ def test_a_trusted_project_may_weaken_it(files: Files) -> None:
     )
 
 
-def test_a_local_file_of_the_user_may_weaken_it(files: Files) -> None:
-    # No git: the local file is the user's own (agent.trust), like their "always allow" answers.
+def test_a_local_file_in_the_project_weakens_it_only_once_trusted(files: Files) -> None:
+    # The project's local file is repository content, whoever wrote it (agent.trust).
     files.local({"sandbox": {"enabled": False}})
+    assert files.load().sandbox.enabled is True
+    files.trust()
     assert files.load().sandbox.enabled is False
 
 
