@@ -19,6 +19,7 @@ from acp_server.capabilities import ClientCapabilities
 from acp_server.jsonrpc import ClientError, Connection, ConnectionClosed, JsonObject
 from acp_server.updates import UpdateTranslator
 from agent.backends import (
+    Confinement,
     FileBackend,
     OutputSink,
     PermissionAnswer,
@@ -88,6 +89,8 @@ def _permission_option(option: PermissionOption) -> JsonObject:
     match option.kind:
         case "allow_once":
             kind = "allow_once"
+            if option.unsandboxed:
+                meta = {"sandbox": "outside"}
         case "allow_session":
             kind = "allow_always"
             meta = {"scope": "session", "rule": rule}
@@ -308,7 +311,9 @@ class AcpFiles:
 
 class AcpProcesses:
     """`bash -c` in an editor terminal when the client has one (embedded live in the tool call),
-    else local."""
+    else local. A confined command is handed to the terminal as the sandbox's whole command line
+    (the editor runs on the same machine), which also removes the provider keys from the
+    editor's environment before the sandbox starts."""
 
     def __init__(self, channel: SessionChannel, local: ProcessBackend) -> None:
         self.channel = channel
@@ -324,6 +329,7 @@ class AcpProcesses:
         env: Mapping[str, str] | None = None,
         on_output: OutputSink | None = None,
         on_terminal: TerminalSink | None = None,
+        confine: Confinement | None = None,
     ) -> ProcessResult:
         if not self.channel.client.terminal:
             return await self.local.run(
@@ -334,10 +340,26 @@ class AcpProcesses:
                 env=env,
                 on_output=on_output,
                 on_terminal=on_terminal,
+                confine=confine,
             )
+        argv = ["bash", "-c", command]
+        if confine is None:
+            return await self._terminal(argv, cwd, timeout, output_limit, env, on_terminal)
+        async with confine.launch(argv, cwd=cwd, scrub_env=True) as confined:
+            return await self._terminal(confined, cwd, timeout, output_limit, env, on_terminal)
+
+    async def _terminal(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        timeout: float,
+        output_limit: int,
+        env: Mapping[str, str] | None,
+        on_terminal: TerminalSink | None,
+    ) -> ProcessResult:
         params: JsonObject = {
-            "command": "bash",
-            "args": ["-c", command],
+            "command": argv[0],
+            "args": list(argv[1:]),
             "cwd": str(cwd),
             "outputByteLimit": max(0, output_limit),
         }

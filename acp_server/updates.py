@@ -187,14 +187,22 @@ class UpdateTranslator:
         return [self._tool_call(call, raw_input)]
 
     def tool_call_fields(self, call_id: str, ui: ToolUi, raw_input: object) -> JsonObject:
-        """A `ToolCallUpdate` describing the call in full (for `session/request_permission`)."""
+        """A `ToolCallUpdate` describing the call in full (for `session/request_permission`).
+        A call that already ran keeps showing its terminal or output (a command the sandbox
+        stopped, asking whether to run it outside)."""
+        known = self.calls.get(call_id)
+        content = _diffs(ui)
+        if known is not None and known.terminal_id is not None:
+            content.append({"type": "terminal", "terminalId": known.terminal_id})
+        elif known is not None and known.output:
+            content.append({"type": "content", "content": text_block(known.output)})
         update: JsonObject = {
             "toolCallId": call_id,
             "title": ui.title,
             "kind": ui.kind,
             "status": "pending",
             "locations": _locations(ui),
-            "content": _diffs(ui),
+            "content": content,
         }
         if raw_input is not None:
             update["rawInput"] = raw_input

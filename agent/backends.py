@@ -8,6 +8,7 @@ the editor's UI; print mode answers prompts from its flags. The agent core never
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TypeAlias
@@ -86,6 +87,24 @@ OutputSink: TypeAlias = Callable[[str], Awaitable[None]]
 TerminalSink: TypeAlias = Callable[[str], Awaitable[None]]
 
 
+class Confinement(Protocol):
+    """The operating-system sandbox a command line runs in (`agent.sandbox.Sandbox`)."""
+
+    def launch(
+        self, argv: Sequence[str], *, cwd: Path, scrub_env: bool
+    ) -> AbstractAsyncContextManager[Sequence[str]]:
+        """The command line that runs `argv` confined, valid while the context is open (the
+        sandbox may keep state, such as mount points, for the command's lifetime).
+        `scrub_env`: the process will inherit an environment earshot did not clean (an editor
+        terminal's), so the command line removes the provider keys itself.
+
+        Raises:
+            agent.sandbox.SandboxRefused: the sandbox cannot enforce its policy for this
+                command (the command must not run confined as if it could).
+        """
+        ...
+
+
 class ProcessBackend(Protocol):
     async def run(
         self,
@@ -97,12 +116,15 @@ class ProcessBackend(Protocol):
         env: Mapping[str, str] | None = None,
         on_output: OutputSink | None = None,
         on_terminal: TerminalSink | None = None,
+        confine: Confinement | None = None,
     ) -> ProcessResult:
         """Run `command` with bash in its own process group.
 
         On timeout or cancellation the whole group is killed. `on_output` receives output as it
         arrives (local runs); `on_terminal` receives the editor terminal id as soon as it exists,
-        so the tool call can embed the live terminal before the command finishes.
+        so the tool call can embed the live terminal before the command finishes. With
+        `confine`, `bash -c command` runs inside that sandbox (an editor terminal is handed the
+        sandbox's command line).
         """
         ...
 
@@ -122,6 +144,8 @@ class PermissionOption:
     rule: str | None = None
     """For allow_always / reject_always: the readable rule that will be saved, e.g.
     `Bash(npm run test *)`."""
+    unsandboxed: bool = False
+    """An allow_once that runs the command OUTSIDE the command sandbox (this call only)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

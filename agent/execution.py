@@ -81,6 +81,8 @@ class GateVerdict(Protocol):
     def answer(self) -> PermissionOptionKind | None: ...
     @property
     def reason(self) -> str: ...
+    @property
+    def unsandboxed(self) -> bool: ...
 
 
 class Gate(Protocol):
@@ -486,6 +488,8 @@ class ToolExecutor:
             )
         )
         if verdict.allowed:
+            # Only the user's answer to a prompt that said so runs a command unconfined.
+            item.ctx.unsandboxed = verdict.unsandboxed
             return None
         reason = verdict.reason or "not allowed"
         return (

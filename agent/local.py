@@ -13,13 +13,14 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 
 import anyio
 import anyio.abc
 
-from agent.backends import OutputSink, ProcessResult, TerminalSink
+from agent.backends import Confinement, OutputSink, ProcessResult, TerminalSink
 from agent.regular_files import read_regular_async
 from agent.tool_env import tool_environment
 
@@ -95,8 +96,10 @@ class LocalProcesses:
         env: Mapping[str, str] | None = None,
         on_output: OutputSink | None = None,
         on_terminal: TerminalSink | None = None,
+        confine: Confinement | None = None,
     ) -> ProcessResult:
-        """Run `command` with `bash -c` in its own process group.
+        """Run `command` with `bash -c` in its own process group (inside `confine`'s sandbox
+        when given).
 
         `env` is added to the inherited environment, from which the provider credentials are
         removed (`agent.tool_env`). Output is streamed to `on_output` as it
@@ -106,11 +109,36 @@ class LocalProcesses:
 
         Raises:
             FileNotFoundError: bash is not installed (or `cwd` does not exist).
+            agent.sandbox.SandboxRefused: `confine` cannot enforce its policy for this command.
         """
         del on_terminal  # local runs have no editor terminal to announce
+        argv = [self.shell, "-c", command]
+        launch: AbstractAsyncContextManager[Sequence[str]] = (
+            nullcontext(argv) if confine is None else confine.launch(argv, cwd=cwd, scrub_env=False)
+        )
+        async with launch as command_line:
+            return await self._run(
+                command_line,
+                cwd=cwd,
+                timeout=timeout,
+                output_limit=output_limit,
+                env=env,
+                on_output=on_output,
+            )
+
+    async def _run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        timeout: float,
+        output_limit: int,
+        env: Mapping[str, str] | None,
+        on_output: OutputSink | None,
+    ) -> ProcessResult:
         full_env = tool_environment(extra=env)
         process = await anyio.open_process(
-            [self.shell, "-c", command],
+            list(argv),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeAlias, assert_never
+from typing import TYPE_CHECKING, TypeAlias, assert_never
 
 from agent.backends import (
     Interaction,
@@ -32,6 +32,9 @@ from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.rule_proposals import propose_refusals, propose_rules
 from agent.tools.base import PermissionRequest, ScopeContract
 
+if TYPE_CHECKING:
+    from agent.sandbox import SandboxStatus
+
 _RG_GLOB_SPECIAL = frozenset("[]{},!\\")
 
 
@@ -46,6 +49,8 @@ class GateOutcome:
     answer: PermissionOptionKind | None
     """The option the user chose; None when nobody was asked."""
     reason: str
+    unsandboxed: bool = False
+    """The user chose to run this command outside the command sandbox (this call only)."""
 
 
 PersistRule: TypeAlias = Callable[[str, str], None]
@@ -76,8 +81,10 @@ class PermissionGate:
         roots: Sequence[Path],
         persist_rule: PersistRule | None = None,
         protected: ProtectedPaths | None = None,
+        sandbox: SandboxStatus = "off",
     ) -> None:
         self._rules = rules
+        self._sandbox: SandboxStatus = sandbox
         self._cwd = resolve_path(cwd, Path("/"))
         self._roots = tuple(resolve_path(root, Path("/")) for root in roots) or (self._cwd,)
         self._persist_rule = persist_rule
@@ -159,6 +166,8 @@ class PermissionGate:
             cwd=self._cwd,
             protected=self._protected,
         )
+        if self._sandbox == "unavailable":
+            decision = _without_sandbox(decision, request)
         source = _decision_source(decision)
         match decision.outcome:
             case "allow":
@@ -176,7 +185,8 @@ class PermissionGate:
             else ()
         )
         refusals = propose_refusals(request, cwd=self._cwd, allow=rules.allow)
-        options = _options(proposals, refusals)
+        outside = self._sandbox == "active" and request.command is not None
+        options = _options(proposals, refusals, outside=outside)
         prompt = PermissionPrompt(
             call_id=call_id,
             tool_name=tool_name,
@@ -203,6 +213,9 @@ class PermissionGate:
         kind = chosen.kind
         match kind:
             case "allow_once":
+                if chosen.unsandboxed:
+                    reason = "allowed once outside the sandbox by the user"
+                    return GateOutcome(True, False, "prompt", kind, reason, unsandboxed=True)
                 return GateOutcome(True, False, "prompt", kind, "allowed once by the user")
             case "allow_session":
                 self._granted.extend(parse_rule(text, "session") for text in proposals)
@@ -237,8 +250,31 @@ def _decision_source(decision: Decision) -> str:
     return "mode" if decision.step in (5, 8) else "policy"
 
 
-def _options(proposals: tuple[str, ...], refusals: tuple[str, ...]) -> tuple[PermissionOption, ...]:
+def _without_sandbox(decision: Decision, request: PermissionRequest) -> Decision:
+    """No command sandbox could run although the settings want one: every command asks, in every
+    mode, whatever allow rules say (an allow rule was written for confined commands, and
+    `Bash(npm run test *)` runs whatever `package.json` says). Deny rules still refuse, and the
+    answer covers the one call: no rule is offered (step 4 is never grantable)."""
+    if request.command is None or decision.outcome == "deny":
+        return decision
+    if decision.outcome == "ask" and decision.step not in _GRANTABLE_STEPS:
+        return decision  # asks already, and offers no rule
+    return Decision("ask", 4, None, "no command sandbox is available: every command asks")
+
+
+def _options(
+    proposals: tuple[str, ...], refusals: tuple[str, ...], *, outside: bool = False
+) -> tuple[PermissionOption, ...]:
     options = [PermissionOption(id="allow_once", label="Allow once", kind="allow_once")]
+    if outside:
+        options.append(
+            PermissionOption(
+                id="allow_outside_sandbox",
+                label="Run outside the sandbox (this call only)",
+                kind="allow_once",
+                unsandboxed=True,
+            )
+        )
     if proposals:
         shown = ", ".join(proposals)
         options.append(

@@ -152,6 +152,10 @@ class ProtectedPaths:
     """Concrete protected files or directories (a directory covers everything below it)."""
     secrets: tuple[Path, ...] = ()
     """Credential files and directories, and earshot's settings files (resolved)."""
+    lexical: tuple[Path, ...] = ()
+    """The same places as the names earshot, git and the shells look them up by (absolute,
+    symlinks NOT resolved), for the command sandbox: if one of those names is a symbolic link
+    a command may replace, resolving it protects the old target and not the name."""
 
     def covers(self, path: Path) -> bool:
         """Whether writing `path` (absolute; resolved here) touches a protected place."""
@@ -201,17 +205,23 @@ def protected_paths(
     config = config_dir(environ)
     own_settings = [_real(config / "settings.json"), _real(config / "projects")]
     own_settings += [_real(path) for path in settings_files]
-    concrete: list[Path] = [_real(config), _real(data_dir(environ)), *own_settings]
-    concrete += [_real(home / name) for name in SHELL_STARTUP_FILES]
+    named = [config, data_dir(environ), *(home / name for name in SHELL_STARTUP_FILES)]
+    concrete: list[Path] = [*(_real(path) for path in named), *own_settings]
+    lexical: list[Path] = [Path(os.path.abspath(path)) for path in named]
     for root in resolved_roots:
         for name in sorted(PROTECTED_DIR_NAMES):
             concrete.append(root / name)
+            lexical.append(root / name)
         target = _git_pointer_target(root / ".git")
         if target is not None:
             concrete.append(target)
+            lexical.append(target)
     secrets = [_real(home / name) for name in CREDENTIAL_PATHS] + own_settings
     return ProtectedPaths(
-        roots=resolved_roots, paths=tuple(_unique(concrete)), secrets=tuple(_unique(secrets))
+        roots=resolved_roots,
+        paths=tuple(_outermost(concrete)),
+        secrets=tuple(_unique(secrets)),
+        lexical=tuple(_outermost(lexical)),
     )
 
 
@@ -223,3 +233,11 @@ def _unique(paths: Iterable[Path]) -> list[Path]:
             seen.add(path)
             result.append(path)
     return result
+
+
+def _outermost(paths: Iterable[Path]) -> list[Path]:
+    """`paths` without those below another of them (already covered; and the sandbox cannot make
+    a mount point inside a directory it has made read-only)."""
+    unique = _unique(paths)
+    kept = set(unique)
+    return [path for path in unique if not any(parent in kept for parent in path.parents)]

@@ -448,8 +448,7 @@ class AgentSession:
             self._services["subagent"] = SubagentRunner(self, emit=emit, cancel_turn=scope.cancel)
             try:
                 emit(TurnStarted(turn_id=uuid.uuid4().hex))
-                notice = self._parts.startup_notice()
-                if notice is not None:
+                for notice in self._parts.startup_notices():
                     emit(Notice(severity="warning", message=notice))
                 for text in self._options.notices if not self._notices_said else ():
                     emit(Notice(severity="warning", message=text))
@@ -573,6 +572,7 @@ class AgentSession:
             progress=sinks.progress,
             terminal=sinks.terminal,
             services=self._services,
+            sandbox=self._parts.sandbox,
         )
 
     def executor(self, emit: Emit, cancel_turn: Callable[[], None]) -> ToolExecutor:

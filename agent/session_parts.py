@@ -20,6 +20,7 @@ from sessions import ExtensionEntry, ModelChangeEntry, Session, UndoSnapshotEntr
 
 if TYPE_CHECKING:
     from agent.protected_paths import ProtectedPaths
+    from agent.sandbox import Sandbox
     from agent.session import SessionOptions
     from agent.settings import Settings
     from agent.skills import SkillIndex
@@ -44,6 +45,7 @@ class SessionParts:
     hooks: Hooks | None
     undo: UndoStore | None
     skills: SkillIndex | None
+    sandbox: Sandbox | None = None
     _notice_given: bool = field(default=False)
 
     def builtin_tools(self, include_builtins: bool) -> list[AnyTool]:
@@ -66,14 +68,18 @@ class SessionParts:
             READ_DENY_GLOBS: self.gate.read_deny_globs,
         }
 
-    def startup_notice(self) -> str | None:
-        """Something the user should hear once per session (undo being unavailable)."""
+    def startup_notices(self) -> list[str]:
+        """What the user should hear once per session: no command sandbox, undo unavailable."""
         if self._notice_given:
-            return None
+            return []
         self._notice_given = True
+        notices: list[str] = []
+        sandbox_notice = self.sandbox.notice() if self.sandbox is not None else None
+        if sandbox_notice is not None:
+            notices.append(sandbox_notice)
         if self.undo is not None and not self.undo.available:
-            return self.undo.unavailable_reason or "undo is unavailable"
-        return None
+            notices.append(self.undo.unavailable_reason or "undo is unavailable")
+        return notices
 
     async def snapshot(self, paths: Sequence[Path], whole_tree: bool = False) -> None:
         """Snapshot `paths` (with `whole_tree`: the work tree too) before a batch of mutating
@@ -149,12 +155,14 @@ async def assemble_parts(
         processes = processes or LocalProcesses()
     rules = PermissionRules() if settings is None else PermissionRules.from_settings(settings)
     remembered = None if settings is None else settings.remembered
+    sandbox = await _sandbox(settings, roots)
     gate = PermissionGate(
         rules,
         cwd=cwd,
         roots=roots,
         persist_rule=None if remembered is None else _persister(remembered),
         protected=_protected(roots, settings),
+        sandbox=sandbox.status,
     )
     return SessionParts(
         stored=stored,
@@ -165,7 +173,23 @@ async def assemble_parts(
         hooks=_hooks(settings, cwd),
         undo=_undo(cwd, data_dir),
         skills=_skills(cwd, settings, gate),
+        sandbox=sandbox,
     )
+
+
+async def _sandbox(settings: Settings | None, roots: Sequence[Path]) -> Sandbox:
+    """The command sandbox the settings ask for (on, with the network, when there are none), and
+    the keys of the providers they define scrubbed from every command's environment."""
+    from agent.sandbox import open_sandbox
+    from agent.sandbox_config import SandboxConfig
+    from agent.tool_env import add_credential_variables
+
+    if settings is None:
+        return await open_sandbox(SandboxConfig(), roots)
+    add_credential_variables(
+        entry.api_key_env for entry in settings.providers.values() if entry.api_key_env
+    )
+    return await open_sandbox(settings.sandbox, roots)
 
 
 def _protected(roots: Sequence[Path], settings: Settings | None) -> ProtectedPaths:

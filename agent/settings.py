@@ -14,7 +14,8 @@ would let a checked-in project file remove a deny rule the user set globally.
 Workspace trust (`agent.trust`): the two files in the project directory are repository content,
 whoever wrote them and whatever git says. What they would GRANT or RUN (`allow` rules, `hooks`,
 `mcpServers`, a more permissive `mode`, provider definitions and a model on another provider
-than yours: they decide where the conversation goes) is applied only when the user's
+than yours: they decide where the conversation goes, and whatever would weaken the command
+sandbox (`agent.sandbox_config`)) is applied only when the user's
 `trustedDirectories` cover the cwd; otherwise it is left out of the merged `Settings` and listed
 in `Settings.ignored`. Deny and ask rules apply from every scope. The user file and the
 remembered file live in the user's own config directory, which nothing in a project can write
@@ -41,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
+from agent.sandbox_config import SandboxConfig, merge_sandbox
 from agent.settings_schema import (
     HOOK_EVENTS,
     CostSettings,
@@ -53,6 +55,7 @@ from agent.settings_schema import (
     ModelSettings,
     PermissionSettings,
     ProviderSettings,
+    SandboxSettings,
     Secret,
     SettingsFile,
     StdioServerSettings,
@@ -97,6 +100,8 @@ __all__ = [
     "PermissionRule",
     "PermissionSettings",
     "ProviderSettings",
+    "SandboxConfig",
+    "SandboxSettings",
     "Scope",
     "Secret",
     "Settings",
@@ -162,6 +167,9 @@ class Settings:
     mcp_server_scopes: Mapping[str, Scope] = field(default_factory=lambda: {})
     """Which scope each MCP server entry came from (project servers may need the user's trust)."""
     hooks: tuple[HookRule, ...] = ()
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    """The command sandbox (`agent.sandbox_config`: an untrusted repository can only tighten
+    it)."""
     sources: tuple[Path, ...] = ()
     """The files that were read, user scope first."""
     ignored: IgnoredSettings = field(default_factory=IgnoredSettings)
@@ -355,7 +363,7 @@ def load_settings(
     user = files["user"]
     trusted_dirs = [Path(entry) for entry in user.trusted_directories] if user else []
     workspace_trusted = is_trusted(cwd, trusted_dirs)
-    merged = _Merge()
+    merged = _Merge(home=Path(environ.get("HOME") or Path.home()))
     for scope in SCOPES:
         parsed = files[scope]
         if parsed is None:
@@ -376,6 +384,7 @@ def load_settings(
         mcp_servers=merged.servers,
         mcp_server_scopes=merged.server_scopes,
         hooks=tuple(merged.hooks),
+        sandbox=merged.sandbox,
         sources=tuple(merged.sources),
         ignored=merged.ignored,
         trusted=workspace_trusted,
@@ -390,7 +399,8 @@ class _Merge:
     A plain class rather than a dataclass: it is a private accumulator, and each dataclass costs
     a few tenths of a millisecond to define on the editor's start-up path."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, home: Path) -> None:
+        self.home = home
         self.model: str | None = None
         self.mode: Mode | None = None
         self.providers: dict[str, ProviderSettings] = {}
@@ -399,6 +409,7 @@ class _Merge:
         self.server_scopes: dict[str, Scope] = {}
         self.rules: list[PermissionRule] = []
         self.hooks: list[HookRule] = []
+        self.sandbox = SandboxConfig()
         self.sources: list[Path] = []
         self.ignored = IgnoredSettings()
         self.stream_timeouts = StreamTimeoutSettings()
@@ -466,6 +477,11 @@ class _Merge:
             self.hooks.extend(hooks)
         elif hooks:
             self._ignore(path, hooks=tuple(f"{hook.event}: {hook.command}" for hook in hooks))
+        self.sandbox, weakened = merge_sandbox(
+            self.sandbox, parsed.sandbox, grants=grants, home=self.home
+        )
+        if weakened:
+            self._ignore(path, sandbox=weakened)
 
     def _same_provider(self, model: str) -> bool:
         """Whether `model` runs on the provider of the model the user's own scopes chose."""
@@ -491,6 +507,7 @@ class _Merge:
         providers: tuple[str, ...] = (),
         mode: Mode | None = None,
         model: str | None = None,
+        sandbox: tuple[str, ...] = (),
     ) -> None:
         old = self.ignored
         self.ignored = replace(
@@ -501,6 +518,7 @@ class _Merge:
             providers=old.providers + providers,
             mode=mode or old.mode,
             model=model or old.model,
+            sandbox=old.sandbox + sandbox,
             sources=old.sources if path in old.sources else (*old.sources, path),
         )
 

@@ -201,6 +201,16 @@ class HooksSettings(FileSection):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxSettings(FileSection):
+    """`sandbox`: the OS sandbox commands run in (`agent.sandbox_config` merges the scopes)."""
+
+    enabled: bool | None = None
+    network: bool | None = None
+    writable_paths: list[str] = field(default_factory=list[str])
+    """Absolute or `~/...` paths commands may write besides the workspace and the temp dir."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SettingsFile(FileSection):
     """The content of one settings file."""
 
@@ -213,6 +223,7 @@ class SettingsFile(FileSection):
     permissions: PermissionSettings = field(default_factory=PermissionSettings)
     mcp_servers: dict[str, McpServerSettings] = field(default_factory=dict[str, McpServerSettings])
     hooks: HooksSettings = field(default_factory=HooksSettings)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     trusted_directories: list[str] = field(default_factory=list[str])
     """User scope only: directories whose repository settings may grant and run (see
     `agent.trust`)."""
@@ -273,6 +284,14 @@ def _number(minimum: float, *, inclusive: bool) -> Checker:
 
 non_negative_float = _number(0, inclusive=True)
 positive_float = _number(0, inclusive=False)
+
+
+def absolute_path(value: object, path: str, problems: list[Problem]) -> object:
+    """A string naming an absolute path, or one under the home directory (`~`, `~/...`)."""
+    if isinstance(value, str) and (value.startswith("/") or value == "~" or value.startswith("~/")):
+        return value
+    problems.append((path, "must be an absolute path or start with ~/"))
+    return INVALID
 
 
 def one_of(choices: Sequence[str]) -> Checker:
@@ -470,6 +489,14 @@ _HOOK = schema_object(
 _HOOKS = schema_object(
     HooksSettings, [Field(event, event, list_of(_HOOK)) for event in HOOK_EVENTS]
 )
+_SANDBOX = schema_object(
+    SandboxSettings,
+    [
+        Field("enabled", "enabled", optional(boolean)),
+        Field("network", "network", optional(boolean)),
+        Field("writablePaths", "writable_paths", list_of(absolute_path)),
+    ],
+)
 _SETTINGS_FILE = schema_object(
     SettingsFile,
     [
@@ -481,6 +508,7 @@ _SETTINGS_FILE = schema_object(
         Field("permissions", "permissions", _PERMISSIONS),
         Field("mcpServers", "mcp_servers", map_of(_mcp_server)),
         Field("hooks", "hooks", _HOOKS),
+        Field("sandbox", "sandbox", _SANDBOX),
         Field("trustedDirectories", "trusted_directories", _STRINGS),
         Field("streamTimeouts", "stream_timeouts", optional(_STREAM_TIMEOUTS)),
     ],
@@ -497,5 +525,6 @@ _OBJECT_CHECKERS: Mapping[type[FileSection], Checker] = {
     HttpServerSettings: _HTTP_SERVER,
     HookSettings: _HOOK,
     HooksSettings: _HOOKS,
+    SandboxSettings: _SANDBOX,
     SettingsFile: _SETTINGS_FILE,
 }

@@ -16,7 +16,8 @@ or anyone: every file inside the project directory is repository content.
   trusted: `allow` rules, `hooks`, `mcpServers`, a more permissive `mode`, `providers` and a
   `model` on any other provider (they decide where the conversation is sent), and the
   project's skills (`agent.skills`: instructions the model would follow, and text sent with the
-  first request).
+  first request), and whatever weakens the command sandbox (`sandbox.enabled: false`,
+  `sandbox.network: true`, `sandbox.writablePaths`; see `agent.sandbox_config`).
 
 What the user said stays theirs without trusting anything: their user settings, and the
 REMEMBERED file, `$XDG_CONFIG_HOME/earshot/projects/<dir name>-<hash>.json`, where "always
@@ -111,6 +112,9 @@ class IgnoredSettings:
     """A model on another provider than the user's (or on one of those providers)."""
     skills: tuple[str, ...] = ()
     """The project's skills, not loaded."""
+    """A model on one of those providers."""
+    sandbox: tuple[str, ...] = ()
+    """What would have weakened the command sandbox, e.g. `sandbox.enabled: false`."""
     sources: tuple[Path, ...] = ()
     """The files (and the skills directory) the ignored settings came from."""
 
@@ -123,6 +127,7 @@ class IgnoredSettings:
             or self.mode
             or self.model
             or self.skills
+            or self.sandbox
         )
 
     def notice(self, cwd: Path) -> str:
@@ -144,6 +149,8 @@ class IgnoredSettings:
             parts.append(f"mode {self.mode}")
         if self.skills:
             parts.append("skills " + _listed(self.skills))
+        if self.sandbox:
+            parts.append(_listed(self.sandbox))
         files = ", ".join(_shown(str(source), limit=400) for source in self.sources)
         directory = _shown(str(resolve_directory(cwd)), limit=400)
         notice = (

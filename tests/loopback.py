@@ -131,6 +131,12 @@ class LoopbackServer:
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
 
+    @property
+    def model_calls(self) -> list[Recorded]:
+        """The POST requests: model calls (a session may also GET the model list in the
+        background)."""
+        return [request for request in self.requests if request.method == "POST"]
+
     def wait_until(self, predicate: Callable[[list[Recorded]], bool], timeout: float) -> bool:
         """Block until `predicate(requests)` holds (checked at each request), at most `timeout`
         seconds; whether it held. Call it from a worker thread in async tests."""

@@ -18,6 +18,8 @@ from providers.types import ImagePart, JsonValue, TextPart
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from agent.sandbox import Sandbox
+
 InputT = TypeVar("InputT", bound="BaseModel")
 
 
@@ -128,6 +130,11 @@ class ToolContext:
     services: dict[str, Any] = field(default_factory=lambda: {})
     """Loop-provided hooks some built-ins need (the plan sink for `todo`, the subagent runner
     for `task`, the skill index for `skill`), keyed by name."""
+    sandbox: Sandbox | None = None
+    """The session's command sandbox (`agent.sandbox`); None: commands run unconfined."""
+    unsandboxed: bool = False
+    """The user approved running THIS call outside the sandbox (set by the executor from the
+    permission prompt's answer; never from anything the model sends)."""
 
     def resolve(self, path: str) -> Path:
         """An absolute, normalised path for a tool argument (relative to the cwd, `~` expanded).

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.backends import ProcessResult, ToolUi
+from agent.backends import PermissionOption, PermissionPrompt, ProcessResult, ToolUi
+from agent.sandbox import Sandbox, SandboxRefused
 from agent.tools._common import MAX_RESULT_CHARS, capped, short
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
+from providers.types import JsonValue
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 MAX_TIMEOUT_SECONDS = 600.0
@@ -44,6 +46,10 @@ to the next call; chain with `&&` instead.
 - A non-zero exit code comes back as an error together with the output.
 - The environment has no model-provider API keys or tokens (`OPENAI_API_KEY`, \
 `ANTHROPIC_API_KEY`, ...): earshot removes them; do not try to find them.
+- Commands usually run in a sandbox: they may write only inside the workspace and the temp dir, \
+and never to `.git/` or `.earshot/` (so `git add`/`git commit` are stopped too). When the \
+sandbox stops a command, the result says so and the user is asked whether to run it outside \
+the sandbox; never try to get around the sandbox another way.
 - Prefer the read, grep, glob, ls and edit tools over cat, grep, find, ls and sed: they are \
 faster and their results are easier to use."""
 
@@ -59,17 +65,99 @@ def _ui(params: BashInput, ctx: ToolContext) -> ToolUi:
     return ToolUi(title=title or short(params.command), kind="execute")
 
 
+RUN_OUTSIDE = "run_outside_sandbox"
+KEEP_FAILURE = "keep_sandbox_failure"
+
+
 async def _execute(params: BashInput, ctx: ToolContext) -> ToolOutput:
     if not params.command.strip():
         raise ToolError("The command is empty.")
+    sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.active else None
+    if sandbox is None or ctx.unsandboxed:
+        result = await _run(params, ctx, None)
+        return _output(result, params.timeout, sandbox="outside" if sandbox else None)
     try:
-        result = await ctx.processes.run(
+        result = await _run(params, ctx, sandbox)
+        why = sandbox.stopped(result.output, result.exit_code)
+    except SandboxRefused as refusal:
+        result, why = None, f"it cannot confine this command: {refusal}"
+    if why is None:
+        assert result is not None
+        return _output(result, params.timeout, sandbox="confined")
+    first = format_result(result, params.timeout) if result else "The command did not run."
+    stopped = f"The sandbox stopped this command: {why}."
+    if not await _approved_outside(params, ctx, why):
+        return ToolOutput.text(
+            f"{first}\n\n{stopped} The user did not approve running it outside the sandbox. "
+            "Do not try to get around the sandbox; choose another approach or ask the user.",
+            is_error=True,
+            raw_output=_raw(result, sandbox="stopped"),
+        )
+    again = await _run(params, ctx, None)
+    return ToolOutput.text(
+        f"{first}\n\n{stopped} The user approved running it again outside the sandbox, "
+        f"which gave:\n{format_result(again, params.timeout)}",
+        is_error=again.timed_out or again.exit_code != 0,
+        raw_output=_raw(again, sandbox="outside"),
+    )
+
+
+async def _approved_outside(params: BashInput, ctx: ToolContext, why: str) -> bool:
+    """Ask whether to run the call again outside the sandbox: this call only, never "always"
+    (a headless front end cannot ask, and its refusal leaves the failure standing)."""
+    prompt = PermissionPrompt(
+        call_id=ctx.call_id,
+        tool_name="bash",
+        ui=_ui(params, ctx),
+        raw_input={"command": params.command},
+        reason=f"the sandbox stopped this command: {why}",
+        options=(
+            PermissionOption(
+                id=RUN_OUTSIDE,
+                label="Run outside the sandbox (this call only)",
+                kind="allow_once",
+                unsandboxed=True,
+            ),
+            PermissionOption(id=KEEP_FAILURE, label="Keep it in the sandbox", kind="reject_once"),
+        ),
+    )
+    answer = await ctx.interaction.request_permission(prompt)
+    return answer.option_id == RUN_OUTSIDE
+
+
+def _output(result: ProcessResult, timeout: float, *, sandbox: str | None) -> ToolOutput:
+    return ToolOutput.text(
+        format_result(result, timeout),
+        is_error=result.timed_out or result.exit_code != 0,
+        raw_output=_raw(result, sandbox=sandbox),
+    )
+
+
+def _raw(result: ProcessResult | None, *, sandbox: str | None) -> dict[str, JsonValue]:
+    raw: dict[str, JsonValue] = {}
+    if result is not None:
+        raw = {
+            "exit_code": result.exit_code,
+            "timed_out": result.timed_out,
+            "signal": result.signal,
+            "truncated": result.truncated,
+            "terminal_id": result.terminal_id,
+        }
+    if sandbox is not None:
+        raw["sandbox"] = sandbox
+    return raw
+
+
+async def _run(params: BashInput, ctx: ToolContext, sandbox: Sandbox | None) -> ProcessResult:
+    try:
+        return await ctx.processes.run(
             params.command,
             cwd=ctx.cwd,
             timeout=params.timeout,
             output_limit=OUTPUT_LIMIT_BYTES,
             on_output=ctx.progress,
             on_terminal=ctx.terminal,
+            confine=sandbox,
         )
     except FileNotFoundError as error:
         if error.filename is not None and str(error.filename) == str(ctx.cwd):
@@ -78,17 +166,6 @@ async def _execute(params: BashInput, ctx: ToolContext) -> ToolOutput:
             f"Cannot run the command: {error.strerror or error} ({error.filename}). bash must be "
             "installed (on Windows: Git Bash, https://git-scm.com/download/win)."
         ) from error
-    return ToolOutput.text(
-        format_result(result, params.timeout),
-        is_error=result.timed_out or result.exit_code != 0,
-        raw_output={
-            "exit_code": result.exit_code,
-            "timed_out": result.timed_out,
-            "signal": result.signal,
-            "truncated": result.truncated,
-            "terminal_id": result.terminal_id,
-        },
-    )
 
 
 def format_result(result: ProcessResult, timeout: float) -> str:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import time
 from typing import Any
 
@@ -21,6 +19,7 @@ from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import bash_call, call_updates, write_call
 from tests.earshot.support import text_reply, tool_reply
 from tests.loopback import loopback
+from tests.processes import running_with_argv, unique_sleep
 
 
 async def test_cancel_while_the_model_streams(agent_env: AgentEnv) -> None:
@@ -215,10 +214,10 @@ async def test_a_prompt_sent_during_a_turn_is_queued_into_it(agent_env: AgentEnv
 async def test_eof_mid_turn_kills_the_command_and_keeps_the_transcript(
     agent_env: AgentEnv,
 ) -> None:
-    pid_file = agent_env.root / "pid"
+    sleep = unique_sleep(30)
     agent_env.script(
         [
-            {"tool_calls": [bash_call(f"echo $$ > {pid_file}; echo sta''rted; sleep 30")]},
+            {"tool_calls": [bash_call(f"echo sta''rted; {sleep}")]},
             {"text": "unused"},
         ],
         mode="yolo",
@@ -227,7 +226,7 @@ async def test_eof_mid_turn_kills_the_command_and_keeps_the_transcript(
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.start_request("session/prompt", text_prompt(session_id, "remember me"))
-        # The output streamed into the call says the command runs (its pid is written by then).
+        # The output streamed into the call says the command runs.
         await client.wait_for(
             lambda: "started" in str(call_updates(client, session_id, "call-bash"))
         )
@@ -236,9 +235,8 @@ async def test_eof_mid_turn_kills_the_command_and_keeps_the_transcript(
         with anyio.fail_after(5):
             await client.process.wait()
         assert time.perf_counter() - started < 3
-    pid = int(pid_file.read_text())
     with anyio.fail_after(5):
-        while _alive(pid):
+        while running_with_argv(sleep):
             await anyio.sleep(0.02)
 
     async with spawn_agent(agent_env) as client:
@@ -251,19 +249,6 @@ async def test_eof_mid_turn_kills_the_command_and_keeps_the_transcript(
             u for u in client.updates(session_id) if u["sessionUpdate"] == "user_message_chunk"
         ]
         assert users[0]["content"]["text"] == "remember me"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
-            return handle.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
-    return signal.SIGKILL is not None
 
 
 async def test_an_id_reused_while_in_flight_is_refused(agent_env: AgentEnv) -> None:

@@ -69,8 +69,8 @@ async def test_a_lone_surrogate_in_a_prompt_is_replaced_and_the_session_stays_us
             second = await client.call("session/prompt", text_prompt(session_id, "and again"))
             replayed = await replayed_user_text(client, agent_env, session_id)
     assert first == second == {"stopReason": "end_turn"}
-    assert len(model.requests) == 2
-    for request in model.requests:
+    assert len(model.model_calls) == 2
+    for request in model.model_calls:
         body = request.body.decode("utf-8")  # strict: valid UTF-8
         assert "bad \ufffd text" in json.dumps(json.loads(body), ensure_ascii=False)
     assert "bad \ufffd text" in replayed
@@ -100,7 +100,7 @@ async def test_a_transcript_written_with_a_lone_surrogate_loads_and_works(
             )
             result = await client.call("session/prompt", text_prompt(session_id, "next"))
     assert result == {"stopReason": "end_turn"}
-    body = model.requests[-1].body.decode("utf-8")
+    body = model.model_calls[-1].body.decode("utf-8")
     assert "MAR\ufffdKER text" in json.dumps(json.loads(body), ensure_ascii=False)
 
 

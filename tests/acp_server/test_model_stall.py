@@ -48,7 +48,7 @@ async def test_a_stalled_stream_is_retried_after_the_idle_time_and_the_turn_comp
             result = await client.call("session/prompt", text_prompt(session_id, "go"))
             text = client.text(session_id)
     assert result == {"stopReason": "end_turn"}
-    assert len(model.requests) == 2
+    assert len(model.model_calls) == 2
     # The stalled attempt's words were shown as they came; the retry's answer follows them.
     assert text.endswith("complete answer")
     assert "Could not reach" not in text

@@ -33,6 +33,7 @@ from tests.agent.loop_support import (
     shell_tool,
     waiting_tool,
 )
+from tests.processes import running_with_argv, unique_sleep
 
 
 async def _run_and_cancel_on(
@@ -189,10 +190,10 @@ async def test_cancel_while_the_builtin_bash_tool_runs_ends_its_background_child
     tmp_path: Path,
 ) -> None:
     where = env(tmp_path)
-    child_file = where.cwd / "child.pid"
+    sleep = unique_sleep(1000)
     # `sleep & wait`: bash itself blocks in `wait`, the sleep is a separate process that only a
-    # kill of the whole process group reaches.
-    command = f"sleep 1000 & echo $! > {child_file}; echo started; wait"
+    # kill of the whole process group (or of the sandbox) reaches.
+    command = f"{sleep} & echo started; wait"
     model = ScriptedModel(
         [
             ScriptedTurn(tool_calls=[ScriptedCall(name="bash", arguments={"command": command})]),
@@ -207,9 +208,8 @@ async def test_cancel_while_the_builtin_bash_tool_runs_ends_its_background_child
     assert [(f.name, f.status, f.result.text) for f in finished] == [
         ("bash", "interrupted", INTERRUPTED_TEXT)
     ]
-    child = int(child_file.read_text(encoding="utf-8"))
     with anyio.fail_after(5):
-        while _running(child):
+        while running_with_argv(sleep):
             await anyio.sleep(0.01)
     assert len(model.requests) == 1
     reopened = await where.store.open(session.id)
@@ -225,18 +225,6 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie (an orphan whose reaper is slow, or absent in a container)."""
-    if not _alive(pid):
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
-            stat = handle.read()
-    except OSError:
-        return True  # no /proc (macOS): trust kill(0)
-    return stat[stat.rfind(")") + 2 :].split()[:1] not in (["Z"], ["X"])
 
 
 async def test_cancel_during_a_retry_wait(tmp_path: Path) -> None:

@@ -60,3 +60,16 @@ def test_a_git_pointer_file_protects_its_target(tmp_path: Path) -> None:
     protected = protected_paths([worktree], environ=environ)
     assert protected.covers(real_git / "HEAD")
     assert protected.covers(worktree / ".git")
+
+
+def test_places_below_another_protected_place_are_not_listed_again(tmp_path: Path) -> None:
+    """The sandbox mounts each listed place read-only: one inside another (the remembered answers
+    inside earshot's config dir) could not get its mount point once the outer one is read-only."""
+    project, environ = _lab(tmp_path)
+    config = Path(environ["HOME"]) / ".config" / "earshot"
+    protected = protected_paths(
+        [project], environ=environ, settings_files=(config / "settings.json", config / "projects")
+    )
+    assert config.resolve() in protected.paths
+    assert not [path for path in protected.paths if config.resolve() in path.parents]
+    assert protected.covers(config / "projects" / "p-0123.json")

@@ -417,11 +417,12 @@ def test_stream_timeouts_merge_by_key_and_reach_the_model(scopes: Scopes) -> Non
     from providers.model import StreamTimeouts
     from providers.wire._common import SdkModel
 
-    scopes.write("user", {"streamTimeouts": {"firstEvent": 600, "idle": 20}})
+    # A provider of the user's own (a project's would need trust), general timeouts from two
+    # scopes.
     scopes.write(
-        "local",
+        "user",
         {
-            "streamTimeouts": {"idle": 30},
+            "streamTimeouts": {"firstEvent": 600, "idle": 20},
             "providers": {
                 "slow": {
                     "api": "openai-chat",
@@ -431,6 +432,7 @@ def test_stream_timeouts_merge_by_key_and_reach_the_model(scopes: Scopes) -> Non
             },
         },
     )
+    scopes.write("local", {"streamTimeouts": {"idle": 30}})
     settings = scopes.load()
     assert (settings.stream_timeouts.first_event, settings.stream_timeouts.idle) == (600, 30)
     general = StreamTimeouts().merged(first_event=600, idle=30)

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from agent.backends import OutputSink, ProcessResult, TerminalSink
+from agent.backends import Confinement, OutputSink, ProcessResult, TerminalSink
 from agent.tools import bash as bash_module
 from agent.tools.base import ToolError
 from agent.tools.bash import bash_tool
@@ -86,6 +86,7 @@ async def test_editor_terminal_backend_is_used(h: Harness) -> None:
             env: Mapping[str, str] | None = None,
             on_output: OutputSink | None = None,
             on_terminal: TerminalSink | None = None,
+            confine: Confinement | None = None,
         ) -> ProcessResult:
             calls.append({"command": command, "cwd": cwd, "timeout": timeout})
             assert on_terminal is not None

@@ -1,0 +1,246 @@
+"""The command sandbox: every command the model runs (the `bash` tool, locally or in an editor
+terminal) runs inside an operating-system sandbox.
+
+The invariant it serves: no command writes outside the workspace roots, or to a protected path,
+unless the user approved that exact call in a prompt that said so. A parser cannot know what an
+arbitrary program writes (`cp x ../y`, `git diff --output=../f`, a `package.json` script), so the
+operating system decides instead:
+
+- writable: the workspace roots, the temp dir (`$TMPDIR`, and `/tmp`), and the user's
+  `sandbox.writablePaths`; everything else is read-only;
+- inside the writable places, the protected paths (`agent.protected_paths`: `.git` and
+  `.earshot` of every root, the target of a `.git` pointer file, earshot's own config and data
+  dirs, the shell start-up files) are read-only too, whether they exist yet or not;
+- `.git/` is read-only as a whole. Git needs its top-level directory writable for the lock files
+  of ordinary commands (`index.lock`, `HEAD.lock`), and that directory also holds `config` and
+  `hooks/`, which run code on the user's next `git status`; no split is both safe and useful, so
+  `git add` and `git commit` stop with "Read-only file system" and earshot offers to run them
+  outside the sandbox, as any other stopped command;
+- the command sees no earshot process and no earshot environment: it gets its own pid namespace
+  and /proc (Linux), and an environment without the provider keys (`agent.tool_env`), scrubbed
+  before the sandbox starts so that no process inside holds them;
+- the network is shared or cut (`sandbox.network`, on by default: `agent.sandbox_config`);
+- the sockets of services that would act for the command outside the sandbox (the D-Bus buses,
+  systemd, Docker, containerd, podman, the user's runtime dir, X11) are hidden.
+
+Where the sandbox cannot run (no bubblewrap, user namespaces forbidden, Windows...) the session
+says so once and every command asks (`agent.permission_gate`); a user who accepts unconfined
+commands turns the sandbox off (`"sandbox": {"enabled": false}`), and modes and rules decide as
+they did before there was a sandbox.
+
+A command the sandbox stopped is recognised from its output (`stopped`), is reported to the model
+as such, and the user is asked whether to run it outside the sandbox, for that call only
+(`agent.tools.bash`).
+
+Mechanisms: bubblewrap on Linux (`agent.sandbox_linux`, which says why not Landlock), Seatbelt
+(`sandbox-exec`) on macOS (`agent.sandbox_macos`). Hooks and MCP servers are the user's own
+configuration and are not sandboxed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol, TypeAlias
+
+from agent.protected_paths import ProtectedPaths, protected_paths
+from agent.sandbox_config import SandboxConfig
+
+SandboxStatus: TypeAlias = Literal["active", "off", "unavailable"]
+"""`active`: commands run confined; `off`: the user turned the sandbox off (commands run as they
+always did); `unavailable`: the user wants a sandbox and none can run (every command asks)."""
+
+TEMP_DIRS = ("/tmp",)
+"""Writable besides `tempfile.gettempdir()`: many tools write to /tmp whatever $TMPDIR says."""
+
+
+class SandboxRefused(Exception):
+    """The sandbox cannot enforce its policy for this command (e.g. a protected name is a
+    symbolic link a command could replace): the command must not run as if confined."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Places:
+    """The policy for one command, in paths: computed when it starts (the file system moves)."""
+
+    writable: tuple[Path, ...]
+    """Canonical, existing: the roots, the temp dirs, the configured writable paths."""
+    protected: ProtectedPaths
+    network: bool
+
+
+def sandbox_places(
+    config: SandboxConfig, roots: Sequence[Path], *, environ: Mapping[str, str] | None = None
+) -> Places:
+    environ = os.environ if environ is None else environ
+    candidates = [*roots, Path(tempfile.gettempdir()), *map(Path, TEMP_DIRS)]
+    candidates += config.writable_paths
+    writable: list[Path] = []
+    for candidate in candidates:
+        real = Path(os.path.realpath(candidate))
+        if real.is_dir() and real not in writable:
+            writable.append(real)
+    return Places(
+        writable=tuple(writable),
+        protected=protected_paths(roots, environ=environ),
+        network=config.network,
+    )
+
+
+class Engine(Protocol):
+    """One platform's mechanism."""
+
+    name: str
+
+    async def probe(self, places: Places) -> str | None:
+        """None when the mechanism works here, else why not (one line)."""
+        ...
+
+    def launch(
+        self, places: Places, argv: Sequence[str], *, cwd: Path, scrub_env: bool
+    ) -> AbstractAsyncContextManager[Sequence[str]]: ...
+
+    def stopped(self, output: str) -> str | None:
+        """Why the output says the sandbox stopped the command; None when it does not."""
+        ...
+
+
+# ---------------------------------------------------------------------- stopped commands
+
+_WRITE_DENIED = re.compile(r"read-only file system|\bEROFS\b|\[Errno 30\]", re.IGNORECASE)
+_BUSY = re.compile(r"device or resource busy|\bEBUSY\b|\[Errno 16\]", re.IGNORECASE)
+_NO_NETWORK = re.compile(
+    r"network is unreachable|temporary failure in name resolution|could not resolve host"
+    r"|name or service not known|connection refused|\bENETUNREACH\b|\bECONNREFUSED\b"
+    r"|\bEAI_AGAIN\b|getaddrinfo ENOTFOUND",
+    re.IGNORECASE,
+)
+_HIDDEN_SERVICE = re.compile(
+    r"cannot connect to the docker daemon|failed to connect to bus|unable to autolaunch a dbus",
+    re.IGNORECASE,
+)
+
+
+def stopped_by_policy(output: str, *, network: bool) -> str | None:
+    """The platform-independent signs that the sandbox stopped a command: a write refused with
+    EROFS (everything read-only answers so, and an unconfined command rarely meets a read-only
+    file system), a protected mount point that cannot be removed or renamed (EBUSY), a hidden
+    service, and, with the network cut, a failed connection or name lookup."""
+    if _WRITE_DENIED.search(output):
+        return "it tried to write outside the places a command may write (Read-only file system)"
+    if _BUSY.search(output):
+        return "it tried to remove or rename a protected path (Device or resource busy)"
+    if _HIDDEN_SERVICE.search(output):
+        return "it tried to reach a system service the sandbox hides (D-Bus, Docker...)"
+    if not network and _NO_NETWORK.search(output):
+        return "it tried to use the network, which the sandbox settings cut"
+    return None
+
+
+# ------------------------------------------------------------------------------ the sandbox
+
+
+class Sandbox:
+    """A session's command sandbox: its status, and how to confine one command line."""
+
+    def __init__(
+        self,
+        *,
+        status: SandboxStatus,
+        config: SandboxConfig,
+        roots: Sequence[Path],
+        engine: Engine | None = None,
+        reason: str = "",
+    ) -> None:
+        self.status: SandboxStatus = status
+        self.config = config
+        self.roots = tuple(roots)
+        self.engine = engine
+        self.reason = reason
+        """Why the sandbox is unavailable (or turned off)."""
+
+    @property
+    def active(self) -> bool:
+        return self.status == "active" and self.engine is not None
+
+    def places(self) -> Places:
+        return sandbox_places(self.config, self.roots)
+
+    @asynccontextmanager
+    async def launch(
+        self, argv: Sequence[str], *, cwd: Path, scrub_env: bool
+    ) -> AsyncGenerator[Sequence[str]]:
+        """`agent.backends.Confinement.launch`."""
+        if self.engine is None or self.status != "active":
+            raise SandboxRefused(f"the command sandbox is {self.status}")
+        async with self.engine.launch(self.places(), argv, cwd=cwd, scrub_env=scrub_env) as command:
+            yield command
+
+    def stopped(self, output: str, exit_code: int | None) -> str | None:
+        """Why the sandbox stopped a command that ended with `exit_code` and printed `output`;
+        None when nothing says it did (a command that succeeded was not stopped)."""
+        if exit_code == 0 or self.engine is None:
+            return None
+        return self.engine.stopped(output) or stopped_by_policy(output, network=self.config.network)
+
+    def notice(self) -> str | None:
+        """What the user hears once per session: only that no sandbox could run."""
+        if self.status != "unavailable":
+            return None
+        return (
+            f"No command sandbox is available ({self.reason}), so every command will ask before "
+            "it runs, whatever the mode or allow rules say. "
+            + _INSTALL_HINT.get(sys.platform[:5], "")
+            + 'To run commands unconfined as modes and rules allow, set "sandbox": '
+            '{"enabled": false} in your user settings.'
+        )
+
+
+_INSTALL_HINT = {
+    "linux": "Install bubblewrap (e.g. `apt install bubblewrap`) to confine them. ",
+}
+
+
+# ------------------------------------------------------------------------------- opening
+
+_probes: dict[tuple[str, bool], str | None] = {}
+"""Probe results per (engine, network): one per process, not one per session."""
+
+
+def platform_engine() -> Engine | str:
+    """This platform's engine, or why there is none."""
+    if sys.platform.startswith("linux"):
+        from agent.sandbox_linux import find_bubblewrap
+
+        return find_bubblewrap()
+    if sys.platform == "darwin":
+        from agent.sandbox_macos import find_seatbelt
+
+        return find_seatbelt()
+    return f"earshot has no command sandbox for {sys.platform}"
+
+
+async def open_sandbox(
+    config: SandboxConfig, roots: Sequence[Path], *, engine: Engine | str | None = None
+) -> Sandbox:
+    """The sandbox for a session in `roots`: `off` when the settings say so, `unavailable` when
+    this machine cannot run one (said once, by `Sandbox.notice`), else `active`. `engine`
+    defaults to this platform's; tests pass a string (the reason there is none)."""
+    if not config.enabled:
+        return Sandbox(status="off", config=config, roots=roots, reason="turned off in settings")
+    found = platform_engine() if engine is None else engine
+    if isinstance(found, str):
+        return Sandbox(status="unavailable", config=config, roots=roots, reason=found)
+    key = (found.name, config.network)
+    if key not in _probes:
+        _probes[key] = await found.probe(sandbox_places(config, roots))
+    failure = _probes[key]
+    if failure is not None:
+        return Sandbox(status="unavailable", config=config, roots=roots, reason=failure)
+    return Sandbox(status="active", config=config, roots=roots, engine=found)

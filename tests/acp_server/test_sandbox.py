@@ -1,0 +1,140 @@
+"""The command sandbox over ACP, as an editor drives it: the terminal is handed the sandbox's
+command line (the editor runs on the same machine), which also keeps the editor's provider keys
+out; a command the sandbox stops asks the editor whether to run it outside; the permission
+prompt offers running outside the sandbox as its own option."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.acp_server.client import (
+    FULL_CAPABILITIES,
+    AcpClient,
+    AgentEnv,
+    initialize,
+    spawn_agent,
+)
+from tests.acp_server.test_sessions import new_session, text_prompt
+from tests.acp_server.test_tools import bash_call, call_updates
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the real sandbox tests run on Linux"
+)
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A directory outside the workspace and the temp dir (which commands may write)."""
+    if shutil.which("bwrap") is None:
+        pytest.fail("bubblewrap (bwrap) is not installed; scripts/test installs it")
+    path = Path(tempfile.mkdtemp(prefix="earshot-outside-", dir="/var/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def terminal_command(create: dict[str, Any]) -> list[str]:
+    return [create["params"]["command"], *create["params"]["args"]]
+
+
+PEEK = "echo ENV; env; echo INIT; tr '\\0' '\\n' < /proc/1/environ; echo made > inside.txt"
+
+
+@pytest.mark.parametrize("sandbox", [True, False])
+async def test_the_editor_terminal_runs_the_sandbox_command_line(
+    agent_env: AgentEnv, monkeypatch: pytest.MonkeyPatch, sandbox: bool
+) -> None:
+    # The editor's own environment has a provider key (its terminals inherit it).
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-editor-sentinel")
+    agent_env.script(
+        [{"tool_calls": [bash_call(PEEK)]}, {"text": "ok"}],
+        mode="yolo",
+        extra={"sandbox": {"enabled": sandbox}},
+    )
+    async with spawn_agent(agent_env) as client:
+        await initialize(client, FULL_CAPABILITIES)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "run"))
+        [create] = client.requests_named("terminal/create")
+        command = terminal_command(create)
+        output = bytes(client.terminals["term-1"].output).decode()
+    assert (agent_env.workspace / "inside.txt").read_text(encoding="utf-8") == "made\n"
+    assert command[-3:] == ["bash", "-c", PEEK]
+    if not sandbox:
+        assert command[0] == "bash"
+        assert "sk-ant-editor-sentinel" in output  # what the wrapper below prevents
+        return
+    assert command[0].endswith("env")
+    assert command[command.index("ANTHROPIC_API_KEY") - 1] == "-u"
+    bwrap = next(part for part in command if part.endswith("/bwrap"))
+    assert command.index(bwrap) > command.index("ANTHROPIC_API_KEY")
+    assert "--unshare-pid" in command
+    assert "sk-ant-editor-sentinel" not in output
+
+
+async def test_a_stopped_terminal_command_asks_the_editor_to_run_it_outside(
+    agent_env: AgentEnv, outside: Path
+) -> None:
+    target = outside / "f"
+    agent_env.script(
+        [{"tool_calls": [bash_call(f"echo x > {target}")]}, {"text": "ok"}], mode="yolo"
+    )
+    async with spawn_agent(agent_env) as client:
+        await initialize(client, FULL_CAPABILITIES)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        # The default answer is the first allow_once option: here, "run outside".
+        await client.call("session/prompt", text_prompt(session_id, "write outside"))
+        [request] = client.requests_named("session/request_permission")
+        first, second = client.requests_named("terminal/create")
+        updates = call_updates(client, session_id, "call-bash")
+    assert request["params"]["toolCall"]["toolCallId"] == "call-bash"
+    # The card keeps showing the stopped command's terminal while the editor asks.
+    assert request["params"]["toolCall"]["content"] == [
+        {"type": "terminal", "terminalId": "term-1"}
+    ]
+    assert [(o["name"], o["kind"], o.get("_meta")) for o in request["params"]["options"]] == [
+        (
+            "Run outside the sandbox (this call only)",
+            "allow_once",
+            {"earshot": {"sandbox": "outside"}},
+        ),
+        ("Keep it in the sandbox", "reject_once", None),
+    ]
+    assert terminal_command(first)[0].endswith("env")  # confined
+    assert terminal_command(second) == ["bash", "-c", f"echo x > {target}"]  # the user said so
+    assert target.read_text(encoding="utf-8") == "x\n"
+    assert updates[-1]["status"] == "completed"
+    assert updates[-1]["rawOutput"]["sandbox"] == "outside"
+
+
+async def test_the_permission_prompt_offers_running_outside_the_sandbox(
+    agent_env: AgentEnv, outside: Path
+) -> None:
+    target = outside / "f"
+    agent_env.script([{"tool_calls": [bash_call(f"echo x > {target}")]}, {"text": "ok"}])
+
+    async def outside_once(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+        option = next(
+            o for o in params["options"] if o.get("_meta", {}).get("earshot", {}).get("sandbox")
+        )
+        return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
+
+    async with spawn_agent(agent_env) as client:
+        client.handlers["session/request_permission"] = outside_once
+        await initialize(client, FULL_CAPABILITIES)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "write outside"))
+        [request] = client.requests_named("session/request_permission")
+        [create] = client.requests_named("terminal/create")
+    names = [option["name"] for option in request["params"]["options"]]
+    assert names[:2] == ["Allow once", "Run outside the sandbox (this call only)"]
+    assert terminal_command(create) == ["bash", "-c", f"echo x > {target}"]
+    assert target.read_text(encoding="utf-8") == "x\n"

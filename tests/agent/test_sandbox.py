@@ -1,0 +1,335 @@
+"""The command sandbox itself, for real (bubblewrap): what a command may write, what it sees of
+earshot, the network, the placeholders of missing protected places, and the command line."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agent.protected_paths import protected_paths
+from agent.sandbox import Places, Sandbox, SandboxRefused, open_sandbox
+from agent.sandbox_config import SandboxConfig
+from agent.sandbox_linux import bwrap_command, plan_mounts
+from agent.tool_env import add_credential_variables, tool_environment
+from tests.agent.sandbox_lab import Lab, git, make_lab, needs_linux, write_npm_test_script
+from tests.processes import running_with_argv, unique_sleep
+
+pytestmark = needs_linux
+
+
+@pytest.fixture
+def lab(monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
+    yield from make_lab(monkeypatch)
+
+
+# ------------------------------------------------------------------------- what is writable
+
+
+async def test_a_command_writes_inside_the_project(lab: Lab) -> None:
+    sandbox = await lab.sandbox()
+    result = await lab.run("echo made > new.txt && mkdir -p a/b && echo deep > a/b/c", sandbox)
+    assert result.exit_code == 0, result.output
+    assert (lab.project / "new.txt").read_text(encoding="utf-8") == "made\n"
+    assert (lab.project / "a" / "b" / "c").read_text(encoding="utf-8") == "deep\n"
+    assert sandbox.stopped(result.output, result.exit_code) is None
+
+
+async def test_a_sandboxed_build_writes_its_outputs(lab: Lab) -> None:
+    (lab.project / "src").mkdir()
+    (lab.project / "src" / "main.c.txt").write_text("int main;\n", encoding="utf-8")
+    (lab.project / "Makefile").write_text(
+        "dist/out.txt: src/main.c.txt\n\tmkdir -p dist\n\tcp $< $@\n\techo built >> $@\n",
+        encoding="utf-8",
+    )
+    sandbox = await lab.sandbox()
+    shell_build = "mkdir -p dist && cp src/main.c.txt dist/out.txt && echo built >> dist/out.txt"
+    build = "make" if shutil.which("make") else shell_build
+    result = await lab.run(build, sandbox)
+    assert result.exit_code == 0, result.output
+    assert (lab.project / "dist" / "out.txt").read_text(encoding="utf-8") == "int main;\nbuilt\n"
+
+
+async def test_the_temp_dir_is_writable(lab: Lab) -> None:
+    sandbox = await lab.sandbox()
+    target = Path(tempfile.gettempdir()) / f"earshot-sandbox-{os.getpid()}-{id(lab)}"
+    try:
+        result = await lab.run(f"echo t > {target} && echo u > /tmp/{target.name}.2", sandbox)
+        assert result.exit_code == 0, result.output
+        assert target.read_text(encoding="utf-8") == "t\n"
+        assert Path(f"/tmp/{target.name}.2").read_text(encoding="utf-8") == "u\n"
+    finally:
+        target.unlink(missing_ok=True)
+        Path(f"/tmp/{target.name}.2").unlink(missing_ok=True)
+
+
+async def test_a_write_outside_fails_with_the_sandbox_error_and_is_recognised(lab: Lab) -> None:
+    sandbox = await lab.sandbox()
+    result = await lab.run(f"echo x > {lab.outside}/f", sandbox)
+    assert result.exit_code != 0
+    assert "Read-only file system" in result.output
+    assert not (lab.outside / "f").exists()
+    why = sandbox.stopped(result.output, result.exit_code)
+    assert why is not None and "Read-only file system" in why
+
+
+async def test_extra_writable_paths_from_the_settings_are_writable(lab: Lab) -> None:
+    sandbox = await lab.sandbox(SandboxConfig(writable_paths=(lab.outside, lab.base / "absent")))
+    result = await lab.run(f"echo x > {lab.outside}/f", sandbox)
+    assert result.exit_code == 0, result.output
+    assert (lab.outside / "f").read_text(encoding="utf-8") == "x\n"
+
+
+async def test_a_second_root_is_writable_and_its_git_is_not(lab: Lab) -> None:
+    other = lab.base / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    sandbox = await lab.sandbox(None, other)
+    result = await lab.run(f"echo x > {other}/f; echo y >> {other}/.git/config", sandbox)
+    assert (other / "f").read_text(encoding="utf-8") == "x\n"
+    assert "Read-only file system" in result.output
+    assert "y" not in (other / ".git" / "config").read_text(encoding="utf-8").split()
+
+
+async def test_a_worktree_cannot_write_the_repository_it_points_to(lab: Lab) -> None:
+    worktree = lab.base / "worktree"
+    git(lab.project, "worktree", "add", "-q", str(worktree))
+    pointer = (worktree / ".git").read_text(encoding="utf-8")
+    target = Path(pointer.removeprefix("gitdir:").strip())
+    before = (target / "HEAD").read_text(encoding="utf-8")
+    # The worktree alone is the root; the main repository is also made writable by the user.
+    sandbox = await open_sandbox(SandboxConfig(writable_paths=(lab.project,)), (worktree,))
+    result = await lab.run(f"echo evil > {target}/HEAD", sandbox, cwd=worktree)
+    assert "Read-only file system" in result.output
+    assert (target / "HEAD").read_text(encoding="utf-8") == before
+
+
+# ------------------------------------------------------------------- controls: real work
+
+
+async def test_git_status_and_diff_run_in_the_sandbox(lab: Lab) -> None:
+    (lab.project / "README.md").write_text("changed\n", encoding="utf-8")
+    sandbox = await lab.sandbox()
+    result = await lab.run("git status --short && git diff --stat && git log --oneline", sandbox)
+    assert result.exit_code == 0, result.output
+    assert " M README.md" in result.output
+    assert "init" in result.output
+
+
+async def test_git_commit_is_stopped_and_recognised(lab: Lab) -> None:
+    sandbox = await lab.sandbox()
+    result = await lab.run("echo x > f && git add f", sandbox)
+    assert result.exit_code != 0
+    assert sandbox.stopped(result.output, result.exit_code) is not None
+    assert git(lab.project, "status", "--short") == "?? f\n"
+
+
+async def test_npm_run_test_with_arguments_runs(lab: Lab) -> None:
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    write_npm_test_script(lab.project)
+    sandbox = await lab.sandbox()
+    result = await lab.run("npm run test -- -k x", sandbox)
+    assert result.exit_code == 0, result.output
+    assert (lab.project / "out.txt").read_text(encoding="utf-8") == "-k x"
+
+
+# ----------------------------------------------------------- earshot's process and secrets
+
+
+async def test_earshot_and_its_environment_are_out_of_sight(
+    lab: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-sentinel-builtin")
+    monkeypatch.setenv("LAB_PROVIDER_KEY", "sentinel-configured")
+    add_credential_variables(["LAB_PROVIDER_KEY"])
+    sandbox = await lab.sandbox()
+    result = await lab.run(
+        "env; cat /proc/$PPID/environ /proc/1/environ; echo; echo PROCESSES; "
+        "cat /proc/[0-9]*/cmdline | tr '\\0' ' '; echo; ls /proc | grep -c '^[0-9]'",
+        sandbox,
+    )
+    assert result.exit_code == 0, result.output
+    assert "sentinel" not in result.output
+    processes = result.output.partition("PROCESSES")[2]
+    # No process of the test (earshot's side) is visible: only bwrap's init, bash, cat...
+    assert "pytest" not in processes
+    assert sys.executable not in processes
+    assert int(processes.strip().splitlines()[-1]) < 10
+
+
+async def test_capabilities_are_dropped_even_for_root(lab: Lab) -> None:
+    sandbox = await lab.sandbox()
+    result = await lab.run("grep CapEff /proc/self/status", sandbox)
+    assert result.output.split() == ["CapEff:", "0000000000000000"]
+
+
+@pytest.mark.parametrize("hide", ["socket", "directory"])
+async def test_a_hidden_service_socket_cannot_be_reached(lab: Lab, hide: str) -> None:
+    # A service that would act for the command outside the sandbox (a D-Bus bus, Docker):
+    # a socket can be connected to even on a read-only mount, so it must be hidden.
+    service = lab.base / "run"
+    service.mkdir()
+    path = service / "bus.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(4)
+    connect = (
+        f'{sys.executable} -c "import socket; s = socket.socket(socket.AF_UNIX); '
+        f"s.connect('{path}'); print('reached')\""
+    )
+    sandbox = await lab.sandbox()
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None
+    try:
+        for hidden, reached in (((), True), ((str(path if hide == "socket" else service),), False)):
+            plan = plan_mounts(sandbox.places(), hidden=hidden)
+            command = bwrap_command(bwrap, plan, ["bash", "-c", connect], cwd=lab.project)
+            done = await anyio.run_process(command, check=False, env=tool_environment())
+            assert ("reached" in done.stdout.decode()) is reached, done.stderr.decode()
+    finally:
+        server.close()
+
+
+async def test_a_symlinked_protected_name_is_refused(lab: Lab) -> None:
+    (lab.project / "elsewhere").mkdir()
+    (lab.project / ".earshot").symlink_to("elsewhere")
+    sandbox = await lab.sandbox()
+    with pytest.raises(SandboxRefused, match=r"\.earshot is a symbolic link"):
+        await lab.run("true", sandbox)
+
+
+# ------------------------------------------------------------------------------- network
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP port on the host's loopback (the test's network namespace)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    try:
+        yield server.getsockname()[1]
+    finally:
+        server.close()
+
+
+def _connect(port: int) -> str:
+    return (
+        f"{sys.executable} -c \"import socket; socket.create_connection(('127.0.0.1', {port}), "
+        "timeout=5); print('connected')\""
+    )
+
+
+async def test_commands_get_the_network_by_default(lab: Lab, listener: int) -> None:
+    sandbox = await lab.sandbox()
+    result = await lab.run(_connect(listener), sandbox)
+    assert result.output.strip() == "connected", result.output
+
+
+async def test_the_network_can_be_cut(lab: Lab, listener: int) -> None:
+    sandbox = await lab.sandbox(SandboxConfig(network=False))
+    result = await lab.run(_connect(listener), sandbox)
+    assert "connected" not in result.output
+    assert "ConnectionRefusedError" in result.output
+    why = sandbox.stopped(result.output, result.exit_code)
+    assert why is not None and "network" in why
+
+
+# -------------------------------------------------------------- placeholders and lifetime
+
+
+async def test_a_missing_protected_directory_leaves_no_trace(lab: Lab) -> None:
+    sandbox = await lab.sandbox()
+    result = await lab.run("ls -a", sandbox)
+    assert ".earshot" in result.output.split()  # the read-only placeholder, inside
+    assert not os.path.lexists(lab.project / ".earshot")  # gone when the command ended
+    record = lab.home / ".local" / "share" / "earshot" / "sandbox-placeholders"
+    assert record.read_text(encoding="utf-8") == ""
+
+
+async def test_an_empty_protected_directory_of_the_user_is_kept(lab: Lab) -> None:
+    (lab.project / ".earshot").mkdir()
+    sandbox = await lab.sandbox()
+    await lab.run("true", sandbox)
+    assert (lab.project / ".earshot").is_dir()
+
+
+async def test_a_placeholder_stays_while_another_command_runs(lab: Lab) -> None:
+    sandbox = await lab.sandbox()
+    go = lab.project / "go"
+    attack = f"while [ ! -e {go} ]; do sleep 0.01; done; echo '{{}}' > .earshot/settings.local.json"
+    results: list[str] = []
+    async with anyio.create_task_group() as group:
+
+        async def attacker() -> None:
+            results.append((await lab.run(attack, sandbox)).output)
+
+        group.start_soon(attacker)
+        with anyio.fail_after(20):
+            while not os.path.lexists(lab.project / ".earshot"):
+                await anyio.sleep(0.01)  # the attacker's sandbox is up
+            # A second command starts and ends while the first still runs: it must not
+            # remove the placeholder the first one stands on.
+            assert (await lab.run("true", sandbox)).exit_code == 0
+            assert os.path.lexists(lab.project / ".earshot")
+            go.write_text("", encoding="utf-8")
+    assert "Read-only file system" in results[0]
+    assert not os.path.lexists(lab.project / ".earshot")
+
+
+async def test_a_timed_out_command_ends_everything_it_started(lab: Lab) -> None:
+    sandbox = await lab.sandbox()
+    sleep = unique_sleep(1000)
+    result = await lab.run(f"setsid {sleep} & {sleep} & wait", sandbox, timeout=1.0)
+    assert result.timed_out
+    with anyio.fail_after(5):
+        while running_with_argv(sleep):
+            await anyio.sleep(0.01)
+
+
+async def test_background_processes_end_with_the_command(lab: Lab) -> None:
+    sandbox = await lab.sandbox()
+    sleep = unique_sleep(1000)
+    result = await lab.run(f"setsid {sleep} > /dev/null 2>&1 & echo started", sandbox)
+    assert result.output == "started\n"
+    with anyio.fail_after(5):
+        while running_with_argv(sleep):
+            await anyio.sleep(0.01)
+
+
+# -------------------------------------------------------------------------- status
+
+
+async def test_the_sandbox_is_off_when_the_settings_say_so(lab: Lab) -> None:
+    sandbox = await open_sandbox(SandboxConfig(enabled=False), (lab.project,))
+    assert sandbox.status == "off"
+    assert not sandbox.active
+    assert sandbox.notice() is None
+
+
+async def test_no_sandbox_is_said_once(lab: Lab) -> None:
+    sandbox = await open_sandbox(SandboxConfig(), (lab.project,), engine="bwrap is missing")
+    assert sandbox.status == "unavailable"
+    notice = sandbox.notice()
+    assert notice is not None
+    assert "bwrap is missing" in notice
+    assert "every command will ask" in notice
+    assert '"enabled": false' in notice
+
+
+def test_places_are_canonical(lab: Lab) -> None:
+    link = lab.base / "link"
+    link.symlink_to(lab.project)
+    sandbox = Sandbox(status="active", config=SandboxConfig(), roots=(link,))
+    places: Places = sandbox.places()
+    assert lab.project in places.writable
+    assert link not in places.writable
+    assert places.protected == protected_paths((link,))

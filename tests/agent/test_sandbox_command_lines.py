@@ -1,0 +1,162 @@
+"""The sandbox's command lines as text: the macOS Seatbelt profile (which CI cannot run, so it is
+tested here), bubblewrap's argument order, and how stopped commands are recognised."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.protected_paths import ProtectedPaths
+from agent.sandbox import Places, stopped_by_policy
+from agent.sandbox_linux import MountPlan, bwrap_command, scrubbing_prefix
+from agent.sandbox_macos import PROTECTED_COMPONENT, seatbelt_command, seatbelt_profile
+
+ROOT = Path("/Users/me/project")
+
+
+def places(*, network: bool = True, roots: tuple[Path, ...] = (ROOT,)) -> Places:
+    return Places(
+        writable=(*roots, Path("/private/tmp")),
+        protected=ProtectedPaths(
+            roots=roots,
+            paths=(ROOT / ".git", ROOT / ".earshot", Path("/Users/me/.zshrc")),
+            lexical=(ROOT / ".git", ROOT / ".earshot", Path("/Users/me/.zshrc")),
+        ),
+        network=network,
+    )
+
+
+# ---------------------------------------------------------------------------- macOS
+
+
+def test_the_profile_denies_writes_except_to_the_writable_places() -> None:
+    profile = seatbelt_profile(places())
+    text = profile.text
+    assert text.startswith("(version 1)\n(allow default)\n")
+    deny = text.index("(deny file-write*)")
+    allow = text.index("(allow file-write*")
+    assert deny < allow  # the later rule wins in SBPL: the allow carves out of the deny
+    parameters = dict(profile.parameters)
+    assert parameters["WRITABLE_0"] == str(ROOT)
+    assert parameters["WRITABLE_1"] == "/private/tmp"
+    assert text.count('(subpath (param "WRITABLE_0"))') == 1
+    assert text.count('(subpath (param "WRITABLE_1"))') == 1
+
+
+def test_protected_places_are_excluded_inside_every_writable_place() -> None:
+    profile = seatbelt_profile(places())
+    parameters = dict(profile.parameters)
+    protected = {name: value for name, value in parameters.items() if name.startswith("PROT")}
+    assert set(protected.values()) == {f"{ROOT}/.git", f"{ROOT}/.earshot", "/Users/me/.zshrc"}
+    for name in protected:
+        # Once per writable place, inside its require-all.
+        assert profile.text.count(f'(require-not (subpath (param "{name}")))') == 2
+    # A .git or .earshot at any depth inside a root is refused too, existing or not.
+    assert parameters["ROOT_0"] == str(ROOT)
+    assert PROTECTED_COMPONENT == r"/\.(git|earshot)(/|$)"
+    assert (
+        f'(require-not (require-all (subpath (param "ROOT_0")) (regex #"{PROTECTED_COMPONENT}")))'
+        in profile.text
+    )
+
+
+def test_paths_never_enter_the_profile_text() -> None:
+    hostile = Path('/Users/me/pro")) (allow file-write* (subpath "/')
+    profile = seatbelt_profile(places(roots=(hostile,)))
+    assert str(hostile) not in profile.text
+    assert ("WRITABLE_0", str(hostile)) in profile.parameters
+    assert profile.text.count("(allow file-write*") == 1
+
+
+def test_other_processes_are_out_of_sight_and_reach() -> None:
+    text = seatbelt_profile(places()).text
+    assert "(deny process-info*)\n(allow process-info* (target same-sandbox))" in text
+    assert "(deny signal)\n(allow signal (target same-sandbox))" in text
+
+
+def test_the_network_is_cut_only_when_asked() -> None:
+    assert "network" not in seatbelt_profile(places()).text
+    cut = seatbelt_profile(places(network=False)).text
+    assert "(deny network-outbound (remote ip))" in cut
+    assert "(deny network-inbound (local ip))" in cut
+
+
+def test_the_macos_command_line() -> None:
+    command = seatbelt_command(places(), ["bash", "-c", "make"], scrub_env=False)
+    assert command[:2] == ["/usr/bin/sandbox-exec", "-p"]
+    assert command[-4:] == ["--", "bash", "-c", "make"]
+    assert f"-DWRITABLE_0={ROOT}" in command
+    scrubbed = seatbelt_command(places(), ["bash", "-c", "make"], scrub_env=True)
+    assert scrubbed[0].endswith("env")
+    assert scrubbed[scrubbed.index("ANTHROPIC_API_KEY") - 1] == "-u"
+    assert scrubbed.index("/usr/bin/sandbox-exec") > scrubbed.index("ANTHROPIC_API_KEY")
+
+
+# ---------------------------------------------------------------------------- Linux
+
+
+def test_bwrap_mounts_in_order_read_only_then_writable_then_protected() -> None:
+    plan = MountPlan(
+        writable=(Path("/tmp"), Path("/home/me/project")),
+        pinned=(Path("/tmp/deep"),),
+        read_only=(Path("/home/me/project/.git"),),
+        placeholders=(Path("/home/me/project/.earshot"),),
+        hidden_dirs=(Path("/run/user/1000"),),
+        hidden_files=(Path("/run/docker.sock"),),
+        network=False,
+    )
+    command = bwrap_command("/usr/bin/bwrap", plan, ["bash", "-c", "ls"], cwd=Path("/home/me"))
+    text = " ".join(command)
+    for flag in ("--unshare-user", "--unshare-pid", "--new-session", "--die-with-parent"):
+        assert flag in command
+    assert "--cap-drop ALL" in text
+    assert "--unshare-net" in command
+    order = [
+        "--ro-bind / /",
+        "--bind /tmp /tmp",
+        "--bind /tmp/deep /tmp/deep",
+        "--bind /home/me/project /home/me/project",
+        "--ro-bind /home/me/project/.git /home/me/project/.git",
+        "--tmpfs /home/me/project/.earshot --remount-ro /home/me/project/.earshot",
+        "--dev /dev --proc /proc",
+        "--tmpfs /run/user/1000 --remount-ro /run/user/1000",
+        "--ro-bind /dev/null /run/docker.sock",
+        "--chdir /home/me -- bash -c ls",
+    ]
+    positions = [text.index(part) for part in order]
+    assert positions == sorted(positions)
+
+
+def test_bwrap_shares_the_network_by_default() -> None:
+    command = bwrap_command("bwrap", MountPlan(writable=()), ["true"], cwd=Path("/"))
+    assert "--unshare-net" not in command
+
+
+def test_an_inherited_environment_is_scrubbed_before_bwrap_starts() -> None:
+    prefix = scrubbing_prefix()
+    assert prefix[0].endswith("env")
+    assert prefix[prefix.index("OPENAI_API_KEY") - 1 :][:2] == ["-u", "OPENAI_API_KEY"]
+    assert "GITHUB_TOKEN" not in prefix  # kept for gh and git, as in every command
+
+
+# ------------------------------------------------------------------ stopped commands
+
+
+@pytest.mark.parametrize(
+    ("output", "network", "stopped"),
+    [
+        ("touch: cannot touch '/etc/x': Read-only file system", True, True),
+        ("OSError: [Errno 30] Read-only file system: '/x'", True, True),
+        ("open /x: read-only file system", True, True),  # Go
+        ("rm: cannot remove '.git': Device or resource busy", True, True),
+        ("Cannot connect to the Docker daemon at unix:///var/run/docker.sock", True, True),
+        ("curl: (6) Could not resolve host: example.com", False, True),
+        ("curl: (6) Could not resolve host: example.com", True, False),
+        ("ConnectionRefusedError: [Errno 111] Connection refused", False, True),
+        ("FAILED tests/test_x.py::test_y - AssertionError", True, False),
+        ("", True, False),
+    ],
+)
+def test_what_counts_as_stopped_by_the_sandbox(output: str, network: bool, stopped: bool) -> None:
+    assert (stopped_by_policy(output, network=network) is not None) is stopped

@@ -1,0 +1,107 @@
+"""The command sandbox end to end in print mode: `earshot -p` as a subprocess, a loopback model
+that calls `bash`, the real sandbox. Nothing can be asked headless, so a command the sandbox
+stops stays stopped."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.earshot.support import Env, earshot, make_env, text_reply, tool_messages, tool_reply
+from tests.loopback import loopback
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the real sandbox tests run on Linux"
+)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Env:
+    if shutil.which("bwrap") is None:
+        pytest.fail("bubblewrap (bwrap) is not installed; scripts/test installs it")
+    return make_env(tmp_path)
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A directory outside the workspace and outside the temp dir (which commands may write)."""
+    path = Path(tempfile.mkdtemp(prefix="earshot-outside-", dir="/var/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def settings(url: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "model": "local/test-model",
+        "providers": {
+            "local": {"api": "openai-chat", "baseUrl": f"{url}/v1", "apiKey": "test-key"},
+            # Never called: its key variable must be scrubbed like a built-in provider's.
+            "lab": {
+                "api": "openai-chat",
+                "baseUrl": "http://127.0.0.1:9/v1",
+                "apiKeyEnv": "LAB_KEY",
+            },
+        },
+        **extra,
+    }
+
+
+def bash_result(request_body: dict[str, Any]) -> str:
+    [message] = tool_messages(request_body)
+    return json.dumps(message["content"])
+
+
+PEEK = "echo ENV; env; echo PROC; tr '\\0' '\\n' < /proc/$PPID/environ"
+
+
+@pytest.mark.parametrize("sandbox", [True, False])
+async def test_a_command_cannot_read_earshots_environment(env: Env, sandbox: bool) -> None:
+    keys = {"ANTHROPIC_API_KEY": "sk-ant-sentinel-one", "LAB_KEY": "sentinel-two"}
+    with loopback(tool_reply(("call_1", "bash", {"command": PEEK})), text_reply("ok")) as server:
+        env.write_settings(settings(server.url, mode="auto", sandbox={"enabled": sandbox}))
+        run = await earshot(env, "-p", "look", extra_env=keys)
+    assert run.code == 0, run.stderr
+    result = bash_result(server.requests[1].json())
+    environment, _, parent = result.partition("PROC")
+    # The command's own environment never has a provider key, configured ones included.
+    assert "sentinel" not in environment
+    if sandbox:
+        assert "sentinel" not in parent  # its parent is the sandbox's init, not earshot
+    else:
+        # Without the sandbox, the parent is earshot, and its environment is readable.
+        assert "sk-ant-sentinel-one" in parent
+        assert "sentinel-two" in parent
+
+
+async def test_a_stopped_command_stays_stopped_headless(env: Env, outside: Path) -> None:
+    command = f"cp notes.txt {outside}/copied"
+    (env.workspace / "notes.txt").write_text("hello\n", encoding="utf-8")
+    with loopback(tool_reply(("call_1", "bash", {"command": command})), text_reply("ok")) as server:
+        env.write_settings(settings(server.url))
+        run = await earshot(env, "--permission-mode", "yolo", "-p", "copy it out")
+    assert run.code == 0, run.stderr
+    result = bash_result(server.requests[1].json())
+    assert "Read-only file system" in result
+    assert "The sandbox stopped this command" in result
+    assert "The user did not approve running it outside the sandbox" in result
+    assert not (outside / "copied").exists()
+
+
+async def test_auto_mode_writes_inside_the_project(env: Env) -> None:
+    command = "mkdir -p build && echo built > build/out.txt && git init -q repo"
+    with loopback(tool_reply(("call_1", "bash", {"command": command})), text_reply("ok")) as server:
+        env.write_settings(settings(server.url, mode="auto"))
+        run = await earshot(env, "-p", "build")
+    assert run.code == 0, run.stderr
+    assert (env.workspace / "build" / "out.txt").read_text(encoding="utf-8") == "built\n"
+    assert (env.workspace / "repo" / ".git").is_dir()  # a new nested repository is the model's own
+    assert not (env.workspace / ".earshot").exists()  # no placeholder left behind
