@@ -23,6 +23,11 @@ _Entry = tuple[tuple[type[Exception], ...], Callable[[Exception], RpcError]]
 INVALID_SETTINGS = -32001
 """Server-defined: a settings file is unreadable or invalid (`data`: `file`, `key`). Not
 -32602 (the request is fine) nor -32603 (kept for bugs in earshot)."""
+SESSION_BUSY = -32003
+"""Server-defined: another process has the session open, so it is read-only here (`data`:
+`sessionId`, `holder` {pid, process, since} or null)."""
+SESSION_NOT_SAVED = -32004
+"""Server-defined: the session file cannot be written (disk full, read-only data dir)."""
 _SETTINGS_KEY = re.compile(r"[A-Za-z_$][\w$-]*(?:\.[\w$-]+)*")
 
 
@@ -58,14 +63,24 @@ def settings_error(exc: Exception) -> RpcError:
     return RpcError(INVALID_SETTINGS, f"Invalid settings: {shown}", {"file": file, "key": key})
 
 
+def _session_busy(exc: Exception) -> RpcError:
+    from sessions import SessionBusy
+
+    assert isinstance(exc, SessionBusy)
+    holder = None if exc.holder is None else exc.holder.to_json()
+    return RpcError(SESSION_BUSY, str(exc), {"sessionId": exc.session_id, "holder": holder})
+
+
 @cache
 def _table() -> tuple[_Entry, ...]:
     from agent.session import ModelUnavailable, UnsupportedPrompt
     from agent.settings import SettingsError
     from providers.registry import MissingCredentials, UnknownProvider
-    from sessions import SessionNotFound
+    from sessions import SessionBusy, SessionNotFound, SessionWriteFailed
 
     return (
+        ((SessionBusy,), _session_busy),
+        ((SessionWriteFailed,), lambda exc: RpcError(SESSION_NOT_SAVED, str(exc))),
         ((SettingsError,), settings_error),
         (
             (SessionNotFound,),

@@ -229,7 +229,16 @@ class LiveSession:
             self.agent.cancel()
 
     async def prompt(self, blocks: Sequence[dict[str, Any]]) -> str:
-        """Run (or queue) one prompt; returns the ACP stop reason."""
+        """Run (or queue) one prompt; returns the ACP stop reason.
+
+        Raises:
+            sessions.SessionBusy: another process has the session open (it is read-only here).
+            sessions.SessionWriteFailed: the session cannot be written at all.
+        """
+        if self.running is None:
+            # Before anything is read or recorded: a session another process has open is
+            # read-only here, and a prompt says who has it (or takes it over once it is free).
+            await self.agent.ensure_writable()
         generation = self.generation
         text = (
             blocks[0].get("text") if len(blocks) == 1 and blocks[0].get("type") == "text" else None

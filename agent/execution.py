@@ -3,7 +3,8 @@
 Every call that reaches `ToolExecutor.run_batch` leaves with a result: an unknown tool, arguments
 that are not JSON or fail the schema, a denial, a hook's block and a tool raising are all error
 results the model reads. Only cancellation propagates; the loop answers whatever is left with
-"interrupted".
+"interrupted". Each result is recorded (appended to the session) the moment its call finishes,
+before the call is shown as finished.
 
 A batch runs in emission order, in groups: consecutive read-only calls run concurrently, and each
 mutating call runs alone, so a read after an edit sees the edit. Results are returned in emission
@@ -60,6 +61,9 @@ _log = get_logger(__name__)
 Emit = Callable[[AgentEvent], None]
 Snapshot = Callable[[Sequence[Path], bool], Awaitable[None]]
 """`snapshot(paths, whole_tree)`: record what a batch may change before it runs."""
+Record = Callable[[ToolResultPart], Awaitable[bool]]
+"""`record(result)`: store one finished call's result; False when it could not be stored (the
+turn is then ending with that error). Awaited before the call is shown as finished."""
 
 INTERRUPTED_TEXT = "interrupted: the user stopped the turn before this call finished"
 
@@ -167,8 +171,8 @@ def error_result(call: ToolCallPart, text: str) -> ToolResultPart:
     )
 
 
-def interrupted_result(call: ToolCallPart) -> ToolResultPart:
-    return error_result(call, INTERRUPTED_TEXT)
+def interrupted_result(call: ToolCallPart, text: str = INTERRUPTED_TEXT) -> ToolResultPart:
+    return error_result(call, text)
 
 
 def title_for(name: str) -> ToolUi:
@@ -284,7 +288,8 @@ class BatchState:
     """What a batch has finished so far; read by the loop if the turn is cancelled."""
 
     results: dict[str, ToolResultPart] = field(default_factory=lambda: {})
-    """Finished calls by id (a ToolCallFinished has been emitted for each)."""
+    """Finished calls by id: each is recorded (on disk, for a session) and a ToolCallFinished
+    has been emitted for it."""
 
 
 class _AnnouncingInteraction:
@@ -329,10 +334,14 @@ class ToolExecutor:
         self._hooks = hooks
         self._snapshot = snapshot
 
-    async def run_batch(self, batch: Sequence[Prepared], state: BatchState) -> list[ToolResultPart]:
+    async def run_batch(
+        self, batch: Sequence[Prepared], state: BatchState, record: Record
+    ) -> list[ToolResultPart]:
         """Run every call of one assistant message; results in emission order.
 
-        Cancellation propagates (calls finished so far are in `state`)."""
+        Each result is passed to `record` (which stores it) as soon as its call finishes, and
+        only then is the call shown as finished (`ToolCallFinished`): what the user saw finish
+        is on disk. Cancellation propagates (calls finished so far are in `state`)."""
         snapshot_paths, whole_tree = _mutation_paths(batch)
         snapshot_taken = False
         for group in _groups(batch):
@@ -346,12 +355,12 @@ class ToolExecutor:
                 ):
                     snapshot_taken = True
                     await self._take_snapshot(snapshot_paths, whole_tree)
-                await self._run_one(first, state)
+                await self._run_one(first, state, record)
                 continue
             async with anyio.create_task_group() as group_tasks:
                 for item in group:
-                    group_tasks.start_soon(self._run_one, item, state)
-        return [state.results[item.call.id] for item in batch]
+                    group_tasks.start_soon(self._run_one, item, state, record)
+        return [state.results[item.call.id] for item in batch if item.call.id in state.results]
 
     async def _take_snapshot(self, paths: Sequence[Path], whole_tree: bool) -> None:
         assert self._snapshot is not None
@@ -361,19 +370,19 @@ class ToolExecutor:
             # Undo is a safety net; a failure to take one must not stop the work.
             _log.warning("undo snapshot failed", exc_info=True)
 
-    async def _run_one(self, item: Prepared, state: BatchState) -> None:
+    async def _run_one(self, item: Prepared, state: BatchState, record: Record) -> None:
         call = item.call
         if isinstance(item, RejectedCall):
-            self._finish(state, error_result(call, item.error), "failed")
+            await self._finish(record, state, error_result(call, item.error), "failed")
             return
         tool = item.tool
         denied = await self._check_permission(item)
         if denied is not None:
-            self._finish(state, error_result(call, denied), "denied")
+            await self._finish(record, state, error_result(call, denied), "denied")
             return
         blocked = await self._pre_hook(item)
         if blocked is not None:
-            self._finish(state, error_result(call, blocked), "denied")
+            await self._finish(record, state, error_result(call, blocked), "denied")
             return
         self._emit(ToolCallRunning(call_id=call.id))
         output: ToolOutput
@@ -389,7 +398,8 @@ class ToolExecutor:
             tool_call_id=call.id, name=call.name, content=content, is_error=output.is_error
         )
         await self._post_hook(item, result)
-        self._finish(
+        await self._finish(
+            record,
             state,
             result,
             "failed" if output.is_error else "completed",
@@ -487,8 +497,9 @@ class ToolExecutor:
             "choose another approach or ask the user."
         )
 
-    def _finish(
+    async def _finish(
         self,
+        record: Record,
         state: BatchState,
         result: ToolResultPart,
         status: ToolStatus,
@@ -497,6 +508,8 @@ class ToolExecutor:
         raw_output: JsonValue = None,
         terminal_id: str | None = None,
     ) -> None:
+        if not await record(result):
+            return
         state.results[result.tool_call_id] = result
         self._emit(
             ToolCallFinished(

@@ -5,8 +5,13 @@ call fails for good.
 Three invariants:
 - every tool call gets a result (interrupted, unknown, invalid, denied, blocked or failed calls
   get an error result), so the transcript is always a valid next request;
-- results are ordered by emission, not completion (one tool message per assistant message);
-- a failing tool is data; only the model call failing ends a turn early.
+- results are ordered by emission, not completion (the request history joins a batch's results
+  into one tool message in call order);
+- a failing tool is data; only the model call failing (or the transcript failing to be written)
+  ends a turn early.
+
+Acknowledged means durable: nothing is shown as done before the entry recording it is on disk,
+and a transcript that cannot be written ends the turn with an error saying so (`agent.recording`).
 
 The loop knows its session only through `LoopHost`, so a subagent runs the same loop with an
 in-memory history and a restricted tool set.
@@ -38,6 +43,7 @@ from agent.events import (
     UserMessageAdded,
 )
 from agent.execution import (
+    INTERRUPTED_TEXT,
     BatchState,
     CallSinks,
     Prepared,
@@ -48,7 +54,13 @@ from agent.execution import (
     prepare_call,
     title_for,
 )
-from agent.replay import tool_ui_entry
+from agent.recording import (
+    NotSaved,
+    ResultRecorder,
+    not_saved_message,
+    record_shown,
+    try_append,
+)
 from agent.retry import RetryPolicy, describe_error
 from agent.tool_env import scrub
 from agent.tools.base import AnyTool, ToolContext
@@ -70,7 +82,7 @@ from providers.types import (
     ToolSpec,
     Usage,
 )
-from sessions import new_id
+from sessions import INTERRUPTED_BY_STOP, SessionBusy, SessionWriteFailed, new_id
 
 if TYPE_CHECKING:
     from providers.catalog import ModelInfo
@@ -195,6 +207,8 @@ class TurnLoop:
         self._shown: dict[str, ToolUi] = {}
         """How this batch's finished calls were shown, recorded after their results (replay)."""
         self._context_tokens = 0
+        self._recorder = ResultRecorder(host.append_message)
+        self._not_saved: NotSaved | None = None  # why the transcript could not be written
         self._unadmitted: list[Message] = []
         """Queued prompts taken from the host whose hooks have not decided yet."""
         self.last_text = ""
@@ -218,6 +232,8 @@ class TurnLoop:
                     reason = await self._run(prompt)
                 except _ModelCallFailed as exc:
                     failure = exc
+                except (SessionWriteFailed, SessionBusy) as exc:
+                    self._not_saved = self._not_saved or exc
                 except Exception as exc:
                     internal = exc
                 finally:
@@ -230,6 +246,8 @@ class TurnLoop:
             await self._settle_safely(cancelled=True)
             raise
         await self._settle_safely(cancelled=reason is None or internal is not None)
+        if self._not_saved is not None:
+            return TurnEnded(reason="error", message=not_saved_message(self._not_saved))
         if internal is not None:
             _log.error("turn failed", exc_info=internal)
             return TurnEnded(
@@ -254,6 +272,10 @@ class TurnLoop:
 
     async def _run(self, prompt: Message | None) -> StopReason:
         host = self._host
+        stored = host.persisted_session
+        if stored is not None and not self._subagent:
+            with anyio.CancelScope(shield=True):  # answer calls an earlier turn could not
+                await stored.repair()
         if prompt is not None:
             entry_id = await self._admit(prompt, queued=False)
             if entry_id is None:
@@ -280,22 +302,6 @@ class TurnLoop:
             if event.ui is not None and event.parent_call_id is None:
                 self._shown[event.call_id] = event.ui
         self._send(event)
-
-    async def _append_results(self, results: list[ToolResultPart]) -> None:
-        """The tool message, then the record of how its calls were shown (`agent.replay`): a
-        session reopened later replays the diffs as they were, not as the disk is then."""
-        await self._append(Message(role="tool", parts=results))
-        record = tool_ui_entry(self._shown)
-        self._shown = {}
-        session = self._host.persisted_session
-        if record is None or session is None:
-            return
-        with anyio.CancelScope(shield=True):
-            try:
-                await session.append(record)
-            except Exception:
-                # Only the replay's diffs depend on it: the turn goes on.
-                _log.warning("could not record how the tool calls were shown", exc_info=True)
 
     async def _append(self, message: Message, entry_id: str | None = None) -> str:
         # Shielded: a write half-done when a cancellation lands would leave the transcript
@@ -485,50 +491,59 @@ class TurnLoop:
         batch = [self._prepared.pop(call.id, None) or self._prepare(call) for call in calls]
         # The assembled calls (with their merged metadata) are the ones answered.
         batch = [_with_call(item, call) for item, call in zip(batch, calls, strict=True)]
-        results = await self._executor.run_batch(batch, self._batch)
-        await self._append_results(results)
+        await self._executor.run_batch(batch, self._batch, self._record_result)
+        if self._not_saved is not None:  # a result could not be written: the settlement answers
+            raise self._not_saved
+        shown, self._shown = self._shown, {}
+        await record_shown(self._host.persisted_session, shown)
         self._pending = []
         self._batch = BatchState()
         self._prepared.clear()
+
+    async def _record_result(self, result: ToolResultPart) -> bool:
+        """Into the transcript before it is shown; False (the turn stops) when it cannot be."""
+        if await self._recorder.record(result):
+            return True
+        self._not_saved = self._not_saved or self._recorder.failure
+        self._scope.cancel()
+        return False
 
     # ------------------------------------------------------------------------ settlement
 
     async def _settle(self) -> None:
         """After a cancellation: make the transcript whole. The partial assistant message is
-        kept, and every call in it that has no result gets an "interrupted" one."""
+        kept; its calls without a result get an "interrupted" one, appended, then shown."""
         assembler = self._assembler
         if assembler is not None:
             self._assembler = None
             message = assembler.message()
             if message.parts:
-                await self._host.append_message(message, self._message_id)
+                failed = await try_append(self._host.append_message, message, self._message_id)
+                self._not_saved = self._not_saved or failed
                 self.last_text = message.text
             self._pending = message.tool_calls
         if self._pending:
-            results: list[ToolResultPart] = []
-            for call in self._pending:
-                result = self._batch.results.get(call.id)
-                if result is None:
-                    result = interrupted_result(call)
-                    self._emit(
-                        ToolCallFinished(
-                            call_id=call.id, name=call.name, status="interrupted", result=result
-                        )
-                    )
-                results.append(result)
-            await self._append_results(results)
+            text = INTERRUPTED_TEXT if self._not_saved is None else INTERRUPTED_BY_STOP
+            missing = [call for call in self._pending if call.id not in self._batch.results]
+            results = [interrupted_result(call, text) for call in missing]
+            if results:
+                answers = Message(role="tool", parts=[*results])
+                failed = await try_append(self._host.append_message, answers)
+                self._not_saved = self._not_saved or failed
+            for call, result in zip(missing, results, strict=True):
+                self._interrupted(call, result)
+            if self._not_saved is None:
+                await record_shown(self._host.persisted_session, self._shown)
             self._pending = []
         for call_id, name in list(self._open.items()):
             # Shown to the front end but never completed by the model: not in the transcript.
             call = ToolCallPart(id=call_id, name=name, arguments={})
-            self._emit(
-                ToolCallFinished(
-                    call_id=call_id,
-                    name=name,
-                    status="interrupted",
-                    result=interrupted_result(call),
-                )
-            )
+            self._interrupted(call, interrupted_result(call))
+
+    def _interrupted(self, call: ToolCallPart, result: ToolResultPart) -> None:
+        self._emit(
+            ToolCallFinished(call_id=call.id, name=call.name, status="interrupted", result=result)
+        )
 
 
 async def _close(events: object) -> None:

@@ -3,10 +3,13 @@
 Replay shows what happened then, from the transcript alone, never from the disk as it is now:
 - assistant messages replay under their entry id as `message_id`;
 - each tool call replays as started, ready and finished with its final status (`completed`, or
-  `failed`/`interrupted` for an error result); a call the transcript has no result for (a crash
-  mid-call) finishes `interrupted`, so no front end shows it running forever;
+  `failed`/`interrupted` for an error result); a call the transcript has no result for finishes
+  `interrupted`, so no front end shows it running forever (a call whose process died was answered
+  "interrupted: the agent stopped before this call finished" when the session was claimed,
+  `sessions.repair`; one still without a result is being run by another process that has the
+  session open);
 - its UI (title, kind, locations, diffs) is the one recorded when the call finished: the loop
-  appends a `tool_ui` extension entry after each tool message (`tool_ui_entry`), holding the
+  appends a `tool_ui` extension entry after each batch's results (`tool_ui_entry`), holding the
   diffs as they were (a created file: `old_text` None), cut down to the changed lines with a
   little context so the transcript stays small. A call without a record (older transcripts, a
   call that changed nothing) gets the title, kind and locations its arguments give, and no diff:
@@ -47,6 +50,7 @@ from providers.types import (
     ToolResultPart,
 )
 from sessions import (
+    INTERRUPTED_BY_STOP,
     CompactionEntry,
     Entry,
     ExtensionEntry,
@@ -183,7 +187,9 @@ def _close_unanswered(open_calls: dict[str, str], events: list[AgentEvent]) -> N
 def _status(part: ToolResultPart) -> ToolStatus:
     if not part.is_error:
         return "completed"
-    return "interrupted" if part.text == INTERRUPTED_TEXT else "failed"
+    # A call its process never finished (answered on load, `sessions.repair`) replays as
+    # interrupted, which the front end shows as failed with that reason.
+    return "interrupted" if part.text in (INTERRUPTED_TEXT, INTERRUPTED_BY_STOP) else "failed"
 
 
 def _ui_from_arguments(

@@ -275,6 +275,17 @@ class AgentSession:
         self._turn_scope = anyio.CancelScope()
         return self._turn(message, self._turn_scope)
 
+    async def ensure_writable(self) -> None:
+        """Be the session's writer (before a turn or a change): a session another process has
+        open is read-only here; once it has let go, this takes it over (`Session.claim`).
+
+        Raises:
+            sessions.SessionBusy: another process has it open (the message names it).
+            sessions.SessionWriteFailed: the data dir cannot be written.
+        """
+        if not self._stored.writable:  # no await otherwise: a change applies at once
+            await self._stored.claim()
+
     def queue_prompt(self, prompt: Prompt) -> bool:
         """Queue a prompt into the running turn: like the turn's first prompt it goes through
         the user_prompt_submit hooks (blocked: dropped, with a `Notice`), then is sent after the
@@ -307,6 +318,7 @@ class AgentSession:
             raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
         if mode == self.mode:
             return
+        await self.ensure_writable()
         self.mode = mode
         await self._stored.append(ModeChangeEntry(mode=mode))
         self._notify(ModeChanged(mode=mode))
@@ -318,7 +330,9 @@ class AgentSession:
 
         Raises:
             ModelUnavailable: the model cannot be built; the current one stays.
+            sessions.SessionBusy: another process has the session open; nothing changes.
         """
+        await self.ensure_writable()
         model = _build_model(self._model_factory, model_name)
         old = self._model
         self._model = model

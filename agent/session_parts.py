@@ -285,9 +285,10 @@ async def resumed_settings(
             if stored.model == options.model_name:
                 raise
     model = build(options.model_name)
-    await stored.append(
-        ModelChangeEntry(model=options.model_name, reasoning_effort=options.reasoning_effort)
-    )
+    if stored.writable:  # read-only here (another process has it open): kept in memory only
+        await stored.append(
+            ModelChangeEntry(model=options.model_name, reasoning_effort=options.reasoning_effort)
+        )
     return options.model_name, options.reasoning_effort, mode, model
 
 

@@ -58,7 +58,8 @@ class EarshotFactory:
         if self._store is None:
             from sessions.store import SessionStore
 
-            self._store = SessionStore(self._sessions_root())
+            # `process`: how another process that finds one of our sessions open names us.
+            self._store = SessionStore(self._sessions_root(), process="earshot --stdio")
         return self._store
 
     def composition(self, cwd: Path) -> Composition:

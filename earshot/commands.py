@@ -59,7 +59,7 @@ async def sessions_show(session_id: str, *, out: TextIO, err: TextIO) -> int:
     from sessions import SessionNotFound, SessionStore, SessionUnreadable
 
     try:
-        session = await SessionStore().open(session_id)
+        session = await SessionStore().open(session_id, claim=False)
     except (SessionNotFound, SessionUnreadable) as exc:
         err.write(f"earshot: no readable session {session_id!r} ({type(exc).__name__})\n")
         return EXIT_USAGE

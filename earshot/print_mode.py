@@ -10,7 +10,8 @@ the settings' rules allow the call without asking.
 Exit codes:
     0    the turn ended normally
     1    the model failed (or stopped short: refusal, max tokens, max turns)
-    2    usage or configuration error (bad flag, invalid settings, no credentials, bad --resume)
+    2    usage or configuration error (bad flag, invalid settings, no credentials, bad --resume,
+         a session another process has open, a data dir that cannot be written)
     3    the turn ended, but at least one tool call was refused by the permission gate
     130  cancelled (Ctrl-C / SIGTERM); the transcript is saved and can be resumed
 """
@@ -64,6 +65,8 @@ EXIT_MODEL_ERROR = 1
 EXIT_USAGE = 2
 EXIT_DENIED = 3
 EXIT_CANCELLED = 130
+PROCESS_NAME = "earshot -p"
+"""How another process that finds a session we have open names us."""
 
 PRINT_REFUSAL = "cannot ask in print mode; not allowed by the mode or a rule"
 """What the model reads for a call that would have needed a prompt (not "rejected by the user":
@@ -436,7 +439,7 @@ async def _resume_id(
         return None
     from sessions import SessionStore
 
-    latest = await SessionStore().latest(composition.cwd)
+    latest = await SessionStore(process=PROCESS_NAME).latest(composition.cwd)
     if latest is None:
         renderer.note("no earlier session in this directory: starting a new one")
         return None
@@ -467,12 +470,12 @@ async def _open(
 ) -> AgentSession:
     from agent.session import ModelUnavailable
     from earshot.compose import open_session
-    from sessions import SessionNotFound, SessionStore
+    from sessions import SessionBusy, SessionNotFound, SessionStore, SessionWriteFailed
 
     try:
         session = await open_session(
             composition,
-            store=SessionStore(),
+            store=SessionStore(process=PROCESS_NAME),
             model_name=pick.name,
             mode=options.permission_mode,
             resume_id=resume_id,
@@ -482,14 +485,17 @@ async def _open(
         )
     except SessionNotFound:
         raise UsageError(f"no session {resume_id!r} (see `earshot sessions list --all`)") from None
-    except ModelUnavailable as exc:
+    except (ModelUnavailable, SessionWriteFailed) as exc:
         raise UsageError(str(exc)) from None
     try:
+        # A session another process has open (an editor, another terminal) is not ours to add
+        # to: say who has it, before anything is run.
+        await session.ensure_writable()
         if resume_id is not None and options.model and options.model != session.model_name:
             await session.set_model(options.model)
         if resume_id is not None and options.permission_mode is not None:
             await session.set_mode(options.permission_mode)
-    except (ModelUnavailable, ValueError) as exc:
+    except (ModelUnavailable, ValueError, SessionBusy, SessionWriteFailed) as exc:
         await session.aclose()
         raise UsageError(str(exc)) from None
     return session

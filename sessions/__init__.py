@@ -1,7 +1,10 @@
 """The append-only JSONL session tree: transcripts that never lose a word.
 
 `SessionStore` finds, lists, creates, forks and deletes sessions; a `Session` is one open file:
-its tree of entries, its current leaf and the request history they imply.
+its tree of entries, its current leaf and the request history they imply. One process writes a
+session at a time (`sessions.writer_lock`; `SessionBusy` elsewhere), every append is synced before
+it returns, and calls a stopped process left without results are answered when the next one
+takes the session (`sessions.repair`).
 
 The names below load on first use (PEP 562): `sessions.ids` alone must stay importable without
 the store, because the ACP start-up path mints the id of the first session before anything else
@@ -29,9 +32,18 @@ if TYPE_CHECKING:
         UndoSnapshotEntry,
         UnknownEntry,
     )
-    from sessions.errors import EntryNotFound, InvalidCursor, SessionNotFound, SessionUnreadable
+    from sessions.errors import (
+        EntryNotFound,
+        Holder,
+        InvalidCursor,
+        SessionBusy,
+        SessionNotFound,
+        SessionUnreadable,
+        SessionWriteFailed,
+    )
     from sessions.ids import new_id
     from sessions.paths import data_dir
+    from sessions.repair import INTERRUPTED_BY_STOP
     from sessions.session import Session
     from sessions.store import SessionPage, SessionStore, SessionSummary, cwd_hash
 
@@ -51,9 +63,18 @@ _HOMES = {
         "UndoSnapshotEntry",
         "UnknownEntry",
     ),
-    "sessions.errors": ("EntryNotFound", "InvalidCursor", "SessionNotFound", "SessionUnreadable"),
+    "sessions.errors": (
+        "EntryNotFound",
+        "Holder",
+        "InvalidCursor",
+        "SessionBusy",
+        "SessionNotFound",
+        "SessionUnreadable",
+        "SessionWriteFailed",
+    ),
     "sessions.ids": ("new_id",),
     "sessions.paths": ("data_dir",),
+    "sessions.repair": ("INTERRUPTED_BY_STOP",),
     "sessions.session": ("Session",),
     "sessions.store": ("SessionPage", "SessionStore", "SessionSummary", "cwd_hash"),
 }
@@ -65,19 +86,23 @@ __all__ = [
     "Entry",
     "EntryNotFound",
     "ExtensionEntry",
+    "INTERRUPTED_BY_STOP",
     "ForkOrigin",
     "Header",
+    "Holder",
     "InvalidCursor",
     "LeafMoveEntry",
     "MessageEntry",
     "ModeChangeEntry",
     "ModelChangeEntry",
     "Session",
+    "SessionBusy",
     "SessionNotFound",
     "SessionPage",
     "SessionStore",
     "SessionSummary",
     "SessionUnreadable",
+    "SessionWriteFailed",
     "TitleEntry",
     "UndoSnapshotEntry",
     "UnknownEntry",

@@ -1,9 +1,16 @@
 """The bytes of one session file: locked appends and reads of what other processes appended.
 
-Locking: every write happens under an exclusive `flock` on the session file itself, so two
-processes appending to one session never interleave bytes; every read of the file (a load, a
-refresh) happens under a shared one, so a reader never mistakes a write in progress for a torn
-line. No lock is held across an `await` by the caller except while waiting for it.
+Locking: one process writes a session at a time (its writer lock, `sessions.writer_lock`, held
+while the session is open). Besides, every write happens under an exclusive `flock` on the
+session file itself, so bytes never interleave even with a writer that ignores the writer lock
+(an older earshot); every read of the file (a load, a refresh) happens under a shared one, so a
+reader never mistakes a write in progress for a torn line. No lock is held across an `await` by
+the caller except while waiting for it.
+
+Failure: an append that fails (disk full, a read-only remount, an I/O error) truncates the file
+back to its size before the append, so no partial line is left to break the lines after it; if
+even that fails, the next append starts with a newline and the leftover reads as one damaged line,
+skipped. A file that can only be opened for reading (a read-only data dir) is still read.
 
 Durability: an append returns after `write(2)` and `fdatasync(2)`. After `write(2)` the bytes are in
 the kernel's page cache and survive the process being killed (`kill -9`); `fdatasync` makes them
@@ -15,6 +22,8 @@ have no `fdatasync` and use `fsync`.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import sys
 from pathlib import Path
@@ -66,9 +75,11 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 class SessionFile:
     """An open session file descriptor (`O_APPEND`: every write lands at the end)."""
 
-    def __init__(self, path: Path, fd: int) -> None:
+    def __init__(self, path: Path, fd: int, *, read_only: bool = False) -> None:
         self.path = path
         self._fd = fd
+        self.read_only = read_only
+        """Opened for reading only (the data dir was read-only): `reopen_for_writing` first."""
 
     @classmethod
     def create(cls, path: Path, content: bytes) -> SessionFile:
@@ -99,7 +110,26 @@ class SessionFile:
         Raises:
             FileNotFoundError: no such file.
         """
-        return cls(path, os.open(path, os.O_RDWR | os.O_APPEND | _BINARY | _CLOEXEC))
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | _BINARY | _CLOEXEC)
+        except OSError as exc:
+            if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+            # A read-only data dir: the session can still be read (and replayed); appends fail
+            # with a clear error.
+            return cls(path, os.open(path, os.O_RDONLY | _BINARY | _CLOEXEC), read_only=True)
+        return cls(path, fd)
+
+    def reopen_for_writing(self) -> None:
+        """Open the file for appending again (the data dir became writable).
+
+        Raises:
+            OSError: it still cannot be.
+        """
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | _BINARY | _CLOEXEC)
+        os.close(self._fd)
+        self._fd = fd
+        self.read_only = False
 
     @property
     def closed(self) -> bool:
@@ -137,14 +167,31 @@ class SessionFile:
     def append(self, data: bytes) -> int:
         """Write all of `data` at the end of the file and sync it; returns the new file size.
 
-        Call with the exclusive lock held.
+        Call with the exclusive lock held. On failure nothing of `data` stays in the file (when
+        the file system still allows a truncation) and the error is raised.
         """
-        view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
-        _sync(self._fd)
+        start = self.size()
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+            _sync(self._fd)
+        except OSError:
+            self._roll_back(start)
+            raise
         return os.lseek(self._fd, 0, os.SEEK_END)
+
+    def _roll_back(self, size: int) -> None:
+        """Cut off what a failed append left (part of a line on a full disk, or a whole line
+        whose sync failed and so was never acknowledged). Should that fail too, the next append
+        still starts on a fresh line and the leftover is skipped on load as one damaged line."""
+        try:
+            if self.size() > size:
+                os.ftruncate(self._fd, size)
+                _sync(self._fd)
+        except OSError:
+            pass
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -164,9 +211,14 @@ def replace_file(path: Path, content: bytes) -> None:
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _BINARY | _CLOEXEC, 0o600)
     try:
-        view = memoryview(content)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
-    os.replace(temporary, path)
+        try:
+            view = memoryview(content)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise

@@ -10,6 +10,10 @@ first). So the answer is preceded by `reserve`: the header line alone, the file 
 would have written, under the id the answer announces. The build then adopts that file
 (`SessionStore.create` with the same id) and appends to it.
 
+The reserving process takes the session's writer lock (`sessions.writer_lock`) before the file
+appears, and keeps it for the build (`take_reserved_lock`): another process that loads the id at
+once reads the session but cannot take it from the process that announced it.
+
 Stdlib only, and cheap (well under a millisecond on an idle machine): it runs on the start-up
 path, before asyncio, pydantic or the session store are loaded. The file appears atomically
 (written under a dot name, then renamed), so a listing in another process never sees it
@@ -24,6 +28,10 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+_reserved_locks: dict[str, int] = {}
+"""Lock file path -> the descriptor holding the writer lock of a session reserved here, until
+its build takes it (`take_reserved_lock`)."""
 
 HEADER_FORMAT_VERSION = 1
 """`sessions.entries.FORMAT_VERSION` (which this module cannot import: it loads the message
@@ -90,7 +98,18 @@ def reserve(
         "additional_directories": list(additional_directories),
     }
     line = json.dumps(header, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n"
-    temporary = directory / f".{session_id}.{os.getpid()}.reserve"
+    _lock_before_it_exists(path)
+    try:
+        _write_header(directory / f".{session_id}.{os.getpid()}.reserve", path, line)
+    except BaseException:
+        fd = take_reserved_lock(path.with_suffix(".lock"))
+        if fd is not None:
+            os.close(fd)
+        raise
+    return path
+
+
+def _write_header(temporary: Path, path: Path, line: str) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(temporary, flags, 0o600)
     try:
@@ -105,4 +124,29 @@ def reserve(
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-    return path
+
+
+def _lock_before_it_exists(path: Path) -> None:
+    """Take the session's writer lock (`sessions.writer_lock`: an exclusive `flock` on
+    `<id>.lock`, labelled with our pid) and keep it for the build."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: the build takes the lock
+        return
+    lock = str(path.with_suffix(".lock"))
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        label = json.dumps({"pid": os.getpid(), "process": None, "since": _utc_now()})
+        os.ftruncate(fd, 0)
+        os.write(fd, label.encode("ascii"))
+    except BaseException:
+        os.close(fd)
+        raise
+    _reserved_locks[lock] = fd
+
+
+def take_reserved_lock(lock_path: Path) -> int | None:
+    """The descriptor holding the writer lock of a session this process reserved (it is the
+    caller's to close from now on); None when there is none."""
+    return _reserved_locks.pop(str(lock_path), None)

@@ -1,13 +1,26 @@
-"""One open session: its tree of entries and its write queue.
+"""One open session: its tree of entries, its write queue and its writer lock.
+
+One writer per session: a process appends to a session only while it holds the session's writer
+lock (`sessions.writer_lock`), taken when the session is created or opened for writing, or by the
+first append, and held until `aclose()` or the process ends. A process that finds it held gets
+the session read-only: it reads it (and `refresh()` shows what the writer added since), and every
+append raises `SessionBusy` naming the holder, until the holder lets go; the next append (or
+`claim()`) then takes the session over. Taking the lock first reads everything the previous
+writer appended, then answers the calls it left open (`sessions.repair`).
 
 Every append goes through one queue per `Session` (an anyio lock) and, inside it, an exclusive
-lock on the file. Inside both, the session first reads whatever other processes appended since it
-last looked, then takes the current leaf as the new entry's parent, so concurrent appends, from
-tasks of this process or from other processes, form one chain instead of siblings of a stale leaf.
+lock on the file. Inside both, the session first reads whatever was appended since it last looked,
+then takes the current leaf as the new entry's parent, so concurrent appends from tasks of this
+process form one chain instead of siblings of a stale leaf.
+
+Durability: `append` returns once the line is written and synced. What a caller shows as done (a
+tool call finished, a turn ended) it shows after the append that records it has returned, so
+whatever a user saw is on disk whatever happens next; an append that fails raises
+`SessionWriteFailed` and leaves the file as it was (no partial line).
 
 Damage is never fatal: a line that is not JSON is skipped with a warning, and a torn last line
 (a writer killed mid-write) is skipped with a warning and closed with a newline by the next
-append. An entry whose append returned is on disk whatever happens next.
+append.
 """
 
 from __future__ import annotations
@@ -23,7 +36,7 @@ from typing import TypeVar
 import anyio
 import anyio.to_thread
 
-from providers.types import JsonValue, Message, ReasoningEffort
+from providers.types import JsonValue, Message, ReasoningEffort, ToolResultPart
 from sessions._gc import gc_paused
 from sessions._log import warn
 from sessions.entries import (
@@ -36,12 +49,20 @@ from sessions.entries import (
     TitleEntry,
     UnknownEntry,
 )
-from sessions.errors import EntryNotFound, SessionUnreadable
+from sessions.errors import (
+    EntryNotFound,
+    Holder,
+    SessionBusy,
+    SessionUnreadable,
+    SessionWriteFailed,
+)
 from sessions.files import SessionFile, replace_file
 from sessions.ids import new_id
 from sessions.lines import JsonObject, MalformedLine, dumps_line, entry_to_json, header_from_json
+from sessions.repair import interrupted_result, unanswered_at_leaf
 from sessions.times import utc_now
 from sessions.tree import Tree, parse_lines
+from sessions.writer_lock import DEFAULT_PROCESS, WriterLock, read_holder
 
 E = TypeVar("E", bound=Entry)
 
@@ -60,7 +81,15 @@ class Session:
     header: Header
 
     def __init__(
-        self, *, header: Header, file: SessionFile, tree: Tree, offset: int, lines: int
+        self,
+        *,
+        header: Header,
+        file: SessionFile,
+        tree: Tree,
+        offset: int,
+        lines: int,
+        writer: WriterLock | None = None,
+        process: str = DEFAULT_PROCESS,
     ) -> None:
         self.id = header.session_id
         self.cwd = Path(header.cwd)
@@ -73,6 +102,9 @@ class Session:
         self._lines = lines
         """Newlines in those bytes: numbers the lines warnings point at."""
         self._queue = anyio.Lock()
+        self._writer = writer
+        self.process = process
+        """How this process names itself to others in the writer lock (e.g. "earshot --stdio")."""
 
     # --------------------------------------------------------------------------------- state
 
@@ -110,6 +142,16 @@ class Session:
         """The latest mode on the current path."""
         entry = self._tree.latest_on_path("mode_change")
         return entry.mode if isinstance(entry, ModeChangeEntry) else None
+
+    @property
+    def writable(self) -> bool:
+        """Whether this process holds the writer lock (appends may still take it over)."""
+        return self._writer is not None and self._writer.held
+
+    def holder(self) -> Holder | None:
+        """Who holds the writer lock, as that process named itself; None when this process
+        does, or when the holder left no readable name."""
+        return None if self.writable else read_holder(self.path)
 
     def path_entries(self) -> list[Entry]:
         """The entries from the root to the current leaf (leaf moves excluded)."""
@@ -152,32 +194,44 @@ class Session:
 
         The id (unless the caller set one), the parent (the current leaf, read inside the write
         queue) and the timestamp (unless set) are filled in. A `LeafMoveEntry` moves the leaf to
-        its target. Returns once the line is written and synced.
+        its target. Returns once the line is written and synced. Takes the writer lock first
+        if this process does not hold it yet (`claim`).
 
         Raises:
+            SessionBusy: another process holds the writer lock.
+            SessionWriteFailed: the line could not be written; the file is as it was.
             EntryNotFound: a leaf move to an entry this session does not have.
             ValueError: the caller's id is already taken.
             RuntimeError: the session is closed.
         """
         async with self._queue:
-            file = self._open_file()
-            await self._lock(file, exclusive=True)
-            try:
-                self._catch_up(file)
-                stored = self._stamp(entry)
-                line = entry_to_json(stored)
-                data = dumps_line(line)
-                size = file.size()
-                if not file.ends_with_newline(size):
-                    data = b"\n" + data
-                self._offset = file.append(data)
-                self._lines += data.count(b"\n")
-                self._tree.add(line, None if isinstance(stored, UnknownEntry) else stored)
-                if isinstance(stored, TitleEntry):
-                    write_title(self.path, stored.title, stored.id)
-            finally:
-                file.unlock()
-        return stored
+            await self._claim_locked()
+            return await self._write(entry)
+
+    async def claim(self) -> None:
+        """Become this session's writer (a no-op when this process already is): take the writer
+        lock, read what the previous writer appended, and answer the tool calls it left without
+        results (`repair`).
+
+        Raises:
+            SessionBusy: another process holds the lock.
+            SessionWriteFailed: the lock file cannot be created (a read-only or full file system).
+            RuntimeError: the session is closed.
+        """
+        async with self._queue:
+            await self._claim_locked()
+
+    async def repair(self) -> list[ToolResultPart]:
+        """Append, append-only, an "interrupted" result for each call of the newest assistant
+        message on the current path that has none (a process stopped between a call and its
+        result); the results appended (none, usually). Claims the session first.
+
+        Raises:
+            SessionBusy, SessionWriteFailed: as `append`.
+        """
+        async with self._queue:
+            await self._claim_locked()
+            return await self._repair_locked()
 
     async def append_message(self, message: Message) -> MessageEntry:
         """Append one message under the current leaf."""
@@ -187,10 +241,18 @@ class Session:
         """Move the leaf to `entry_id` (None: before the first entry); the next append starts a
         branch there. Nothing is removed: the old branch stays in the file.
 
+        A rewind to an assistant message whose calls have no result on the new path answers
+        them "interrupted" (`repair`), so the branch it starts is a valid request.
+
         Raises:
             EntryNotFound: no such entry, or it is a leaf move.
+            SessionBusy, SessionWriteFailed: as `append`.
         """
-        return await self.append(LeafMoveEntry(target_id=entry_id))
+        async with self._queue:
+            await self._claim_locked()
+            moved = await self._write(LeafMoveEntry(target_id=entry_id))
+            await self._repair_locked()
+        return moved
 
     async def refresh(self) -> None:
         """Read what other processes appended since this session last looked (appends do this
@@ -204,9 +266,11 @@ class Session:
                 file.unlock()
 
     async def aclose(self) -> None:
-        """Close the file. Idempotent."""
+        """Close the file and let the writer lock go. Idempotent."""
         async with self._queue:
             self._file.close()
+            if self._writer is not None:
+                self._writer.release()
 
     async def __aenter__(self) -> Session:
         return self
@@ -225,6 +289,80 @@ class Session:
         if self._file.closed:
             raise RuntimeError(f"session {self.id} is closed")
         return self._file
+
+    async def _claim_locked(self) -> None:
+        if self.writable:
+            return
+        self._open_file()
+        try:
+            writer = WriterLock.try_acquire(self.path, self.process)
+        except OSError as exc:
+            raise SessionWriteFailed(str(self.path), exc) from exc
+        if writer is None:
+            raise SessionBusy(self.id, read_holder(self.path))
+        if self._file.read_only:
+            try:
+                self._file.reopen_for_writing()
+            except OSError as exc:
+                writer.release()
+                raise SessionWriteFailed(str(self.path), exc) from exc
+        self._writer = writer
+        try:
+            await self._repair_locked()
+        except SessionWriteFailed:
+            # Still the writer; the repair is tried again before the next turn (and any append
+            # after a failed one starts on a whole line anyway).
+            warn("could not answer the tool calls left open", path=str(self.path))
+
+    async def _repair_locked(self) -> list[ToolResultPart]:
+        file = self._open_file()
+        await self._lock(file, exclusive=True)
+        try:
+            self._catch_up(file)
+            calls = unanswered_at_leaf(self._tree.newest_first())
+            if not calls:
+                return []
+            results = [interrupted_result(call) for call in calls]
+            self._write_line(file, MessageEntry(message=Message(role="tool", parts=[*results])))
+        finally:
+            file.unlock()
+        warn(
+            "answered tool calls left without results (the process stopped before they finished)",
+            path=str(self.path),
+            calls=[call.id for call in calls],
+        )
+        return results
+
+    async def _write(self, entry: E) -> E:
+        file = self._open_file()
+        await self._lock(file, exclusive=True)
+        try:
+            self._catch_up(file)
+            return self._write_line(file, entry)
+        finally:
+            file.unlock()
+
+    def _write_line(self, file: SessionFile, entry: E) -> E:
+        """Append one entry; call with the exclusive file lock held, after `_catch_up`."""
+        stored = self._stamp(entry)
+        line = entry_to_json(stored)
+        data = dumps_line(line)
+        size = file.size()
+        if not file.ends_with_newline(size):
+            data = b"\n" + data
+        try:
+            self._offset = file.append(data)
+        except OSError as exc:
+            raise SessionWriteFailed(str(self.path), exc) from exc
+        self._lines += data.count(b"\n")
+        self._tree.add(line, None if isinstance(stored, UnknownEntry) else stored)
+        if isinstance(stored, TitleEntry):
+            try:
+                write_title(self.path, stored.title, stored.id)
+            except OSError:
+                # The entry is on disk; the next full load rewrites the sidecar from it.
+                warn("could not write the title sidecar", path=str(self.path))
+        return stored
 
     @staticmethod
     async def _lock(file: SessionFile, *, exclusive: bool) -> None:
@@ -278,8 +416,10 @@ def _complete_lines(data: bytes, where: str, first_line: int) -> list[JsonObject
     return objects
 
 
-def load(path: Path) -> Session:
-    """Read a session file (blocking: run it in a worker thread).
+def load(path: Path, process: str = DEFAULT_PROCESS, writer: WriterLock | None = None) -> Session:
+    """Read a session file (blocking: run it in a worker thread). The session is read-only
+    until it is claimed (`Session.claim`, or the first append), unless `writer` is its writer
+    lock, already held.
 
     Raises:
         FileNotFoundError: no such file.
@@ -305,10 +445,20 @@ def load(path: Path) -> Session:
                 for line in _complete_lines(data[newline + 1 :], str(path), 2):
                     tree.add(line)
         lines = data.count(b"\n")
-        session = Session(header=header, file=file, tree=tree, offset=size, lines=lines)
+        session = Session(
+            header=header,
+            file=file,
+            tree=tree,
+            offset=size,
+            lines=lines,
+            writer=writer,
+            process=process,
+        )
         _repair_title(session, file, tree)
     except BaseException:
         file.close()
+        if writer is not None:
+            writer.release()
         raise
     return session
 
@@ -325,6 +475,8 @@ def _repair_title(session: Session, file: SessionFile, tree: Tree) -> None:
         title_id = tree.last_title_id
         if title_id is not None:
             write_title(session.path, _title_of(tree, title_id), title_id)
+    except OSError:
+        pass  # a read-only data dir: the listing shows an older title until it can be written
     finally:
         file.unlock()
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import builtins
+import contextlib
 import functools
 import json
 import os
@@ -27,7 +28,13 @@ from pathlib import Path
 import anyio.to_thread
 
 from sessions.entries import FORMAT_VERSION, ForkOrigin, Header
-from sessions.errors import InvalidCursor, SessionNotFound, SessionUnreadable
+from sessions.errors import (
+    InvalidCursor,
+    SessionBusy,
+    SessionNotFound,
+    SessionUnreadable,
+    SessionWriteFailed,
+)
 from sessions.files import SessionFile
 from sessions.ids import new_id
 from sessions.lines import JsonObject, MalformedLine, dumps_line, header_from_json, header_to_json
@@ -36,6 +43,7 @@ from sessions.reserve import cwd_hash
 from sessions.session import Session, load, read_title, title_path, write_title
 from sessions.times import utc_from_ns, utc_now
 from sessions.tree import Tree
+from sessions.writer_lock import DEFAULT_PROCESS, WriterLock, lock_path, read_holder
 
 _SUFFIX = ".jsonl"
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
@@ -91,10 +99,15 @@ def earshot_version() -> str:
 
 
 class SessionStore:
-    """All sessions under one root directory."""
+    """All sessions under one root directory.
 
-    def __init__(self, root: Path | None = None) -> None:
+    Sessions it creates, forks or opens for writing are claimed at once (this process holds
+    their writer lock until they are closed); `process` is how this process names itself to
+    another that finds one held (e.g. "earshot --stdio")."""
+
+    def __init__(self, root: Path | None = None, *, process: str = DEFAULT_PROCESS) -> None:
         self.root = root if root is not None else data_dir() / "sessions"
+        self.process = process
 
     async def create(
         self,
@@ -124,15 +137,31 @@ class SessionStore:
         return self._write_new(header, [])
 
     async def _adopt(self, path: Path, cwd: str) -> Session:
-        """The reserved file of a new session (`sessions.reserve`), opened to continue it."""
-        session = await anyio.to_thread.run_sync(load, path)
+        """The reserved file of a new session (`sessions.reserve`), opened (and claimed, as a
+        new session is) to continue it.
+
+        Raises:
+            SessionBusy: another process already has it open.
+            SessionWriteFailed: it cannot be written.
+        """
+        # The lock the reservation took in this process, handed over (not taken anew).
+        writer = WriterLock.take_reserved(path, self.process)
+        session = await anyio.to_thread.run_sync(load, path, self.process, writer)
         if session.header.cwd == cwd and not session.path_entries():
+            try:
+                await session.claim()
+            except BaseException:
+                await session.aclose()
+                raise
             return session
         await session.aclose()
         raise ValueError(f"cannot create a session with id {session.id!r}: it exists")
 
-    async def open(self, session_id: str) -> Session:
-        """Open a session by id, whatever its cwd.
+    async def open(self, session_id: str, *, claim: bool = True) -> Session:
+        """Open a session by id, whatever its cwd. With `claim`, this process becomes its
+        writer if nobody else is (see `Session.claim`: calls a crashed writer left open are
+        answered); otherwise, or when another process holds it, it is read-only
+        (`Session.writable`, `Session.holder()`) until an append takes it over.
 
         Raises:
             SessionNotFound: no such session (`SessionUnreadable` when the file is damaged).
@@ -141,17 +170,22 @@ class SessionStore:
         if path is None:
             raise SessionNotFound(session_id)
         try:
-            return await anyio.to_thread.run_sync(load, path)
+            session = await anyio.to_thread.run_sync(load, path, self.process)
         except FileNotFoundError as exc:
             raise SessionNotFound(session_id) from exc
+        if claim:
+            with contextlib.suppress(SessionBusy, SessionWriteFailed):
+                await session.claim()
+        return session
 
     async def latest(self, cwd: Path) -> Session | None:
-        """The most recently updated session of `cwd` (for `--continue`), or None."""
+        """The most recently updated session of `cwd` (for `--continue`), or None; read-only
+        (open it by id to write to it)."""
         absolute = os.path.abspath(cwd)
         candidates = sorted(self._scan([self.root / cwd_hash(absolute)]), key=_newest, reverse=True)
         for found in candidates:
             try:
-                session = await anyio.to_thread.run_sync(load, found.path)
+                session = await anyio.to_thread.run_sync(load, found.path, self.process)
             except (FileNotFoundError, SessionUnreadable):
                 continue
             if session.header.cwd == absolute:
@@ -215,17 +249,20 @@ class SessionStore:
         except FileNotFoundError:
             return False
         title_path(path).unlink(missing_ok=True)
+        lock_path(path).unlink(missing_ok=True)
         return True
 
     async def fork(self, session_id: str, *, at_entry: str | None = None) -> Session:
         """A new session holding a copy of the branch from the root to `at_entry` (default: the
-        leaf), entry ids kept, and recording where it came from. The source is not changed.
+        leaf), entry ids kept, and recording where it came from. The source is not changed (nor
+        claimed: another process may be writing it). Calls the copied branch leaves without
+        results are answered "interrupted" in the fork.
 
         Raises:
             SessionNotFound: no such session.
             EntryNotFound: the source has no such entry.
         """
-        source = await self.open(session_id)
+        source = await self.open(session_id, claim=False)
         try:
             target = at_entry if at_entry is not None else source.leaf_id
             lines = source.branch_lines(target)
@@ -236,7 +273,11 @@ class SessionStore:
             list(source.header.additional_directories),
             ForkOrigin(session_id=source.id, entry_id=target),
         )
-        return await anyio.to_thread.run_sync(self._write_new, header, lines)
+        forked = await anyio.to_thread.run_sync(self._write_new, header, lines)
+        # A fork taken between a call and its result answers it, as a crash would be repaired.
+        with contextlib.suppress(SessionWriteFailed):
+            await forked.repair()
+        return forked
 
     # ------------------------------------------------------------------------------- helpers
 
@@ -258,20 +299,47 @@ class SessionStore:
         )
 
     def _write_new(self, header: Header, lines: builtins.list[JsonObject]) -> Session:
+        """Create the file, holding its writer lock from before it exists.
+
+        Raises:
+            SessionWriteFailed: the data dir cannot be written (read-only, full).
+        """
         directory = self.root / cwd_hash(header.cwd)
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = directory / f"{header.session_id}{_SUFFIX}"
         content = b"".join([dumps_line(header_to_json(header)), *map(dumps_line, lines)])
-        file = SessionFile.create(path, content)
+        writer: WriterLock | None = None
+        try:
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            writer = WriterLock.try_acquire(path, self.process)
+            if writer is None:  # only a process that guessed this brand-new id could hold it
+                raise SessionBusy(header.session_id, read_holder(path))
+            file = SessionFile.create(path, content)
+        except OSError as exc:
+            if writer is not None:
+                writer.release()
+            if isinstance(exc, FileExistsError):
+                raise
+            raise SessionWriteFailed(str(path), exc) from exc
+        except BaseException:
+            if writer is not None:
+                writer.release()
+            raise
         tree = Tree(str(path))
         for line in lines:
             tree.add(line)
         title_id = tree.last_title_id
         if title_id is not None:
             title = tree.raw(title_id).get("title")
-            write_title(path, title if isinstance(title, str) else "", title_id)
+            with contextlib.suppress(OSError):  # the first full load writes it
+                write_title(path, title if isinstance(title, str) else "", title_id)
         return Session(
-            header=header, file=file, tree=tree, offset=len(content), lines=len(lines) + 1
+            header=header,
+            file=file,
+            tree=tree,
+            offset=len(content),
+            lines=len(lines) + 1,
+            writer=writer,
+            process=self.process,
         )
 
     def _find(self, session_id: str) -> Path | None:
@@ -288,7 +356,7 @@ class SessionStore:
         try:
             with os.scandir(self.root) as entries:
                 return [Path(entry.path) for entry in entries if entry.is_dir()]
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return []
 
     @staticmethod

@@ -15,13 +15,14 @@ Semantics, in file order:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from providers.text import valid_json
 from providers.types import Message, TextPart
 from sessions._log import warn
 from sessions.entries import CompactionEntry, Entry, MessageEntry, UnknownEntry
 from sessions.lines import JsonObject, MalformedLine, entry_from_json
+from sessions.repair import Memo, join_results
 
 try:
     # orjson parses a long transcript's lines about three times faster than the stdlib, which is
@@ -77,6 +78,7 @@ class Tree:
         self._last_title: int | None = None
         self._path_key: tuple[str | None, int] = (None, -1)
         self._path: list[int] = []
+        self._joined: Memo = {}
 
     def __len__(self) -> int:
         return len(self._raws)
@@ -214,10 +216,12 @@ class Tree:
     def history(self) -> list[Message]:
         """The request history: after the latest compaction on the path, its summary as a user
         message and then the path's messages from its `first_kept_id` on; otherwise every message
-        on the path."""
+        on the path. The tool messages answering one assistant message are joined into one, in
+        call order, with every call answered (`sessions.repair.join_results`)."""
         path = self.path_positions()
         start = 0
         messages: list[Message] = []
+        positions: list[int] = []
         for offset in range(len(path) - 1, -1, -1):
             if self._kinds[path[offset]] != "compaction":
                 continue
@@ -236,6 +240,7 @@ class Tree:
                         id=compaction.id,
                     )
             messages.append(Message(role="user", parts=[TextPart(text=compaction.summary)]))
+            positions.append(-1)
             break
         kinds = self._kinds
         for position in path[start:]:
@@ -243,4 +248,10 @@ class Tree:
                 entry = self.entry_at(position)
                 if isinstance(entry, MessageEntry):
                     messages.append(entry.message)
-        return messages
+                    positions.append(position)
+        return join_results(messages, positions, self._joined)
+
+    def newest_first(self) -> Iterator[Entry]:
+        """The current path's entries from the leaf back (built as they are reached)."""
+        for position in reversed(self.path_positions()):
+            yield self.entry_at(position)

@@ -59,6 +59,9 @@ class LoopbackServer:
         self.routes: dict[str, Reply] = {}
         """"METHOD /path" -> the reply to every such request (the queue is left alone)."""
         self.requests: list[Recorded] = []
+        self.responder: Callable[[Recorded], Reply] | None = None
+        """Answers every request from what it holds, instead of `replies` (a model that checks
+        what it is sent)."""
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
         server = self
@@ -73,20 +76,21 @@ class LoopbackServer:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
                 with server._lock:
-                    server.requests.append(
-                        Recorded(
-                            self.command,
-                            self.path,
-                            {k.lower(): v for k, v in self.headers.items()},
-                            body,
-                        )
+                    recorded = Recorded(
+                        self.command,
+                        self.path,
+                        {k.lower(): v for k, v in self.headers.items()},
+                        body,
                     )
+                    server.requests.append(recorded)
                     server._arrived.notify_all()
                     route = f"{self.command} {self.path.split('?', 1)[0]}"
                     if route in server.routes:
                         reply = server.routes[route]
                     elif self.command == "GET" and route.endswith("/models"):
                         reply = Reply.json({"error": {"message": "not routed"}}, status=404)
+                    elif server.responder is not None:
+                        reply = server.responder(recorded)
                     elif server.replies:
                         reply = server.replies.pop(0)
                     else:

@@ -45,6 +45,7 @@ from agent.tools.base import (
     define_tool,
 )
 from providers.types import Message, ReasoningEffort, TextPart, ToolSpec, Usage
+from sessions.repair import join_results
 
 if TYPE_CHECKING:
     from agent.execution import CallSinks, ToolExecutor
@@ -179,6 +180,7 @@ class _SubagentHost:
         ]
         self._cancel_turn = cancel_turn
         self._history: list[Message] = []
+        self._joined: dict[tuple[int, ...], Message] = {}
         self._reads = ReadTracker()
         self._shaper = ContextShaper()
         self._system = parent.system_prompt + _SUBAGENT_NOTE
@@ -224,7 +226,9 @@ class _SubagentHost:
         return None
 
     def history(self) -> list[Message]:
-        return list(self._history)
+        # Results arrive one tool message each, as their calls finish: joined in call order, as
+        # a session's history is (positions are list indexes: the list only grows).
+        return join_results(self._history, range(len(self._history)), self._joined)
 
     async def append_message(self, message: Message, entry_id: str | None = None) -> str:
         self._history.append(message)

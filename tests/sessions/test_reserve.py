@@ -4,13 +4,14 @@ then adopts."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from sessions import FORMAT_VERSION, MessageEntry, SessionStore, new_id
+from sessions import FORMAT_VERSION, MessageEntry, SessionBusy, SessionStore, new_id
 from sessions.lines import header_from_json
-from sessions.reserve import HEADER_FORMAT_VERSION, cwd_hash, reserve
+from sessions.reserve import HEADER_FORMAT_VERSION, cwd_hash, reserve, take_reserved_lock
 from sessions.store import cwd_hash as store_cwd_hash
 from tests.sessions.test_session import user
 
@@ -36,10 +37,14 @@ def test_the_reserved_header_is_the_one_the_store_writes(tmp_path: Path) -> None
     )
     assert header.additional_directories == ["/work/lib"]
     assert header.created.endswith("Z") and len(header.created) == len("2025-01-31T12:00:00.000Z")
-    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temporary left
+    # No temporary left; the writer lock is held for the build.
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name, f"{session_id}.lock"]
     assert path.stat().st_mode & 0o777 == 0o600
     with pytest.raises(FileExistsError):
         reserve(tmp_path, session_id=session_id, cwd="/work/project", earshot_version="1")
+    held = take_reserved_lock(path.with_suffix(".lock"))
+    assert held is not None
+    os.close(held)
 
 
 async def test_the_store_lists_loads_and_adopts_a_reserved_session(
@@ -50,6 +55,12 @@ async def test_the_store_lists_loads_and_adopts_a_reserved_session(
     assert [s.id for s in store.list(project).items] == [session_id]
     opened = await store.open(session_id)  # another process loading it before it is built
     assert opened.path_entries() == []
+    # It reads the session, but cannot take it from the process that announced it.
+    assert not opened.writable
+    holder = opened.holder()
+    assert holder is not None and holder.pid == os.getpid()
+    with pytest.raises(SessionBusy):
+        await opened.append(MessageEntry(message=user("mine?")))
     await opened.aclose()
 
     adopted = await store.create(project, session_id=session_id)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import anyio
@@ -16,6 +17,7 @@ from sessions import (
     MessageEntry,
     ModeChangeEntry,
     ModelChangeEntry,
+    SessionBusy,
     SessionStore,
     TitleEntry,
     UndoSnapshotEntry,
@@ -166,19 +168,29 @@ async def test_concurrent_appends_in_one_process_chain(store: SessionStore, proj
     await session.aclose()
 
 
-async def test_two_session_objects_on_one_file_chain(store: SessionStore, project: Path) -> None:
+async def test_a_second_session_object_is_read_only_until_the_first_closes(
+    store: SessionStore, project: Path
+) -> None:
     first = await store.create(project)
     second = await store.open(first.id)
+    assert first.writable and not second.writable
+    holder = second.holder()
+    assert holder is not None and holder.pid == os.getpid() and holder.process == "earshot"
     async with anyio.create_task_group() as group:
         for index in range(20):
             group.start_soon(first.append_message, user(f"a{index}"))
-            group.start_soon(second.append_message, user(f"b{index}"))
+    with pytest.raises(SessionBusy, match=f"pid {os.getpid()}"):
+        await second.append_message(user("refused"))
     await first.aclose()
+    # Free now: the next append takes it over, after reading what the first one wrote.
+    taken = await second.append_message(user("b"))
+    assert second.writable
     await second.aclose()
 
     reopened = await store.open(first.id)
     entries = list(reopened.entries)
-    assert len(entries) == 40
+    assert len(entries) == 21
+    assert entries[-1].id == taken.id
     for previous, entry in zip(entries, entries[1:], strict=False):
         assert entry.parent_id == previous.id
     await reopened.aclose()
