@@ -14,16 +14,25 @@ from pathlib import Path
 
 import pytest
 
-from tests.security import lab_sandbox, rows_escapes, rows_outside, rows_sandbox, rows_smuggling
+from tests.security import (
+    lab_sandbox,
+    lab_session,
+    rows_escapes,
+    rows_outside,
+    rows_sandbox,
+    rows_smuggling,
+    rows_trust,
+)
 from tests.security.lab import Row, check, make_templates, run_row
 
-assert lab_sandbox.EXECUTORS  # the runners register on import
+assert lab_sandbox.EXECUTORS is lab_session.EXECUTORS  # the runners register on import
 
 ROWS: list[Row] = [
     *rows_escapes.ROWS,
     *rows_smuggling.ROWS,
     *rows_outside.ROWS,
     *rows_sandbox.ROWS,
+    *rows_trust.ROWS,
 ]
 
 LAB_PARENT = Path("/var/tmp")
