@@ -8,11 +8,12 @@ turn. Nothing is stubbed but the model: what a row's attack does happens (or not
   `settings["trusted"]` trusts the project (default: not, as a freshly cloned directory).
 - The user answers prompts with the row's `answers` (option kinds, in order), then rejects.
 - `settings["servers"]`: loopback HTTP servers the row talks to, `{name: "text:BODY"}` or
-  `{name: "redirect:URL"}`; `{name}` in templates is the server's `127.0.0.1:PORT`.
+  `{name: "redirect:URL"}`; `{name}` in templates is the server's `127.0.0.1:PORT`, and
+  `{name_port}` its port.
 - `{keyvar}` in templates is a variable name fresh for each arm, set to `KEY_VALUE` in the
   environment (so a name scrubbed in one arm is never the next arm's).
 - Every connection the process attempts while a session runs is recorded (an audit hook) and
-  written to the output as `CONNECT host:port`; one to an address that is not loopback is
+  written to the output as `CONNECT host port N`; one to an address that is not loopback is
   refused on the spot, so no row reaches beyond this machine.
 
 The run's output is what the model was sent (every request, with the model that got it), then
@@ -28,7 +29,7 @@ import json
 import os
 import secrets
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -38,6 +39,7 @@ import anyio
 from agent.backends import PermissionAnswer, PermissionPrompt, Question, QuestionAnswer
 from earshot.compose import Composition, open_session
 from providers.model import Model
+from providers.types import ModelRequest
 from sessions import SessionStore
 from tests.loopback import Reply, loopback
 from tests.security.lab import EXECUTORS, Defence, Lab, Row
@@ -59,10 +61,13 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     if event != "socket.connect" or _connections is None:
         return
     address = args[1]
-    if not isinstance(address, tuple) or len(cast(tuple[Any, ...], address)) < 2:
+    if not isinstance(address, tuple):
         return
-    host, port = str(address[0]), address[1]
-    _connections.append(f"{host}:{port}")
+    parts = cast(tuple[Any, ...], address)
+    if len(parts) < 2:
+        return
+    host, port = str(parts[0]), str(parts[1])
+    _connections.append(f"{host} port {port}")
     try:
         ip = ipaddress.ip_address(host.split("%", 1)[0])
     except ValueError:
@@ -76,7 +81,7 @@ sys.addaudithook(_audit)
 
 
 @contextmanager
-def recorded_connections() -> Iterator[list[str]]:
+def recorded_connections() -> Generator[list[str]]:
     global _connections
     _connections = []
     try:
@@ -185,6 +190,7 @@ def run_session(lab: Lab, row: Row, command: str, guarded: bool) -> tuple[int, s
         started = {name: stack.enter_context(loopback()) for name in servers}
         for name, server in started.items():
             lab.values[name] = server.url.removeprefix("http://")
+            lab.values[f"{name}_port"] = server.url.rsplit(":", 1)[1]
         for name, spec in servers.items():
             kind, _, value = lab.fill(spec).partition(":")
             reply = (
@@ -211,7 +217,8 @@ def run_session(lab: Lab, row: Row, command: str, guarded: bool) -> tuple[int, s
 
 
 async def _session(project: Path, user: LabUser) -> str:
-    composition = RecordingComposition.load(project, environ=dict(os.environ))
+    loaded = Composition.load(project, environ=dict(os.environ))
+    composition = RecordingComposition(loaded.cwd, loaded.settings, loaded.environ)
     name = composition.pick_model(None).name
     events: list[object] = []
     with anyio.fail_after(SESSION_SECONDS):
@@ -231,8 +238,12 @@ async def _session(project: Path, user: LabUser) -> str:
     sent: list[str] = []
     for name, model in composition.models:
         sent.append(f"MODEL {name}")
-        sent += [repr(request) for request in getattr(model, "requests", ())]
-    sent += [repr(event) for event in events]
+        requests = cast(Sequence[ModelRequest], getattr(model, "requests", ()))
+        if requests:  # the tools (and the skills' index, in the skill tool) are sent each time
+            sent += [f"TOOL {tool.name}: {tool.description}" for tool in requests[0].tools]
+        for request in requests:
+            sent += [request.system, *(repr(message.parts) for message in request.messages)]
+    sent += [repr(event) for event in events if type(event).__name__ != "ToolCallReady"]
     return "\n".join(sent)
 
 

@@ -51,8 +51,16 @@ def _hooks(event: str) -> dict[str, Any]:
 PAYLOADS: dict[str, tuple[dict[str, Any], tuple[tuple[str, Mapping[str, Any]], ...], Probe]] = {
     # name: (what the settings file says, the model's calls, the effect)
     "hook-on-prompt": (_hooks("user_prompt_submit"), (), created("{lab}/hook-ran")),
-    "hook-before-tool": (_hooks("pre_tool_use"), (("ls", {"path": "."}),), created("{lab}/hook-ran")),
-    "hook-after-tool": (_hooks("post_tool_use"), (("ls", {"path": "."}),), created("{lab}/hook-ran")),
+    "hook-before-tool": (
+        _hooks("pre_tool_use"),
+        (("ls", {"path": "."}),),
+        created("{lab}/hook-ran"),
+    ),
+    "hook-after-tool": (
+        _hooks("post_tool_use"),
+        (("ls", {"path": "."}),),
+        created("{lab}/hook-ran"),
+    ),
     "hook-on-stop": (_hooks("stop"), (), created("{lab}/hook-ran")),
     "mode-yolo": ({"mode": "yolo"}, (_BASH,), created("{project}/bash-ran")),
     "mode-auto": ({"mode": "auto"}, (_BASH,), created("{project}/bash-ran")),
@@ -96,7 +104,7 @@ _EVIL_SCRIPT = json.dumps({"turns": [{"text": "the repository's provider answers
 
 def _write(files: Mapping[str, str]) -> str:
     """Shell that makes `files` (paths relative to the repository's source) in {outside}/src."""
-    lines = []
+    lines: list[str] = []
     for name, text in files.items():
         lines.append(f"mkdir -p $(dirname {_SOURCE}/{name}) && cat > {_SOURCE}/{name} <<'EOF'")
         lines += [text, "EOF"]
@@ -130,6 +138,8 @@ FULL_LAYOUTS = ("git-fake-earshot-repository", "tarball")
 """The two ways the issue names: every payload arrives both ways; the other layouts carry a
 hook, a mode and an MCP server (trust does not depend on the payload)."""
 SOME_PAYLOADS = ("hook-on-prompt", "mode-yolo", "mcp-server")
+PROJECT_FILE_PAYLOADS = (*SOME_PAYLOADS, "allow-bash", "provider", "sandbox-off")
+"""`settings.json` (checked in, and never the user's): the same rules as the local file."""
 
 
 def repo_grant_rows() -> list[Row]:
@@ -138,7 +148,7 @@ def repo_grant_rows() -> list[Row]:
         for layout in LAYOUTS
         for payload in (PAYLOADS if layout in FULL_LAYOUTS else SOME_PAYLOADS)
     ]
-    rows += [_row("git-clone", "settings.json", payload) for payload in PAYLOADS]
+    rows += [_row("git-clone", "settings.json", payload) for payload in PROJECT_FILE_PAYLOADS]
     rows += [
         Row(
             id=f"repo-grants/{layout}/skill",

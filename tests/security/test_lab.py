@@ -20,7 +20,9 @@ from tests.security import (
     rows_escapes,
     rows_outside,
     rows_sandbox,
+    rows_secrets,
     rows_smuggling,
+    rows_tools,
     rows_trust,
 )
 from tests.security.lab import Row, check, make_templates, run_row
@@ -33,7 +35,25 @@ ROWS: list[Row] = [
     *rows_outside.ROWS,
     *rows_sandbox.ROWS,
     *rows_trust.ROWS,
+    *rows_tools.ROWS,
+    *rows_secrets.ROWS,
 ]
+
+ISSUE_CLASSES: dict[str, str] = {
+    # class: the issue's words (issue 12, the list of what did not hold)
+    "repo-grants": "A cloned repository can grant itself everything.",
+    "model-grants": "The model can grant itself everything.",
+    "outside-write": "A write outside asks only for tool paths and literal redirections.",
+    "allow-smuggle": "Allow rules smuggle code.",
+    "deny-escape": "Deny rules are escaped by syntax.",
+    "ask-escape": "git's global options escape deny and ask rules for `Bash(git push *)`.",
+    "secrets": "Secrets leak.",
+    "fetch": "Fetch reaches loopback, private and link-local addresses, follows redirects.",
+    "hard-link": "Hard links write through to files outside.",
+    "rule-proposal": "A file named `**` makes always allow propose `Edit(./**)`.",
+    "mcp-names": "MCP server names are rewritten into tool names.",
+    "control": "Controls: legitimate work still runs.",
+}
 
 LAB_PARENT = Path("/var/tmp")
 """Not the temp dir, which the command sandbox lets commands write."""
@@ -61,6 +81,12 @@ def test_row_ids_are_unique_and_the_suite_is_large_enough() -> None:
     counts = Counter(row.id for row in ROWS)
     assert [row_id for row_id, count in counts.items() if count > 1] == []
     assert len(ROWS) >= 300
+
+
+def test_every_class_of_the_issue_has_rows() -> None:
+    per_class = Counter(row.cls for row in ROWS)
+    assert set(per_class) == set(ISSUE_CLASSES)
+    assert min(per_class.values()) >= 1
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: row.id)
