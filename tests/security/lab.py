@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
@@ -139,7 +140,7 @@ class Row:
     settings: Mapping[str, Any] = field(default_factory=lambda: {})
     """For the classes that depend on settings (sandbox, trust...)."""
     needs: tuple[str, ...] = ()
-    """Programs the row needs on PATH; the row is skipped without them."""
+    """Programs the row needs on PATH (or `ipv6`); the row is skipped without them."""
     tool: str = "Bash"
     """The tool called (`Bash`; `Write`, `Edit`, `Read`, `Fetch` rows need an executor
     registered for the tool)."""
@@ -317,7 +318,7 @@ def make_templates(root: Path) -> None:
 
 
 def run_row(row: Row, root: Path, templates: Path, monkeypatch: pytest.MonkeyPatch) -> Run:
-    missing = [program for program in row.needs if shutil.which(program) is None]
+    missing = [need for need in row.needs if not _available(need)]
     if missing:
         pytest.skip(f"needs {', '.join(missing)}")
     executor = EXECUTORS.get((row.tool, row.expect))
@@ -340,6 +341,17 @@ def run_row(row: Row, root: Path, templates: Path, monkeypatch: pytest.MonkeyPat
             _bash(lab, lab.fill(row.then))
         results[arm] = Arm(code, out, _happened(lab, row.effect, before, code, out))
     return Run(decision, results.get("unguarded"), results.get("guarded"))
+
+
+def _available(need: str) -> bool:
+    """A program on PATH, or `ipv6`: this machine can open an IPv6 socket."""
+    if need != "ipv6":
+        return shutil.which(need) is not None
+    try:
+        socket.socket(socket.AF_INET6, socket.SOCK_STREAM).close()
+    except OSError:
+        return False
+    return True
 
 
 def _arms(row: Row) -> tuple[str, ...]:

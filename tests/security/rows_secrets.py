@@ -283,6 +283,7 @@ def fetch_rows() -> list[Row]:
             calls=_fetch(url),
             settings={"servers": servers},
             unguarded=YES,
+            needs=("ipv6",) if "[" in url else (),
         )
         for name, (url, target) in FETCHES.items()
     ]
