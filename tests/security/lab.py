@@ -14,7 +14,8 @@ and what to look at on disk afterwards (`Probe`). `run_row`:
    per arm in a fresh lab: the UNGUARDED arm shows the attack works without the defence (so the
    row can fail), the GUARDED arm runs it with the defence in place (the command sandbox, an
    untrusted workspace, a real session and its gate). Gate rows (`DENY`, `ASK`, `REFUSED`,
-   `ALLOW`) have only the unguarded arm: `decide` is their defence;
+   `ALLOW`) have only the unguarded arm: `decide` is their defence; controls that run with their
+   defences in place (`CONFINED`, and a session's `ALLOW`) only the guarded one;
 4. runs the row's `then` (what the user does next: `git status`), and probes the effect;
 5. checks (`check`): a gate row gets the decision it expects and its effect happened unguarded,
    and is never both allowed and effective; a two-armed row (`SANDBOX`, `TRUST`, `SESSION`) has
