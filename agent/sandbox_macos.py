@@ -73,9 +73,14 @@ def seatbelt_profile(places: Places) -> SeatbeltProfile:
         f'(regex #"{PROTECTED_COMPONENT}")))'
         for root in places.protected.roots
     ]
+    writable_places = [_real(area) for area in places.writable]
     hidden = [
         f"(deny file-read* (subpath {param('HIDDEN', _real(path))}))"
         for path in places.protected.hidden
+        # Not when that would hide a writable place (a workspace inside earshot's config).
+        if not any(
+            os.path.commonpath([_real(path), area]) == _real(path) for area in writable_places
+        )
     ]
     writable = [
         "  (require-all\n    "

@@ -88,6 +88,16 @@ def test_earshots_own_files_cannot_be_read() -> None:
         assert text.index(rule) > text.index("(allow default)")  # the later rule wins
 
 
+def test_earshots_own_files_stay_readable_when_they_hold_the_workspace() -> None:
+    config = Path("/Users/me/.config/earshot")
+    inside = Places(
+        writable=(config / "work",),
+        protected=ProtectedPaths(roots=(config / "work",), paths=(), hidden=(config,)),
+        network=True,
+    )
+    assert "file-read*" not in seatbelt_profile(inside).text
+
+
 def test_the_network_is_cut_only_when_asked() -> None:
     assert "network" not in seatbelt_profile(places()).text
     cut = seatbelt_profile(places(network=False)).text
