@@ -213,7 +213,7 @@ _GIT_CONTROLS = (
 _CONTROL_FIXTURE = dict.fromkeys(_GIT_CONTROLS, "git") | {
     "ask-npm-run-test": "npm",
     "ask-timeout-npm-test": "npm",
-}
+}  # fmt: skip
 _CONTROL_NEEDS = {"ask-npm-run-test": ("npm",), "ask-timeout-npm-test": ("npm",)}
 
 
