@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from agent._log import get_logger
 from agent.backends import (
     Interaction,
     Mode,
@@ -51,6 +50,7 @@ from agent.tools.base import (
     ToolError,
     ToolOutput,
 )
+from providers.logs import get_logger
 from providers.types import JsonValue, TextPart, ToolCallPart, ToolResultPart
 
 if TYPE_CHECKING:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import json
-import logging
 import os
 import signal
 from collections.abc import Mapping, Sequence
@@ -40,11 +39,12 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from agent.tool_env import tool_environment
+from providers.logs import get_logger
 
 if TYPE_CHECKING:
     from agent.settings import HookRule, HooksSettings
 
-logger = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 HookName: TypeAlias = Literal["pre_tool_use", "post_tool_use", "user_prompt_submit", "stop"]
 DEFAULT_TIMEOUT = 60.0
@@ -144,7 +144,7 @@ class HookRunner:
                     return HookVerdict(True, blocked or f"blocked by {hook} hook")
                 continue
             failure = _failure(hook, spec, run)
-            logger.warning(failure)
+            _log.warning(failure)
             failures.append(failure)
         return HookVerdict(False, "; ".join(failures) if failures else None)
 
@@ -154,7 +154,7 @@ class HookRunner:
         for spec in specs:
             run = await self._run(hook, spec, session_id, payload)
             if run.timed_out or run.exit_code != 0:
-                logger.warning(_failure(hook, spec, run))
+                _log.warning(_failure(hook, spec, run))
 
     async def _run(
         self, hook: HookName, spec: HookSpec, session_id: str, payload: dict[str, Any]

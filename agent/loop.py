@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Protocol, assert_never
 
 import anyio
 
-from agent._log import get_logger
 from agent.backends import ToolUi
 from agent.context import ContextShaper, ShapeContext
 from agent.events import (
@@ -65,6 +64,7 @@ from agent.retry import RetryPolicy, describe_error
 from agent.tool_env import scrub
 from agent.tools.base import AnyTool, ToolContext
 from providers.assemble import MessageAssembler
+from providers.logs import get_logger
 from providers.types import (
     Finish,
     FinishReason,

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from agent._log import get_logger
 from agent.backends import ToolUi
 from agent.replay import tool_ui_entry
+from providers.logs import get_logger
 from providers.types import Message, ToolResultPart
 from sessions import SessionBusy, SessionWriteFailed
 

@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent._log import get_logger
 from agent.backends import MODES, FileBackend, Mode, ProcessBackend
 from agent.events import PlanEntry, UsageUpdated
 from agent.execution import Hooks
 from agent.permissions import PermissionGate, PermissionRules
 from agent.tools.base import AnyTool
 from agent.tools.task import task_tool
+from providers.logs import get_logger
 from providers.types import ImagePart, Message, ReasoningEffort, TextPart, Usage
 from sessions import ExtensionEntry, ModelChangeEntry, Session, UndoSnapshotEntry, new_id
 

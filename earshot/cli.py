@@ -198,9 +198,9 @@ def _log_to_stderr() -> None:
     JSON, tracebacks as plain text: structlog's default would print to stdout, which belongs to
     the answer (print mode's NDJSON above all), with rich tracebacks dumping local variables.
     structlog itself is imported only if something logs."""
-    from acp_server.log import install
+    from providers.logs import configure
 
-    install()
+    configure()
 
 
 def _sessions(options: argparse.Namespace, cwd: Path) -> int:

@@ -36,9 +36,9 @@ from typing import TypeVar
 import anyio
 import anyio.to_thread
 
+from providers.logs import get_logger
 from providers.types import JsonValue, Message, ReasoningEffort, ToolResultPart
 from sessions._gc import gc_paused
-from sessions._log import warn
 from sessions.entries import (
     Entry,
     Header,
@@ -65,6 +65,7 @@ from sessions.tree import Tree, parse_lines
 from sessions.writer_lock import DEFAULT_PROCESS, WriterLock, read_holder
 
 E = TypeVar("E", bound=Entry)
+_log = get_logger(__name__)
 
 
 def title_path(session_path: Path) -> Path:
@@ -312,7 +313,7 @@ class Session:
         except SessionWriteFailed:
             # Still the writer; the repair is tried again before the next turn (and any append
             # after a failed one starts on a whole line anyway).
-            warn("could not answer the tool calls left open", path=str(self.path))
+            _log.warning("could not answer the tool calls left open", path=str(self.path))
 
     async def _repair_locked(self) -> list[ToolResultPart]:
         file = self._open_file()
@@ -326,7 +327,7 @@ class Session:
             self._write_line(file, MessageEntry(message=Message(role="tool", parts=[*results])))
         finally:
             file.unlock()
-        warn(
+        _log.warning(
             "answered tool calls left without results (the process stopped before they finished)",
             path=str(self.path),
             calls=[call.id for call in calls],
@@ -361,7 +362,7 @@ class Session:
                 write_title(self.path, stored.title, stored.id)
             except OSError:
                 # The entry is on disk; the next full load rewrites the sidecar from it.
-                warn("could not write the title sidecar", path=str(self.path))
+                _log.warning("could not write the title sidecar", path=str(self.path))
         return stored
 
     @staticmethod
@@ -412,7 +413,9 @@ def _complete_lines(data: bytes, where: str, first_line: int) -> list[JsonObject
             objects.append(value)
         else:
             line = first_line + len(lines)
-            warn("torn last line skipped (a writer stopped mid-line)", path=where, line=line)
+            _log.warning(
+                "torn last line skipped (a writer stopped mid-line)", path=where, line=line
+            )
     return objects
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
+from providers.logs import get_logger
 from sessions.entries import FORMAT_VERSION, ForkOrigin, Header
 from sessions.errors import (
     InvalidCursor,
@@ -45,6 +46,7 @@ from sessions.times import utc_from_ns, utc_now
 from sessions.tree import Tree
 from sessions.writer_lock import DEFAULT_PROCESS, WriterLock, lock_path, read_holder
 
+_log = get_logger(__name__)
 _SUFFIX = ".jsonl"
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 """Session ids arrive from editors; anything else could name a path outside the store."""
@@ -407,9 +409,7 @@ def _summarise(found: _Found, cwd: str | None) -> SessionSummary | None:
     try:
         header = header_from_json(json.loads(first.split(b"\n", 1)[0]))
     except (ValueError, MalformedLine):
-        from sessions._log import warn
-
-        warn("session file without a readable header, not listed", path=str(found.path))
+        _log.warning("session file without a readable header, not listed", path=str(found.path))
         return None
     if cwd is not None and header.cwd != cwd:
         return None

@@ -38,29 +38,3 @@ def test_tool_input_models_are_built_at_first_use() -> None:
         "                  'schema': schema['type'], 'after': after}))\n"
     )
     assert json.loads(out) == {"built": [], "pathspec": False, "schema": "object", "after": True}
-
-
-def test_the_configuration_runs_before_the_first_agent_log_line() -> None:
-    out = _run(
-        "import sys, json\n"
-        "from agent._log import configure_before_first_use, get_logger\n"
-        "calls = []\n"
-        "def configure():\n"
-        "    import structlog\n"
-        "    calls.append('configured')\n"
-        "    structlog.configure(processors=[structlog.processors.JSONRenderer()],\n"
-        "                        logger_factory=structlog.PrintLoggerFactory(file=sys.stdout))\n"
-        "log = get_logger('agent.test')\n"
-        "configure_before_first_use(configure)\n"
-        "configure_before_first_use(configure)\n"
-        "assert 'structlog' not in sys.modules\n"
-        "log.warning('first', n=1)\n"
-        "log.warning('second', n=2)\n"
-        "late = []\n"
-        "configure_before_first_use(lambda: late.append(True))\n"
-        "print(json.dumps({'calls': calls, 'late': late}))\n"
-    )
-    lines = [json.loads(line) for line in out.splitlines()]
-    assert lines[0] == {"event": "first", "n": 1}
-    assert lines[1] == {"event": "second", "n": 2}
-    assert lines[2] == {"calls": ["configured"], "late": [True]}
