@@ -210,7 +210,3 @@ class DenyingInteraction:
 
     async def ask_question(self, question: Question) -> QuestionAnswer:
         return QuestionAnswer(declined=True)
-
-
-def option_kinds(options: Sequence[PermissionOption]) -> dict[str, PermissionOptionKind]:
-    return {option.id: option.kind for option in options}

@@ -237,12 +237,6 @@ def _not_retryable_rate_limit(
     )
 
 
-def abort_error(provider: str) -> ProviderError:
-    return ProviderError(
-        kind="abort", message="the request was cancelled", retryable=False, provider=provider
-    )
-
-
 def _with_provider(provider: str, message: str, secrets: Iterable[str | None]) -> str:
     message = redact(message.strip() or "no message", secrets)
     return f"{provider}: {message}" if provider else message

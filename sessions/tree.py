@@ -97,10 +97,6 @@ class Tree:
         """The id of the last `title` entry in file order (what listings show)."""
         return None if self._last_title is None else self._ids[self._last_title]
 
-    def kind_of(self, entry_id: str) -> str | None:
-        position = self._index.get(entry_id)
-        return None if position is None else self._kinds[position]
-
     def raw(self, entry_id: str) -> JsonObject:
         return self._raws[self._index[entry_id]]
 

@@ -195,14 +195,6 @@ def unified_diff(old: str, new: str, label: str, *, context: int = 3) -> str:
     )
 
 
-def first_changed_line(old: str, new: str) -> int:
-    """1-based number of the first line that differs."""
-    for number, (a, b) in enumerate(zip(old.splitlines(), new.splitlines(), strict=False), 1):
-        if a != b:
-            return number
-    return min(len(old.splitlines()), len(new.splitlines())) + 1
-
-
 # ------------------------------------------------------------------------ Read deny rules
 
 READ_DENIED = "read_denied"
