@@ -115,14 +115,6 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PermissionAsked:
-    call_id: str
-    reason: str
-    parent_call_id: str | None = None
-    kind: Literal["permission_asked"] = "permission_asked"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class PermissionDecided:
     """The gate's verdict, asked or not: `source` says which step or rule decided."""
 
@@ -136,27 +128,20 @@ class PermissionDecided:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class QuestionAsked:
-    call_id: str
-    question: str
-    choices: tuple[str, ...] = ()
-    parent_call_id: str | None = None
-    kind: Literal["question_asked"] = "question_asked"
+class TodoItem:
+    """One step of the model's todo list (the `todo` tool; ACP calls the list a "plan")."""
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlanEntry:
     content: str
     status: Literal["pending", "in_progress", "completed"] = "pending"
     priority: Literal["high", "medium", "low"] = "medium"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PlanChanged:
-    """The complete plan (front ends replace, never merge)."""
+class TodosChanged:
+    """The complete todo list (front ends replace, never merge)."""
 
-    entries: tuple[PlanEntry, ...]
-    kind: Literal["plan"] = "plan"
+    items: tuple[TodoItem, ...]
+    kind: Literal["todos"] = "todos"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,6 +206,14 @@ class TitleChanged:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CommandOutput:
+    """What a slash command says (`/mode plan` -> "Mode: plan.")."""
+
+    text: str
+    kind: Literal["command_output"] = "command_output"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Notice:
     """Something the user should know that is not part of the conversation (an MCP server that
     failed to start, undo unavailable...)."""
@@ -251,10 +244,8 @@ AgentEvent: TypeAlias = (
     | ToolCallRunning
     | ToolCallProgress
     | ToolCallFinished
-    | PermissionAsked
     | PermissionDecided
-    | QuestionAsked
-    | PlanChanged
+    | TodosChanged
     | UsageUpdated
     | CompactionStarted
     | CompactionFinished
@@ -262,6 +253,7 @@ AgentEvent: TypeAlias = (
     | ModelChanged
     | ModeChanged
     | TitleChanged
+    | CommandOutput
     | Notice
     | TurnEnded
 )

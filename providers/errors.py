@@ -4,7 +4,8 @@ Each wire adapter extracts (status, message, code, type, retry-after) from its S
 exactly one `_map_errors` place and hands them to `classify`; this module decides the kind.
 Context overflow has no shared status code anywhere, so it is recognised from the message text
 (providers.md section 8), and its look-alikes (a tokens-per-minute 429, `insufficient_quota`) are
-ruled out first.
+ruled out first; the window the message states, when it states one, is read here too
+(`ProviderError.context_limit`). Vendor text is parsed nowhere else.
 """
 
 from __future__ import annotations
@@ -105,6 +106,28 @@ _INVALID_CODES: Final = frozenset(
 )
 
 
+_STATED_LIMITS: Final = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"tokens? > (\d[\d,]*) maximum",  # Anthropic
+        r"maximum context length is (\d[\d,]*)",  # OpenAI, OpenRouter, vLLM
+        r"maximum number of tokens allowed \((\d[\d,]*)\)",  # Gemini
+        r"maximum prompt length is (\d[\d,]*)",  # xAI
+        r"context length is only (\d[\d,]*)",  # vLLM
+        r"> (\d[\d,]*), decrease input length",  # Anthropic, input + max_tokens
+    )
+)
+
+
+def stated_limit(message: str) -> int | None:
+    """The token limit an overflow message states, if it states one."""
+    for pattern in _STATED_LIMITS:
+        match = pattern.search(message)
+        if match is not None:
+            return int(match.group(1).replace(",", ""))
+    return None
+
+
 def is_context_overflow(message: str, code: str | None = None) -> bool:
     """Whether a failure text means the prompt did not fit the model's context window."""
     text = f"{code or ''} {message}"
@@ -203,6 +226,7 @@ def classify(
         status=status,
         code=code,
         provider=provider,
+        context_limit=stated_limit(message) if kind == "context_overflow" else None,
     )
 
 

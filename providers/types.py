@@ -505,6 +505,9 @@ class ProviderError:
     code: str | None = None
     """The vendor's error code or type (`context_length_exceeded`, `overloaded_error`...)."""
     provider: str = ""
+    context_limit: int | None = None
+    """A context overflow: the window (in tokens) the vendor's message states, when it states
+    one (`providers.errors.classify` reads it)."""
 
 
 StreamEvent: TypeAlias = (

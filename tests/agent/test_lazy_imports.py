@@ -29,7 +29,7 @@ def test_tool_input_models_are_built_at_first_use() -> None:
     out = _run(
         "import sys, json\n"
         "import agent.session\n"
-        "from agent.tools import builtin_tools\n"
+        "from agent.tools.builtin import builtin_tools\n"
         "tools = builtin_tools()\n"
         "before = [t.name for t in tools if t.input_model.__pydantic_complete__]\n"
         "schema = tools[0].input_schema\n"

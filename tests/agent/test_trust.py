@@ -12,7 +12,7 @@ import pytest
 from agent.permissions import PermissionGate, PermissionRules, decide
 from agent.protected_paths import protected_paths
 from agent.session import SessionOptions, create_session
-from agent.session_parts import discover_skills
+from agent.session_setup import discover_skills
 from agent.settings import (
     Settings,
     SettingsError,
