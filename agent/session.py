@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 import anyio
 
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
-from agent.slash_commands import CommandCall, run_builtin, skill_prompt
 from agent.context import CompactionResult, ContextShaper, ShapeContext
 from agent.events import (
     AgentEvent,
@@ -49,6 +48,7 @@ from agent.session_setup import (
     set_up,
 )
 from agent.session_transcript import SessionTranscript
+from agent.slash_commands import CommandCall, run_builtin, skill_prompt
 from agent.subagent import SubagentRunner
 from agent.system_prompt import build_system_prompt
 from agent.tooling import Tooling

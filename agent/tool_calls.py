@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
 
 from agent.backends import ToolUi
 from agent.events import AgentEvent, ToolCallProgress
 from agent.tools.base import AnyTool, PermissionRequest, ToolContext
 from providers.logs import get_logger
 from providers.types import JsonValue, TextPart, ToolCallPart, ToolResultPart
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
 
 _log = get_logger(__name__)
 
@@ -163,8 +162,6 @@ def _arguments(
         # The schema is the whole contract: the input model only carries the arguments.
         fields: dict[str, Any] = dict(arguments) if isinstance(arguments, dict) else {}
         return tool.input_model.model_construct(**fields)
-    from pydantic import ValidationError
-
     try:
         # Strict: JSON types as the schema sent to the model states them ("5" is no integer).
         return tool.input_model.model_validate(arguments, strict=True)

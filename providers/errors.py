@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Final
 
@@ -151,8 +152,6 @@ def parse_retry_after(value: str | float | None) -> float | None:
     except ValueError:
         pass
     try:
-        from datetime import UTC, datetime
-
         return max(0.0, (parsedate_to_datetime(text) - datetime.now(UTC)).total_seconds())
     except (TypeError, ValueError):
         return None

@@ -21,6 +21,14 @@ WIRE_APIS: tuple[WireApi, ...] = (
 )
 
 
+class ServerModel(NamedTuple):
+    """A model an OpenAI-compatible server says it serves (`providers.wire.server_models`
+    asks, `providers.discovery` caches), with the window it gave, if any."""
+
+    id: str
+    context_window: int | None = None
+
+
 class StreamTimeouts(NamedTuple):
     """How long a model stream may stay silent before it counts as stalled: a retryable
     `network` error (the agent's retry policy repeats the call), never a turn held open until

@@ -17,12 +17,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, assert_never
+from typing import Final, Protocol, assert_never
 
 from providers.model import Endpoint, Model, StreamTimeouts, WireApi
-
-if TYPE_CHECKING:
-    from providers.catalog import ModelCatalog
 
 _NO_KEY: Final = "earshot-no-key"
 """Sent to local servers that ignore the key: the OpenAI SDK refuses to start without one."""
@@ -540,12 +537,24 @@ def credentialed_providers(
     return chosen
 
 
+class _ModelFacts(Protocol):
+    @property
+    def interleaved_field(self) -> str | None: ...
+
+
+class ModelFacts(Protocol):
+    """What `create_model` asks of a catalog (`providers.catalog.ModelCatalog`, which sits above
+    this module: it knows the providers from here)."""
+
+    def get(self, provider: str, model: str) -> _ModelFacts | None: ...
+
+
 def create_model(
     name: str,
     *,
     user_providers: Mapping[str, UserProviderConfig] | None = None,
     environ: Mapping[str, str] | None = None,
-    catalog: ModelCatalog | None = None,
+    catalog: ModelFacts | None = None,
     http_client: object | None = None,
     stream_timeouts: StreamTimeouts | None = None,
 ) -> Model:

@@ -18,6 +18,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
+import anyio
+
 from providers.errors import auth_secrets, classify, parse_retry_after
 from providers.model import StreamTimeouts
 from providers.types import (
@@ -190,8 +192,6 @@ async def guarded_stream(
     request until the translator has produced output, then `idle` seconds from the previous
     chunk. A missed deadline ends the stream as a retryable `network` error.
     """
-    import anyio
-
     timeouts = timeouts or StreamTimeouts()
     try:
         if prepare is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, assert_never, cast
+from uuid import uuid4
 
 from providers.model import Endpoint, Model
 from providers.types import (
@@ -543,8 +544,6 @@ class _ChatTranslator(TranslatorBase):
 
     def _start(self, call: _OpenCall) -> list[StreamEvent]:
         if not call.id:
-            from uuid import uuid4  # only for hosts that send no call id
-
             call.id = f"call_{uuid4().hex[:24]}"
         call.started = True
         self._saw_calls = True
