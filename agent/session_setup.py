@@ -18,7 +18,8 @@ from agent.permissions import PermissionGate, PermissionRules
 from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.sandbox import Sandbox, open_sandbox
 from agent.sandbox_config import SandboxConfig
-from agent.settings import Settings, append_rule
+from agent.settings import Settings
+from agent.settings_edits import append_rule
 from agent.skills import SkillIndex
 from agent.tool_env import add_credential_variables
 from agent.tooling import Snapshot, Tooling

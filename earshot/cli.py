@@ -257,7 +257,8 @@ def _trust(options: argparse.Namespace, cwd: Path) -> int:
     """`earshot trust [DIR]`, `earshot trust --list`, `earshot untrust [DIR]` (see agent.trust)."""
     from pathlib import Path
 
-    from agent.settings import SettingsError, set_directory_trust, trusted_directories
+    from agent.settings import SettingsError
+    from agent.settings_edits import set_directory_trust, trusted_directories
     from agent.trust import is_trusted, resolve_directory
 
     try:

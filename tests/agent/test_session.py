@@ -31,7 +31,8 @@ from agent.session import (
     create_session,
     title_from,
 )
-from agent.settings import load_settings, set_directory_trust
+from agent.settings import load_settings
+from agent.settings_edits import set_directory_trust
 from providers.catalog import ModelCatalog, ModelOverride
 from providers.model import Model
 from providers.types import ImagePart, TextPart

@@ -15,10 +15,9 @@ from agent.settings import (
     SettingsError,
     StdioServerSettings,
     load_settings,
-    remember_rule,
-    set_directory_trust,
     settings_paths,
 )
+from agent.settings_edits import remember_rule, set_directory_trust
 from providers.catalog import Cost, ModelOverride
 from providers.registry import UserProviderConfig, resolve_endpoint
 

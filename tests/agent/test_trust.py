@@ -17,10 +17,8 @@ from agent.settings import (
     Settings,
     SettingsError,
     load_settings,
-    remember_rule,
-    set_directory_trust,
-    trusted_directories,
 )
+from agent.settings_edits import remember_rule, set_directory_trust, trusted_directories
 from agent.tools.base import PermissionRequest
 from agent.trust import IgnoredSettings, is_trusted
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
