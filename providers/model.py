@@ -71,7 +71,7 @@ class Endpoint:
     """Adapter-specific settings (e.g. `reasoning_field` for openai-chat hosts, a script for
     scripted)."""
     stream_timeouts: StreamTimeouts = StreamTimeouts()
-    """When a silent stream counts as stalled (`providers.wire._common.guarded_stream`)."""
+    """When a silent stream counts as stalled (`providers.wire.streaming.guarded_stream`)."""
 
 
 @runtime_checkable

@@ -414,7 +414,7 @@ def test_a_relative_script_path_is_anchored(scopes: Scopes) -> None:
 
 def test_stream_timeouts_merge_by_key_and_reach_the_model(scopes: Scopes) -> None:
     from providers.model import StreamTimeouts
-    from providers.wire._common import SdkModel
+    from providers.wire.sdk_model import SdkModel
 
     # A provider of the user's own (a project's would need trust), general timeouts from two
     # scopes.
