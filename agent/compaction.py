@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final, assert_never
 
 import anyio
@@ -35,6 +34,7 @@ from agent.tokens import CHARS_PER_TOKEN, TokenCounter
 from providers.assemble import MessageAssembler
 from providers.catalog import ModelInfo
 from providers.model import Model
+from providers.records import Record
 from providers.types import (
     ImagePart,
     Message,
@@ -79,8 +79,7 @@ _REQUESTS_KEPT: Final = 10
 _REQUEST_CHARS: Final = 400
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionPolicy:
+class CompactionPolicy(Record):
     """When to compact and how much to keep."""
 
     threshold_ratio: float = 0.8
@@ -180,8 +179,7 @@ def choose_cut(
 # -------------------------------------------------------------------- what the preamble lists
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FilesTouched:
+class FilesTouched(Record):
     modified: tuple[str, ...] = ()
     read: tuple[str, ...] = ()
     """Read and never modified."""
@@ -332,8 +330,7 @@ def is_summary_request(request: ModelRequest) -> bool:
     return request.system == SUMMARY_SYSTEM_PROMPT
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Summary:
+class Summary(Record):
     text: str = ""
     usage: Usage | None = None
     error: ProviderError | None = None

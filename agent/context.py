@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Final
 
 import anyio
@@ -49,6 +49,7 @@ from agent.shaping import (
 from agent.todos import todos_from_history
 from agent.tokens import CHARS_PER_TOKEN, ContextAccount, TokenCounter, request_overhead
 from agent.transcript import Compaction, Transcript
+from providers.records import MutableRecord, Record
 from providers.types import Message, ProviderError, TextPart, ToolSpec, Usage
 
 if TYPE_CHECKING:
@@ -66,8 +67,7 @@ _SUMMARY_RETRIES: Final = 2
 _SUMMARY_RETRY_MAX_DELAY: Final = 20.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ShapeContext:
+class ShapeContext(Record):
     """What a shaper may consult about the call about to be made."""
 
     model: Model
@@ -82,8 +82,7 @@ class ShapeContext:
     """The request's tools (counted in size estimates)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionResult:
+class CompactionResult(Record):
     ok: bool
     summary: str = ""
     """The preamble that now stands for the compacted part (what the model will see)."""
@@ -92,15 +91,13 @@ class CompactionResult:
     tokens_after: int | None = None
 
 
-@dataclass(slots=True)
-class _Overhead:
+class _Overhead(MutableRecord, kw_only=False):
     system: str = ""
     tools: Sequence[ToolSpec] = ()
     tokens: int = 0
 
 
-@dataclass(slots=True)
-class _Memos:
+class _Memos(MutableRecord, kw_only=False):
     cap: CapMemo = field(default_factory=CapMemo)
     prune: PruneMemo = field(default_factory=PruneMemo)
 

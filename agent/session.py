@@ -53,9 +53,8 @@ from agent.subagent import SubagentRunner
 from agent.system_prompt import build_system_prompt
 from agent.tooling import Tooling
 from agent.tools.base import ReadTracker, ScopeContract
-from agent.tools.builtin import builtin_tools
+from agent.tools.builtin import TASK_TOOL_NAME, builtin_tool_names, builtin_tools, task_tool
 from agent.tools.services import SUBAGENTS, TODOS
-from agent.tools.task import task_tool
 from agent.turn_config import ToolSet, TurnConfig
 from agent.turn_stream import Announcer, OrderedInteraction, Produce, TurnStream
 from agent.undo_batches import BatchUndo
@@ -186,8 +185,21 @@ class AgentSession:
             record=transcript.record_usage,
             announce=self._announce,
         )
-        builtins = builtin_tools(skills=setup.skills) if options.builtin_tools else []
-        tools = ToolSet([*builtins, task_tool, *options.extra_tools])
+        extra = list(options.extra_tools)
+        builtins = options.builtin_tools
+        tools = ToolSet(
+            names=[
+                *(builtin_tool_names(skills=setup.skills) if builtins else ()),
+                TASK_TOOL_NAME,
+                *(tool.name for tool in extra),
+            ],
+            # Loaded at the first turn (or replay), not while the session is being answered.
+            load=lambda: [
+                *(builtin_tools(skills=setup.skills) if builtins else ()),
+                task_tool(),
+                *extra,
+            ],
+        )
         self.tools = tools
         """What the model may call: the built-in tools, `task`, and the composition's."""
         self._config = TurnConfig(

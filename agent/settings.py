@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
@@ -69,6 +69,7 @@ from agent.trust import (
     project_skills,
     remembered_file_name,
 )
+from providers.records import Record
 
 if TYPE_CHECKING:
     from agent.modes import Mode
@@ -125,8 +126,7 @@ class SettingsError(Exception):
 # ---------------------------------------------------------------------------- merged values
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PermissionRule:
+class PermissionRule(Record):
     """One permission rule and where it came from."""
 
     list_name: PermissionList
@@ -136,8 +136,7 @@ class PermissionRule:
     source: Path
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HookRule:
+class HookRule(Record):
     """One hook command and where it came from."""
 
     event: HookEvent
@@ -148,8 +147,7 @@ class HookRule:
     source: Path
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Settings:
+class Settings(Record):
     """All scopes merged."""
 
     model: str | None = None

@@ -24,10 +24,11 @@ with it, and never the value: API keys and header tokens live in these files.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Final, Literal, Self, TypeAlias, cast
 
 from agent.modes import MODES
+from providers.records import Record
 
 if TYPE_CHECKING:
     from agent.modes import Mode
@@ -102,8 +103,7 @@ class FileSection:
 # ---------------------------------------------------------------------------- the schema
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StreamTimeoutSettings(FileSection):
+class StreamTimeoutSettings(FileSection, Record):
     """`streamTimeouts` (and `providers.<id>.streamTimeouts`): seconds a model stream may stay
     silent before it counts as stalled and the call is retried (`providers.model.StreamTimeouts`
     holds the defaults). Absent keys keep the default, or the general value for a provider."""
@@ -114,8 +114,7 @@ class StreamTimeoutSettings(FileSection):
     """Between two stream events once output has started."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProviderSettings(FileSection):
+class ProviderSettings(FileSection, Record):
     """`providers.<id>`: override a built-in provider, or define a new one."""
 
     api: WireApi | None = None
@@ -131,8 +130,7 @@ class ProviderSettings(FileSection):
     """This provider's own stream timeouts (a local server loading a model may need longer)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CostSettings(FileSection):
+class CostSettings(FileSection, Record):
     """USD per million tokens."""
 
     input: float | None = None
@@ -141,8 +139,7 @@ class CostSettings(FileSection):
     cache_write: float | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelSettings(FileSection):
+class ModelSettings(FileSection, Record):
     """`models.<provider/model>`: facts that override (or supply) the catalog's."""
 
     name: str | None = None
@@ -154,8 +151,7 @@ class ModelSettings(FileSection):
     cost: CostSettings | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PermissionSettings(FileSection):
+class PermissionSettings(FileSection, Record):
     """`Tool` or `Tool(pattern)` rules."""
 
     allow: list[str] = field(default_factory=list[str])
@@ -163,8 +159,7 @@ class PermissionSettings(FileSection):
     deny: list[str] = field(default_factory=list[str])
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StdioServerSettings(FileSection):
+class StdioServerSettings(FileSection, Record):
     """An MCP server earshot spawns."""
 
     type: Literal["stdio"] = "stdio"
@@ -175,8 +170,7 @@ class StdioServerSettings(FileSection):
     cwd: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HttpServerSettings(FileSection):
+class HttpServerSettings(FileSection, Record):
     """An MCP server earshot connects to (streamable HTTP, or legacy SSE)."""
 
     type: Literal["http", "sse"]
@@ -189,8 +183,7 @@ McpServerSettings: TypeAlias = StdioServerSettings | HttpServerSettings
 `HttpServerSettings`."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HookSettings(FileSection):
+class HookSettings(FileSection, Record):
     """One hook command. `matcher` selects tools by name (tool events only)."""
 
     matcher: str | None = None
@@ -199,8 +192,7 @@ class HookSettings(FileSection):
     """Seconds."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HooksSettings(FileSection):
+class HooksSettings(FileSection, Record):
     """Hook commands per event. The event names are snake_case in the file, unlike every other
     key."""
 
@@ -210,8 +202,7 @@ class HooksSettings(FileSection):
     stop: list[HookSettings] = field(default_factory=list[HookSettings])
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SandboxSettings(FileSection):
+class SandboxSettings(FileSection, Record):
     """`sandbox`: the OS sandbox commands run in (`agent.sandbox_config` merges the scopes)."""
 
     enabled: bool | None = None
@@ -220,8 +211,7 @@ class SandboxSettings(FileSection):
     """Absolute or `~/...` paths commands may write besides the workspace and the temp dir."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SettingsFile(FileSection):
+class SettingsFile(FileSection, Record):
     """The content of one settings file."""
 
     schema_: str | None = None

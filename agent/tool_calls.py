@@ -9,16 +9,17 @@ by that schema. A call that fails is a `RejectedCall`, whose error the model rea
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from agent.backends import ToolUi
 from agent.events import AgentEvent, ToolCallProgress
 from agent.tools.base import AnyTool, PermissionRequest, ToolContext
 from providers.logs import get_logger
+from providers.records import MutableRecord, Record
 from providers.types import JsonValue, TextPart, ToolCallPart, ToolResultPart
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 _log = get_logger(__name__)
 
@@ -28,8 +29,7 @@ INTERRUPTED_TEXT = "interrupted: the user stopped the turn before this call fini
 _ERRORS_SHOWN = 5
 
 
-@dataclass(slots=True)
-class CallSinks:
+class CallSinks(MutableRecord, kw_only=False):
     """One call's live output: progress text and the editor terminal it runs in."""
 
     call_id: str
@@ -44,8 +44,7 @@ class CallSinks:
         self.emit(ToolCallProgress(call_id=self.call_id, terminal_id=terminal_id))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ValidCall:
+class ValidCall(Record):
     """A call whose arguments validated: ready for the gate."""
 
     call: ToolCallPart
@@ -56,8 +55,7 @@ class ValidCall:
     sinks: CallSinks
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RejectedCall:
+class RejectedCall(Record):
     """A call that cannot run; `error` is the text the model gets back."""
 
     call: ToolCallPart
@@ -162,6 +160,9 @@ def _arguments(
         # The schema is the whole contract: the input model only carries the arguments.
         fields: dict[str, Any] = dict(arguments) if isinstance(arguments, dict) else {}
         return tool.input_model.model_construct(**fields)
+    # Here: pydantic loads with the tools (their input models), not on the way to a session.
+    from pydantic import ValidationError
+
     try:
         # Strict: JSON types as the schema sent to the model states them ("5" is no integer).
         return tool.input_model.model_validate(arguments, strict=True)

@@ -7,7 +7,7 @@ and no call ever sees half of one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,38 +22,68 @@ if TYPE_CHECKING:
 
 class ToolSet(Mapping[str, AnyTool]):
     """The tools a model may call, by name (a later tool with a taken name replaces the earlier
-    one), and their specs for the request, built when first asked for: the input schemas cost
-    more to build than the rest of a session."""
+    one). The tools can be given as a loader, with their names: nothing is loaded until a tool
+    or the specs are asked for (the first turn), so a session starts without importing them. The
+    specs for the request are built when first asked for: the input schemas cost more to build
+    than the rest of a session."""
 
-    __slots__ = ("_specs", "_tools")
+    __slots__ = ("_load", "_names", "_specs", "_tools")
 
-    def __init__(self, tools: Iterable[AnyTool]) -> None:
-        self._tools: dict[str, AnyTool] = {}
-        for tool in tools:
-            self._tools[tool.name] = tool
+    def __init__(
+        self,
+        tools: Iterable[AnyTool] = (),
+        *,
+        names: Sequence[str] | None = None,
+        load: Callable[[], Iterable[AnyTool]] | None = None,
+    ) -> None:
+        self._tools: dict[str, AnyTool] | None = None
+        self._load = load
+        self._names = tuple(dict.fromkeys(names)) if names is not None else None
         self._specs: tuple[ToolSpec, ...] | None = None
+        if load is None:
+            self._take(tools)
+
+    def _take(self, tools: Iterable[AnyTool]) -> dict[str, AnyTool]:
+        taken: dict[str, AnyTool] = {}
+        for tool in tools:
+            taken[tool.name] = tool
+        self._tools = taken
+        self._names = tuple(taken)
+        return taken
+
+    def _loaded(self) -> dict[str, AnyTool]:
+        if self._tools is not None:
+            return self._tools
+        assert self._load is not None
+        loaded = self._take(self._load())
+        self._load = None
+        return loaded
 
     def __getitem__(self, name: str) -> AnyTool:
-        return self._tools[name]
+        return self._loaded()[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._tools)
+        return iter(self._names if self._names is not None else self._loaded())
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._names if self._names is not None else self._loaded())
+
+    def __contains__(self, name: object) -> bool:
+        return name in (self._names if self._names is not None else self._loaded())
 
     @property
     def specs(self) -> Sequence[ToolSpec]:
         if self._specs is None:
             self._specs = tuple(
                 ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema)
-                for t in self._tools.values()
+                for t in self._loaded().values()
             )
         return self._specs
 
     def only(self, names: Iterable[str]) -> ToolSet:
         """The tools named (each must be in this set)."""
-        return ToolSet(self._tools[name] for name in names)
+        loaded = self._loaded()
+        return ToolSet(loaded[name] for name in names)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -19,10 +19,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from providers.records import Record
 from providers.registry import all_providers, provider_spec
 
 if TYPE_CHECKING:
@@ -41,8 +42,7 @@ recovered from anyway), long enough for typical work. `models.<provider/model>.c
 in settings replaces it."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Cost:
+class Cost(Record):
     """USD per million tokens. None means unknown, which is not the same as free."""
 
     input: float | None = None
@@ -51,8 +51,7 @@ class Cost:
     cache_write: float | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelInfo:
+class ModelInfo(Record):
     """Facts about one model of one provider."""
 
     provider: str
@@ -76,8 +75,7 @@ class ModelInfo:
     """`context_window` is `ASSUMED_CONTEXT_WINDOW`: nothing said what it really is."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelOverride:
+class ModelOverride(Record):
     """A user's `models.<provider/model>` settings entry: every field set replaces the catalog's;
     cost fields are replaced one by one."""
 

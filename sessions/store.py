@@ -22,12 +22,13 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import anyio.to_thread
 
 from providers.logs import get_logger
+from providers.records import Record
 from sessions.entries import FORMAT_VERSION, ForkOrigin, Header
 from sessions.errors import (
     InvalidCursor,
@@ -54,8 +55,7 @@ _HEADER_READ = 16 * 1024
 _HEADER_LIMIT = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionSummary:
+class SessionSummary(Record):
     """One row of a listing."""
 
     id: str
@@ -70,15 +70,13 @@ class SessionSummary:
     additional_directories: tuple[str, ...] = field(default=())
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionPage:
+class SessionPage(Record):
     items: builtins.list[SessionSummary]
     next_cursor: str | None
     """Pass to `list()` for the next page; None on the last."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Found:
+class _Found(Record, kw_only=False):
     mtime_ns: int
     session_id: str
     path: Path
