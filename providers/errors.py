@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Final
 
 from providers.types import ErrorKind, ProviderError
@@ -151,6 +149,11 @@ def parse_retry_after(value: str | float | None) -> float | None:
         return max(0.0, float(text))
     except ValueError:
         pass
+    # Here, not at the top: `email.utils` (with `socket`, `calendar`, `random`...) costs ~10 ms on
+    # the way to a session's answer, and an HTTP-date retry-after is rare.
+    from datetime import UTC, datetime
+    from email.utils import parsedate_to_datetime
+
     try:
         return max(0.0, (parsedate_to_datetime(text) - datetime.now(UTC)).total_seconds())
     except (TypeError, ValueError):

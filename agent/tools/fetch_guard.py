@@ -15,7 +15,6 @@ connects; earshot checks the name it resolves itself, and cannot pin the proxy's
 
 from __future__ import annotations
 
-import urllib.request
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -51,6 +50,10 @@ def same_origin(old: str, new: str) -> bool:
 
 
 def uses_proxy(url: str) -> bool:
+    # Here, not at the top: urllib.request brings http.client, ssl and email (~40 ms), which only
+    # a fetch needs, and the tools load before a session's first model call.
+    import urllib.request
+
     scheme, host, _ = origin(url)
     return scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(host)
 

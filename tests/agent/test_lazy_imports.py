@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 
 def _run(code: str) -> str:
@@ -38,3 +39,28 @@ def test_tool_input_models_are_built_at_first_use() -> None:
         "                  'schema': schema['type'], 'after': after}))\n"
     )
     assert json.loads(out) == {"built": [], "pathspec": False, "schema": "object", "after": True}
+
+
+def test_a_session_is_created_before_any_tool_or_pydantic_loads(tmp_path: Path) -> None:
+    # An editor's `session/new` waits for this path; the first turn loads the tools.
+    out = _run(
+        "import sys, json, anyio\n"
+        "from pathlib import Path\n"
+        "from agent.session import SessionOptions, create_session\n"
+        "from providers.wire.scripted import ScriptedModel\n"
+        "from sessions import SessionStore\n"
+        "async def main():\n"
+        f"    root = Path({str(tmp_path)!r})\n"
+        "    session = await create_session(\n"
+        "        store=SessionStore(root / 'sessions'), cwd=root,\n"
+        "        options=SessionOptions(model_name='scripted/test'),\n"
+        "        model_factory=lambda name: ScriptedModel(), data_dir=root / 'data')\n"
+        "    names = list(session.tools)\n"
+        "    loaded = [m for m in ('pydantic', 'agent.tools.bash', 'agent.tools.read',\n"
+        "                          'agent.tools.task', 'jsonschema') if m in sys.modules]\n"
+        "    await session.aclose()\n"
+        "    known = {'bash': 'bash' in names, 'task': 'task' in names}\n"
+        "    print(json.dumps({'loaded': loaded, **known}))\n"
+        "anyio.run(main)\n"
+    )
+    assert json.loads(out) == {"loaded": [], "bash": True, "task": True}
