@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-PYDANTIC_SCHEMA = '''
+PYDANTIC_SCHEMA = """
 from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -106,7 +106,7 @@ class SettingsFile(Base):
     stream_timeouts: StreamTimeouts | None = Field(None, alias="streamTimeouts")
 
 SettingsFile.model_validate_json(open(PATH, encoding="utf-8").read())
-'''
+"""
 
 SETTINGS = {
     "model": "anthropic/claude-sonnet-4-5",
