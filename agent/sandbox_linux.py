@@ -68,7 +68,7 @@ from pathlib import Path
 import anyio
 
 from agent.protected_paths import data_dir
-from agent.sandbox import Places, SandboxRefused
+from agent.sandbox_engine import Places, SandboxRefused
 from agent.tool_env import tool_environment, tool_secret_variables
 
 PROBE_TIMEOUT_SECONDS = 10.0

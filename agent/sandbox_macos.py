@@ -27,7 +27,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.sandbox import Places, SandboxRefused
+from agent.sandbox_engine import Places, SandboxRefused
 from agent.tool_env import tool_secret_variables
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"

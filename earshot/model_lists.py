@@ -136,8 +136,8 @@ async def refresh(composition: Composition, model_name: str | None) -> bool:
     a list the picker shows changed. Never raises for a server that cannot be asked."""
     import anyio.to_thread
 
-    from agent._log import get_logger
     from providers.discovery import LIST_TTL_SECONDS, fetch_listing
+    from providers.logs import get_logger
     from providers.registry import split_model_name
     from providers.wire.server_models import ServerModelsError
 

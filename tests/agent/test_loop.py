@@ -8,7 +8,6 @@ import anyio
 import pytest
 
 from agent.events import (
-    PermissionAsked,
     PermissionDecided,
     TextChunk,
     ToolCallFinished,
@@ -216,7 +215,7 @@ async def test_rejected_permission_is_a_denied_result(tmp_path: Path) -> None:
 
     assert len(interaction.prompts) == 1
     assert interaction.prompts[0].ui.title == "touch w"
-    assert of(PermissionAsked, events)[0].call_id == "call_1_1"
+    assert interaction.prompts[0].call_id == "call_1_1"
     decided = of(PermissionDecided, events)[0]
     assert not decided.allowed and decided.answer == "reject_once"
     finished = of(ToolCallFinished, events)[0]

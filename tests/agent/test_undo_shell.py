@@ -8,8 +8,10 @@ import os
 import time
 from pathlib import Path
 
+import anyio
 import pytest
 
+from agent.backends import DenyingInteraction
 from agent.undo import UndoStore
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import UndoSnapshotEntry
@@ -122,7 +124,7 @@ async def test_undo_after_a_bash_batch_restores_exactly_the_prior_work_tree(
     second = await session.undo()
     assert "first.txt" in second and not (repo / "first.txt").exists()
     assert repo_state(repo) == untouched_repo
-    stored = session.persisted_session
+    stored = session.transcript.stored
     assert stored is not None
     snapshots = [e.paths for e in stored.entries if isinstance(e, UndoSnapshotEntry)]
     assert snapshots == [["first.txt"], ["."]]
@@ -132,11 +134,8 @@ async def test_undo_after_a_bash_batch_restores_exactly_the_prior_work_tree(
 async def test_only_commands_and_pathless_calls_need_a_whole_tree_snapshot(
     tmp_path: Path,
 ) -> None:
-    from agent.execution import (
-        Validators,
-        _mutation_paths,  # pyright: ignore[reportPrivateUsage]
-        prepare_call,
-    )
+    from agent.execution import _mutation_paths  # pyright: ignore[reportPrivateUsage]
+    from agent.tool_calls import SchemaValidators, validate_call
     from agent.tools.bash import bash_tool
     from agent.tools.fetch import fetch_tool
     from agent.tools.write import write_tool
@@ -144,20 +143,21 @@ async def test_only_commands_and_pathless_calls_need_a_whole_tree_snapshot(
 
     session = await make_session(env(tmp_path), [ScriptedTurn(text="x")], builtin=True)
     tools = {t.name: t for t in (bash_tool, fetch_tool, write_tool)}
-    validators = Validators()
+    validators = SchemaValidators()
+    tooling = session._tooling(anyio.CancelScope(), DenyingInteraction())  # pyright: ignore[reportPrivateUsage]
 
     def batch(*calls: tuple[str, dict[str, JsonValue]]) -> tuple[list[Path], bool]:
-        prepared = [
-            prepare_call(
+        checked = [
+            validate_call(
                 ToolCallPart(id=f"c{n}", name=name, arguments=arguments),
                 tools,
                 validators,
-                session.tool_context,
+                tooling.context,
                 lambda event: None,
             )
             for n, (name, arguments) in enumerate(calls)
         ]
-        return _mutation_paths(prepared)
+        return _mutation_paths(checked)
 
     assert batch(("fetch", {"url": "https://example.com"})) == ([], False)
     write: tuple[str, dict[str, JsonValue]] = ("write", {"path": "a.txt", "content": "x"})
