@@ -1,8 +1,11 @@
 """Every test's earshot data dir is a temporary one: commands the tests run in the sandbox keep
-its lock there (`agent.sandbox_linux.Placeholders`), and nothing may land in the real home."""
+its lock there (`agent.sandbox_linux.Placeholders`), and nothing may land in the real home.
+
+`vendor_sdks` imports the vendor SDKs once per worker, for tests that stream through them."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 
 import pytest
@@ -13,3 +16,21 @@ def _temporary_data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
         yield
+
+
+@pytest.fixture(scope="session")
+def vendor_sdks() -> None:
+    """Import the vendor SDKs once per worker, outside any test's `fail_after`: the first import
+    of `anthropic` alone takes seconds on a loaded machine, and a hang detector must not time
+    it. (What the product imports lazily is checked in fresh subprocesses, not here.)"""
+    for name in (
+        "anthropic",
+        "anthropic.types",
+        "openai",
+        "openai.types.chat",
+        "openai.types.responses",
+        "google.genai",
+        "google.genai.types",
+        "google.genai.errors",
+    ):
+        importlib.import_module(name)
