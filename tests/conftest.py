@@ -9,6 +9,12 @@ import importlib
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Hypothesis measures the machine in two places: a per-example deadline and the "data generation
+# too slow" health check. On a loaded machine both fail tests that are fine, so both are off.
+settings.register_profile("earshot", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("earshot")
 
 
 @pytest.fixture(autouse=True, scope="session")
