@@ -1,7 +1,8 @@
 """Every test's earshot data dir is a temporary one: commands the tests run in the sandbox keep
 its lock there (`agent.sandbox_linux.Placeholders`), and nothing may land in the real home.
 
-`vendor_sdks` imports the vendor SDKs once per worker, for tests that stream through them."""
+`vendor_sdks` imports the vendor SDKs once per worker, for tests that stream through them, and
+the tests that take seconds each are collected first (`LONG_FIRST`)."""
 
 from __future__ import annotations
 
@@ -40,3 +41,26 @@ def vendor_sdks() -> None:
         "google.genai.errors",
     ):
         importlib.import_module(name)
+
+
+LONG_FIRST = (
+    "tests/acp_server/test_crash.py",
+    "tests/acp_server/test_sdk_clients.py",
+    "tests/earshot/test_mcp.py",
+    "tests/earshot/test_trust_cli.py",
+    "tests/earshot/test_doctor.py",
+    "tests/earshot/test_mcp_names.py",
+    "tests/agent/test_context.py::test_a_300_turn_session_never_sends_a_request_over_the_window",
+)
+"""Modules or tests that take seconds each: run first, so that at the end of a parallel run no
+worker is left alone with one of them while the other has nothing to do."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        return next(
+            (n for n, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix)),
+            len(LONG_FIRST),
+        )
+
+    items.sort(key=rank)
