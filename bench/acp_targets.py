@@ -295,6 +295,23 @@ def one_run(setup: Setup) -> Run:
 # -------------------------------------------------------------------------------- report
 
 
+def tree_version() -> str:
+    """The commit this tree is at, and whether it has uncommitted changes."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return f"{head or 'unknown'}{' with uncommitted changes' if dirty else ''}"
+
+
 def verdict(value: float, limit: float) -> str:
     return "met" if value <= limit else "NOT met"
 
@@ -374,12 +391,15 @@ def main() -> int:
                 where = f"`{earshot}` against `{python} -c pass`"
             elif args.dev_venv:
                 earshot, python = DEV_VENV / "bin" / "earshot", DEV_VENV / "bin" / "python"
-                where = "`.venv/bin/earshot` (editable install) against `.venv/bin/python`"
+                where = (
+                    f"`.venv/bin/earshot` (editable install, tree at {tree_version()}) against "
+                    "`.venv/bin/python`"
+                )
             else:
                 earshot, python = build_venv(work)
                 where = (
-                    "a fresh venv with this tree installed from its wheel (compiled bytecode), "
-                    "against that venv's `python -c pass`"
+                    f"a fresh venv with this tree (at {tree_version()}) installed from its wheel "
+                    "(compiled bytecode), against that venv's `python -c pass`"
                 )
             setup = make_setup(work, earshot, python, model)
             one_run(setup)  # warm the page cache and the bytecode; not counted
