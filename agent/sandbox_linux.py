@@ -376,9 +376,9 @@ def find_bubblewrap() -> Bubblewrap | str:
 __all__ = [
     "Bubblewrap",
     "MountPlan",
+    "Placeholders",
     "bwrap_command",
     "find_bubblewrap",
     "plan_mounts",
-    "Placeholders",
     "scrubbing_prefix",
 ]

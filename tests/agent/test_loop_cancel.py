@@ -32,7 +32,7 @@ from tests.agent.loop_support import (
     shell_tool,
     waiting_tool,
 )
-from tests.processes import running_with_argv, unique_sleep
+from tests.processes import running_with_argv, unique_sleep, until_gone
 
 
 async def _run_and_cancel_on(
@@ -196,9 +196,7 @@ async def test_cancel_while_a_command_runs_kills_it_and_streams_progress_first(
     finished = of(ToolCallFinished, events)
     assert [(f.status, f.result.text) for f in finished] == [("interrupted", INTERRUPTED_TEXT)]
     pid = int(pid_file.read_text(encoding="utf-8"))
-    with anyio.fail_after(5):
-        while _alive(pid):
-            await anyio.sleep(0.01)
+    await until_gone(lambda: _alive(pid))
     await _reloaded_history_is_whole(where, session)
     await session.aclose()
 
@@ -225,9 +223,7 @@ async def test_cancel_while_the_builtin_bash_tool_runs_ends_its_background_child
     assert [(f.name, f.status, f.result.text) for f in finished] == [
         ("bash", "interrupted", INTERRUPTED_TEXT)
     ]
-    with anyio.fail_after(5):
-        while running_with_argv(sleep):
-            await anyio.sleep(0.01)
+    await until_gone(lambda: running_with_argv(sleep))
     assert len(model.requests) == 1
     reopened = await where.store.open(session.id)
     assert results_of(reopened.history())["call_1_1"].text == INTERRUPTED_TEXT
