@@ -78,4 +78,10 @@ def task_tool() -> AnyTool:
     return tool
 
 
-__all__ = ["BUILTIN_TOOL_NAMES", "builtin_tool_names", "builtin_tools", "task_tool"]
+__all__ = [
+    "BUILTIN_TOOL_NAMES",
+    "TASK_TOOL_NAME",
+    "builtin_tool_names",
+    "builtin_tools",
+    "task_tool",
+]
