@@ -309,7 +309,10 @@ class UpdateTranslator:
             case TodosChanged():
                 return [plan_update(event.items)]
             case CommandOutput():
-                return [message_chunk("agent_message_chunk", event.text, None)]
+                chunk = message_chunk("agent_message_chunk", event.text, None)
+                if event.data:
+                    chunk["_meta"] = {"earshot": dict(event.data)}
+                return [chunk]
             case UsageUpdated():
                 if not event.context_window:
                     return []

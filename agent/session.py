@@ -37,6 +37,7 @@ from agent.events import (
 )
 from agent.inbox import Prompt, PromptInbox, UnsupportedPrompt, prompt_message, title_from
 from agent.loop import TurnLoop
+from agent.permission_admin import PermissionAdmin
 from agent.replay import replay_events
 from agent.retry import RetryPolicy
 from agent.session_setup import (
@@ -220,6 +221,12 @@ class AgentSession:
         self._inbox = PromptInbox(
             hooks=setup.hooks, session_id=self.id, appended=self._prompt_appended
         )
+        self.model_choices: Callable[[], Sequence[str]] = options.model_choices or tuple
+        """The models `/model` lists (the composition root's picker list)."""
+        self.permissions = PermissionAdmin(
+            cwd=self.cwd, settings=setup.settings, gate=setup.gate, book=setup.rule_book
+        )
+        """`/permissions`: the rules in force, and the user's edits to them."""
         self._undo = BatchUndo(setup.undo, transcript, self.cwd)
         notices = (setup.sandbox.notice(), self._undo.notice(), *options.notices)
         self._notices = [text for text in notices if text]

@@ -14,6 +14,7 @@ import anyio
 from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
 from agent.hooks import HookRunner
 from agent.local import LocalFiles, LocalProcesses
+from agent.permission_gate import RuleBook
 from agent.permissions import PermissionGate, PermissionRules
 from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.sandbox import Sandbox, open_sandbox
@@ -58,6 +59,8 @@ class SessionOptions:
     notices: Sequence[str] = ()
     """Said once, as warnings at the start of the first turn (e.g. an MCP server that failed to
     start): the composition root learns them before any turn exists to carry them."""
+    model_choices: Callable[[], Sequence[str]] | None = None
+    """The models `/model` with no argument lists (`provider/model`), as the picker offers them."""
     on_close: Sequence[Callable[[], Awaitable[None]]] = ()
     """Awaited by `aclose`, last (e.g. closing the MCP connections behind `extra_tools`)."""
 
@@ -85,6 +88,10 @@ class SessionSetup:
     hooks: HookRunner | None
     undo: UndoStore | None
     skills: SkillIndex | None
+    settings: Settings | None = None
+    """What the session was set up from (`/permissions` lists and edits its rules)."""
+    rule_book: RuleBook | None = None
+    """The gate's file rules, which `/permissions` replaces after editing a file."""
 
     def tooling(
         self,
@@ -138,8 +145,9 @@ async def set_up(
     rules = PermissionRules() if settings is None else PermissionRules.from_settings(settings)
     remembered = None if settings is None else settings.remembered
     sandbox = await _sandbox(settings, roots)
+    book = RuleBook(rules)
     gate = PermissionGate(
-        rules,
+        book,
         cwd=cwd,
         roots=roots,
         persist_rule=None if remembered is None else _persister(remembered),
@@ -156,6 +164,8 @@ async def set_up(
         else None,
         undo=UndoStore(cwd, data if data is not None else data_dir()),
         skills=_skills(cwd, settings, gate),
+        settings=settings,
+        rule_book=book,
     )
 
 

@@ -138,56 +138,17 @@ class EarshotFactory:
 
     def available_models(self, cwd: Path) -> Sequence[ModelChoice]:
         from acp_server.factory import ModelChoice
-        from providers.registry import provider_spec, split_model_name
+        from earshot.model_choices import model_entries
 
-        composition = self.composition(cwd)
-        settings = composition.settings
-        choices: list[ModelChoice] = []
-
-        def label_of(provider: str) -> str:
-            spec = provider_spec(provider)
-            return spec.name if spec is not None else provider
-
-        for provider in composition.credentialed():
-            for info in composition.catalog.models(provider):
-                if info.tool_call:
-                    choices.append(
-                        ModelChoice(
-                            name=f"{provider}/{info.id}",
-                            label=info.name,
-                            provider=provider,
-                            provider_label=label_of(provider),
-                        )
-                    )
-        from earshot.model_lists import cached_listings
-
-        for target, listing in cached_listings(composition):
-            for model in listing.models:
-                choices.append(
-                    ModelChoice(
-                        name=f"{target.provider}/{model.id}",
-                        label=model.id,
-                        provider=target.provider,
-                        provider_label=label_of(target.provider),
-                    )
-                )
-        for name in (settings.model, *settings.models):
-            if not name:
-                continue
-            try:
-                provider, model_id = split_model_name(name)
-            except ValueError:
-                continue
-            override = settings.models.get(name)
-            choices.append(
-                ModelChoice(
-                    name=name,
-                    label=(override.name if override and override.name else model_id),
-                    provider=provider,
-                    provider_label=label_of(provider),
-                )
+        return [
+            ModelChoice(
+                name=entry.name,
+                label=entry.label,
+                provider=entry.provider,
+                provider_label=entry.provider_label,
             )
-        return choices
+            for entry in model_entries(self.composition(cwd))
+        ]
 
     def check_credentials(self, model_name: str, cwd: Path) -> str | None:
         return self.composition(cwd).check_credentials(model_name)

@@ -325,6 +325,8 @@ async def open_session(
         agent.session.ModelUnavailable: the model cannot be built.
         sessions.SessionNotFound: `resume_id` names no session.
     """
+    from functools import partial
+
     from agent.session import SessionOptions, create_session
     from earshot.mcp_tools import (
         CONNECT_TIMEOUT_SECONDS,
@@ -333,6 +335,7 @@ async def open_session(
         merge_servers,
         servers_from_client,
     )
+    from earshot.model_choices import model_names
 
     servers = merge_servers(
         composition.mcp_servers(), servers_from_client(client_servers, composition.cwd)
@@ -361,6 +364,7 @@ async def open_session(
         mode=mode or composition.settings.mode,
         extra_tools=connections.tools,
         notices=notices,
+        model_choices=partial(model_names, composition),
         on_close=[connections.aclose],
     )
     try:

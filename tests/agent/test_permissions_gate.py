@@ -205,5 +205,15 @@ async def test_decided_calls_do_not_prompt(project: Path) -> None:
 
 def test_the_gate_has_no_way_to_grant_other_than_an_answer() -> None:
     public = {name for name in dir(PermissionGate) if not name.startswith("_")}
-    # check, plus two questions the search tools ask (neither changes any rule).
-    assert public == {"check", "read_denied", "read_deny_globs"}
+    # check, two questions the search tools ask, what `/permissions` lists (none changes any
+    # rule), and `forget`, which only takes back what an answer granted or refused. The file
+    # rules live in a `RuleBook` the gate's users never see.
+    assert public == {
+        "answered_rules",
+        "check",
+        "forget",
+        "protected",
+        "read_denied",
+        "read_deny_globs",
+        "rules",
+    }
