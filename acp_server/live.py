@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, assert_never
 import anyio
 
 from acp_server.client_io import SessionChannel
-from acp_server.commands import available_commands
+from acp_server.commands import CommandList, taken_names
 from acp_server.config import (
     ConfigState,
     config_options,
@@ -101,6 +101,7 @@ class LiveSession:
         self.factory = factory
         self.files = files
         self.skills = tuple(skills)
+        self._command_list = CommandList()
         self.running: _Turn | None = None
         self.closed = False
         self._turn_lock = anyio.Lock()
@@ -134,7 +135,7 @@ class LiveSession:
         return setup_result(self.config_state())
 
     async def send_commands(self) -> None:
-        await self.channel.update(available_commands(self.skills))
+        await self._command_list.send(self.channel, self.skills, self.agent.commands, force=True)
 
     async def refresh_models(self) -> None:
         """In the background once the session is open: the servers that list their own models
@@ -252,7 +253,8 @@ class LiveSession:
             blocks[0].get("text") if len(blocks) == 1 and blocks[0].get("type") == "text" else None
         )
         names = [skill.name for skill in self.skills]
-        command = parse_slash_command(text if isinstance(text, str) else None, names)
+        extras = [extra.name for extra in self.agent.commands.all(taken_names(self.skills))]
+        command = parse_slash_command(text if isinstance(text, str) else None, names, extras)
         if command is not None:
             await self._turn_lock.acquire()
             return partial(self.agent.run_command, command)
@@ -272,6 +274,10 @@ class LiveSession:
         self.running = turn
         try:
             turn.stop = await self._consume(events)
+            # Between turns: a command file added or an MCP server restarted shows in the menu.
+            await self._command_list.send(
+                self.channel, self.skills, self.agent.commands, force=False
+            )
         except Exception:
             if not turn.cancelled:
                 raise

@@ -80,6 +80,11 @@ class PermissionAdmin:
         self._book = book
         self._reload = reload if reload is not None else _reloader(cwd, settings)
 
+    @property
+    def book(self) -> RuleBook | None:
+        """The gate's file rules (a command's `allowed_tools` narrow a turn through it)."""
+        return self._book
+
     def run(self, argument: str) -> PermissionsReport:
         """Run `/permissions ARGUMENT`."""
         verb, _, rest = argument.strip().partition(" ")

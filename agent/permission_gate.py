@@ -24,6 +24,8 @@ from agent.permission_policy import Decision, decide
 from agent.permission_rules import (
     PermissionRules,
     Rule,
+    Subject,
+    allowed_by,
     parse_rule,
     resolve_path,
     tool_matches,
@@ -72,6 +74,9 @@ class RuleBook:
 
     def __init__(self, rules: PermissionRules) -> None:
         self.rules = rules
+        self.only: tuple[Rule, ...] | None = None
+        """While a command whose `allowed_tools` narrow the turn runs: a call none of these
+        match is refused (a call one matches is still decided as usual)."""
 
 
 class PermissionGate:
@@ -196,6 +201,10 @@ class PermissionGate:
         scope: ScopeContract,
     ) -> GateOutcome:
         """Decide the call, asking the user through `interaction` if the policy says so."""
+        only = self._book.only
+        if only is not None and allowed_by(only, Subject.of(request, self._cwd)) is None:
+            reason = "not among the tools the running command allows"
+            return GateOutcome(False, False, "command", None, reason)
         rules = self._effective_rules()
         decision = decide(
             rules,

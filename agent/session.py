@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
+from agent.command_sources import ExtraCommands, run_extra
 from agent.context import CompactionResult, ContextShaper, ShapeContext
 from agent.events import (
     AgentEvent,
@@ -45,6 +46,7 @@ from agent.session_setup import (
     SessionOptions,
     SessionSetup,
     build_model,
+    own_commands,
     resumed_settings,
     set_up,
 )
@@ -222,6 +224,8 @@ class AgentSession:
             hooks=setup.hooks, session_id=self.id, appended=self._prompt_appended
         )
         self.model_choices: Callable[[], Sequence[str]] = options.model_choices or tuple
+        self.commands = ExtraCommands((own_commands(self.cwd, setup), *options.command_sources))
+        """Slash commands beyond the built-ins and skills (`agent.command_sources`)."""
         """The models `/model` lists (the composition root's picker list)."""
         self.permissions = PermissionAdmin(
             cwd=self.cwd, settings=setup.settings, gate=setup.gate, book=setup.rule_book
@@ -259,6 +263,11 @@ class AgentSession:
         """
         if call.skill:
             return self.run_turn(skill_prompt(call))
+        extra = self.commands.find(call.name) if call.extra else None
+        if extra is not None:
+            if self.running:
+                raise RuntimeError("a turn is running: run the command once it has ended")
+            return run_extra(self, extra, call.argument)
         if call.name == "compact":
             return self.compact(call.argument or None)
         if self.running:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
+from agent.command_sources import CommandSource
 from agent.hooks import HookRunner
 from agent.local import LocalFiles, LocalProcesses
 from agent.permission_gate import RuleBook
@@ -59,6 +60,9 @@ class SessionOptions:
     notices: Sequence[str] = ()
     """Said once, as warnings at the start of the first turn (e.g. an MCP server that failed to
     start): the composition root learns them before any turn exists to carry them."""
+    command_sources: Sequence[CommandSource] = ()
+    """Slash commands beyond the built-ins (`agent.command_sources`): the user's Markdown
+    commands, MCP prompts, `/mcp`. Asked again whenever commands are listed or parsed."""
     model_choices: Callable[[], Sequence[str]] | None = None
     """The models `/model` with no argument lists (`provider/model`), as the picker offers them."""
     on_close: Sequence[Callable[[], Awaitable[None]]] = ()
@@ -201,6 +205,21 @@ def _persister(remembered: Path) -> Callable[[str, str], None]:
         append_rule(remembered, list_name, rule)
 
     return persist
+
+
+def own_commands(cwd: Path, setup: SessionSetup) -> CommandSource:
+    """The user's Markdown commands (`agent.user_commands`), read through the gate's checks."""
+    from agent.user_commands import user_commands_source
+
+    settings = setup.settings
+    remembered = None if settings is None else settings.remembered
+    gate = setup.gate
+    return user_commands_source(
+        cwd=cwd,
+        config_home=None if remembered is None else remembered.parent.parent.parent,
+        trusted=settings is not None and settings.trusted,
+        readable=lambda path: not gate.read_denied(path),
+    )
 
 
 def _skills(cwd: Path, settings: Settings | None, gate: PermissionGate) -> SkillIndex | None:

@@ -41,10 +41,15 @@ class CommandCall:
     name: str
     argument: str = ""
     skill: bool = False
+    extra: bool = False
+    """One of the session's extra commands (`agent.command_sources`)."""
 
 
-def parse_slash_command(text: str | None, skill_names: Collection[str]) -> CommandCall | None:
-    """`/name rest` when `name` is a built-in command or a skill; else None (a plain prompt)."""
+def parse_slash_command(
+    text: str | None, skill_names: Collection[str], extra_names: Collection[str] = ()
+) -> CommandCall | None:
+    """`/name rest` when `name` is a built-in command, a skill or an extra command
+    (`agent.command_sources`); else None (a plain prompt)."""
     if text is None:
         return None
     stripped = text.strip()
@@ -56,6 +61,8 @@ def parse_slash_command(text: str | None, skill_names: Collection[str]) -> Comma
         return CommandCall(name=name, argument=argument.strip())
     if name in skill_names:
         return CommandCall(name=name, argument=argument.strip(), skill=True)
+    if name in extra_names:
+        return CommandCall(name=name, argument=argument.strip(), extra=True)
     return None
 
 

@@ -108,7 +108,8 @@ def test_mode_and_model_commands_answer_without_calling_the_model(env: Env) -> N
     assert {"kind": "mode_changed", "mode": "plan"} in lines
     code, err, lines = run(env, "/model")
     assert code == 0, err
-    assert lines[-1]["text"] == "Model: scripted-test/anything."
+    assert lines[-1]["text"].startswith("Model: scripted-test/anything. Choices")
+    assert "- scripted-test/anything (current)" in lines[-1]["text"]
     code, err, lines = run(env, "/mode warp")
     assert code == 0, err
     assert "Unknown mode `warp`" in lines[-1]["text"]

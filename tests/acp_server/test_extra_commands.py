@@ -1,0 +1,52 @@
+"""User slash commands over ACP (issue 17): listed in `available_commands_update`, the list sent
+again when a command file appears between turns, and a round trip with arguments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.acp_server.client import FULL_CAPABILITIES, AcpClient, AgentEnv, initialize, spawn_agent
+from tests.acp_server.test_sessions import new_session, text_prompt
+
+
+def command_lists(client: AcpClient, session_id: str) -> list[dict[str, Any]]:
+    updates = client.updates(session_id)
+    return [
+        {command["name"]: command for command in update["availableCommands"]}
+        for update in updates
+        if update["sessionUpdate"] == "available_commands_update"
+    ]
+
+
+async def test_a_user_command_round_trip_and_a_new_file_refreshes_the_menu(
+    agent_env: AgentEnv,
+) -> None:
+    commands = agent_env.config_home / "earshot" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "explain").write_text("not markdown: ignored", encoding="utf-8")
+    (commands / "explain.md").write_text(
+        "---\ndescription: Explain code\nargument-hint: SYMBOL\n---\nExplain `$ARGUMENTS`.\n",
+        encoding="utf-8",
+    )
+    agent_env.script([{"text": "It parses."}, {"text": "plain answer"}])
+    async with spawn_agent(agent_env) as client:
+        await initialize(client, FULL_CAPABILITIES)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.wait_for(lambda: command_lists(client, session_id))
+        [listed] = command_lists(client, session_id)
+        assert listed["explain"] == {
+            "name": "explain",
+            "description": "Explain code",
+            "input": {"hint": "SYMBOL"},
+        }
+        assert "permissions" in listed
+        result = await client.call("session/prompt", text_prompt(session_id, "/explain parse_rule"))
+        assert result["stopReason"] == "end_turn"
+        assert "It parses." in client.text(session_id)
+        (commands / "tidy.md").write_text("Tidy up.", encoding="utf-8")
+        await client.call("session/prompt", text_prompt(session_id, "anything"))
+        await client.wait_for(lambda: len(command_lists(client, session_id)) == 2)
+        assert "tidy" in command_lists(client, session_id)[-1]
+    transcripts = list((agent_env.data_home / "earshot" / "sessions").rglob("*.jsonl"))
+    text = "".join(path.read_text(encoding="utf-8") for path in transcripts)
+    assert "Explain `parse_rule`." in text
