@@ -328,6 +328,7 @@ async def open_session(
     from functools import partial
 
     from agent.session import SessionOptions, create_session
+    from earshot.mcp_commands import mcp_command_source
     from earshot.mcp_tools import (
         CONNECT_TIMEOUT_SECONDS,
         McpConnections,
@@ -365,6 +366,12 @@ async def open_session(
         extra_tools=connections.tools,
         notices=notices,
         model_choices=partial(model_names, composition),
+        command_sources=[
+            mcp_command_source(
+                connections,
+                timeout=CONNECT_TIMEOUT_SECONDS if mcp_timeout is None else mcp_timeout,
+            )
+        ],
         on_close=[connections.aclose],
     )
     try:
