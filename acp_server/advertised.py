@@ -32,6 +32,7 @@ def initialize_result(version: str) -> JsonObject:
                 "additionalDirectories": {},
             },
             "auth": {"logout": {}},
+            "providers": {},  # unstable: providers/list, providers/set, providers/disable
         },
         "authMethods": [
             {

@@ -32,6 +32,7 @@ from acp_server.jsonrpc import (
     RequestHandler,
 )
 from acp_server.pending import PendingSessions
+from acp_server.providers_methods import ProviderMethods
 from acp_server.setup_params import SessionSetup, parse_setup
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ class AcpServer:
             "session/set_mode": self.session_set_mode,
             "session/set_config_option": self.session_set_config_option,
             "session/prompt": self.session_prompt,
+            **ProviderMethods(factory=self.factory, sessions=lambda: self.sessions).handlers(),
         }
 
     def notifications(self) -> dict[str, NotificationHandler]:

@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any, cast
 
 from agent.settings import (
+    InvalidSettings,
     PermissionList,
     Scope,
     SettingsError,
+    SettingsFile,
     is_rule,
     read_settings_file,
     settings_paths,
@@ -140,7 +142,26 @@ def set_directory_trust(
     return path, changed
 
 
-def _rewrite(path: Path, scope: Scope, edit: Callable[[dict[str, Any]], None]) -> None:
+def rewrite_settings(
+    path: Path, scope: Scope, edit: Callable[[dict[str, Any]], None], *, new_mode: int | None
+) -> None:
+    """Apply `edit` to a settings file's JSON, keeping what it does not touch and the file's
+    permission bits (`new_mode` for a file created here).
+
+    Raises:
+        SettingsError: the existing file is not valid settings (it is left untouched), or the
+            edited content is not.
+    """
+    _rewrite(path, scope, edit, new_mode=new_mode)
+
+
+def _rewrite(
+    path: Path,
+    scope: Scope,
+    edit: Callable[[dict[str, Any]], None],
+    *,
+    new_mode: int | None = None,
+) -> None:
     """Apply `edit` to a settings file's JSON, keeping what it does not touch; an invalid file
     raises `SettingsError` and is left as it is rather than overwritten."""
     if read_settings_file(path, scope) is None or not path.read_text(encoding="utf-8").strip():
@@ -148,8 +169,13 @@ def _rewrite(path: Path, scope: Scope, edit: Callable[[dict[str, Any]], None]) -
     else:
         data = cast("dict[str, Any]", json.loads(path.read_text(encoding="utf-8")))
     edit(data)
+    try:
+        SettingsFile.model_validate(data)
+    except InvalidSettings as error:
+        raise SettingsError(f"{path}: the edit would make it invalid: {error}") from None
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=None)
+    mode = None if path.exists() else new_mode
+    write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode)
 
 
 def write_private(path: Path, text: str, *, mode: int | None) -> None:

@@ -128,6 +128,8 @@ class ProviderSettings(FileSection, Record):
     directory (project and local scope) or the settings file's directory (user scope)."""
     stream_timeouts: StreamTimeoutSettings | None = None
     """This provider's own stream timeouts (a local server loading a model may need longer)."""
+    enabled: bool | None = None
+    """False: turned off (ACP `providers/disable`): no model of it is offered or built."""
 
 
 class CostSettings(FileSection, Record):
@@ -417,6 +419,7 @@ _PROVIDER = schema_object(
         Field("headers", "headers", _STRING_MAP),
         Field("script", "script", _OPTIONAL_STRING),
         Field("streamTimeouts", "stream_timeouts", optional(_STREAM_TIMEOUTS)),
+        Field("enabled", "enabled", optional(boolean)),
     ],
 )
 _COST = schema_object(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -150,6 +150,39 @@ class EarshotFactory:
             for entry in model_entries(self.composition(cwd))
         ]
 
+    def list_providers(self, cwd: Path) -> list[dict[str, Any]]:
+        from earshot.provider_admin import list_providers
+
+        return list_providers(self.composition(cwd))
+
+    def set_provider(
+        self,
+        cwd: Path,
+        *,
+        provider_id: str,
+        api_type: str,
+        base_url: str,
+        headers: Mapping[str, str],
+    ) -> None:
+        from earshot.provider_admin import set_provider
+
+        set_provider(self._user_file(cwd), provider_id, api_type, base_url, headers)
+        self.refresh(cwd)
+
+    def disable_provider(self, cwd: Path, provider_id: str) -> None:
+        from earshot.provider_admin import disable_provider
+        from providers.registry import all_providers
+
+        composition = self.composition(cwd)
+        known = {spec.id for spec in all_providers()} | set(composition.settings.providers)
+        disable_provider(self._user_file(cwd), provider_id, known)
+        self.refresh(cwd)
+
+    def _user_file(self, cwd: Path) -> Path:
+        from agent.settings import settings_paths
+
+        return settings_paths(cwd, environ=self._environ)["user"]
+
     def check_credentials(self, model_name: str, cwd: Path) -> str | None:
         return self.composition(cwd).check_credentials(model_name)
 
@@ -227,6 +260,7 @@ class EarshotFactory:
             files=io.files,
             processes=io.processes,
             interaction=io.interaction,
+            current=lambda: self.composition(cwd),
         )
 
 

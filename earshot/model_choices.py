@@ -21,6 +21,8 @@ class ChoiceSource(ProviderSetup, Protocol):
     @property
     def settings(self) -> Settings: ...
 
+    def disabled_providers(self) -> frozenset[str]: ...
+
 
 class ModelEntry(NamedTuple):
     name: str
@@ -39,6 +41,7 @@ def model_entries(composition: ChoiceSource) -> list[ModelEntry]:
         spec = provider_spec(provider)
         return spec.name if spec is not None else provider
 
+    disabled = composition.disabled_providers()
     entries: list[ModelEntry] = []
     for provider in composition.credentialed():
         for info in composition.catalog.models(provider):
@@ -62,7 +65,7 @@ def model_entries(composition: ChoiceSource) -> list[ModelEntry]:
         override = settings.models.get(name)
         label = override.name if override and override.name else model_id
         entries.append(ModelEntry(name, label, provider, label_of(provider)))
-    return entries
+    return [entry for entry in entries if entry.provider not in disabled]
 
 
 def model_names(composition: ChoiceSource) -> list[str]:
