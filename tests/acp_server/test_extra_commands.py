@@ -1,12 +1,15 @@
-"""User slash commands over ACP (issue 17): listed in `available_commands_update`, the list sent
-again when a command file appears between turns, and a round trip with arguments."""
+"""User slash commands and MCP prompts over ACP (issue 17): listed in
+`available_commands_update`, the list sent again when a command file appears between turns, and
+round trips with arguments."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from tests.acp_server.client import FULL_CAPABILITIES, AcpClient, AgentEnv, initialize, spawn_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
+from tests.earshot.support import DEMO_SERVER
 
 
 def command_lists(client: AcpClient, session_id: str) -> list[dict[str, Any]]:
@@ -50,3 +53,33 @@ async def test_a_user_command_round_trip_and_a_new_file_refreshes_the_menu(
     transcripts = list((agent_env.data_home / "earshot" / "sessions").rglob("*.jsonl"))
     text = "".join(path.read_text(encoding="utf-8") for path in transcripts)
     assert "Explain `parse_rule`." in text
+
+
+async def test_an_mcp_prompt_round_trip_with_arguments(agent_env: AgentEnv) -> None:
+    agent_env.script([{"text": "Looks fine."}])
+    demo = {"name": "demo", "command": sys.executable, "args": [str(DEMO_SERVER)], "env": []}
+    async with spawn_agent(agent_env) as client:
+        await initialize(client, FULL_CAPABILITIES)
+        session_id = (await new_session(client, agent_env, mcpServers=[demo]))["sessionId"]
+        await client.wait_for(lambda: command_lists(client, session_id))
+        listed = command_lists(client, session_id)[-1]
+        assert listed["mcp__demo__review"]["input"] == {"hint": "path [focus]"}
+        assert "mcp" in listed
+        prompt = text_prompt(session_id, "/mcp__demo__review path=app.py focus=naming")
+        result = await client.call("session/prompt", prompt)
+        assert result["stopReason"] == "end_turn"
+        assert "Looks fine." in client.text(session_id)
+        before = len(client.updates(session_id))
+        await client.call("session/prompt", text_prompt(session_id, "/mcp"))
+        status = [
+            u
+            for u in client.updates(session_id)[before:]
+            if u["sessionUpdate"] == "agent_message_chunk"
+        ]
+        servers = status[-1]["_meta"]["earshot"]["mcpServers"]
+        assert [(s["name"], s["status"], s["prompts"]) for s in servers] == [
+            ("demo", "connected", 1)
+        ]
+    transcripts = list((agent_env.data_home / "earshot" / "sessions").rglob("*.jsonl"))
+    text = "".join(path.read_text(encoding="utf-8") for path in transcripts)
+    assert "Please review app.py, looking for naming." in text
