@@ -83,3 +83,40 @@ async def test_an_mcp_prompt_round_trip_with_arguments(agent_env: AgentEnv) -> N
     transcripts = list((agent_env.data_home / "earshot" / "sessions").rglob("*.jsonl"))
     text = "".join(path.read_text(encoding="utf-8") for path in transcripts)
     assert "Please review app.py, looking for naming." in text
+
+
+async def test_a_commands_front_matter_cannot_widen_permissions(agent_env: AgentEnv) -> None:
+    """`allowed-tools: Bash` does not let a command run without asking (ask mode), and
+    `allowed-tools: Read` keeps a command from running at all, even in yolo."""
+    commands = agent_env.config_home / "earshot" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "wide.md").write_text("---\nallowed-tools: Bash\n---\nTouch it.", "utf-8")
+    (commands / "narrow.md").write_text("---\nallowed-tools: Read\n---\nLook.", "utf-8")
+    target = agent_env.workspace / "touched"
+    touch = {"name": "bash", "id": "t1", "arguments": {"command": f"touch {target}"}}
+    again = {**touch, "id": "t2"}
+    agent_env.script(
+        [{"tool_calls": [touch]}, {"text": "asked"}, {"tool_calls": [again]}, {"text": "no"}]
+    )
+    async with spawn_agent(agent_env) as client:
+        client.handlers["session/request_permission"] = refuse
+        await initialize(client, FULL_CAPABILITIES)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "/wide"))
+        [asked] = client.requests_named("session/request_permission")
+        assert asked["params"]["toolCall"]["toolCallId"] == "t1"
+        await client.call("session/set_mode", {"sessionId": session_id, "modeId": "yolo"})
+        await client.call("session/prompt", text_prompt(session_id, "/narrow"))
+        assert len(client.requests_named("session/request_permission")) == 1
+        final = [
+            u
+            for u in client.updates(session_id)
+            if u.get("toolCallId") == "t2" and u.get("status") is not None
+        ]
+        assert final[-1]["status"] == "failed"
+    assert not target.exists()
+
+
+async def refuse(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+    option = next(o for o in params["options"] if o["kind"] == "reject_once")
+    return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
