@@ -146,6 +146,11 @@ class PermissionAdmin:
                     ]
             if scope == "remembered":
                 entry["modified"] = _modified(path)
+                answered = _answered_at(path)
+                for rule in rules:
+                    when = answered.get(f"{rule['list']}:{rule['rule']}")
+                    if when is not None:
+                        rule["answeredAt"] = when
             if rules or path.exists():
                 shown.append(entry)
         return shown
@@ -279,6 +284,14 @@ def _all_file_rules(path: Path, scope: Scope) -> list[str]:
     return [rule for list_name in LISTS for rule in _file_rules(path, scope, list_name)]
 
 
+def _answered_at(path: Path) -> dict[str, str]:
+    try:
+        parsed = read_settings_file(path, "remembered")
+    except SettingsError:
+        return {}
+    return dict(parsed.answered_at) if parsed is not None else {}
+
+
 def _modified(path: Path) -> str | None:
     try:
         stamp = path.stat().st_mtime
@@ -326,7 +339,8 @@ def _describe(scopes: Sequence[Mapping[str, JsonValue]]) -> list[str]:
             lines.append("  (none)")
         for rule in rules:
             state = "" if rule["applied"] else " (ignored: the workspace is not trusted)"
-            lines.append(f"  {rule['list']}: {rule['rule']}{state}")
+            when = f" (answered {rule['answeredAt']})" if rule.get("answeredAt") else ""
+            lines.append(f"  {rule['list']}: {rule['rule']}{state}{when}")
         lines.append("")
     return lines
 

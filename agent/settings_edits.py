@@ -4,6 +4,7 @@ keeps what it does not touch, and leaves a file that is not valid settings as it
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -21,6 +22,9 @@ from agent.settings import (
     settings_paths,
 )
 from agent.trust import TRUSTED_DIRECTORIES_KEY, resolve_directory
+
+ANSWERED_AT_KEY = "answeredAt"
+"""In the remembered file: when each rule was added (`"<list>:<rule>"` -> ISO 8601 UTC)."""
 
 
 def remember_rule(
@@ -59,6 +63,10 @@ def append_rule(path: Path, list_name: PermissionList, rule: str) -> None:
         rules = cast("list[str]", permissions.setdefault(list_name, []))
         if rule not in rules:
             rules.append(rule)
+            answered = cast("dict[str, str]", data.setdefault(ANSWERED_AT_KEY, {}))
+            answered[f"{list_name}:{rule}"] = datetime.datetime.now(datetime.UTC).isoformat(
+                timespec="seconds"
+            )
 
     _rewrite(path, "remembered", add)
 
@@ -85,6 +93,9 @@ def remove_rule(path: Path, scope: Scope, matches: Callable[[str], bool]) -> lis
             removed.extend(f"{list_name}:{rule}" for rule in rules if matches(rule))
             if list_name in permissions:
                 permissions[list_name] = kept
+        answered = cast("dict[str, str]", data.get(ANSWERED_AT_KEY, {}))
+        for key in removed:
+            answered.pop(key, None)
 
     if not any(
         matches(rule)

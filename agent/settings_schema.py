@@ -230,6 +230,9 @@ class SettingsFile(FileSection, Record):
     """User scope only: directories whose repository settings may grant and run (see
     `agent.trust`)."""
     stream_timeouts: StreamTimeoutSettings | None = None
+    answered_at: dict[str, str] = field(default_factory=dict[str, str])
+    """`answeredAt`, in the remembered file: `"<list>:<rule>"` -> when the user gave the answer
+    that added it (ISO 8601, UTC), shown by `/permissions`. Grants nothing."""
 
 
 # ---------------------------------------------------------------------------- checkers
@@ -514,6 +517,7 @@ _SETTINGS_FILE = schema_object(
         Field("sandbox", "sandbox", _SANDBOX),
         Field("trustedDirectories", "trusted_directories", _STRINGS),
         Field("streamTimeouts", "stream_timeouts", optional(_STREAM_TIMEOUTS)),
+        Field("answeredAt", "answered_at", _STRING_MAP),
     ],
 )
 

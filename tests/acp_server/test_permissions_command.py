@@ -69,9 +69,9 @@ async def test_an_always_answer_is_listed_with_its_file_and_revoke_makes_the_nex
 
         text, meta = await command(client, session_id, "/permissions")
         remembered = scope(meta, "remembered")
-        assert {"list": "allow", "rule": rule, "applied": True, "revocable": True} in remembered[
-            "rules"
-        ]
+        [listed] = [entry for entry in remembered["rules"] if entry["rule"] == rule]
+        assert listed["list"] == "allow" and listed["applied"] and listed["revocable"]
+        assert listed["answeredAt"].endswith("+00:00")  # when the answer was given
         projects = agent_env.config_home / "earshot" / "projects"
         assert remembered["file"].startswith(str(projects))
         assert remembered["modified"]
@@ -130,9 +130,8 @@ async def test_rules_added_from_the_editor_apply_at_once_and_bad_ones_are_refuse
         assert "Not a permission rule" in text
         text, meta = await command(client, session_id, "/permissions allow Bash(touch *)")
         assert "Added `Bash(touch *)`" in text
-        assert {"list": "allow", "rule": "Bash(touch *)", "applied": True, "revocable": True} in (
-            scope(meta, "remembered")["rules"]
-        )
+        [added] = scope(meta, "remembered")["rules"]
+        assert (added["list"], added["rule"], added["applied"]) == ("allow", "Bash(touch *)", True)
         await client.call("session/prompt", text_prompt(session_id, "make it"))
     assert client.requests_named("session/request_permission") == []
     assert target.exists()
