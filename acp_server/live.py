@@ -252,9 +252,15 @@ class LiveSession:
         text = (
             blocks[0].get("text") if len(blocks) == 1 and blocks[0].get("type") == "text" else None
         )
+        text = text if isinstance(text, str) else None
         names = [skill.name for skill in self.skills]
-        extras = [extra.name for extra in self.agent.commands.all(taken_names(self.skills))]
-        command = parse_slash_command(text if isinstance(text, str) else None, names, extras)
+        slashed = text is not None and text.lstrip().startswith("/")
+        extras = (
+            [extra.name for extra in self.agent.commands.all(taken_names(self.skills))]
+            if slashed
+            else []
+        )
+        command = parse_slash_command(text, names, extras)
         if command is not None:
             await self._turn_lock.acquire()
             return partial(self.agent.run_command, command)
