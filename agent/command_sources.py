@@ -18,6 +18,8 @@ from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequen
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+import anyio
+
 from agent.events import AgentEvent, CommandOutput
 from agent.inbox import Prompt
 
@@ -64,6 +66,8 @@ class CommandSession(Protocol):
     def reasoning_effort(self) -> ReasoningEffort | None: ...
     @property
     def permissions(self) -> PermissionAdmin: ...
+    @property
+    def commands(self) -> ExtraCommands: ...
 
     async def set_model(
         self, model_name: str, reasoning_effort: ReasoningEffort | None = None
@@ -80,6 +84,13 @@ class ExtraCommands:
     """The session's extra command sources; the first command of a name wins."""
 
     sources: Sequence[CommandSource] = field(default_factory=lambda: ())
+    preparing: anyio.CancelScope | None = None
+    """The scope of a command being run before its turn starts (an MCP server asked for its
+    prompt, a restart): `AgentSession.cancel` cancels it."""
+
+    def cancel(self) -> None:
+        if self.preparing is not None:
+            self.preparing.cancel()
 
     def all(self, taken: Sequence[str] = ()) -> list[ExtraCommand]:
         """Every command, each name once, none of the names in `taken` (built-ins, skills)."""
@@ -105,10 +116,18 @@ async def run_extra(
 ) -> AsyncGenerator[AgentEvent, None]:
     """Run an extra command on `session`: its text, or its prompt as a turn (see the module
     docstring for `model` and `allowed_tools`)."""
+    reply: CommandReply | None = None
     try:
-        reply = await command.run(argument)
+        with anyio.CancelScope() as preparing:
+            session.commands.preparing = preparing
+            reply = await command.run(argument)
     except Exception as error:
         yield CommandOutput(text=f"/{command.name} failed: {error}")
+        return
+    finally:
+        session.commands.preparing = None
+    if reply is None:
+        yield CommandOutput(text=f"/{command.name} was cancelled.")
         return
     if reply.prompt is None:
         yield CommandOutput(text=reply.text, data=reply.data)

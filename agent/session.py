@@ -302,6 +302,7 @@ class AgentSession:
         "interrupted"); `run_turn` then yields its last events and `TurnEnded("cancelled")`."""
         if self._stream is not None:
             self._stream.cancel()
+        self.commands.cancel()  # an extra command still preparing its turn (`run_extra`)
 
     async def ensure_writable(self) -> None:
         """Be the session's writer (before a turn or a change): a session another process has

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
+
+from agent.command_sources import CommandReply
 from agent.events import CommandOutput, ToolCallFinished
 from agent.session import AgentSession, SessionOptions, create_session
 from agent.slash_commands import parse_slash_command
@@ -174,3 +177,51 @@ async def test_a_command_model_applies_to_its_turn_only(tmp_path: Path) -> None:
 def test_allowed_tools_split_at_top_level_commas() -> None:
     assert split_rules("Bash(git add, git commit), Read") == ["Bash(git add, git commit)", "Read"]
     assert split_rules('["Read", "Grep"]') == ["Read", "Grep"]
+
+
+class _Slow:
+    """A command that takes its time preparing its prompt (an MCP server asked for it)."""
+
+    name = "slow"
+    description = "slow"
+    hint = None
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+
+    async def run(self, argument: str) -> CommandReply:
+        self.started.set()
+        await anyio.sleep_forever()
+        raise AssertionError("not reached")
+
+
+async def test_cancel_stops_a_command_still_preparing_its_turn(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path)
+    slow = _Slow()
+    model = ScriptedModel([ScriptedTurn(text="never")])
+    where = env(tmp_path)
+    session = await create_session(
+        store=where.store,
+        cwd=ws.cwd,
+        options=SessionOptions(model_name="scripted/test", command_sources=[lambda: [slow]]),
+        model_factory=lambda name: model,
+        settings=ws.load(),
+        interaction=Answering(),
+        data_dir=where.data,
+    )
+    events: list[object] = []
+    try:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tasks:
+
+                async def consume() -> None:
+                    events.extend(await run(session, "/slow now"))
+
+                tasks.start_soon(consume)
+                await slow.started.wait()
+                session.cancel()
+    finally:
+        await session.aclose()
+    [output] = of(CommandOutput, events)  # type: ignore[arg-type]
+    assert output.text == "/slow was cancelled."
+    assert model.requests == []
