@@ -133,8 +133,13 @@ def set_provider(
         ProviderEditError: a bad field, a protocol earshot cannot speak, headers for a settings
             file others can read, or a settings file that is not valid.
     """
+    from providers.registry import provider_spec
+
     _check_id(provider_id)
     api = _SET_PROTOCOLS.get(protocol)
+    spec = provider_spec(provider_id)
+    if api is not None and spec is not None and protocol_of(spec.api, provider_id) == protocol:
+        api = spec.api  # `openai` keeps OpenAI's Responses API, Azure its own
     if api is None:
         known = ", ".join(_SET_PROTOCOLS)
         raise ProviderEditError(

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import json
 import stat
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from earshot.provider_admin import ProviderEditError, set_provider
 from tests.acp_server.client import AcpClient, AgentEnv, initialize, spawn_agent
 from tests.acp_server.test_model_lists import model_values, picker_updates, serve_models
 from tests.acp_server.test_sessions import new_session
@@ -119,3 +123,15 @@ async def test_a_new_settings_file_for_headers_is_created_private(agent_env: Age
     assert stat.S_IMODE(settings.stat().st_mode) == 0o600
     assert "box" in settings.read_text(encoding="utf-8") and script_settings
     assert SECRET not in everything_sent(client)
+
+
+def test_setting_a_built_in_provider_keeps_its_wire_api(tmp_path: Path) -> None:
+    user_file = tmp_path / "settings.json"
+    set_provider(user_file, "openai", "openai", "https://proxy.example/v1", {})
+    set_provider(user_file, "groq", "_openai-responses", "https://api.groq.com/openai/v1", {})
+    saved = json.loads(user_file.read_text(encoding="utf-8"))["providers"]
+    assert saved["openai"] == {"api": "openai-responses", "baseUrl": "https://proxy.example/v1"}
+    assert saved["groq"]["api"] == "openai-responses"
+    with pytest.raises(ProviderEditError) as refused:
+        set_provider(user_file, "x", "openai", "ftp://example/", {"Authorization": SECRET})
+    assert refused.value.field == "baseUrl" and SECRET not in str(refused.value)
