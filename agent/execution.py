@@ -56,6 +56,8 @@ from providers.types import JsonValue, TextPart, ToolCallPart, ToolResultPart
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from agent.audit_trail import AuditTrail
+
 _log = get_logger(__name__)
 
 Emit = Callable[[AgentEvent], None]
@@ -83,6 +85,10 @@ class GateVerdict(Protocol):
     def reason(self) -> str: ...
     @property
     def unsandboxed(self) -> bool: ...
+    @property
+    def rule(self) -> str | None: ...
+    @property
+    def rule_file(self) -> str | None: ...
 
 
 class Gate(Protocol):
@@ -323,6 +329,7 @@ class ToolExecutor:
         cancel_turn: Callable[[], None],
         hooks: Hooks | None = None,
         snapshot: Snapshot | None = None,
+        trail: AuditTrail | None = None,
     ) -> None:
         self._session_id = session_id
         self._gate = gate
@@ -333,6 +340,8 @@ class ToolExecutor:
         self._cancel_turn = cancel_turn
         self._hooks = hooks
         self._snapshot = snapshot
+        self._trail = trail
+        """Records each decision and each call's raw output in the transcript (`earshot audit`)."""
 
     async def run_batch(
         self, batch: Sequence[Prepared], state: BatchState, record: Record
@@ -423,6 +432,17 @@ class ToolExecutor:
             return scrub(f"A pre_tool_use hook failed, so the call was not run: {exc}")
         if getattr(verdict, "blocked", False):
             reason = getattr(verdict, "reason", None) or "no reason given"
+            if self._trail is not None:
+                await self._trail.decision(
+                    call_id=item.call.id,
+                    tool=item.call.name,
+                    request=None,
+                    read_only=item.tool.read_only,
+                    allowed=False,
+                    source="hook",
+                    mode=self._mode(),
+                    reason=str(reason),
+                )
             return f"Blocked by a pre_tool_use hook: {reason}"
         return None
 
@@ -487,6 +507,22 @@ class ToolExecutor:
                 answer=verdict.answer,
             )
         )
+        if self._trail is not None:
+            await self._trail.decision(
+                call_id=call.id,
+                tool=call.name,
+                request=request,
+                read_only=item.tool.read_only,
+                allowed=verdict.allowed,
+                source=verdict.source,
+                mode=self._mode(),
+                answer=verdict.answer,
+                reason=verdict.reason,
+                rule=verdict.rule,
+                rule_file=verdict.rule_file,
+                unsandboxed=verdict.unsandboxed,
+                follow_up=follow_up is not None,
+            )
         if verdict.allowed:
             # Only the user's answer to a prompt that said so runs a command unconfined.
             item.ctx.unsandboxed = verdict.unsandboxed
@@ -522,6 +558,10 @@ class ToolExecutor:
                 terminal_id=terminal_id,
             )
         )
+        if self._trail is not None and raw_output is not None:
+            await self._trail.outcome(
+                call_id=result.tool_call_id, tool=result.name, status=status, raw_output=raw_output
+            )
 
 
 def _groups(batch: Sequence[Prepared]) -> list[list[Prepared]]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
+from agent.audit_trail import AuditTrail
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
 from agent.context import CompactionResult, ContextShaper, ShapeContext
 from agent.events import (
@@ -586,6 +587,7 @@ class AgentSession:
             cancel_turn=cancel_turn,
             hooks=self._parts.hooks,
             snapshot=self._parts.snapshot,
+            trail=AuditTrail(self._stored),
         )
 
     # --------------------------------------------------------------------------- helpers
