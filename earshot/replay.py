@@ -91,6 +91,7 @@ def build(transcript: Transcript, *, undone: set[str] | None = None) -> Replay:
                 "the entries up to there are a copy of that session's branch",
             )
         )
+    fork_point = header.forked_from.entry_id if header.forked_from is not None else None
     turn = 0
     prompt = ""
     prompts: dict[str, tuple[int, str]] = {}
@@ -177,6 +178,8 @@ def build(transcript: Transcript, *, undone: set[str] | None = None) -> Replay:
                         text=f"an entry this version cannot show: {kind}",
                     )
                 )
+        if fork_point is not None and entry.id == fork_point:
+            items.append(Item(kind="note", note="fork", text="the fork's own entries start here"))
     if usage:
         items.append(Item(kind="usage", text=_usage_text(usage), turn=turn))
     return replay

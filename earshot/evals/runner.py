@@ -143,7 +143,7 @@ async def _run_agent(task: TaskPayload, root: Path, work: Path, result: TaskResu
     if task.model is not None:
         command += ["--model", task.model]
     env = _environment(task, root)
-    stdout = b""
+    chunks: list[bytes] = []
     stderr = b""
     async with await anyio.open_process(
         command, cwd=work, env=env, stdin=subprocess.DEVNULL, start_new_session=True
@@ -152,9 +152,8 @@ async def _run_agent(task: TaskPayload, root: Path, work: Path, result: TaskResu
         out, err = process.stdout, process.stderr
 
         async def drain_out() -> None:
-            nonlocal stdout
             async for chunk in out:
-                stdout += chunk
+                chunks.append(chunk)
 
         async def drain_err() -> None:
             nonlocal stderr
@@ -172,7 +171,7 @@ async def _run_agent(task: TaskPayload, root: Path, work: Path, result: TaskResu
             result.error = f"the agent did not finish within {task.timeout:g}s"
             return
         result.agent_exit_code = process.returncode
-    closing = _result_line(stdout)
+    closing = _result_line(b"".join(chunks))
     if closing is None:
         tail = stderr.decode("utf-8", errors="replace").strip()[-500:]
         result.error = f"earshot -p gave no result line (exit {result.agent_exit_code}): {tail}"

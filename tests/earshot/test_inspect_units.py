@@ -228,3 +228,100 @@ async def test_the_audit_trail_records_decisions_that_matter(tmp_path: Path) -> 
         "paths": [str(tmp_path / "a")],
     }
     await AuditTrail(None).decision(**common, read_only=False, allowed=True, source="mode")
+
+
+# ------------------------------------------------------------------------ audit rows
+
+
+def _decision(call_id: str, tool: str, **extra: Any) -> ExtensionEntry:
+    data: dict[str, Any] = {
+        "call_id": call_id,
+        "tool": tool,
+        "allowed": True,
+        "source": "mode",
+        "mode": "auto",
+        "answer": None,
+        "reason": "",
+        "rule": None,
+        "rule_file": None,
+        "unsandboxed": False,
+        "follow_up": False,
+        **extra,
+    }
+    return ExtensionEntry(
+        name="permission", data=data, id=f"d-{call_id}", ts="2025-01-01T00:01:00.000Z"
+    )
+
+
+def test_audit_rows_cover_mcp_outside_writes_subagents_and_child_sessions() -> None:
+    from earshot.audit import audit_rows
+    from earshot.replay import build, render_text
+    from earshot.transcripts import ParentRef
+
+    b = Builder()
+    b.prompt("do things")
+    b.call("m1", "mcp__demo__add", result="42", a=40, b=2)
+    b.entries.append(_decision("m1", "mcp__demo__add", source="user", rule="mcp__demo"))
+    b.call("w1", "write", path="/etc/motd", content="hi\n")
+    b.entries.append(_decision("w1", "write", source="prompt", answer="allow_once"))
+    b.call("r1", "read", path="notes.txt")  # read-only, nobody decided: not audited
+    # A subagent's call: only its decision is in this transcript.
+    b.entries.append(
+        _decision(
+            "sub-1", "bash", allowed=False, source="user", rule="Bash(curl *)",
+            subject={"rule_tool": "Bash", "description": "Run `curl x`", "command": "curl x"},
+        )
+    )  # fmt: skip
+    transcript = b.transcript()
+    transcript.parent = ParentRef("parent-session", "task_9")
+    rows = audit_rows([transcript])
+    assert [(row.kind, row.tool, row.what) for row in rows] == [
+        ("mcp", "mcp__demo__add", 'mcp__demo__add {"a": 40, "b": 2}'),
+        ("write", "write", "/etc/motd"),
+        ("command", "bash", "curl x"),
+    ]
+    mcp, write, sub = rows
+    assert mcp.decisions[0]["rule"] == "mcp__demo" and mcp.status == "completed"
+    assert write.outside_project and not mcp.outside_project
+    assert sub.subagent and sub.status == "denied"
+    assert all(row.parent == ParentRef("parent-session", "task_9") for row in rows)
+    shown = [row.to_json() for row in rows]
+    assert shown[2]["decisions"][0]["by"] == "user rule Bash(curl *)"
+    assert shown[0]["parent"] == {"session_id": "parent-session", "call_id": "task_9"}
+
+    import io
+
+    out = io.StringIO()
+    render_text(build(transcript), out)
+    text = out.getvalue()
+    assert "child of session parent-session" in text
+    assert "a subagent's call" in text and "curl" in text
+
+
+async def test_a_child_session_file_is_read_with_its_parent(tmp_path: Path) -> None:
+    """A session whose header names a parent session and call (what child sessions will
+    write) is read like any other session of its directory, its parent known."""
+    import json
+
+    from earshot.transcripts import ParentRef, read_transcripts
+    from sessions import cwd_hash, new_id
+
+    root = tmp_path / "sessions"
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    session_id = new_id()
+    folder = root / cwd_hash(str(cwd))
+    folder.mkdir(parents=True)
+    header = {
+        "kind": "header",
+        "version": 1,
+        "session_id": session_id,
+        "cwd": str(cwd),
+        "created": "2025-01-01T00:00:00.000Z",
+        "earshot_version": "test",
+        "parent": {"session_id": "the-parent", "call_id": "task_1"},
+    }
+    (folder / f"{session_id}.jsonl").write_text(json.dumps(header) + "\n", encoding="utf-8")
+    [transcript] = await read_transcripts(cwd, root=root)
+    assert transcript.id == session_id
+    assert transcript.parent == ParentRef("the-parent", "task_1")
