@@ -19,6 +19,8 @@ from tests.earshot.support import Env, earshot, make_env
 REPO = Path(__file__).resolve().parents[2]
 TASKS = REPO / "evals" / "tasks"
 EVAL_SECONDS = 120.0
+SLOW_TEST_SECONDS = 150
+"""Ten runs of `earshot -p` (or a Ray instance starting) on a loaded 2-core machine."""
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the checks run in the real sandbox"
@@ -52,6 +54,7 @@ def test_the_shipped_task_set() -> None:
             assert (task.directory / f"{script}.json").is_file(), (task.name, script)
 
 
+@pytest.mark.timeout(SLOW_TEST_SECONDS)
 async def test_scripted_solutions_pass_every_task(env: Env) -> None:
     code, report, stderr = await _eval(env, "--scripted", "solution", "--jobs", "2")
     assert code == 0, (stderr, report)
@@ -69,6 +72,7 @@ async def test_scripted_solutions_pass_every_task(env: Env) -> None:
     assert summary["cost_usd"] is None
 
 
+@pytest.mark.timeout(SLOW_TEST_SECONDS)
 async def test_scripted_wrong_answers_fail_every_task(env: Env) -> None:
     code, report, stderr = await _eval(env, "--scripted", "wrong", "--jobs", "2")
     assert code == 1, stderr
@@ -131,6 +135,7 @@ async def test_a_run_that_does_not_finish_is_stopped_and_reported(tmp_path: Path
     assert result.workdir is not None and Path(result.workdir, "a.txt").is_file()
 
 
+@pytest.mark.timeout(SLOW_TEST_SECONDS)
 def test_ray_fans_the_tasks_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ray = pytest.importorskip("ray", reason="Ray is an optional extra (pip install '.[ray]')")
     from earshot.evals.ray_backend import run_on_ray

@@ -325,3 +325,33 @@ async def test_a_child_session_file_is_read_with_its_parent(tmp_path: Path) -> N
     [transcript] = await read_transcripts(cwd, root=root)
     assert transcript.id == session_id
     assert transcript.parent == ParentRef("the-parent", "task_1")
+
+
+def test_replay_shows_compactions_plans_and_unknown_entries() -> None:
+    import io
+
+    from earshot.replay import build, render_text
+    from sessions import CompactionEntry, UnknownEntry
+
+    b = Builder()
+    b.prompt("long work")
+    b.entries.append(
+        CompactionEntry(
+            summary="we fixed the parser", first_kept_id=None, tokens_before=90_000, id="k"
+        )
+    )
+    b.entries.append(
+        ExtensionEntry(
+            name="plan",
+            data=[{"content": "write tests", "status": "completed"}, {"content": "ship"}],
+            id="p",
+        )
+    )
+    b.entries.append(UnknownEntry(raw={"kind": "from_the_future"}, id="u"))
+    out = io.StringIO()
+    render_text(build(b.transcript()), out)
+    text = out.getvalue()
+    assert "compacted into this summary" in text and "we fixed the parser" in text
+    assert "(90000 tokens)" in text
+    assert "[x] write tests" in text and "[ ] ship" in text
+    assert "cannot show: from_the_future" in text
