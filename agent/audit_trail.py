@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from agent._log import get_logger
+from providers.logs import get_logger
 from providers.types import JsonValue
 
 if TYPE_CHECKING:
