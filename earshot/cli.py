@@ -243,7 +243,7 @@ def _sessions(options: argparse.Namespace, cwd: Path) -> int:
 
     session_id = cast("str", options.id)
     if options.sessions_command == "replay":
-        from earshot.replay import run_replay
+        from earshot.replay_cli import run_replay
 
         html_out = cast("str | None", options.html)
         return anyio.run(
