@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from agent.audit_trail import AuditTrail
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
 from agent.command_sources import ExtraCommands, run_extra
 from agent.context import CompactionResult, ContextShaper, ShapeContext
@@ -232,6 +233,7 @@ class AgentSession:
         )
         """`/permissions`: the rules in force, and the user's edits to them."""
         self._undo = BatchUndo(setup.undo, transcript, self.cwd)
+        self._trail = AuditTrail(transcript.stored)
         notices = (setup.sandbox.notice(), self._undo.notice(), *options.notices)
         self._notices = [text for text in notices if text]
         """Said once, at the start of the first turn."""
@@ -426,6 +428,7 @@ class AgentSession:
             reads=self._reads,
             turn=turn,
             snapshot=self._undo.snapshot,
+            trail=self._trail,
         )
 
     async def _turn(
