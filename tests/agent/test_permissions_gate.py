@@ -148,6 +148,7 @@ async def test_always_allow_is_persisted_readably_and_applies_now(project: Path)
     config_home = project.parent / "config"
     remembered = settings_paths(project, config_home=config_home)["remembered"]
     saved = json.loads(remembered.read_text(encoding="utf-8"))
+    assert list(saved.pop("answeredAt")) == ["allow:Bash(npm run test *)"]  # when, for /permissions
     assert saved == {"permissions": {"allow": ["Bash(npm run test *)"]}}
     assert not (project / ".earshot").exists()  # nothing in the project directory
     assert (await check(gate, user, bash("npm run test"))).allowed
