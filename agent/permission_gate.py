@@ -46,8 +46,8 @@ class GateOutcome:
     cancelled: bool
     source: str
     """Who decided: a rule's source (`user`, `project`, `local`, `remembered`, `session`,
-    `cli`), `mode`, `policy` (read-only, plan, outside the roots), or `prompt` (the user's
-    answer)."""
+    `cli`), `mode`, `policy` (read-only, plan, outside the roots), `command` (outside what the
+    running slash command's `allowed_tools` allow), or `prompt` (the user's answer)."""
     answer: PermissionOptionKind | None
     """The option the user chose; None when nobody was asked."""
     reason: str
