@@ -1,0 +1,243 @@
+"""The reference graph of a work tree and its PageRank, after aider's repo map.
+
+Nodes are files. For every identifier some file defines, each file that mentions it gets an edge
+to each file that defines it, weighted like aider's: `sqrt(mentions)`, times 10 for a long
+compound name (`load_settings`, `TokenCounter`: specific), 0.1 for a private one (`_helper`),
+0.1 for a name more than five files define (`run`, `get`). A name more than `MAX_DEFINERS`
+files define carries no structure at all (`__init__`, `main`) and adds no edges: without that
+cut one such name in a 20,000-file tree would add millions. A file's mentions of names it
+defines itself are not edges.
+
+PageRank then says which files the rest of the tree leans on. Two ways to compute it, both plain
+Python over adjacency lists (networkx costs a quarter of a second to import and builds a dict of
+dicts per edge; numpy and scipy are not otherwise needed):
+
+- `pagerank`: power iteration, for the global rank, computed once per graph in the background
+  (about 35 ms an iteration for 20,000 files and 300,000 edges);
+- `personalized`: the local push of Andersen, Chung and Lang (2006) from the files a
+  conversation is about, which touches only their neighbourhood: its work is bounded by
+  1 / (epsilon * alpha) pushes whatever the size of the tree, so a personalised rank costs
+  milliseconds where a power iteration would cost a second.
+
+Definitions are then ranked by their file's rank, split among the names a file defines in
+proportion to how much the rest of the tree refers to each (`shares`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from agent.codeindex.store import Summary
+
+MAX_DEFINERS: Final = 25
+"""A name defined in more files than this adds no edges."""
+DAMPING: Final = 0.85
+UNREFERENCED_SHARE: Final = 0.05
+"""What a definition nobody refers to gets of its file's rank (among its file's others)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RepoGraph:
+    """The graph, as adjacency lists over file numbers, and what ranking needs."""
+
+    paths: tuple[str, ...]
+    number: dict[str, int]
+    targets: tuple[tuple[int, ...], ...]
+    """Out-edges of each file: the files defining what it mentions."""
+    weights: tuple[tuple[float, ...], ...]
+    """Edge weights, normalised to sum to 1 per file."""
+    names: tuple[tuple[str, ...], ...]
+    """The names each file defines (distinct, in order)."""
+    shares: tuple[dict[str, float], ...]
+    """Per file: each defined name's share of the references the file receives (missing: 0)."""
+    rank: tuple[float, ...]
+    """Global PageRank (sums to 1)."""
+    by_rank: tuple[int, ...]
+    """File numbers, highest global rank first."""
+    edge_count: int
+
+
+def build_graph(summaries: Mapping[str, Summary]) -> RepoGraph:
+    """The graph of the files in `summaries`, with its global rank."""
+    paths = tuple(sorted(summaries))
+    number = {path: index for index, path in enumerate(paths)}
+    definers: dict[str, list[int]] = {}
+    names: list[tuple[str, ...]] = []
+    for index, path in enumerate(paths):
+        distinct = tuple(dict.fromkeys(summaries[path].names))
+        names.append(distinct)
+        for name in distinct:
+            definers.setdefault(name, []).append(index)
+    multiplier = {name: _multiplier(name, len(files)) for name, files in definers.items()}
+    edges: list[dict[int, float]] = [{} for _ in paths]
+    received: list[dict[str, float]] = [{} for _ in paths]
+    for source, path in enumerate(paths):
+        out = edges[source]
+        summary = summaries[path]
+        for name, count in zip(summary.references, summary.counts, strict=True):
+            files = definers.get(name)
+            if files is None or len(files) > MAX_DEFINERS:
+                continue
+            weight = multiplier[name] * math.sqrt(count)
+            for target in files:
+                if target != source:
+                    out[target] = out.get(target, 0.0) + weight
+                    got = received[target]
+                    got[name] = got.get(name, 0.0) + weight
+    targets: list[tuple[int, ...]] = []
+    weights: list[tuple[float, ...]] = []
+    edge_count = 0
+    for out in edges:
+        total = sum(out.values())
+        targets.append(tuple(out))
+        weights.append(tuple(weight / total for weight in out.values()) if total else ())
+        edge_count += len(out)
+    shares = tuple(_normalised(got) for got in received)
+    rank = pagerank(targets, weights)
+    return RepoGraph(
+        paths=paths,
+        number=number,
+        targets=tuple(targets),
+        weights=tuple(weights),
+        names=tuple(names),
+        shares=shares,
+        rank=tuple(rank),
+        by_rank=tuple(sorted(range(len(paths)), key=lambda node: (-rank[node], node))),
+        edge_count=edge_count,
+    )
+
+
+def _multiplier(name: str, definer_count: int) -> float:
+    multiplier = 1.0
+    compound = "_" in name.strip("_") or (name.lower() != name and name.upper() != name)
+    if compound and len(name) >= 8:
+        multiplier *= 10.0
+    if name.startswith("_"):
+        multiplier *= 0.1
+    if definer_count > 5:
+        multiplier *= 0.1
+    return multiplier
+
+
+def _normalised(values: dict[str, float]) -> dict[str, float]:
+    total = sum(values.values())
+    return {key: value / total for key, value in values.items()} if total else {}
+
+
+def pagerank(
+    targets: list[tuple[int, ...]] | tuple[tuple[int, ...], ...],
+    weights: list[tuple[float, ...]] | tuple[tuple[float, ...], ...],
+    *,
+    damping: float = DAMPING,
+    iterations: int = 60,
+    tolerance: float = 1e-7,
+) -> list[float]:
+    """Global PageRank by power iteration; a file without out-edges spreads its rank evenly."""
+    count = len(targets)
+    if count == 0:
+        return []
+    rank = [1.0 / count] * count
+    for _ in range(iterations):
+        dangling = sum(rank[node] for node in range(count) if not targets[node])
+        base = (1.0 - damping + damping * dangling) / count
+        new = [base] * count
+        for node in range(count):
+            share = rank[node] * damping
+            if share:
+                for target, weight in zip(targets[node], weights[node], strict=True):
+                    new[target] += share * weight
+        change = sum(abs(a - b) for a, b in zip(new, rank, strict=True))
+        rank = new
+        if change < tolerance * count:
+            break
+    return rank
+
+
+def personalized(
+    graph: RepoGraph, seeds: Mapping[int, float], *, alpha: float = 1.0 - DAMPING,
+    epsilon: float = 1e-5,
+) -> dict[int, float]:  # fmt: skip
+    """Approximate PageRank personalised to `seeds` (file number -> weight), by local push:
+    the result differs from the exact one by less than `epsilon` times each file's degree."""
+    total = sum(seeds.values())
+    if total <= 0:
+        return {}
+    rank: dict[int, float] = {}
+    residual = {node: weight / total for node, weight in seeds.items()}
+    queue = list(residual)
+    targets, weights = graph.targets, graph.weights
+    while queue:
+        node = queue.pop()
+        mass = residual.get(node, 0.0)
+        degree = len(targets[node]) or 1
+        if mass < epsilon * degree:
+            continue
+        rank[node] = rank.get(node, 0.0) + alpha * mass
+        residual[node] = 0.0
+        spread = (1.0 - alpha) * mass
+        for target, weight in zip(targets[node], weights[node], strict=True):
+            before = residual.get(target, 0.0)
+            after = before + spread * weight
+            residual[target] = after
+            threshold = epsilon * (len(targets[target]) or 1)
+            if before < threshold <= after:
+                queue.append(target)
+    return rank
+
+
+def ranked_definitions(
+    graph: RepoGraph,
+    *,
+    seeds: Mapping[int, float],
+    first: Iterable[int] = (),
+    boosted: Callable[[str], bool] = lambda name: False,
+    limit: int,
+) -> list[tuple[str, str]]:
+    """`(path, name)` of the best `limit` definitions: first every definition of the files in
+    `first` (the conversation's, in their order), then the others by their file's rank
+    (personalised to `seeds` when there are any) times the name's share, times 10 for a name
+    `boosted` accepts (one the query mentions)."""
+    ordered: list[tuple[str, str]] = []
+    firsts = list(dict.fromkeys(first))
+    for node in firsts:
+        shares = graph.shares[node]
+        names = sorted(graph.names[node], key=lambda name: -shares.get(name, 0.0))
+        ordered.extend((graph.paths[node], name) for name in names)
+    if len(ordered) >= limit:
+        return ordered[:limit]
+    # Only files that can place: the best by global rank, and those the push reached.
+    candidates = list(graph.by_rank[: limit * 4])
+    file_rank: Mapping[int, float] | tuple[float, ...] = graph.rank
+    if seeds:
+        local = personalized(graph, seeds)
+        # The global rank orders what the push did not reach, well below what it did.
+        floor = 0.1 * min(local.values(), default=0.0)
+        top_global = graph.rank[graph.by_rank[0]] or 1.0
+        candidates = list(dict.fromkeys([*local, *candidates]))
+        file_rank = {
+            node: local.get(node, 0.0) + floor * graph.rank[node] / top_global
+            for node in candidates
+        }
+    skip = set(firsts)
+    scored: list[tuple[float, str, str]] = []
+    for node in candidates:
+        names = graph.names[node]
+        if node in skip or not names:
+            continue
+        rank = file_rank[node]
+        shares = graph.shares[node]
+        # The file's rank, split among its names by share (plus a little for every name, so
+        # that one nobody refers to still orders after its siblings, not after everything).
+        even = UNREFERENCED_SHARE / len(names)
+        scale = rank / (sum(shares.values()) + UNREFERENCED_SHARE)
+        for name in names:
+            score = scale * (shares.get(name, 0.0) + even)
+            if boosted(name):
+                score *= 10.0
+            scored.append((score, graph.paths[node], name))
+    scored.sort(key=lambda item: (-item[0], item[1], item[2]))
+    ordered.extend((path, name) for _score, path, name in scored[: limit - len(ordered)])
+    return ordered
