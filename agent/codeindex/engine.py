@@ -11,7 +11,9 @@ A file counts as changed when its mtime or size differs from the record, when an
 read (it may have changed again within the clock's granularity: git's "racy" case); it is then
 read and hashed, and parsed only if the content differs from what was indexed.
 
-Every method is thread-safe; the graph is rebuilt lazily, on the first query after a change.
+Every method is thread-safe. The graph is rebuilt at the end of a refresh or an update, and
+queries use the last one built meanwhile (a new file's definitions join the map with the
+rebuild; search finds them at once, from the full-text index).
 """
 
 from __future__ import annotations
@@ -224,8 +226,14 @@ class IndexEngine:
 
     # ------------------------------------------------------------------ queries
 
-    def graph(self) -> RepoGraph:
-        """The reference graph of what is indexed now (rebuilt if anything changed)."""
+    def graph(self, *, stale_ok: bool = False) -> RepoGraph:
+        """The reference graph of what is indexed now, rebuilt if anything changed; with
+        `stale_ok`, the last one built if there is one (queries: the rebuild after a change is
+        the refresh's, and takes a second or two for 20,000 files)."""
+        if stale_ok:
+            with self._lock:
+                if self._graph is not None:
+                    return self._graph
         with self._graph_lock:
             with self._lock:
                 version = self._version
@@ -257,7 +265,7 @@ class IndexEngine:
     ) -> MapResult:
         """The map within `budget` tokens: the conversation's files' definitions first, then
         the rest ranked by PageRank personalised to the conversation and the query's hits."""
-        graph = self.graph()
+        graph = self.graph(stale_ok=True)
         shown: Visible = visible or _everything
         first = [
             graph.number[relative]
@@ -309,7 +317,7 @@ class IndexEngine:
         hits = [hit for hit in self.store.search(words, max(50, limit * 5)) if shown(hit[0])]
         if not hits:
             return []
-        graph = self.graph()
+        graph = self.graph(stale_ok=True)
         best = hits[0][1] or 1.0
         top_rank = max(graph.rank, default=0.0) or 1.0
         seeds = {

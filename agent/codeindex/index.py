@@ -150,8 +150,9 @@ class CodeIndex:
             await progress(status)
 
     async def update_files(self, paths: Iterable[Path | str]) -> None:
-        """Re-index these files now (after an edit), without listing the work tree. Paths
-        outside the root, or of files the index does not cover, are ignored."""
+        """Re-index these files now (after an edit), without listing the work tree, then
+        rebuild the graph. Paths outside the root, or of files the index does not cover, are
+        ignored. The edit need not wait for it: start it in the session's task group."""
         relative = [
             rel
             for path in paths
@@ -159,6 +160,7 @@ class CodeIndex:
         ]
         if relative:
             await anyio.to_thread.run_sync(self.engine.process, relative)
+            await anyio.to_thread.run_sync(self.engine.graph)
 
     async def repo_map(
         self,
