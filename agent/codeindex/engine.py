@@ -19,22 +19,19 @@ rebuild; search finds them at once, from the full-text index).
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Final
 
-from agent.codeindex.files import StatEntry, list_files, read_source, stat_entry
+from agent.codeindex.extraction import Extracted, Known, extract_paths, extractor_id
+from agent.codeindex.files import StatEntry, list_files, stat_entry
 from agent.codeindex.graph import RepoGraph, build_graph, personalized, ranked_definitions
-from agent.codeindex.languages import GRAMMARS, Definition, extract, language_for
+from agent.codeindex.languages import Definition, language_for
 from agent.codeindex.render import fit_to_budget, render_map
-from agent.codeindex.store import Indexed, Record, Store, Summary, digest
+from agent.codeindex.store import Indexed, Record, Store, Summary
 from agent.codeindex.terms import identifier_terms, query_terms
 
-EXTRACTOR_VERSION: Final = "1"
-"""Bump when `extract` changes what it produces: every record is then re-read."""
 RACY_NS: Final = 2_000_000_000
 QUERY_SEEDS: Final = 20
 """How many search hits of a map's query seed its ranking."""
@@ -77,20 +74,6 @@ class SearchHit:
     """BM25 (normalised to the best hit's) plus the structural rank's share."""
     definitions: tuple[Definition, ...]
     """The file's definitions whose names match the query, best first."""
-
-
-@cache
-def extractor_id(language: str | None) -> str:
-    """Which extractor indexes files of `language`: records made by another are re-read."""
-    if language is None:
-        return f"{EXTRACTOR_VERSION}:text"
-    from importlib.metadata import PackageNotFoundError, version
-
-    distribution = GRAMMARS[language].module.replace("_", "-")
-    try:
-        return f"{EXTRACTOR_VERSION}:{language}:{version(distribution)}"
-    except PackageNotFoundError:
-        return f"{EXTRACTOR_VERSION}:{language}:missing"
 
 
 class IndexEngine:
@@ -167,26 +150,37 @@ class IndexEngine:
 
     def process(self, paths: Sequence[str]) -> ChunkResult:
         """Read `paths` and index those whose content changed; forget those that are gone."""
+        return self.apply(extract_paths(self.root, paths, self.known(paths)))
+
+    def known(self, paths: Iterable[str]) -> Known:
+        """What the index holds for `paths`: digest and extractor, for `extract_paths`."""
         with self._lock:
-            records = {path: self._records.get(path) for path in paths}
+            records = self._records
+            return {
+                path: (record.digest, record.extractor)
+                for path in paths
+                if (record := records.get(path)) is not None
+            }
+
+    def apply(self, extracted: Sequence[Extracted]) -> ChunkResult:
+        """Store what `extract_paths` found (here or in a worker process)."""
         written: list[Indexed] = []
         touched: list[tuple[str, Record]] = []
         gone: list[str] = []
-        for path in paths:
-            read = read_source(self.root, path)
-            if read is None:
-                gone.append(path)
-                continue
-            content, entry = read
-            now = time.time_ns()
-            hashed = digest(content)
-            expected = extractor_id(language_for(path))
-            record = records[path]
-            if record is not None and record.digest == hashed and record.extractor == expected:
-                touched.append((path, Record(entry.mtime_ns, entry.size, hashed, now, expected)))
-                continue
-            tags = extract(path, content)
-            written.append(Indexed(path, entry, hashed, now, expected, tags))
+        for item in extracted:
+            if item.stat is None:
+                gone.append(item.path)
+            elif item.tags is None:
+                record = Record(
+                    item.stat.mtime_ns, item.stat.size, item.digest, item.checked_ns,
+                    item.extractor,
+                )  # fmt: skip
+                touched.append((item.path, record))
+            else:
+                written.append(
+                    Indexed(item.path, item.stat, item.digest, item.checked_ns, item.extractor,
+                            item.tags)
+                )  # fmt: skip
         store = self.store
         if written:
             store.write(written)
@@ -274,22 +268,31 @@ class IndexEngine:
         ]
         seeds = dict.fromkeys(first, 1.0)
         words = query_terms(query)
+        hits: set[int] = set()
         for path, score in self.store.search(words, QUERY_SEEDS) if words else ():
             node = graph.number.get(path)
             if node is not None:
+                hits.add(node)
                 seeds[node] = seeds.get(node, 0.0) + score / (score + 1.0)
         mentioned = set(words)
 
         def boosted(name: str) -> bool:
             # The whole name in the query, or every word of a compound name.
             terms = identifier_terms(name)
-            if not terms or not mentioned:
+            if not terms:
                 return False
             return terms[0] in mentioned or (len(terms) > 1 and mentioned.issuperset(terms[1:]))
 
-        limit = max(budget // 4, 16)
+        # About 12 tokens a definition line: enough candidates for the budget, and some over
+        # for the ones `visible` hides.
+        limit = max(budget // 8, 16)
         ranked = ranked_definitions(
-            graph, seeds=seeds, first=first, boosted=boosted, limit=limit * 2
+            graph,
+            seeds=seeds,
+            first=first,
+            boosted=boosted if hits else None,
+            boost_in=frozenset(hits),
+            limit=limit + 32,
         )
         ranked = [item for item in ranked if shown(item[0])][:limit]
         definitions = self.store.definitions(path for path, _name in ranked)

@@ -27,8 +27,9 @@ proportion to how much the rest of the tree refers to each (`shares`).
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -208,51 +209,76 @@ def ranked_definitions(
     *,
     seeds: Mapping[int, float],
     first: Iterable[int] = (),
-    boosted: Callable[[str], bool] = lambda name: False,
+    boosted: Callable[[str], bool] | None = None,
+    boost_in: frozenset[int] = frozenset(),
     limit: int,
 ) -> list[tuple[str, str]]:
     """`(path, name)` of the best `limit` definitions: first every definition of the files in
     `first` (the conversation's, in their order), then the others by their file's rank
     (personalised to `seeds` when there are any) times the name's share, times 10 for a name
-    `boosted` accepts (one the query mentions)."""
+    `boosted` accepts (one the query mentions) in a file of `boost_in` (the query's hits).
+
+    A definition never scores above its file's rank (times 10 when boosted), so files are
+    visited best first and the walk stops at the first file that cannot place: the work is
+    about `limit` definitions, not every definition of the tree."""
     ordered: list[tuple[str, str]] = []
     firsts = list(dict.fromkeys(first))
     for node in firsts:
         shares = graph.shares[node]
         names = sorted(graph.names[node], key=lambda name: -shares.get(name, 0.0))
         ordered.extend((graph.paths[node], name) for name in names)
-    if len(ordered) >= limit:
+    wanted = limit - len(ordered)
+    if wanted <= 0:
         return ordered[:limit]
-    # Only files that can place: the best by global rank, and those the push reached.
-    candidates = list(graph.by_rank[: limit * 4])
-    file_rank: Mapping[int, float] | tuple[float, ...] = graph.rank
-    if seeds:
-        local = personalized(graph, seeds)
-        # The global rank orders what the push did not reach, well below what it did.
-        floor = 0.1 * min(local.values(), default=0.0)
-        top_global = graph.rank[graph.by_rank[0]] or 1.0
-        candidates = list(dict.fromkeys([*local, *candidates]))
-        file_rank = {
-            node: local.get(node, 0.0) + floor * graph.rank[node] / top_global
-            for node in candidates
-        }
     skip = set(firsts)
-    scored: list[tuple[float, str, str]] = []
-    for node in candidates:
+    unvisited_boost = set(boost_in) if boosted is not None else set[int]()
+    best: list[tuple[float, str, str]] = []  # a min-heap of the `wanted` best so far
+    for node, rank in _by_file_rank(graph, seeds):
+        ceiling = 10.0 if unvisited_boost else 1.0
+        if len(best) >= wanted and rank * ceiling <= best[0][0]:
+            break
+        boost = node in unvisited_boost
+        unvisited_boost.discard(node)
         names = graph.names[node]
         if node in skip or not names:
             continue
-        rank = file_rank[node]
         shares = graph.shares[node]
         # The file's rank, split among its names by share (plus a little for every name, so
         # that one nobody refers to still orders after its siblings, not after everything).
         even = UNREFERENCED_SHARE / len(names)
-        scale = rank / (sum(shares.values()) + UNREFERENCED_SHARE)
+        scale = rank / ((1.0 if shares else 0.0) + UNREFERENCED_SHARE)
+        path = graph.paths[node]
         for name in names:
             score = scale * (shares.get(name, 0.0) + even)
-            if boosted(name):
+            if boost and boosted is not None and boosted(name):
                 score *= 10.0
-            scored.append((score, graph.paths[node], name))
-    scored.sort(key=lambda item: (-item[0], item[1], item[2]))
-    ordered.extend((path, name) for _score, path, name in scored[: limit - len(ordered)])
+            # Ties keep the earlier path and name: negated order inside the min-heap.
+            item = (score, path, name)
+            if len(best) < wanted:
+                heapq.heappush(best, item)
+            elif score > best[0][0]:
+                heapq.heapreplace(best, item)
+    best.sort(key=lambda item: (-item[0], item[1], item[2]))
+    ordered.extend((path, name) for _score, path, name in best)
     return ordered
+
+
+def _by_file_rank(graph: RepoGraph, seeds: Mapping[int, float]) -> Iterator[tuple[int, float]]:
+    """Every file with its rank, best first: the global rank, or with seeds the personalised
+    one, and after the files the push reached, the rest by global rank far below them."""
+    if not seeds:
+        for node in graph.by_rank:
+            yield node, graph.rank[node]
+        return
+    local = personalized(graph, seeds)
+    floor = 0.1 * min(local.values(), default=0.0)
+    top_global = graph.rank[graph.by_rank[0]] or 1.0
+    reached = sorted(
+        local,
+        key=lambda node: (-(local[node] + floor * graph.rank[node] / top_global), node),
+    )
+    for node in reached:
+        yield node, local[node] + floor * graph.rank[node] / top_global
+    for node in graph.by_rank:
+        if node not in local:
+            yield node, floor * graph.rank[node] / top_global

@@ -2,7 +2,8 @@
 
 Every blocking step (listing the files, reading and parsing a chunk of them, building the graph,
 a query) runs in a worker thread (`anyio.to_thread`), so the event loop, and with it the turn
-and the editor's requests, is never held up. A refresh works through the changed files in
+and the editor's requests, is never held up; a refresh of many files parses in worker
+processes, one per core (`agent.codeindex.workers`). A refresh works through the changed files in
 chunks of `chunk_size`, reports progress after each (`IndexProgress`, for the composition root
 to turn into a notice or tool-call progress) and stops between two chunks when its task is
 cancelled; what it had done is kept. Queries during a cold refresh answer from what is indexed
@@ -26,10 +27,11 @@ import anyio
 import anyio.to_thread
 
 from agent.codeindex.languages import is_indexed
+from agent.codeindex.workers import PARALLEL_MIN, max_workers, run_chunks
 
 if TYPE_CHECKING:
     # The engine brings sqlite and the store: loaded when an index is opened, not imported.
-    from agent.codeindex.engine import IndexEngine, MapResult, SearchHit, Visible
+    from agent.codeindex.engine import ChunkResult, IndexEngine, MapResult, SearchHit, Visible
 
 CHUNK_SIZE: Final = 200
 INITIAL_MAP_BUDGET: Final = 1_024
@@ -86,13 +88,22 @@ class CodeIndex:
     """The code index of the work tree at `root` (see the module docstring)."""
 
     def __init__(
-        self, root: Path, *, database: Path | None = None, chunk_size: int = CHUNK_SIZE
+        self,
+        root: Path,
+        *,
+        database: Path | None = None,
+        chunk_size: int = CHUNK_SIZE,
+        workers: int | None = None,
+        parallel_min: int = PARALLEL_MIN,
     ) -> None:
         from agent.codeindex.engine import IndexEngine
 
         self.root = root.resolve()
         self.engine: IndexEngine = IndexEngine(self.root, database or default_database(self.root))
         self.chunk_size = chunk_size
+        self.workers = max_workers() if workers is None else workers
+        """Worker processes for a refresh of `parallel_min` files or more (1: none)."""
+        self.parallel_min = parallel_min
         self.status = IndexProgress("idle")
         self.refreshed = False
         """A refresh has completed: the index matches the work tree as of then."""
@@ -118,16 +129,23 @@ class CodeIndex:
         await self._report(progress, IndexProgress("listing", message="listing files"))
         plan = await anyio.to_thread.run_sync(self.engine.plan)
         total = len(plan.changed)
-        parsed = unchanged = removed = 0
+        counts = [0, 0, 0, 0]  # parsed, unchanged, removed, done
         await self._report(progress, IndexProgress("indexing", 0, total, "indexing"))
-        for start in range(0, total, self.chunk_size):
-            chunk = plan.changed[start : start + self.chunk_size]
-            result = await anyio.to_thread.run_sync(self.engine.process, chunk)
-            parsed += result.parsed
-            unchanged += result.unchanged
-            removed += result.removed
-            done = min(start + self.chunk_size, total)
-            await self._report(progress, IndexProgress("indexing", done, total, "indexing"))
+
+        async def chunk_done(result: ChunkResult, size: int) -> None:
+            counts[0] += result.parsed
+            counts[1] += result.unchanged
+            counts[2] += result.removed
+            counts[3] += size
+            await self._report(progress, IndexProgress("indexing", counts[3], total, "indexing"))
+
+        chunks = [
+            plan.changed[start : start + self.chunk_size]
+            for start in range(0, total, self.chunk_size)
+        ]
+        workers = self.workers if total >= self.parallel_min else 1
+        await run_chunks(self.engine, chunks, workers=workers, done=chunk_done)
+        parsed, unchanged, removed = counts[0], counts[1], counts[2]
         if plan.removed:
             await anyio.to_thread.run_sync(self.engine.remove, plan.removed)
             removed += len(plan.removed)

@@ -33,7 +33,7 @@ from agent.codeindex.files import StatEntry
 from agent.codeindex.languages import Definition, FileTags
 from agent.codeindex.terms import path_terms, terms_text
 
-SCHEMA_VERSION: Final = "2"
+SCHEMA_VERSION: Final = "3"
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
@@ -51,6 +51,7 @@ CREATE TABLE IF NOT EXISTS files (
 CREATE VIRTUAL TABLE IF NOT EXISTS search USING fts5(
     path, names, body, tokenize = 'unicode61', content = ''
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS search_terms USING fts5vocab(search, 'row');
 """
 SEARCH_WEIGHTS: Final = (2.0, 6.0, 1.0)
 """bm25() column weights: a query word in a definition's name counts most, then in the path."""
@@ -201,6 +202,8 @@ class Store:
         with a positive BM25 score (larger is better)."""
         if not terms:
             return []
+        with self._lock:
+            terms = self._informative(terms)
         # Terms are [a-z0-9]+ by construction; quoting each keeps FTS5 syntax out regardless.
         match = " OR ".join('"' + term.replace('"', "") + '"' for term in terms)
         weights = ", ".join(str(weight) for weight in SEARCH_WEIGHTS)
@@ -212,6 +215,19 @@ class Store:
                 (match, limit),
             ).fetchall()
         return [(path, -score) for path, score in rows]
+
+    def _informative(self, terms: Sequence[str]) -> list[str]:
+        """`terms` without those in more than half the files (`compute` in a tree where every
+        file has a `compute_*`): their BM25 weight is next to nothing, and matching them would
+        score every file. The rarest term is kept whatever its frequency."""
+        files = self._db.execute("SELECT count(*) FROM files").fetchone()[0] or 1
+        frequency: dict[str, int] = {}
+        for term in terms:
+            row = self._db.execute("SELECT doc FROM search_terms WHERE term = ?", (term,))
+            found = row.fetchone()
+            frequency[term] = found[0] if found else 0
+        kept = [term for term in terms if frequency[term] * 2 <= files]
+        return kept or [min(terms, key=lambda term: frequency[term])]
 
     def size_bytes(self) -> int:
         return sum(

@@ -87,6 +87,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _index(root: Path, tmp_path: Path, **kwargs: int) -> CodeIndex:
+    kwargs.setdefault("workers", 1)
     return CodeIndex(root, database=tmp_path / "cache" / "index.sqlite", **kwargs)
 
 
@@ -316,6 +317,29 @@ async def test_the_initial_map_never_waits_for_a_cold_index(repo: Path, tmp_path
     assert text is not None
     assert text.startswith("Repository map:")
     assert "leaf.py:" in text
+    await index.aclose()
+
+
+async def test_worker_processes_index_what_the_engine_indexes(repo: Path, tmp_path: Path) -> None:
+    alone = _index(repo, tmp_path / "alone", workers=1)
+    together = _index(repo, tmp_path / "together", workers=2, chunk_size=2, parallel_min=1)
+    assert (await alone.refresh()).parsed == (await together.refresh()).parsed == 7
+    for query in ("session store", "parse_http_request", "paint canvas"):
+        assert await alone.search(query) == await together.search(query)
+    assert (await alone.repo_map(budget=500)).text == (await together.repo_map(budget=500)).text
+    await alone.aclose()
+    await together.aclose()
+
+
+@pytest.mark.parametrize("program", ["/nonexistent/python", "/bin/false"])
+async def test_a_worker_that_cannot_start_or_dies_falls_back_in_process(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, program: str
+) -> None:
+    monkeypatch.setattr("agent.codeindex.workers.sys.executable", program)
+    index = _index(repo, tmp_path, workers=2, chunk_size=2, parallel_min=1)
+    stats = await index.refresh()
+    assert (stats.parsed, stats.error) == (7, None)
+    assert (await index.search("SessionStore"))[0].path == "hub.py"
     await index.aclose()
 
 

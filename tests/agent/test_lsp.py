@@ -202,3 +202,19 @@ async def test_a_cancelled_check_leaves_the_manager_usable(tmp_path: Path) -> No
             result = await lsp.diagnostics_after_edit(path, "a\nBROKEN\n", "c\nBROKEN\nBROKEN\n")
     assert result.notes == ()
     assert result.introduced == ("notes.txt:3:1: error[B1] broken line (fake)",)
+
+
+def test_the_lsp_modules_load_no_protocol_types_until_a_server_starts() -> None:
+    import json
+    import subprocess
+
+    code = (
+        "import sys, json\n"
+        "import agent.lsp.manager, agent.code_settings, agent.verify\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('lsprotocol', 'cattrs', "
+        "'pathspec')))))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True
+    )
+    assert json.loads(result.stdout) == []

@@ -206,3 +206,22 @@ def test_nothing_configured_means_no_checks(tmp_path: Path) -> None:
     settings = load_settings(tmp_path, environ={}, config_home=tmp_path / "config")
     assert settings.code.verify == () and settings.code.lsp == {}
     assert not settings.code.repo_map
+
+
+def test_invalid_entries_are_named_by_their_key_path(tmp_path: Path) -> None:
+    from agent.settings import SettingsError
+
+    cwd = tmp_path / "project"
+    (cwd / ".earshot").mkdir(parents=True)
+    bad = {
+        "verify": [{"files": "*.py"}],
+        "lsp": {"x": {"command": "x", "extensions": ["py"]}},
+        "repoMap": "yes",
+    }
+    (cwd / ".earshot" / "settings.json").write_text(json.dumps(bad))
+    with pytest.raises(SettingsError) as raised:
+        load_settings(cwd, environ={}, config_home=tmp_path / "config")
+    message = str(raised.value)
+    assert "verify.0.command: required key is missing" in message
+    assert "lsp.x.extensions.0: must be a file suffix" in message
+    assert "repoMap: must be true or false" in message
