@@ -135,7 +135,10 @@ class LspManager:
         self, path: Path, old_text: str, new_text: str
     ) -> EditDiagnostics:
         """The problems an edit of `path` from `old_text` to `new_text` introduced (see the
-        module docstring). Never raises for a server's failure; the result's notes say it."""
+        module docstring). Never raises for a server's failure; the result's notes say it.
+        A relative `path` is taken relative to the workspace root."""
+        if not path.is_absolute():
+            path = self.root / path
         config = self.config_for(path)
         if config is None:
             return EditDiagnostics()
