@@ -247,16 +247,17 @@ async def initial_map(
     conversation: Sequence[Path | str] = (),
     budget: int = INITIAL_MAP_BUDGET,
     wait: float = INITIAL_MAP_WAIT,
+    visible: Visible | None = None,
 ) -> str | None:
     """The compact map for a session's first request (setting `repoMap`), or None when the
     index has nothing yet or cannot answer within `wait` seconds: the first request never
-    waits for indexing."""
+    waits for indexing. `visible` hides paths as in the tools (`Read` deny rules)."""
     result: MapResult | None = None
     with anyio.move_on_after(wait):
 
         def build() -> MapResult:
             index.engine.open()
-            return index.engine.repo_map(budget=budget, conversation=conversation)
+            return index.engine.repo_map(budget=budget, conversation=conversation, visible=visible)
 
         result = await anyio.to_thread.run_sync(build, abandon_on_cancel=True)
     if result is None or not result.text:
