@@ -25,23 +25,22 @@ from typing import Any, assert_never, cast
 
 from acp_server.capabilities import ClientCapabilities
 from acp_server.jsonrpc import JsonObject
-from agent.backends import ToolUi
+from agent.backends import PermissionOption, PermissionPrompt, ToolUi
 from agent.events import (
     AgentEvent,
+    CommandOutput,
     CompactionFinished,
     CompactionStarted,
     ModeChanged,
     ModelChanged,
     Notice,
-    PermissionAsked,
     PermissionDecided,
-    PlanChanged,
-    PlanEntry,
-    QuestionAsked,
     ReasoningChunk,
     Retrying,
     TextChunk,
     TitleChanged,
+    TodoItem,
+    TodosChanged,
     ToolCallArguments,
     ToolCallFinished,
     ToolCallProgress,
@@ -71,12 +70,13 @@ def message_chunk(kind: str, text: str, message_id: str | None) -> JsonObject:
     return update
 
 
-def plan_update(entries: tuple[PlanEntry, ...]) -> JsonObject:
+def plan_update(items: tuple[TodoItem, ...]) -> JsonObject:
+    """The todo list as ACP's `plan` update."""
     return {
         "sessionUpdate": "plan",
         "entries": [
-            {"content": entry.content, "priority": entry.priority, "status": entry.status}
-            for entry in entries
+            {"content": item.content, "priority": item.priority, "status": item.status}
+            for item in items
         ],
     }
 
@@ -175,39 +175,6 @@ class UpdateTranslator:
     compactions: set[str] = field(default_factory=lambda: set[str]())
     """Compactions announced as tool calls (a replayed one arrives finished only)."""
 
-    def announce(self, call_id: str, name: str, ui: ToolUi, raw_input: object) -> list[JsonObject]:
-        """Make sure the client knows the call (before a permission request names it)."""
-        call = self.calls.get(call_id)
-        if call is None:
-            call = _Call(call_id=call_id, name=name, ui=ui, parent_call_id=None)
-            self.calls[call_id] = call
-        if call.announced:
-            return []
-        call.ui = ui
-        return [self._tool_call(call, raw_input)]
-
-    def tool_call_fields(self, call_id: str, ui: ToolUi, raw_input: object) -> JsonObject:
-        """A `ToolCallUpdate` describing the call in full (for `session/request_permission`).
-        A call that already ran keeps showing its terminal or output (a command the sandbox
-        stopped, asking whether to run it outside)."""
-        known = self.calls.get(call_id)
-        content = _diffs(ui)
-        if known is not None and known.terminal_id is not None:
-            content.append({"type": "terminal", "terminalId": known.terminal_id})
-        elif known is not None and known.output:
-            content.append({"type": "content", "content": text_block(known.output)})
-        update: JsonObject = {
-            "toolCallId": call_id,
-            "title": ui.title,
-            "kind": ui.kind,
-            "status": "pending",
-            "locations": _locations(ui),
-            "content": content,
-        }
-        if raw_input is not None:
-            update["rawInput"] = raw_input
-        return update
-
     def _tool_call(self, call: _Call, raw_input: object) -> JsonObject:
         call.announced = True
         update: JsonObject = {
@@ -265,7 +232,7 @@ class UpdateTranslator:
     def translate(self, event: AgentEvent) -> list[JsonObject]:
         """The updates one event becomes (possibly none)."""
         match event:
-            case TurnStarted() | ToolCallArguments() | PermissionAsked() | QuestionAsked():
+            case TurnStarted() | ToolCallArguments():
                 return []
             case PermissionDecided():
                 return []
@@ -339,8 +306,10 @@ class UpdateTranslator:
                 return updates
             case ToolCallFinished():
                 return self._finished(event)
-            case PlanChanged():
-                return [plan_update(event.entries)]
+            case TodosChanged():
+                return [plan_update(event.items)]
+            case CommandOutput():
+                return [message_chunk("agent_message_chunk", event.text, None)]
             case UsageUpdated():
                 if not event.context_window:
                     return []
@@ -483,3 +452,66 @@ class UpdateTranslator:
             )
         self.compactions.discard(event.compaction_id)
         return [update]
+
+
+# ------------------------------------------------------------------------ permission prompts
+
+
+def permission_request(translator: UpdateTranslator, prompt: PermissionPrompt) -> JsonObject:
+    """The params of `session/request_permission` for `prompt`. The prompt reaches the server
+    one way only, the session's `Interaction`, and only once every event before it was sent
+    (`agent.turn_stream.OrderedInteraction`): the call it names was announced already, and
+    what the translator knows of it is current. A call that already ran keeps showing its
+    terminal or output (a command the sandbox stopped, asking whether to run it outside)."""
+    known = translator.calls.get(prompt.call_id)
+    ui = prompt.ui
+    content = _diffs(ui)
+    if known is not None and known.terminal_id is not None:
+        content.append({"type": "terminal", "terminalId": known.terminal_id})
+    elif known is not None and known.output:
+        content.append({"type": "content", "content": text_block(known.output)})
+    tool_call: JsonObject = {
+        "toolCallId": prompt.call_id,
+        "title": ui.title,
+        "kind": ui.kind,
+        "status": "pending",
+        "locations": _locations(ui),
+        "content": content,
+    }
+    if prompt.raw_input is not None:
+        tool_call["rawInput"] = prompt.raw_input
+    return {"toolCall": tool_call, "options": [_permission_option(o) for o in prompt.options]}
+
+
+def _permission_option(option: PermissionOption) -> JsonObject:
+    """ACP has four option kinds; earshot's "for this session" and "always (in this project)"
+    are both `allow_always`, told apart by the name and by `_meta.earshot.scope`."""
+    rule = option.rule
+    name = option.label or option.id
+    meta: JsonObject | None = None
+    match option.kind:
+        case "allow_once":
+            kind = "allow_once"
+            if option.unsandboxed:
+                meta = {"sandbox": "outside"}
+        case "allow_session":
+            kind = "allow_always"
+            meta = {"scope": "session", "rule": rule}
+            if rule:
+                name = f"Allow `{rule}` for this session"
+        case "allow_always":
+            kind = "allow_always"
+            meta = {"scope": "project", "rule": rule}
+            if rule:
+                name = f"Always allow `{rule}` in this project"
+        case "reject_once":
+            kind = "reject_once"
+        case "reject_always":
+            kind = "reject_always"
+            meta = {"scope": "project", "rule": rule}
+            if rule:
+                name = f"Always reject `{rule}` in this project"
+    wire: JsonObject = {"optionId": option.id, "name": name, "kind": kind}
+    if meta is not None:
+        wire["_meta"] = {"earshot": {key: value for key, value in meta.items() if value}}
+    return wire

@@ -15,13 +15,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Final
 
 from agent.settings_schema import LspServerSettings, SettingsFile
 
-if TYPE_CHECKING:
-    from agent.lsp.client import ServerConfig
-    from agent.verify import VerifyRule
+DEFAULT_VERIFY_TIMEOUT: Final = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyRule:
+    """One `verify` entry (run by `agent.verify`)."""
+
+    files: str
+    """A gitignore-style glob, relative to the workspace root."""
+    command: str
+    """A shell command; `{files}` is replaced by the matching files, shell-quoted."""
+    timeout: float = DEFAULT_VERIFY_TIMEOUT
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,32 +40,6 @@ class CodeConfig:
     verify: tuple[VerifyRule, ...] = ()
     lsp: Mapping[str, LspServerSettings] = field(default_factory=lambda: {})
     repo_map: bool = False
-
-    def lsp_servers(self) -> list[ServerConfig]:
-        """The `lsp` entries as `agent.lsp.client.ServerConfig`s (imports the client module:
-        call it when the session starts its `LspManager`, not before)."""
-        from agent.lsp.client import ServerConfig
-
-        servers: list[ServerConfig] = []
-        for name, entry in self.lsp.items():
-            config = ServerConfig(
-                name=name,
-                command=entry.command,
-                args=tuple(entry.args),
-                extensions=tuple(suffix.lower() for suffix in entry.extensions),
-                language_id=entry.language_id or "",
-                initialization_options=entry.initialization_options,
-            )
-            if entry.timeout is not None:
-                config = _with_timeout(config, entry.timeout)
-            servers.append(config)
-        return servers
-
-
-def _with_timeout(config: ServerConfig, timeout: float) -> ServerConfig:
-    from dataclasses import replace
-
-    return replace(config, timeout=timeout)
 
 
 def merge_code(
@@ -72,13 +55,11 @@ def merge_code(
         return CodeConfig(current.verify, current.lsp, repo_map), ignored_verify, ignored_lsp
     if not parsed.verify and not parsed.lsp:
         return CodeConfig(current.verify, current.lsp, repo_map), (), ()
-    from agent.verify import DEFAULT_TIMEOUT, VerifyRule
-
     rules = tuple(
         VerifyRule(
             files=entry.files,
             command=entry.command,
-            timeout=entry.timeout if entry.timeout is not None else DEFAULT_TIMEOUT,
+            timeout=entry.timeout if entry.timeout is not None else DEFAULT_VERIFY_TIMEOUT,
         )
         for entry in parsed.verify
     )

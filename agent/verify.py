@@ -27,24 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-DEFAULT_TIMEOUT: Final = 60.0
+from agent.code_settings import DEFAULT_VERIFY_TIMEOUT, VerifyRule
+
+DEFAULT_TIMEOUT: Final = DEFAULT_VERIFY_TIMEOUT
 MAX_LINES: Final = 40
 MAX_LINE_CHARS: Final = 300
 FOLLOWING_LINES: Final = 4
 """Lines kept after a line that names a touched file (a code frame, a note)."""
 CAPTURE_LIMIT: Final = 1_000_000
 """Output bytes a local run keeps (the trimmed part is what matters)."""
-
-
-@dataclass(frozen=True, slots=True)
-class VerifyRule:
-    """One `verify` entry."""
-
-    files: str
-    """A gitignore-style glob, relative to the workspace root."""
-    command: str
-    """A shell command; `{files}` is replaced by the matching files, shell-quoted."""
-    timeout: float = DEFAULT_TIMEOUT
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ import contextlib
 import os
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, cast
 
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from lsprotocol import types as lsp
 
     from agent.backends import Confinement
+    from agent.settings_schema import LspServerSettings
 
 STDERR_KEPT: Final = 4_000
 """Characters of a server's stderr kept for the report when it fails."""
@@ -75,6 +76,24 @@ _LANGUAGE_IDS: Final = {
     ".c": "c", ".h": "c", ".cpp": "cpp", ".cc": "cpp", ".hpp": "cpp", ".rb": "ruby",
     ".cs": "csharp", ".php": "php", ".lua": "lua", ".swift": "swift", ".kt": "kotlin",
 }  # fmt: skip
+
+
+def server_configs(entries: Mapping[str, LspServerSettings]) -> list[ServerConfig]:
+    """The `lsp` settings entries (`CodeConfig.lsp`) as `ServerConfig`s."""
+    servers: list[ServerConfig] = []
+    for name, entry in entries.items():
+        config = ServerConfig(
+            name=name,
+            command=entry.command,
+            args=tuple(entry.args),
+            extensions=tuple(suffix.lower() for suffix in entry.extensions),
+            language_id=entry.language_id or "",
+            initialization_options=cast("Json", entry.initialization_options),
+        )
+        if entry.timeout is not None:
+            config = replace(config, timeout=entry.timeout)
+        servers.append(config)
+    return servers
 
 
 def language_id_for(config: ServerConfig, path: Path) -> str:

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Final, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
-from agent.tools._common import capped, display_path, short, visible_filter
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
+from agent.tools.results import capped, display_path, short
+from agent.tools.services import visible_filter
 
 if TYPE_CHECKING:
     from agent.codeindex.index import CodeIndex

@@ -9,7 +9,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent.settings import load_settings, set_directory_trust
+from agent.lsp.client import server_configs
+from agent.settings import load_settings
+from agent.settings_edits import set_directory_trust
 from agent.verify import (
     CommandResult,
     VerifyRule,
@@ -197,7 +199,7 @@ def test_a_trusted_project_adds_its_commands_after_the_users(project: tuple[Path
         "tsc --noEmit",
         "touch pwned-by-verify",
     ]
-    servers = {server.name: server for server in settings.code.lsp_servers()}
+    servers = {server.name: server for server in server_configs(settings.code.lsp)}
     assert servers["evil"].command == "sh" and servers["ruff"].args == ("server",)
     assert not settings.ignored
 
