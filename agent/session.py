@@ -11,6 +11,7 @@ written by the session or by the turn loop through it, never by a front end.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import uuid
 from collections.abc import AsyncGenerator, Callable, Sequence
@@ -443,7 +444,9 @@ class AgentSession:
                 emit=emit,
                 scope=scope,
             )
-            end = await loop.run(message)
+            checks = self._setup.checks
+            async with checks.turn() if checks is not None else contextlib.nullcontext():
+                end = await loop.run(message)
             # The loop closed the inbox when it stopped: nothing queued can be waiting here for
             # an answer that would never come.
             hooks = self._setup.hooks

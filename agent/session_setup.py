@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
+from agent.edit_checks import EditChecks
 from agent.hooks import HookRunner
 from agent.local import LocalFiles, LocalProcesses
 from agent.permissions import PermissionGate, PermissionRules
@@ -85,6 +86,7 @@ class SessionSetup:
     hooks: HookRunner | None
     undo: UndoStore | None
     skills: SkillIndex | None
+    checks: EditChecks | None = None
 
     def tooling(
         self,
@@ -122,6 +124,7 @@ class SessionSetup:
             sandbox=self.sandbox,
             hooks=self.hooks,
             snapshot=snapshot,
+            checks=self.checks,
         )
 
 
@@ -156,6 +159,9 @@ async def set_up(
         else None,
         undo=UndoStore(cwd, data if data is not None else data_dir()),
         skills=_skills(cwd, settings, gate),
+        checks=EditChecks(settings.code, cwd, sandbox)
+        if settings is not None and (settings.code.verify or settings.code.lsp)
+        else None,
     )
 
 
