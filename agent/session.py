@@ -379,6 +379,8 @@ class AgentSession:
         try:
             await self._config.model.aclose()
             await self.transcript.stored.aclose()
+            if self._setup.code_index is not None:
+                await self._setup.code_index.aclose()
         finally:
             for close in self._options.on_close:
                 await close()
@@ -444,8 +446,8 @@ class AgentSession:
                 emit=emit,
                 scope=scope,
             )
-            checks = self._setup.checks
-            async with checks.turn() if checks is not None else contextlib.nullcontext():
+            async with contextlib.AsyncExitStack() as services:
+                await self._turn_services(services, message, emit)
                 end = await loop.run(message)
             # The loop closed the inbox when it stopped: nothing queued can be waiting here for
             # an answer that would never come.
@@ -456,6 +458,28 @@ class AgentSession:
             emit(end)
         finally:
             self._inbox.close()
+
+    async def _turn_services(
+        self,
+        stack: contextlib.AsyncExitStack,
+        message: Message,
+        emit: Callable[[AgentEvent], None],
+    ) -> None:
+        """What lives for the turn: the language servers, the code index's refresh; and, with
+        `repoMap`, the map in the system prompt (once: it stays for the session's requests)."""
+        checks, host = self._setup.checks, self._setup.code_index
+        if checks is not None:
+            await stack.enter_async_context(checks.turn())
+        if host is None:
+            return
+        await stack.enter_async_context(host.turn(emit))
+        repo_map = await host.system_prompt_map(
+            message.text, list(self._reads.seen), self._setup.gate.read_denied
+        )
+        if repo_map is not None:
+            config = self._config
+            prompt = f"{config.system_prompt}\n\n{repo_map}"
+            self._config = dataclasses.replace(config, system_prompt=prompt)
 
     async def _compaction(
         self, instructions: str | None, emit: Callable[[AgentEvent], None], scope: anyio.CancelScope

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
+from agent.code_index_host import CodeIndexHost
 from agent.edit_checks import EditChecks
 from agent.hooks import HookRunner
 from agent.local import LocalFiles, LocalProcesses
@@ -25,7 +26,7 @@ from agent.skills import SkillIndex
 from agent.tool_env import add_credential_variables
 from agent.tooling import Snapshot, Tooling
 from agent.tools.base import AnyTool, ReadTracker, ScopeContract
-from agent.tools.services import READ_DENIED, READ_DENY_GLOBS, SKILLS
+from agent.tools.services import CODE_INDEX, READ_DENIED, READ_DENY_GLOBS, SKILLS
 from agent.undo import UndoStore
 from providers.logs import get_logger
 from providers.types import ReasoningEffort
@@ -87,6 +88,7 @@ class SessionSetup:
     undo: UndoStore | None
     skills: SkillIndex | None
     checks: EditChecks | None = None
+    code_index: CodeIndexHost | None = None
 
     def tooling(
         self,
@@ -107,6 +109,7 @@ class SessionSetup:
             SKILLS: self.skills,
             READ_DENIED: self.gate.read_denied,
             READ_DENY_GLOBS: self.gate.read_deny_globs,
+            CODE_INDEX: self.code_index,
         }
         return Tooling(
             session_id=session_id,
@@ -162,6 +165,11 @@ async def set_up(
         checks=EditChecks(settings.code, cwd, sandbox)
         if settings is not None and (settings.code.verify or settings.code.lsp)
         else None,
+        code_index=CodeIndexHost(
+            cwd,
+            data_dir=data,
+            repo_map=settings is not None and settings.code.repo_map,
+        ),
     )
 
 

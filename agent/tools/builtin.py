@@ -26,6 +26,8 @@ BUILTIN_TOOL_NAMES: Final = (
     "todo",
     "question",
     "declare_scope",
+    "repo_map",
+    "search_code",
 )
 SKILL_TOOL_NAME: Final = "skill"
 TASK_TOOL_NAME: Final = "task"
@@ -37,10 +39,12 @@ def builtin_tool_names(*, skills: SkillIndex | None = None) -> tuple[str, ...]:
 
 
 def builtin_tools(*, skills: SkillIndex | None = None) -> list[AnyTool]:
-    """read, write, edit, bash, grep, glob, ls, fetch, todo, question, declare_scope, and skill
+    """read, write, edit, bash, grep, glob, ls, fetch, todo, question, declare_scope, repo_map,
+    search_code, and skill
     when `skills` has any (the session adds `task` itself)."""
     # Imported here: see the module docstring (start-up cost).
     from agent.tools.bash import bash_tool
+    from agent.tools.code_index import repo_map_tool, search_code_tool
     from agent.tools.edit import edit_tool
     from agent.tools.fetch import fetch_tool
     from agent.tools.glob_tool import glob_tool
@@ -65,6 +69,8 @@ def builtin_tools(*, skills: SkillIndex | None = None) -> list[AnyTool]:
         todo_tool,
         question_tool,
         scope_tool,
+        repo_map_tool,
+        search_code_tool,
     ]
     if skills:
         tools.append(skill_tool(skills))

@@ -1,12 +1,10 @@
 """`repo_map` and `search_code`: the code index (`agent.codeindex`) as tools.
 
-Both read the session's `CodeIndex` from `ctx.services[CODE_INDEX]` (the composition root opens
-one per work tree and refreshes it in the background); without one they say the index is not
+Both read the session's code index from `ctx.services[CODE_INDEX]` (`agent.code_index_host`
+opens one per work tree and refreshes it in the background); without one they say the index is not
 available. "The files in the conversation" are the files the session has read (`ctx.reads`)
 plus any the call names. Results never show a file a `Read` deny rule covers
 (`visible_filter`), like grep's, and say when the index is still being built.
-
-Not registered in `builtin_tools` yet: the composition root adds them with the index.
 """
 
 from __future__ import annotations
@@ -19,13 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.backends import Location, ToolUi
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 from agent.tools.results import capped, display_path, short
-from agent.tools.services import visible_filter
+from agent.tools.services import CODE_INDEX, visible_filter
 
 if TYPE_CHECKING:
     from agent.codeindex.index import CodeIndex
 
-CODE_INDEX: Final = "code_index"
-"""`ctx.services[CODE_INDEX]`: the session's `agent.codeindex.index.CodeIndex`."""
 DEFAULT_MAP_BUDGET: Final = 2_000
 HEADER_TOKENS: Final = 60
 """Kept out of the budget for the map's header line."""
@@ -78,11 +74,14 @@ numbers.
 use grep for exact text or regular expressions."""
 
 
-def _index(ctx: ToolContext) -> CodeIndex:
-    index = ctx.services.get(CODE_INDEX)
-    if index is None:
+async def _index(ctx: ToolContext) -> CodeIndex:
+    source = ctx.services.get(CODE_INDEX)
+    if source is None:
         raise ToolError("The code index is not available in this session; use grep and glob.")
-    return cast("CodeIndex", index)
+    ready = getattr(source, "ready", None)
+    if ready is not None:  # the session's host: brought up to date first
+        return cast("CodeIndex", await ready())
+    return cast("CodeIndex", source)
 
 
 def _permission(description: str) -> PermissionRequestFactory:
@@ -109,7 +108,7 @@ def _with_note(text: str, index: CodeIndex) -> str:
 async def _repo_map(params: RepoMapInput, ctx: ToolContext) -> ToolOutput:
     from agent.codeindex.index import map_header
 
-    index = _index(ctx)
+    index = await _index(ctx)
     result = await index.repo_map(
         budget=max(params.budget - HEADER_TOKENS, 64),
         conversation=_conversation(ctx, params.files),
@@ -124,7 +123,7 @@ async def _repo_map(params: RepoMapInput, ctx: ToolContext) -> ToolOutput:
 async def _search_code(params: SearchCodeInput, ctx: ToolContext) -> ToolOutput:
     from agent.codeindex.render import clean
 
-    index = _index(ctx)
+    index = await _index(ctx)
     hits = await index.search(
         params.query,
         limit=params.limit,

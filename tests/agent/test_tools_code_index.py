@@ -11,7 +11,8 @@ import pytest
 from agent.codeindex.index import CodeIndex
 from agent.permissions import PermissionGate, PermissionRules
 from agent.tools.base import ToolError
-from agent.tools.code_index import CODE_INDEX, repo_map_tool, search_code_tool
+from agent.tools.code_index import repo_map_tool, search_code_tool
+from agent.tools.services import CODE_INDEX
 from tests.agent.tools_harness import Harness, harness, text_of
 
 FILES = {
