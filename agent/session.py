@@ -447,7 +447,10 @@ class AgentSession:
                 scope=scope,
             )
             async with contextlib.AsyncExitStack() as services:
-                await self._turn_services(services, message, emit)
+                repo_map = await self._setup.enter_turn(services, message.text, self._reads, emit)
+                if repo_map is not None:  # once per session: it stays for the later requests
+                    prompt = f"{self._config.system_prompt}\n\n{repo_map}"
+                    self._config = dataclasses.replace(self._config, system_prompt=prompt)
                 end = await loop.run(message)
             # The loop closed the inbox when it stopped: nothing queued can be waiting here for
             # an answer that would never come.
@@ -458,28 +461,6 @@ class AgentSession:
             emit(end)
         finally:
             self._inbox.close()
-
-    async def _turn_services(
-        self,
-        stack: contextlib.AsyncExitStack,
-        message: Message,
-        emit: Callable[[AgentEvent], None],
-    ) -> None:
-        """What lives for the turn: the language servers, the code index's refresh; and, with
-        `repoMap`, the map in the system prompt (once: it stays for the session's requests)."""
-        checks, host = self._setup.checks, self._setup.code_index
-        if checks is not None:
-            await stack.enter_async_context(checks.turn())
-        if host is None:
-            return
-        await stack.enter_async_context(host.turn(emit))
-        repo_map = await host.system_prompt_map(
-            message.text, list(self._reads.seen), self._setup.gate.read_denied
-        )
-        if repo_map is not None:
-            config = self._config
-            prompt = f"{config.system_prompt}\n\n{repo_map}"
-            self._config = dataclasses.replace(config, system_prompt=prompt)
 
     async def _compaction(
         self, instructions: str | None, emit: Callable[[AgentEvent], None], scope: anyio.CancelScope

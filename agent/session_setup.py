@@ -4,6 +4,7 @@ the command sandbox, hooks, undo, skills)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from providers.types import ReasoningEffort
 from sessions import ModelChangeEntry, Session, data_dir
 
 if TYPE_CHECKING:
+    from agent.events import AgentEvent
     from providers.model import Model
 
 _log = get_logger(__name__)
@@ -89,6 +91,23 @@ class SessionSetup:
     skills: SkillIndex | None
     checks: EditChecks | None = None
     code_index: CodeIndexHost | None = None
+
+    async def enter_turn(
+        self,
+        stack: contextlib.AsyncExitStack,
+        prompt_text: str,
+        reads: ReadTracker,
+        emit: Callable[[AgentEvent], None],
+    ) -> str | None:
+        """Enter what lives for a turn (its language servers, the code index's refresh) on
+        `stack`; with `repoMap`, the map for the system prompt the first time there is one."""
+        if self.checks is not None:
+            await stack.enter_async_context(self.checks.turn())
+        host = self.code_index
+        if host is None:
+            return None
+        await stack.enter_async_context(host.turn(emit))
+        return await host.system_prompt_map(prompt_text, list(reads.seen), self.gate.read_denied)
 
     def tooling(
         self,
