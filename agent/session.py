@@ -382,6 +382,8 @@ class AgentSession:
             if self._setup.code_index is not None:
                 await self._setup.code_index.aclose()
         finally:
+            if self._setup.background is not None:
+                await self._setup.background.aclose()
             for close in self._options.on_close:
                 await close()
 

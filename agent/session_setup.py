@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
+from agent.background import BackgroundJobs
 from agent.code_index_host import CodeIndexHost
 from agent.edit_checks import EditChecks
 from agent.hooks import HookRunner
@@ -27,7 +28,7 @@ from agent.skills import SkillIndex
 from agent.tool_env import add_credential_variables
 from agent.tooling import Snapshot, Tooling
 from agent.tools.base import AnyTool, ReadTracker, ScopeContract
-from agent.tools.services import CODE_INDEX, READ_DENIED, READ_DENY_GLOBS, SKILLS
+from agent.tools.services import BACKGROUND, CODE_INDEX, READ_DENIED, READ_DENY_GLOBS, SKILLS
 from agent.undo import UndoStore
 from providers.logs import get_logger
 from providers.types import ReasoningEffort
@@ -91,6 +92,7 @@ class SessionSetup:
     skills: SkillIndex | None
     checks: EditChecks | None = None
     code_index: CodeIndexHost | None = None
+    background: BackgroundJobs | None = None
 
     async def enter_turn(
         self,
@@ -129,6 +131,7 @@ class SessionSetup:
             READ_DENIED: self.gate.read_denied,
             READ_DENY_GLOBS: self.gate.read_deny_globs,
             CODE_INDEX: self.code_index,
+            BACKGROUND: self.background,
         }
         return Tooling(
             session_id=session_id,
@@ -161,6 +164,7 @@ async def set_up(
 ) -> SessionSetup:
     """Build what a session needs from settings, with local defaults for anything not given."""
     rules = PermissionRules() if settings is None else PermissionRules.from_settings(settings)
+    processes = processes or LocalProcesses()
     remembered = None if settings is None else settings.remembered
     sandbox = await _sandbox(settings, roots)
     gate = PermissionGate(
@@ -173,7 +177,7 @@ async def set_up(
     )
     return SessionSetup(
         files=files or LocalFiles(),
-        processes=processes or LocalProcesses(),
+        processes=processes,
         gate=gate,
         sandbox=sandbox,
         hooks=HookRunner(settings.hooks, cwd=cwd)
@@ -184,6 +188,7 @@ async def set_up(
         checks=EditChecks(settings.code, cwd, sandbox)
         if settings is not None and (settings.code.verify or settings.code.lsp)
         else None,
+        background=BackgroundJobs(cwd, processes),
         code_index=CodeIndexHost(
             cwd,
             data_dir=data,

@@ -19,6 +19,8 @@ BUILTIN_TOOL_NAMES: Final = (
     "write",
     "edit",
     "bash",
+    "bash_output",
+    "bash_kill",
     "grep",
     "glob",
     "ls",
@@ -39,10 +41,11 @@ def builtin_tool_names(*, skills: SkillIndex | None = None) -> tuple[str, ...]:
 
 
 def builtin_tools(*, skills: SkillIndex | None = None) -> list[AnyTool]:
-    """read, write, edit, bash, grep, glob, ls, fetch, todo, question, declare_scope, repo_map,
-    search_code, and skill
-    when `skills` has any (the session adds `task` itself)."""
+    """read, write, edit, bash (with bash_output and bash_kill), grep, glob, ls, fetch, todo,
+    question, declare_scope, repo_map, search_code, and skill when `skills` has any (the session
+    adds `task` itself)."""
     # Imported here: see the module docstring (start-up cost).
+    from agent.tools.background_tools import bash_kill_tool, bash_output_tool
     from agent.tools.bash import bash_tool
     from agent.tools.code_index import repo_map_tool, search_code_tool
     from agent.tools.edit import edit_tool
@@ -62,6 +65,8 @@ def builtin_tools(*, skills: SkillIndex | None = None) -> list[AnyTool]:
         write_tool,
         edit_tool,
         bash_tool,
+        bash_output_tool,
+        bash_kill_tool,
         grep_tool,
         glob_tool,
         ls_tool,
