@@ -22,7 +22,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +103,8 @@ class LocalBackground:
 
     @classmethod
     async def start(cls, argv: Sequence[str], *, cwd: Path) -> LocalBackground:
+        import tempfile  # only when a command goes to the background
+
         log = tempfile.TemporaryFile(prefix="earshot-bg-")  # noqa: SIM115 (kept open by the job)
         try:
             process = await anyio.open_process(
