@@ -3,124 +3,128 @@ in a turn's way.
 
 Nothing of the index (sqlite, tree-sitter) is loaded until a turn needs it: the first turn when
 the setting `repoMap` is on (for the map in the first request), otherwise the first `repo_map`
-or `search_code` call. A refresh is a task in the turn's task group (`turn()`): it runs while
-the model thinks and the tools run, reports its progress as notices when it has many files to
-read, and is cancelled between two chunks when the turn ends; the cache keeps what it had
-read, and the next turn's refresh goes on from there. A session has no task group outliving
-its turns, so between turns nothing is indexed (the README's limits say so).
+or `search_code` call. A refresh runs in the session's worker loop (`agent.session_worker`), so
+it goes on while the model thinks, while tools run and between turns; a turn that starts while
+a large one runs says so in a notice, and the tools' results say when the index is incomplete.
+Closing the session cancels a refresh between two chunks; the cache keeps what it read.
 
-The tools ask `ready()`: it starts a refresh if none ran this turn and waits for it a bounded
-time (`TOOL_WAIT`); past that they answer from what is indexed so far, with a note saying so.
+The tools ask `ready()`: it starts an incremental refresh (only what changed is read: the
+session's edits) and waits for it a bounded time (`TOOL_WAIT`); past that they answer from
+what is indexed so far, with a note saying so.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import AsyncGenerator, Callable, Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import anyio
-from anyio.abc import TaskGroup
+import anyio.to_thread
 
 from agent.events import AgentEvent, Notice
+from agent.session_worker import SessionWorker
 from providers.logs import get_logger
 
 if TYPE_CHECKING:
-    from agent.codeindex.index import CodeIndex, IndexProgress
+    from agent.codeindex.index import CodeIndex
 
 _log = get_logger(__name__)
 
 TOOL_WAIT: Final = 10.0
 """Seconds a `repo_map` or `search_code` call waits for a running refresh, at most."""
 NOTICE_FROM: Final = 500
-"""Files to read from which a refresh announces itself (a small one is over at once)."""
-_PATHLIKE = re.compile(r"/?[\w.@+-]+(?:/[\w.@+-]+)*\.\w+|[\w.@+-]+(?:/[\w.@+-]+)+")
+"""Files to read from which a running refresh is announced at a turn's start."""
+_PATHLIKE = re.compile(r"/?[\w.@+-]+(?:/[\w.@+-]+)*\.\w+|/?[\w.@+-]+(?:/[\w.@+-]+)+")
 
 
 class CodeIndexHost:
     """The session's `CodeIndex` (see the module docstring)."""
 
-    def __init__(self, root: Path, *, data_dir: Path | None, repo_map: bool) -> None:
+    def __init__(
+        self, root: Path, *, data_dir: Path | None, repo_map: bool, worker: SessionWorker
+    ) -> None:
         self.root = root
         self.repo_map = repo_map
         """The setting `repoMap`: refresh at each turn's start, and a map in the first request."""
         self.map_sent = False
         """The initial map went into the system prompt (once per session)."""
         self._data_dir = data_dir
+        self._worker = worker
         self._index: CodeIndex | None = None
-        self._group: TaskGroup | None = None
-        self._emit: Callable[[AgentEvent], None] | None = None
-        self._done = anyio.Event()
-        """Set when the latest refresh ended."""
+        self._opening = anyio.Lock()
+        self._done = threading.Event()
+        """Set when the latest refresh ended (set from the worker's thread)."""
         self._running = False
+        self._scope: anyio.CancelScope | None = None
+        self._announced = False
 
-    @property
-    def index(self) -> CodeIndex:
-        if self._index is None:
-            from agent.codeindex.index import CodeIndex, default_database
+    async def index(self) -> CodeIndex:
+        """The index, opened at the first call (in the worker's loop: its lock lives there)."""
+        if self._index is not None:
+            return self._index
+        async with self._opening:
+            if self._index is None:
+                from agent.codeindex.index import CodeIndex, default_database
 
-            database = default_database(self.root, self._data_dir)
-            self._index = CodeIndex(self.root, database=database)
+                database = default_database(self.root, self._data_dir)
+
+                def build() -> CodeIndex:
+                    return CodeIndex(self.root, database=database)
+
+                self._index = await self._worker.call(build)
+        assert self._index is not None
         return self._index
 
-    @contextlib.asynccontextmanager
-    async def turn(self, emit: Callable[[AgentEvent], None]) -> AsyncGenerator[None]:
-        """The turn's lifetime for refreshes: started here (with `repoMap`) or by a tool,
-        cancelled when the turn ends."""
-        async with anyio.create_task_group() as group:
-            self._group, self._emit = group, emit
-            try:
-                if self.repo_map:
-                    self.start_refresh()
-                yield
-            finally:
-                self._group = self._emit = None
-                group.cancel_scope.cancel()
+    async def turn_started(self, emit: Callable[[AgentEvent], None]) -> None:
+        """At a turn's start: with `repoMap`, bring the index up to date in the background;
+        say so when a large refresh is under way."""
+        if self.repo_map:
+            await self.start_refresh()
+        index = self._index
+        if index is None or not self._running or self._announced:
+            return
+        status = index.status
+        if status.phase == "indexing" and status.total >= NOTICE_FROM:
+            self._announced = True
+            emit(
+                Notice(
+                    severity="info",
+                    message=f"Indexing {status.total:,} files for the code map in the background "
+                    f"({status.done:,} done); the map and code search cover what is indexed.",
+                )
+            )
 
-    def start_refresh(self) -> None:
-        """Start a background refresh in the turn, unless one is running (an incremental one
-        reads only what changed: the edits since the last)."""
-        if self._group is None or self._running:
+    async def start_refresh(self) -> None:
+        """Start a refresh in the worker's loop, unless one is running."""
+        index = await self.index()
+        if self._running:
             return
         self._running = True
-        self._done = anyio.Event()
-        self._group.start_soon(self._refresh, self._done)
+        self._done = done = threading.Event()
+        self._worker.start_soon(self._refresh, index, done)
 
-    async def _refresh(self, done: anyio.Event) -> None:
-        announced = False
-
-        async def progress(status: IndexProgress) -> None:
-            nonlocal announced
-            if status.phase == "indexing" and status.done == 0 and status.total >= NOTICE_FROM:
-                announced = True
-                self._notice(f"Indexing {status.total:,} files for the code map in the background.")
-            elif status.phase == "ready" and announced:
-                self._notice(f"The code index is ready ({status.total:,} files).")
-            elif status.phase == "failed":
-                self._notice(f"The code index could not be refreshed: {status.message}")
-
+    async def _refresh(self, index: CodeIndex, done: threading.Event) -> None:
         try:
-            await self.index.refresh(progress)
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                stats = await index.refresh()
+                if stats.error is not None:
+                    _log.warning("code index refresh failed", error=stats.error)
         except Exception:
             _log.warning("code index refresh failed", exc_info=True)
         finally:
+            self._scope = None
             self._running = False
             done.set()
 
-    def _notice(self, message: str) -> None:
-        if self._emit is not None:
-            self._emit(Notice(severity="info", message=message))
-
     async def ready(self) -> CodeIndex:
-        """The index for a tool call: brought up to date first, as far as `TOOL_WAIT` allows
-        (outside a turn, as it is)."""
-        self.start_refresh()
-        if self._group is not None:
-            with anyio.move_on_after(TOOL_WAIT):
-                await self._done.wait()
-        return self.index
+        """The index for a tool call: brought up to date first, as far as `TOOL_WAIT` allows."""
+        await self.start_refresh()
+        await anyio.to_thread.run_sync(self._done.wait, TOOL_WAIT, abandon_on_cancel=True)
+        return await self.index()
 
     async def system_prompt_map(
         self, prompt_text: str, conversation: Sequence[Path], denied: Callable[[Path], bool]
@@ -135,7 +139,7 @@ class CodeIndexHost:
         files = [*self.mentioned_files(prompt_text), *conversation]
         try:
             text = await initial_map(
-                self.index,
+                await self.index(),
                 conversation=files,
                 visible=lambda relative: not denied(self.root / relative),
             )
@@ -161,7 +165,13 @@ class CodeIndexHost:
         return found
 
     async def aclose(self) -> None:
-        if self._index is not None:
-            with anyio.CancelScope(shield=True):
-                await self._index.aclose()
-            self._index = None
+        """Stop a running refresh and close the index (before the worker stops)."""
+        index = self._index
+        if index is None:
+            return
+        with anyio.CancelScope(shield=True):
+            scope = self._scope
+            if scope is not None:
+                await self._worker.call(scope.cancel)
+            await self._worker.call(index.aclose)
+        self._index = None

@@ -7,9 +7,9 @@ edit in the same step. Nothing is said about a clean edit.
 
 - LSP (`agent.lsp`): the old text of each edited file a configured server checks is read before
   the edit, the new one after; `LspManager.diagnostics_after_edit` reports only what the edit
-  introduced. The servers start on the first edit of a turn that needs them and stop at the
-  turn's end (`turn()`): a server's reader task needs a task group, and a session has none that
-  outlives its turns (see the README's limits).
+  introduced. The servers start at the first edit that needs them and stay for the session,
+  in the session's worker loop (`agent.session_worker`: their reader tasks need a task group
+  that outlives the turns); it stops them when the session closes.
 - Verify (`agent.verify`): the configured commands whose globs match the batch's files run
   through the same permission gate as `bash` (a `Bash` request for the command line) and in the
   same sandbox. The gate's verdict is remembered per configured command for the session, so
@@ -18,14 +18,16 @@ edit in the same step. Nothing is said about a clean edit.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+import anyio
+
 from agent.backends import FileBackend, ToolUi
 from agent.code_settings import CodeConfig
+from agent.session_worker import SessionWorker
 from agent.tools.base import PermissionRequest
 from providers.logs import get_logger
 
@@ -47,57 +49,74 @@ class EditChecks:
 
     code: CodeConfig
     root: Path
+    worker: SessionWorker
     sandbox: Sandbox | None = None
     _verdicts: dict[str, bool] = field(default_factory=lambda: {})
     """The gate's verdict per configured verify command (its template), for the session."""
     _lsp: LspManager | None = None
+    _starting: anyio.Lock = field(default_factory=anyio.Lock)
 
     @property
     def enabled(self) -> bool:
         return bool(self.code.verify or self.code.lsp)
 
-    @contextlib.asynccontextmanager
-    async def turn(self) -> AsyncGenerator[None]:
-        """The turn's language servers: started lazily inside, stopped when it exits."""
-        if not self.code.lsp:
-            yield
-            return
-        # Only a session with `lsp` settings pays for the client (and lsprotocol, at a start).
-        from agent.lsp.client import server_configs
-        from agent.lsp.manager import LspManager
+    def server_pids(self) -> dict[str, int | None]:
+        """The language servers running, by name (their process ids)."""
+        if self._lsp is None:
+            return {}
+        return {name: server.pid for name, server in self._lsp.running().items()}
 
-        confinement = self.sandbox if self.sandbox is not None and self.sandbox.active else None
-        manager = LspManager(server_configs(self.code.lsp), self.root, confinement=confinement)
-        async with manager:
-            self._lsp = manager
-            try:
-                yield
-            finally:
-                self._lsp = None
+    def _checked_by_a_server(self, path: Path) -> bool:
+        suffix = path.suffix.lower()
+        return any(
+            suffix in (extension.lower() for extension in entry.extensions)
+            for entry in self.code.lsp.values()
+        )
+
+    async def _manager(self) -> LspManager:
+        """The session's language servers, in the session's worker loop (started at the first
+        edit a server checks; each server starts at the first edit of its files)."""
+        if self._lsp is not None:
+            return self._lsp
+        async with self._starting:
+            if self._lsp is None:
+                # Only a session with `lsp` settings pays for the client (and lsprotocol).
+                from agent.lsp.client import server_configs
+                from agent.lsp.manager import LspManager
+
+                sandbox = self.sandbox
+                confinement = sandbox if sandbox is not None and sandbox.active else None
+                servers = server_configs(self.code.lsp)
+
+                def build() -> LspManager:  # in the worker's loop: its locks belong there
+                    return LspManager(servers, self.root, confinement=confinement)
+
+                manager = await self.worker.call(build)
+                await self.worker.enter(manager)
+                self._lsp = manager
+        assert self._lsp is not None
+        return self._lsp
 
     async def before_edit(self, paths: Sequence[Path], files: FileBackend) -> dict[Path, str]:
         """The current text of each path a language server checks (absent file: empty)."""
-        manager = self._lsp
-        if manager is None:
-            return {}
         texts: dict[Path, str] = {}
         for path in paths:
-            if manager.config_for(path) is None:
-                continue
-            texts[path] = await _read(files, path)
+            if self._checked_by_a_server(path):
+                texts[path] = await _read(files, path)
         return texts
 
     async def after_edit(self, before: dict[Path, str], files: FileBackend) -> str | None:
         """What the language servers say the edit introduced, or None."""
-        manager = self._lsp
-        if manager is None or not before:
+        if not before:
             return None
+        manager = await self._manager()
         parts: list[str] = []
         for path, old_text in before.items():
             new_text = await _read(files, path)
             if new_text == old_text:
                 continue
-            text = (await manager.diagnostics_after_edit(path, old_text, new_text)).text()
+            found = await self.worker.call(manager.diagnostics_after_edit, path, old_text, new_text)
+            text = found.text()
             if text:
                 parts.append(text)
         return "\n".join(parts) or None

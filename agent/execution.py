@@ -175,7 +175,7 @@ class ToolExecutor:
         except Exception:
             # A check is help for the model; its failure must not cost the edit's result.
             _log.warning("edit checks failed", exc_info=True)
-        return [TextPart(text=f"\n\n{scrub(note)}") for note in notes if note]
+        return [TextPart(text=f"\n{scrub(note)}") for note in notes if note]
 
     async def _pre_hook(self, item: ValidCall) -> str | None:
         hooks = self._tooling.hooks

@@ -11,7 +11,6 @@ written by the session or by the turn loop through it, never by a front end.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import uuid
 from collections.abc import AsyncGenerator, Callable, Sequence
@@ -379,11 +378,8 @@ class AgentSession:
         try:
             await self._config.model.aclose()
             await self.transcript.stored.aclose()
-            if self._setup.code_index is not None:
-                await self._setup.code_index.aclose()
         finally:
-            if self._setup.background is not None:
-                await self._setup.background.aclose()
+            await self._setup.aclose()
             for close in self._options.on_close:
                 await close()
 
@@ -448,12 +444,11 @@ class AgentSession:
                 emit=emit,
                 scope=scope,
             )
-            async with contextlib.AsyncExitStack() as services:
-                repo_map = await self._setup.enter_turn(services, message.text, self._reads, emit)
-                if repo_map is not None:  # once per session: it stays for the later requests
-                    prompt = f"{self._config.system_prompt}\n\n{repo_map}"
-                    self._config = dataclasses.replace(self._config, system_prompt=prompt)
-                end = await loop.run(message)
+            repo_map = await self._setup.turn_started(message.text, self._reads, emit)
+            if repo_map is not None:  # once per session: it stays for the later requests
+                prompt = f"{self._config.system_prompt}\n\n{repo_map}"
+                self._config = dataclasses.replace(self._config, system_prompt=prompt)
+            end = await loop.run(message)
             # The loop closed the inbox when it stopped: nothing queued can be waiting here for
             # an answer that would never come.
             hooks = self._setup.hooks

@@ -4,9 +4,8 @@ the command sandbox, hooks, undo, skills)."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from agent.permissions import PermissionGate, PermissionRules
 from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.sandbox import Sandbox, open_sandbox
 from agent.sandbox_config import SandboxConfig
+from agent.session_worker import SessionWorker
 from agent.settings import Settings
 from agent.settings_edits import append_rule
 from agent.skills import SkillIndex
@@ -93,23 +93,29 @@ class SessionSetup:
     checks: EditChecks | None = None
     code_index: CodeIndexHost | None = None
     background: BackgroundJobs | None = None
+    worker: SessionWorker = field(default_factory=SessionWorker)
+    """The loop of what outlives a turn (language servers, index refreshes), started at its
+    first use."""
 
-    async def enter_turn(
-        self,
-        stack: contextlib.AsyncExitStack,
-        prompt_text: str,
-        reads: ReadTracker,
-        emit: Callable[[AgentEvent], None],
+    async def turn_started(
+        self, prompt_text: str, reads: ReadTracker, emit: Callable[[AgentEvent], None]
     ) -> str | None:
-        """Enter what lives for a turn (its language servers, the code index's refresh) on
-        `stack`; with `repoMap`, the map for the system prompt the first time there is one."""
-        if self.checks is not None:
-            await stack.enter_async_context(self.checks.turn())
+        """At a turn's start: the code index's refresh (with `repoMap`), and the map for the
+        system prompt the first time there is one."""
         host = self.code_index
         if host is None:
             return None
-        await stack.enter_async_context(host.turn(emit))
+        await host.turn_started(emit)
         return await host.system_prompt_map(prompt_text, list(reads.seen), self.gate.read_denied)
+
+    async def aclose(self) -> None:
+        """Stop the background commands, the code index and the language servers."""
+        with anyio.CancelScope(shield=True):
+            if self.background is not None:
+                await self.background.aclose()
+            if self.code_index is not None:
+                await self.code_index.aclose()
+            await self.worker.aclose()
 
     def tooling(
         self,
@@ -165,6 +171,7 @@ async def set_up(
     """Build what a session needs from settings, with local defaults for anything not given."""
     rules = PermissionRules() if settings is None else PermissionRules.from_settings(settings)
     processes = processes or LocalProcesses()
+    worker = SessionWorker()
     remembered = None if settings is None else settings.remembered
     sandbox = await _sandbox(settings, roots)
     gate = PermissionGate(
@@ -185,7 +192,7 @@ async def set_up(
         else None,
         undo=UndoStore(cwd, data if data is not None else data_dir()),
         skills=_skills(cwd, settings, gate),
-        checks=EditChecks(settings.code, cwd, sandbox)
+        checks=EditChecks(settings.code, cwd, worker, sandbox)
         if settings is not None and (settings.code.verify or settings.code.lsp)
         else None,
         background=BackgroundJobs(cwd, processes),
@@ -193,7 +200,9 @@ async def set_up(
             cwd,
             data_dir=data,
             repo_map=settings is not None and settings.code.repo_map,
+            worker=worker,
         ),
+        worker=worker,
     )
 
 

@@ -5,6 +5,7 @@ through the permission gate once per session."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ import pytest
 
 from agent.backends import Mode, PermissionAnswer, PermissionPrompt, Question, QuestionAnswer
 from agent.code_settings import CodeConfig, VerifyRule
+from agent.edit_checks import EditChecks
 from agent.events import AgentEvent, ToolCallFinished
 from agent.session import AgentSession, SessionOptions, create_session
 from agent.settings import Settings
@@ -173,3 +175,49 @@ async def test_a_refused_verify_command_is_said_once_and_skipped(project: Path) 
     assert "was not allowed to run" in first.result.text
     assert "failed" not in first.result.text
     assert "Verify" not in second.result.text and "not allowed" not in second.result.text
+
+
+async def test_the_language_server_stays_for_the_session_and_stops_with_it(
+    project: Path,
+) -> None:
+    model = ScriptedModel(
+        [
+            write("a.py", CLEAN, "w1"),
+            ScriptedTurn(text="one"),
+            write("b.py", BROKEN, "w2"),
+            ScriptedTurn(text="two"),
+        ]
+    )
+    agent = await create_session(
+        store=SessionStore(project.parent / "data" / "sessions"),
+        cwd=project,
+        options=SessionOptions(model_name="scripted/test", mode="yolo"),
+        model_factory=lambda name: model,
+        settings=Settings(code=code(verify=False)),
+        data_dir=project.parent / "data",
+    )
+    checks = agent_checks(agent)
+    try:
+        await run(agent)
+        [pid] = checks.server_pids().values()
+        assert pid is not None and alive(pid)  # between turns
+        [finished] = await run(agent)
+        assert "introduced:\nb.py:" in finished.result.text
+        assert list(checks.server_pids().values()) == [pid]  # the same process
+    finally:
+        await agent.aclose()
+    assert not alive(pid)
+
+
+def agent_checks(agent: AgentSession) -> EditChecks:
+    checks = agent._setup.checks  # pyright: ignore[reportPrivateUsage]
+    assert isinstance(checks, EditChecks)
+    return checks
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
