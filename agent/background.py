@@ -307,6 +307,7 @@ def _can_launch(processes: object) -> bool:
 
 __all__ = [
     "MAX_JOBS",
+    "READ_LIMIT",
     "BackgroundJobs",
     "BackgroundLauncher",
     "Job",
