@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from agent.audit_trail import AuditTrail
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
 from agent.context import CompactionResult, ContextShaper, ShapeContext
 from agent.events import (
@@ -221,6 +222,7 @@ class AgentSession:
             hooks=setup.hooks, session_id=self.id, appended=self._prompt_appended
         )
         self._undo = BatchUndo(setup.undo, transcript, self.cwd)
+        self._trail = AuditTrail(transcript.stored)
         notices = (setup.sandbox.notice(), self._undo.notice(), *options.notices)
         self._notices = [text for text in notices if text]
         """Said once, at the start of the first turn."""
@@ -410,6 +412,7 @@ class AgentSession:
             reads=self._reads,
             turn=turn,
             snapshot=self._undo.snapshot,
+            trail=self._trail,
         )
 
     async def _turn(

@@ -35,6 +35,7 @@ from providers.types import ReasoningEffort
 from sessions import ModelChangeEntry, Session, data_dir
 
 if TYPE_CHECKING:
+    from agent.audit_trail import AuditTrail
     from agent.events import AgentEvent
     from providers.model import Model
 
@@ -129,6 +130,7 @@ class SessionSetup:
         reads: ReadTracker,
         turn: anyio.CancelScope,
         snapshot: Snapshot,
+        trail: AuditTrail | None = None,
     ) -> Tooling:
         """A turn's `Tooling`, with the services every tool may find: the skill index, and the
         `Read` deny rules' verdict on a path (search tools leave denied paths out of results)."""
@@ -156,6 +158,7 @@ class SessionSetup:
             hooks=self.hooks,
             snapshot=snapshot,
             checks=self.checks,
+            trail=trail,
         )
 
 
