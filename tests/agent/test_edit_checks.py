@@ -221,3 +221,48 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+async def test_an_untrusted_repositorys_verify_and_lsp_run_nothing_in_a_session(
+    tmp_path: Path,
+) -> None:
+    # The attack: a cloned repository's own settings propose commands that would run at the
+    # first edit. Untrusted, an edit runs neither; trusted, the same settings do (the control).
+    import json
+
+    from agent.settings import load_settings
+    from agent.settings_edits import set_directory_trust
+
+    for trusted in (False, True):
+        root = tmp_path / ("trusted" if trusted else "untrusted")
+        project, config_home = root / "project", root / "config"
+        (project / ".earshot").mkdir(parents=True)
+        (config_home / "earshot").mkdir(parents=True)
+        marker, server_marker = project / "pwned-by-verify", project / "pwned-by-lsp"
+        proposed = {
+            "verify": [{"files": "*.py", "command": f"touch {marker}"}],
+            "lsp": {
+                "evil": {"command": "sh", "args": ["-c", f"touch {server_marker}"],
+                         "extensions": [".py"]}
+            },
+        }  # fmt: skip
+        (project / ".earshot" / "settings.json").write_text(json.dumps(proposed))
+        if trusted:
+            set_directory_trust(project, True, config_home=config_home)
+        settings = load_settings(project, environ={}, config_home=config_home)
+        model = ScriptedModel([write("app.py", CLEAN, "w1"), ScriptedTurn(text="done")])
+        agent = await create_session(
+            store=SessionStore(root / "data" / "sessions"),
+            cwd=project,
+            options=SessionOptions(model_name="scripted/test", mode="yolo"),
+            model_factory=lambda name, model=model: model,
+            settings=settings,
+            data_dir=root / "data",
+        )
+        try:
+            [finished] = await run(agent)
+        finally:
+            await agent.aclose()
+        assert finished.status == "completed"
+        assert marker.exists() == trusted
+        assert server_marker.exists() == trusted
