@@ -78,11 +78,14 @@ class CodeIndexHost:
         assert self._index is not None
         return self._index
 
-    async def turn_started(self, emit: Callable[[AgentEvent], None]) -> None:
-        """At a turn's start: with `repoMap`, bring the index up to date in the background;
-        say so when a large refresh is under way."""
+    async def turn_started(self) -> None:
+        """At a turn's start, with `repoMap`: bring the index up to date in the background."""
         if self.repo_map:
             await self.start_refresh()
+
+    def announce(self, emit: Callable[[AgentEvent], None]) -> None:
+        """Say once that a large refresh is under way (the map and search cover part of the
+        repository until it ends)."""
         index = self._index
         if index is None or not self._running or self._announced:
             return

@@ -106,8 +106,12 @@ class SessionSetup:
         host = self.code_index
         if host is None:
             return None
-        await host.turn_started(emit)
-        return await host.system_prompt_map(prompt_text, list(reads.seen), self.gate.read_denied)
+        await host.turn_started()
+        repo_map = await host.system_prompt_map(
+            prompt_text, list(reads.seen), self.gate.read_denied
+        )
+        host.announce(emit)  # after the map's bounded wait: by then a refresh knows its size
+        return repo_map
 
     async def aclose(self) -> None:
         """Stop the background commands, the code index and the language servers."""
