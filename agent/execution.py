@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -40,7 +41,7 @@ from agent.tooling import Tooling
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput
 from agent.tools.services import RECHECK_PERMISSION
 from providers.logs import get_logger
-from providers.types import JsonValue, TextPart, ToolResultPart
+from providers.types import ImagePart, JsonValue, TextPart, ToolResultPart
 
 _log = get_logger(__name__)
 
@@ -137,21 +138,28 @@ class ToolExecutor:
             _log.warning("tool raised", tool=tool.name, exc_info=True)
             output = ToolOutput.error(scrub(f"{tool.name} failed: {type(exc).__name__}: {exc}"))
         content = list(output.content) or [TextPart(text="(no output)")]
-        if checks is not None and edited:
-            content.extend(await self._checked(item, edited, before, output.is_error, state))
-        result = ToolResultPart(
-            tool_call_id=call.id, name=call.name, content=content, is_error=output.is_error
-        )
-        await self._post_hook(item, result)
-        await self._finish(
+        status: ToolStatus = "failed" if output.is_error else "completed"
+        finish = partial(
+            self._finish,
             record,
             state,
-            result,
-            "failed" if output.is_error else "completed",
+            status=status,
             ui=output.ui,
             raw_output=output.raw_output,
             terminal_id=item.sinks.terminal_id,
         )
+        if checks is not None and edited:
+            try:
+                notes = await self._checked(item, edited, before, output.is_error, state)
+            except anyio.get_cancelled_exc_class():
+                # The edit is made: the model must learn that, not "interrupted".
+                with anyio.CancelScope(shield=True):
+                    await finish(_result(item, content, output.is_error))
+                raise
+            content.extend(notes)
+        result = _result(item, content, output.is_error)
+        await self._post_hook(item, result)
+        await finish(result)
 
     async def _checked(
         self,
@@ -344,6 +352,11 @@ def _groups(batch: Sequence[CheckedCall]) -> list[list[CheckedCall]]:
     if current:
         groups.append(current)
     return groups
+
+
+def _result(item: ValidCall, content: list[TextPart | ImagePart], error: bool) -> ToolResultPart:
+    call = item.call
+    return ToolResultPart(tool_call_id=call.id, name=call.name, content=content, is_error=error)
 
 
 def _edited_paths(item: CheckedCall) -> list[Path]:

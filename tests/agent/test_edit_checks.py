@@ -266,3 +266,33 @@ async def test_an_untrusted_repositorys_verify_and_lsp_run_nothing_in_a_session(
         assert finished.status == "completed"
         assert marker.exists() == trusted
         assert server_marker.exists() == trusted
+
+
+async def test_a_turn_cancelled_during_verify_still_reports_the_edit_as_made(
+    project: Path,
+) -> None:
+    fifo = project / "verify-started"
+    os.mkfifo(fifo)
+    # The verify command says it started (through the FIFO), then outlasts the test.
+    config = CodeConfig(verify=(VerifyRule(files="*.py", command=f"echo go > {fifo}; sleep 60"),))
+    agent = await session(
+        project, [write("app.py", CLEAN, "w1")], config=config, mode="yolo", user=User()
+    )
+    events: list[AgentEvent] = []
+    try:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+
+                async def consume() -> None:
+                    events.extend([event async for event in agent.run_turn("go")])
+
+                group.start_soon(consume)
+                await anyio.to_thread.run_sync(fifo.read_text)  # verify is running
+                agent.cancel()
+    finally:
+        await agent.aclose()
+    [finished] = of(ToolCallFinished, events)
+    assert finished.status == "completed"
+    assert finished.result.text.startswith("Created app.py")
+    assert "interrupted" not in finished.result.text
+    assert (project / "app.py").read_text() == CLEAN
