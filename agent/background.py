@@ -19,6 +19,7 @@ Closing the session (`aclose`) kills every command still running and releases th
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import subprocess
@@ -194,6 +195,8 @@ class Job:
     running: RunningCommand
     stack: contextlib.AsyncExitStack
     """Holds the sandbox's launch context while the command runs."""
+    confine: Confinement | None = None
+    """The sandbox it runs in (None: unconfined)."""
     finished: bool = False
 
 
@@ -248,7 +251,13 @@ class BackgroundJobs:
                 await stack.aclose()
             raise
         self._count += 1
-        job = Job(handle=f"bg{self._count}", command=command, running=running, stack=stack)
+        job = Job(
+            handle=f"bg{self._count}",
+            command=command,
+            running=running,
+            stack=stack,
+            confine=confine,
+        )
         self.jobs[job.handle] = job
         return job
 
@@ -259,16 +268,28 @@ class BackgroundJobs:
             raise UnknownJob(f"No background command `{handle}` (known: {known}).")
         return job
 
-    async def read(self, handle: str, *, wait: float = 0.0) -> JobOutput:
+    async def read(self, handle: str, *, wait: float = 0.0, until_exit: bool = False) -> JobOutput:
         """New output of a command; with `wait`, up to that many seconds for some to arrive
-        or the command to end."""
+        (or, `until_exit`, for the command to end), the output gathered meanwhile included."""
         job = self.get(handle)
         output = await job.running.read()
-        if wait > 0 and output.running and not output.text:
+        parts, dropped = [output.text], output.dropped
+
+        def waiting() -> bool:
+            return output.running and (until_exit or not "".join(parts))
+
+        if wait > 0 and waiting():
             with anyio.move_on_after(wait):
-                while output.running and not output.text:
+                while waiting():
                     await anyio.sleep(_POLL * 2)
                     output = await job.running.read()
+                    parts.append(output.text)
+                    dropped += output.dropped
+        text = "".join(parts)
+        if len(text) > READ_LIMIT:
+            dropped += len(text) - READ_LIMIT
+            text = text[-READ_LIMIT:]
+        output = dataclasses.replace(output, text=text, dropped=dropped)
         if not output.running:
             await self._finish(job)
         return output

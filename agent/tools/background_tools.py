@@ -70,6 +70,11 @@ class OutputInput(BaseModel):
         description="Seconds to wait for new output when there is none yet (e.g. for a server "
         f"to start), at most {MAX_WAIT_SECONDS:g}.",
     )
+    until_exit: bool = Field(
+        default=False,
+        description="With `wait`: wait for the command to end (e.g. a test run), not just for "
+        "new output.",
+    )
 
 
 class KillInput(BaseModel):
@@ -97,13 +102,25 @@ def _text(output: JobOutput, *, killed: bool = False) -> str:
 
 async def _output(params: OutputInput, ctx: ToolContext) -> ToolOutput:
     from agent.background import UnknownJob
+    from agent.sandbox import Sandbox
 
+    jobs = _jobs(ctx)
     try:
-        output = await _jobs(ctx).read(params.handle, wait=params.wait)
+        output = await jobs.read(params.handle, wait=params.wait, until_exit=params.until_exit)
     except UnknownJob as error:
         raise ToolError(str(error)) from error
+    text = _text(output)
+    sandbox = jobs.get(params.handle).confine
+    if not output.running and isinstance(sandbox, Sandbox):
+        why = sandbox.stopped(output.text, output.exit_code)
+        if why is not None:
+            text += (
+                f"\n\nThe sandbox stopped this command: {why}. To be asked whether it may run "
+                "outside the sandbox, run it again without `background`; never try to get "
+                "around the sandbox another way."
+            )
     return ToolOutput.text(
-        _text(output), raw_output={"running": output.running, "exit_code": output.exit_code}
+        text, raw_output={"running": output.running, "exit_code": output.exit_code}
     )
 
 

@@ -4,6 +4,7 @@ one: a server is started, polled, killed, and another is gone when the session c
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from providers.types import JsonValue
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import SessionStore
 from tests.agent.loop_support import of
+from tests.agent.sandbox_lab import LAB_PARENT, needs_linux
 
 # A "server": says it is ready, then serves until stopped (its child too: the process group).
 SERVER = "echo listening; sleep 300 & wait"
@@ -116,3 +118,25 @@ async def test_an_unknown_handle_is_an_error_the_model_reads(project: Path) -> N
         await agent.aclose()
     assert results["poll"].status == "failed"
     assert "No background command `bg7`" in results["poll"].result.text
+
+
+@needs_linux
+async def test_a_background_command_the_sandbox_stops_says_so(project: Path) -> None:
+    with tempfile.TemporaryDirectory(dir=LAB_PARENT) as directory:
+        await _stopped_by_the_sandbox(project, Path(directory))
+
+
+async def _stopped_by_the_sandbox(project: Path, outside: Path) -> None:
+    turns = [
+        call("bash", {"command": f"echo x > {outside}/f", "background": True}, "start"),
+        call("bash_output", {"handle": "bg1", "wait": 30, "until_exit": True}, "poll"),
+    ]
+    agent = await session(project, turns)
+    try:
+        results = await run(agent)
+    finally:
+        await agent.aclose()
+    text = results["poll"].result.text
+    assert text.startswith("Exited with code 1.")
+    assert "The sandbox stopped this command" in text
+    assert not (outside / "f").exists()
