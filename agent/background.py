@@ -276,7 +276,7 @@ class BackgroundJobs:
         parts, dropped = [output.text], output.dropped
 
         def waiting() -> bool:
-            return output.running and (until_exit or not "".join(parts))
+            return output.running and (until_exit or not any(parts))
 
         if wait > 0 and waiting():
             with anyio.move_on_after(wait):
