@@ -60,6 +60,8 @@ class CodeIndexHost:
         self._running = False
         self._scope: anyio.CancelScope | None = None
         self._announced = False
+        self._mentioned: list[Path] = []
+        """Files the prompts named, until the map is sent."""
 
     async def index(self) -> CodeIndex:
         """The index, opened at the first call (in the worker's loop: its lock lives there)."""
@@ -133,13 +135,18 @@ class CodeIndexHost:
         self, prompt_text: str, conversation: Sequence[Path], denied: Callable[[Path], bool]
     ) -> str | None:
         """With `repoMap`, once per session: the compact map for the system prompt, centred on
-        the files the prompt names and `conversation`; None when it is not wanted, already
+        the files the prompts so far named and `conversation`; None when it is not wanted, already
         sent, or the index cannot answer at once (a cold cache: tried again next turn)."""
         if not self.repo_map or self.map_sent:
             return None
         from agent.codeindex.index import initial_map
 
-        files = [*self.mentioned_files(prompt_text), *conversation]
+        # The prompts so far: a map that comes at a later turn (a cold cache) is centred on
+        # what the whole conversation named.
+        for path in self.mentioned_files(prompt_text):
+            if path not in self._mentioned:
+                self._mentioned.append(path)
+        files = [*self._mentioned, *conversation]
         try:
             text = await initial_map(
                 await self.index(),

@@ -130,3 +130,23 @@ async def test_without_the_setting_no_map_goes_in_and_nothing_is_indexed_unasked
         await agent.aclose()
     assert "<repository_map>" not in model.requests[0].system
     assert not default_database(project, project.parent / "data").exists()
+
+
+async def test_with_a_cold_cache_the_map_comes_once_the_background_index_has_it(
+    project: Path,
+) -> None:
+    model = ScriptedModel([ScriptedTurn(text="first"), ScriptedTurn(text="second")])
+    agent = await session(project, model, repo_map=True)
+    try:
+        await run(agent, "look at lib/helpers.py")
+        # The first turn never waits for indexing; the refresh it started goes on after it.
+        host = agent._setup.code_index  # pyright: ignore[reportPrivateUsage]
+        assert host is not None
+        index = await host.ready()
+        assert index.refreshed
+        await run(agent, "and now?")
+    finally:
+        await agent.aclose()
+    second = model.requests[1].system
+    assert "<repository_map>" in second
+    assert sections(second.split("<repository_map>", 1)[1])[0] == "lib/helpers.py"
