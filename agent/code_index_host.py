@@ -89,9 +89,9 @@ class CodeIndexHost:
         """Say once that a large refresh is under way (the map and search cover part of the
         repository until it ends)."""
         index = self._index
-        if index is None or not self._running or self._announced:
+        if index is None or self._announced:
             return
-        status = index.status
+        status = index.status  # "indexing" only while a refresh reads files
         if status.phase == "indexing" and status.total >= NOTICE_FROM:
             self._announced = True
             emit(

@@ -150,3 +150,28 @@ async def test_with_a_cold_cache_the_map_comes_once_the_background_index_has_it(
     second = model.requests[1].system
     assert "<repository_map>" in second
     assert sections(second.split("<repository_map>", 1)[1])[0] == "lib/helpers.py"
+
+
+async def test_a_large_refresh_under_way_is_announced_once(project: Path) -> None:
+    from agent.code_index_host import NOTICE_FROM, CodeIndexHost
+    from agent.codeindex.index import IndexProgress
+    from agent.events import Notice
+    from agent.session_worker import SessionWorker
+
+    worker = SessionWorker()
+    host = CodeIndexHost(project, data_dir=project.parent / "data", repo_map=True, worker=worker)
+    notices: list[AgentEvent] = []
+    try:
+        index = await host.index()
+        index.status = IndexProgress("indexing", 10, NOTICE_FROM - 1)
+        host.announce(notices.append)  # a small refresh is over at once: nothing to say
+        assert notices == []
+        index.status = IndexProgress("indexing", 10, 20_000)
+        host.announce(notices.append)
+        host.announce(notices.append)
+    finally:
+        await host.aclose()
+        await worker.aclose()
+    [notice] = notices
+    assert isinstance(notice, Notice) and notice.severity == "info"
+    assert "Indexing 20,000 files" in notice.message and "(10 done)" in notice.message
