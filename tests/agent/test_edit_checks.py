@@ -287,7 +287,8 @@ async def test_a_turn_cancelled_during_verify_still_reports_the_edit_as_made(
                     events.extend([event async for event in agent.run_turn("go")])
 
                 group.start_soon(consume)
-                await anyio.to_thread.run_sync(fifo.read_text)  # verify is running
+                # verify is running (abandoned if it never starts: the deadline still holds)
+                await anyio.to_thread.run_sync(fifo.read_text, abandon_on_cancel=True)
                 agent.cancel()
     finally:
         await agent.aclose()
