@@ -33,4 +33,5 @@ async def run_replay(session_id: str, *, html_out: str | None, out: TextIO, err:
     out.write(f"wrote {html_out}\n")
     return EXIT_OK
 
+
 __all__ = ["run_replay"]
