@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from acp_server.factory import SkillCommand
-from acp_server.jsonrpc import JsonObject
+
+if TYPE_CHECKING:
+    from acp_server.protocol.prompt import AvailableCommand, SessionUpdateAvailableCommandsUpdate
 
 BUILTIN_COMMANDS: tuple[tuple[str, str, str | None], ...] = (
     ("compact", "Summarise the conversation so far to free context", "optional instructions"),
@@ -25,10 +28,10 @@ class CommandCall:
     skill: bool
 
 
-def available_commands(skills: Sequence[SkillCommand]) -> JsonObject:
-    commands: list[JsonObject] = []
+def available_commands(skills: Sequence[SkillCommand]) -> SessionUpdateAvailableCommandsUpdate:
+    commands: list[AvailableCommand] = []
     for name, description, hint in BUILTIN_COMMANDS:
-        command: JsonObject = {"name": name, "description": description}
+        command: AvailableCommand = {"name": name, "description": description}
         if hint is not None:
             command["input"] = {"hint": hint}
         commands.append(command)

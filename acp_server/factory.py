@@ -47,8 +47,8 @@ class SessionIO:
     interaction: Interaction
     spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], object] | None = None
     """Starts a background task that may outlive the request (the connection's task group), e.g.
-    an MCP client, which must stay in one task from connect to close. None: no such place (the
-    factory then cannot connect MCP servers)."""
+    an MCP client, which must stay in one task from connect to close. None: the factory's own,
+    if it has one (without any, it cannot connect MCP servers)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,8 +64,8 @@ class ModelChoice:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SessionPlan:
-    """What a new session in a directory will be, known before it is built: everything the
+class SessionDefaults:
+    """What a new session in a directory starts with, known before it is built: everything the
     `session/new` answer shows."""
 
     mode: Mode
@@ -78,12 +78,6 @@ class SessionPlan:
     problem: str | None
     """Why the model cannot be created (missing credentials: a sentence naming what to set);
     None when it can."""
-    sessions_root: Path | None = None
-    """Where the session store keeps session files: an answer given before the session is built
-    reserves the new session's file there first (`sessions.reserve`), so another process can
-    load it as soon as the id is out. None: nothing is reserved (the build writes the file)."""
-    earshot_version: str = ""
-    """Recorded in a reserved file's header."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,21 +110,36 @@ class SessionFactory(Protocol):
         seconds. True when `available_models` changed."""
         ...
 
-    def plan_new(self, cwd: Path) -> SessionPlan:
+    def defaults(self, cwd: Path) -> SessionDefaults:
         """What `create` in `cwd` would make next, without making it: the settings are read
-        again first (as `refresh` does), and `create` then uses what this read. Cheap, and
-        callable before the event loop exists: the start-up path answers the first
-        `session/new` from it and builds the session afterwards (`acp_server.early_session`).
+        again first (as `refresh` does), and `create` then uses what this read. Cheap (settings,
+        credentials, the catalog): `session/new` is answered from it, before the session is
+        built.
 
         Raises:
             agent.settings.SettingsError: a settings file is invalid.
         """
         ...
 
+    def reserve(self, cwd: Path, additional_directories: Sequence[Path]) -> str:
+        """A new session id, its file already on disk (the header line, `sessions.reserve`)
+        with this process holding its writer lock: another process can load the session as soon
+        as the id is out, and `create(session_id=...)` adopts the file.
+
+        Raises:
+            sessions.SessionWriteFailed: the session file cannot be written.
+        """
+        ...
+
+    def release(self, session_id: str, cwd: Path) -> None:
+        """Let go of the writer lock `reserve` took for a session that was never built (its build
+        failed, or the input closed first). Its file stays: another process can load it."""
+        ...
+
     def refresh(self, cwd: Path) -> None:
         """Re-read what may have changed since the last session in `cwd` (settings files: a
         permission remembered for the project, an edit, `earshot trust`). Called before every
-        `session/load` and `session/resume` (`plan_new` does it for `session/new`); must stay
+        `session/load` and `session/resume` (`defaults` does it for `session/new`); must stay
         cheap.
 
         Raises:
@@ -138,9 +147,11 @@ class SessionFactory(Protocol):
         """
         ...
 
-    def prepare(self, cwd: Path) -> None:
-        """Load ahead what sessions in `cwd` will need (called once, right after `initialize`);
-        must not fail loudly: errors surface again when a session is made."""
+    def warm_up(self, cwd: Path, model_name: str) -> Callable[[], None]:
+        """What the first call to `model_name` will import (its wire module and its provider's
+        SDK), as a function that imports it: pure imports, touching nothing shared, which the
+        server runs in a worker thread once a session is open, so the first prompt reaches the
+        model at once. The function never raises: a failure shows at the first call."""
         ...
 
     async def create(
@@ -153,7 +164,7 @@ class SessionFactory(Protocol):
         session_id: str | None = None,
     ) -> AgentSession:
         """A new session (a new transcript) with the default model and mode; `session_id` is
-        the id already promised to the client (None: a new one)."""
+        the id `reserve` gave (None: a new one)."""
         ...
 
     async def resume(

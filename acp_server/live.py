@@ -17,27 +17,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import TYPE_CHECKING, assert_never
 
 import anyio
 
 from acp_server.client_io import SessionChannel
 from acp_server.commands import CommandCall, available_commands, parse_command, skill_prompt
-from acp_server.config import (
-    ConfigState,
-    config_options,
-    modes_state,
-    parse_effort,
-    parse_mode,
-    setup_result,
-)
+from acp_server.config import parse_mode
 from acp_server.content import PromptPart, prompt_parts
-from acp_server.errors import AuthRequired
 from acp_server.factory import SessionFactory, SkillCommand
-from acp_server.jsonrpc import InvalidParams, JsonObject
-from acp_server.params import shown
+from acp_server.pickers import SessionPickers
 from acp_server.updates import UpdateTranslator, message_chunk, text_block
-from agent.backends import MODES, FileBackend, Mode
+from agent.backends import MODES, FileBackend
 from agent.events import (
     AgentEvent,
     ModeChanged,
@@ -49,12 +40,14 @@ from agent.events import (
 )
 
 if TYPE_CHECKING:
+    from acp_server.protocol.common import ContentBlock
+    from acp_server.protocol.prompt import StopReason as WireStopReason
     from agent.session import AgentSession
 
 CANCEL_GRACE_SECONDS = 3.0
 
 
-def wire_stop_reason(reason: StopReason) -> str:
+def wire_stop_reason(reason: StopReason) -> WireStopReason:
     match reason:
         case "end_turn" | "error":
             return "end_turn"
@@ -71,7 +64,7 @@ def wire_stop_reason(reason: StopReason) -> str:
 
 
 async def _read_prompt(
-    blocks: Sequence[dict[str, Any]],
+    blocks: Sequence[ContentBlock],
     files: FileBackend,
     problems: list[str],
     reading: set[anyio.CancelScope],
@@ -95,7 +88,7 @@ class _Turn:
     `AgentSession.cancel` does not reach)."""
     done: anyio.Event = field(default_factory=anyio.Event)
     cancel_requested: anyio.Event = field(default_factory=anyio.Event)
-    stop: str = "end_turn"
+    stop: WireStopReason = "end_turn"
 
 
 class LiveSession:
@@ -115,6 +108,7 @@ class LiveSession:
         self.factory = factory
         self.files = files
         self.skills = tuple(skills)
+        self.pickers = SessionPickers(agent=agent, channel=channel, factory=factory)
         self.generation = 0
         self.running: _Turn | None = None
         self.closed = False
@@ -126,94 +120,22 @@ class LiveSession:
     def id(self) -> str:
         return self.agent.id
 
-    # --------------------------------------------------------------------------- pickers
-
-    def config_state(self) -> ConfigState:
-        info = self.agent.model_info
-        return ConfigState(
-            mode=self.agent.mode,
-            model=self.agent.model_name,
-            effort=self.agent.reasoning_effort,
-            reasoning=bool(info is not None and info.reasoning),
-            models=self.factory.available_models(self.agent.cwd),
-        )
-
-    def config_options(self) -> list[JsonObject]:
-        return config_options(self.config_state())
-
-    def modes(self) -> JsonObject:
-        return modes_state(self.agent.mode)
-
-    def setup_result(self) -> JsonObject:
-        return setup_result(self.config_state())
-
     async def send_commands(self) -> None:
         await self.channel.update(available_commands(self.skills))
 
     async def refresh_models(self) -> None:
         """In the background once the session is open: the servers that list their own models
-        are asked (`SessionFactory.refresh_models`); when the picker changed, the client gets
-        the new options. Failures only cost the refresh."""
+        are asked; when the picker changed, the client gets the new options. Failures only cost
+        the refresh."""
         try:
-            changed = await self.factory.refresh_models(self.agent.cwd, self.agent.model_name)
+            changed = await self.pickers.refresh_models()
         except Exception as exc:
             from acp_server.log import log
 
             log("refreshing the model list failed", {"error": repr(exc), "exc": exc})
             return
         if changed and not self.closed:
-            await self._send_config()
-
-    async def _send_config(self) -> None:
-        await self.channel.update(
-            {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
-        )
-
-    async def _send_mode(self) -> None:
-        await self.channel.update(
-            {"sessionUpdate": "current_mode_update", "currentModeId": self.agent.mode}
-        )
-
-    async def set_mode(self, mode: Mode) -> None:
-        """A client-side mode change (set_mode or the mode option): tell the other picker."""
-        await self.agent.set_mode(mode)
-        await self._send_mode()
-        await self._send_config()
-
-    async def set_config_option(self, config_id: str, value: object) -> list[JsonObject]:
-        match config_id:
-            case "mode":
-                mode = parse_mode(value)
-                if mode is None:
-                    raise InvalidParams("value", f"invalid params: unknown mode {shown(value)}")
-                await self.agent.set_mode(mode)
-                await self._send_mode()
-            case "model":
-                if not isinstance(value, str) or "/" not in value:
-                    raise InvalidParams("value", "invalid params: a model is provider/model")
-                await self._switch_model(value)
-            case "thought_level":
-                valid, effort = parse_effort(value)
-                if not valid or not self.config_state().reasoning:
-                    raise InvalidParams(
-                        "value", f"invalid params: unknown thought level {shown(value)}"
-                    )
-                await self.agent.set_model(self.agent.model_name, effort)
-            case _:
-                raise InvalidParams(
-                    "configId", f"invalid params: unknown config option {shown(config_id)}"
-                )
-        return self.config_options()
-
-    async def _switch_model(self, name: str) -> None:
-        known = {choice.name for choice in self.factory.available_models(self.agent.cwd)}
-        if name not in known and name != self.agent.model_name:
-            raise InvalidParams("value", f"invalid params: unknown model {shown(name)}")
-        problem = self.factory.check_credentials(name, self.agent.cwd)
-        if problem is not None:
-            raise AuthRequired(problem)
-        effort = self.agent.reasoning_effort
-        await self.agent.set_model(name, effort)
+            await self.pickers.send_options()
 
     # ----------------------------------------------------------------------------- turns
 
@@ -228,22 +150,21 @@ class LiveSession:
             running.cancel_requested.set()
             self.agent.cancel()
 
-    async def prompt(self, blocks: Sequence[dict[str, Any]]) -> str:
+    async def prompt(self, blocks: Sequence[ContentBlock]) -> WireStopReason:
         """Run (or queue) one prompt; returns the ACP stop reason.
 
         Raises:
             sessions.SessionBusy: another process has the session open (it is read-only here).
             sessions.SessionWriteFailed: the session cannot be written at all.
         """
+        generation = self.generation
         if self.running is None:
             # Before anything is read or recorded: a session another process has open is
             # read-only here, and a prompt says who has it (or takes it over once it is free).
             await self.agent.ensure_writable()
-        generation = self.generation
-        text = (
-            blocks[0].get("text") if len(blocks) == 1 and blocks[0].get("type") == "text" else None
-        )
-        command = parse_command(text if isinstance(text, str) else None, self.skills)
+        first = blocks[0] if len(blocks) == 1 else None
+        text = first["text"] if first is not None and first["type"] == "text" else None
+        command = parse_command(text, self.skills)
         parts = None
         if command is None:
             problems: list[str] = []
@@ -266,7 +187,7 @@ class LiveSession:
 
     async def _run(
         self, events: AsyncIterator[AgentEvent], *, grace: float = CANCEL_GRACE_SECONDS
-    ) -> str:
+    ) -> WireStopReason:
         turn = _Turn(grace=grace)
         self.running = turn
         try:
@@ -291,8 +212,8 @@ class LiveSession:
         await anyio.sleep(turn.grace)
         scope.cancel()
 
-    async def _consume(self, events: AsyncIterator[AgentEvent], turn: _Turn) -> str:
-        stop = "end_turn"
+    async def _consume(self, events: AsyncIterator[AgentEvent], turn: _Turn) -> WireStopReason:
+        stop: WireStopReason = "end_turn"
         try:
             async for event in events:
                 await self.emit(event)
@@ -316,10 +237,10 @@ class LiveSession:
             await self.channel.update(update)
         match event:
             case ModeChanged():
-                await self._send_mode()
-                await self._send_config()
+                await self.pickers.send_mode()
+                await self.pickers.send_options()
             case ModelChanged():
-                await self._send_config()
+                await self.pickers.send_options()
             case _:
                 pass
 
@@ -352,7 +273,7 @@ class LiveSession:
             {"sessionUpdate": "agent_message_chunk", "content": text_block(text)}
         )
 
-    async def _command(self, call: CommandCall) -> str:
+    async def _command(self, call: CommandCall) -> WireStopReason:
         if call.skill:
             return await self._run(self.agent.run_turn(skill_prompt(call)))
         match call.name:
@@ -367,7 +288,7 @@ class LiveSession:
                         f"Unknown mode `{call.argument}`: use one of {', '.join(MODES)}."
                     )
                 else:
-                    await self.set_mode(mode)
+                    await self.pickers.set_mode(mode)
                     await self._say(f"Mode: {mode}.")
             case "model":
                 await self._model_command(call.argument)
@@ -390,7 +311,7 @@ class LiveSession:
         except Exception as exc:
             await self._say(f"Could not switch to {name}: {exc}")
             return
-        await self._send_config()
+        await self.pickers.send_options()
         await self._say(f"Model: {name}.")
 
     async def _clear(self) -> None:

@@ -21,10 +21,9 @@ Choices worth knowing:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, assert_never, cast
+from typing import TYPE_CHECKING, Literal, assert_never, cast
 
 from acp_server.capabilities import ClientCapabilities
-from acp_server.jsonrpc import JsonObject
 from agent.backends import ToolUi
 from agent.events import (
     AgentEvent,
@@ -56,22 +55,60 @@ from agent.events import (
 )
 from providers.types import ImagePart, TextPart, ToolResultPart
 
+if TYPE_CHECKING:
+    from acp_server.protocol.common import (
+        ContentBlockImage,
+        ContentBlockText,
+        JsonValue,
+        ToolCallContent,
+        ToolCallLocation,
+        ToolCallStatus,
+        ToolCallUpdate,
+    )
+    from acp_server.protocol.prompt import (
+        SessionUpdate,
+        SessionUpdateAgentMessageChunk,
+        SessionUpdateAgentThoughtChunk,
+        SessionUpdatePlan,
+        SessionUpdateToolCall,
+        SessionUpdateToolCallUpdate,
+        SessionUpdateUsageUpdate,
+        SessionUpdateUserMessageChunk,
+    )
+
+    MessageChunk = (
+        SessionUpdateUserMessageChunk
+        | SessionUpdateAgentMessageChunk
+        | SessionUpdateAgentThoughtChunk
+    )
+
 OUTPUT_DISPLAY_LIMIT = 64_000
 """Characters of live command output kept in a tool call's content (the tail)."""
 
 
-def text_block(text: str) -> JsonObject:
+def text_block(text: str) -> ContentBlockText:
     return {"type": "text", "text": text}
 
 
-def message_chunk(kind: str, text: str, message_id: str | None) -> JsonObject:
-    update: JsonObject = {"sessionUpdate": kind, "content": text_block(text)}
+def message_chunk(
+    kind: Literal["user_message_chunk", "agent_message_chunk", "agent_thought_chunk"],
+    text: str,
+    message_id: str | None,
+) -> MessageChunk:
+    update: MessageChunk
+    match kind:
+        case "user_message_chunk":
+            update = {"sessionUpdate": kind, "content": text_block(text)}
+        case "agent_message_chunk":
+            update = {"sessionUpdate": kind, "content": text_block(text)}
+        case "agent_thought_chunk":
+            update = {"sessionUpdate": kind, "content": text_block(text)}
     if message_id:
         update["messageId"] = message_id
     return update
 
 
-def plan_update(entries: tuple[PlanEntry, ...]) -> JsonObject:
+def plan_update(entries: tuple[PlanEntry, ...]) -> SessionUpdatePlan:
     return {
         "sessionUpdate": "plan",
         "entries": [
@@ -81,7 +118,7 @@ def plan_update(entries: tuple[PlanEntry, ...]) -> JsonObject:
     }
 
 
-def _status(status: ToolStatus) -> str:
+def _status(status: ToolStatus) -> ToolCallStatus:
     match status:
         case "completed":
             return "completed"
@@ -91,49 +128,77 @@ def _status(status: ToolStatus) -> str:
             assert_never(status)
 
 
-def _locations(ui: ToolUi) -> list[JsonObject]:
-    locations: list[JsonObject] = []
+def _locations(ui: ToolUi) -> list[ToolCallLocation]:
+    locations: list[ToolCallLocation] = []
     for location in ui.locations:
-        item: JsonObject = {"path": location.path}
+        item: ToolCallLocation = {"path": location.path}
         if location.line is not None:
             item["line"] = location.line
         locations.append(item)
     return locations
 
 
-def _diffs(ui: ToolUi) -> list[JsonObject]:
+def _diffs(ui: ToolUi) -> list[ToolCallContent]:
     return [
         {"type": "diff", "path": diff.path, "oldText": diff.old_text, "newText": diff.new_text}
         for diff in ui.diffs
     ]
 
 
-def _terminal_verdict(event: ToolCallFinished) -> list[JsonObject]:
+def _text_content(text: str) -> ToolCallContent:
+    return {"type": "content", "content": text_block(text)}
+
+
+def _terminal_verdict(event: ToolCallFinished) -> list[ToolCallContent]:
     """What the embedded terminal cannot say itself: that the command was killed for running
     too long (the first line of the result, "Command timed out after 5s and was killed.")."""
-    raw = cast("dict[str, Any]", event.raw_output) if isinstance(event.raw_output, dict) else {}
-    if raw.get("timed_out") is not True:
+    raw = event.raw_output
+    if not isinstance(raw, dict) or raw.get("timed_out") is not True:
         return []
     first_line = event.result.text.split("\n", 1)[0].removesuffix(" Output so far:")
-    return [{"type": "content", "content": text_block(first_line)}] if first_line else []
+    return [_text_content(first_line)] if first_line else []
 
 
-def _result_blocks(result: ToolResultPart) -> list[JsonObject]:
-    blocks: list[JsonObject] = []
+def _result_blocks(result: ToolResultPart) -> list[ToolCallContent]:
+    blocks: list[ToolCallContent] = []
     for part in result.content:
         match part:
             case TextPart():
                 if part.text:
-                    blocks.append({"type": "content", "content": text_block(part.text)})
+                    blocks.append(_text_content(part.text))
             case ImagePart():
                 if part.data is not None:
-                    image = {"type": "image", "data": part.data, "mimeType": part.media_type}
+                    image: ContentBlockImage = {
+                        "type": "image",
+                        "data": part.data,
+                        "mimeType": part.media_type,
+                    }
                     blocks.append({"type": "content", "content": image})
                 elif part.url is not None:
-                    blocks.append({"type": "content", "content": text_block(part.url)})
+                    blocks.append(_text_content(part.url))
             case _:
                 assert_never(part)
     return blocks
+
+
+def _raw_output(event: ToolCallFinished) -> JsonValue:
+    return event.raw_output if event.raw_output is not None else event.result.text
+
+
+def _usage(event: UsageUpdated) -> list[SessionUpdate]:
+    if not event.context_window:
+        return []
+    usage: SessionUpdateUsageUpdate = {
+        "sessionUpdate": "usage_update",
+        "used": max(0, event.context_tokens),
+        "size": event.context_window,
+    }
+    if event.context_window_assumed:
+        # Nothing said how long the model's context is: `size` is a default.
+        usage["_meta"] = {"earshot": {"contextWindowAssumed": True}}
+    if event.cost_usd is not None:
+        usage["cost"] = {"amount": event.cost_usd, "currency": "USD"}
+    return [usage]
 
 
 @dataclass(slots=True)
@@ -143,24 +208,28 @@ class _Call:
     ui: ToolUi
     parent_call_id: str | None
     announced: bool = False
-    raw_input: object = None
+    raw_input: JsonValue = None
     output: str = ""
     terminal_id: str | None = None
     subagent_text: list[str] = field(default_factory=lambda: [])
     subagent_message: str | None = None
     subagent_dirty: bool = False
 
-    def content(self, extra: list[JsonObject] | None = None) -> list[JsonObject]:
+    def content(self, extra: list[ToolCallContent] | None = None) -> list[ToolCallContent]:
         items = _diffs(self.ui)
         if self.terminal_id is not None:
             items.append({"type": "terminal", "terminalId": self.terminal_id})
         elif self.output:
-            items.append({"type": "content", "content": text_block(self.output)})
+            items.append(_text_content(self.output))
         if self.subagent_text:
-            items.append({"type": "content", "content": text_block("".join(self.subagent_text))})
+            items.append(_text_content("".join(self.subagent_text)))
         if extra:
             items.extend(extra)
         return items
+
+    def update(self) -> SessionUpdateToolCallUpdate:
+        """A `tool_call_update` naming this call, to add fields to."""
+        return {"sessionUpdate": "tool_call_update", "toolCallId": self.call_id}
 
 
 @dataclass(slots=True)
@@ -175,7 +244,60 @@ class UpdateTranslator:
     compactions: set[str] = field(default_factory=lambda: set[str]())
     """Compactions announced as tool calls (a replayed one arrives finished only)."""
 
-    def announce(self, call_id: str, name: str, ui: ToolUi, raw_input: object) -> list[JsonObject]:
+    def translate(self, event: AgentEvent) -> list[SessionUpdate]:
+        """The updates one event becomes (possibly none), in order."""
+        match event:
+            case TurnStarted() | ToolCallArguments() | UserMessageAdded():
+                return []
+            case ModelChanged() | ModeChanged():
+                return []  # the live session re-sends the complete config options
+            case PermissionAsked() | PermissionDecided() | QuestionAsked():
+                return self._permission(event)
+            case TextChunk():
+                return self._text(event)
+            case ReasoningChunk():
+                return self._reasoning(event)
+            case ToolCallStarted():
+                return self._started(event)
+            case ToolCallReady():
+                return self._ready(event)
+            case ToolCallRunning():
+                return self._running(event)
+            case ToolCallProgress():
+                return self._progress(event)
+            case ToolCallFinished():
+                return self._finished(event)
+            case PlanChanged():
+                return [plan_update(event.entries)]
+            case UsageUpdated():
+                return _usage(event)
+            case CompactionStarted():
+                return self._compaction_started(event)
+            case CompactionFinished():
+                return self._compaction_finished(event)
+            case Retrying():
+                return self._retrying(event)
+            case TitleChanged():
+                return [{"sessionUpdate": "session_info_update", "title": event.title}]
+            case Notice():
+                return self._notice(event)
+            case TurnEnded():
+                return self._turn_ended()
+            case _:
+                assert_never(event)
+
+    # ------------------------------------------------------------------- permission prompts
+
+    def _permission(
+        self, event: PermissionAsked | PermissionDecided | QuestionAsked
+    ) -> list[SessionUpdate]:
+        """Nothing: the prompt itself travels as `session/request_permission` (or
+        `elicitation/create`), which `announce` and `tool_call_fields` prepare."""
+        return []
+
+    def announce(
+        self, call_id: str, name: str, ui: ToolUi, raw_input: object
+    ) -> list[SessionUpdate]:
         """Make sure the client knows the call (before a permission request names it)."""
         call = self.calls.get(call_id)
         if call is None:
@@ -184,9 +306,9 @@ class UpdateTranslator:
         if call.announced:
             return []
         call.ui = ui
-        return [self._tool_call(call, raw_input)]
+        return [self._tool_call(call, cast("JsonValue", raw_input))]
 
-    def tool_call_fields(self, call_id: str, ui: ToolUi, raw_input: object) -> JsonObject:
+    def tool_call_fields(self, call_id: str, ui: ToolUi, raw_input: object) -> ToolCallUpdate:
         """A `ToolCallUpdate` describing the call in full (for `session/request_permission`).
         A call that already ran keeps showing its terminal or output (a command the sandbox
         stopped, asking whether to run it outside)."""
@@ -195,8 +317,8 @@ class UpdateTranslator:
         if known is not None and known.terminal_id is not None:
             content.append({"type": "terminal", "terminalId": known.terminal_id})
         elif known is not None and known.output:
-            content.append({"type": "content", "content": text_block(known.output)})
-        update: JsonObject = {
+            content.append(_text_content(known.output))
+        update: ToolCallUpdate = {
             "toolCallId": call_id,
             "title": ui.title,
             "kind": ui.kind,
@@ -205,12 +327,72 @@ class UpdateTranslator:
             "content": content,
         }
         if raw_input is not None:
-            update["rawInput"] = raw_input
+            update["rawInput"] = cast("JsonValue", raw_input)
         return update
 
-    def _tool_call(self, call: _Call, raw_input: object) -> JsonObject:
+    # ------------------------------------------------------------------------- messages
+
+    def _text(self, event: TextChunk) -> list[SessionUpdate]:
+        if event.parent_call_id is not None:
+            return self._subagent_text(event.parent_call_id, event.text, event.message_id)
+        return [message_chunk("agent_message_chunk", event.text, event.message_id)]
+
+    def _reasoning(self, event: ReasoningChunk) -> list[SessionUpdate]:
+        if event.parent_call_id is not None:
+            return []
+        return [message_chunk("agent_thought_chunk", event.text, event.message_id)]
+
+    def _subagent_text(self, parent_id: str, text: str, message_id: str) -> list[SessionUpdate]:
+        parent = self._call(parent_id)
+        updates: list[SessionUpdate] = []
+        if parent.subagent_message is not None and parent.subagent_message != message_id:
+            parent.subagent_text.append("\n\n")
+            updates.extend(self._flush_subagent(parent))
+        parent.subagent_message = message_id
+        parent.subagent_text.append(text)
+        parent.subagent_dirty = True
+        return updates
+
+    def _flush_subagent(self, parent: _Call) -> list[SessionUpdate]:
+        if not parent.subagent_dirty:
+            return []
+        parent.subagent_dirty = False
+        updates = self._ensure_announced(parent)
+        update = parent.update()
+        update["content"] = parent.content()
+        updates.append(update)
+        return updates
+
+    def _turn_ended(self) -> list[SessionUpdate]:
+        updates: list[SessionUpdate] = []
+        for call in self.calls.values():
+            updates.extend(self._flush_subagent(call))
+        return updates
+
+    def _notice(self, event: Notice) -> list[SessionUpdate]:
+        if self.client.notices:
+            return [{"sessionUpdate": "notice", "severity": event.severity, "title": event.message}]
+        if event.severity == "info":
+            return []
+        return [message_chunk("agent_message_chunk", f"\n\n⚠ {event.message}\n\n", None)]
+
+    def _retrying(self, event: Retrying) -> list[SessionUpdate]:
+        if not self.client.notices:
+            return []
+        return [
+            {
+                "sessionUpdate": "notice",
+                "severity": "warning",
+                "title": f"Retrying the model call (attempt {event.attempt})",
+                "description": event.error.message,
+            }
+        ]
+
+    # ------------------------------------------------------------------------ tool calls
+
+    def _tool_call(self, call: _Call, raw_input: JsonValue) -> SessionUpdateToolCall:
         call.announced = True
-        update: JsonObject = {
+        update: SessionUpdateToolCall = {
             "sessionUpdate": "tool_call",
             "toolCallId": call.call_id,
             "title": call.ui.title,
@@ -234,167 +416,59 @@ class UpdateTranslator:
             self.calls[call_id] = call
         return call
 
-    def _ensure_announced(self, call: _Call) -> list[JsonObject]:
+    def _ensure_announced(self, call: _Call) -> list[SessionUpdate]:
         return [] if call.announced else [self._tool_call(call, None)]
 
-    def _subagent_text(self, parent_id: str, text: str, message_id: str) -> list[JsonObject]:
-        parent = self._call(parent_id)
-        updates: list[JsonObject] = []
-        if parent.subagent_message is not None and parent.subagent_message != message_id:
-            parent.subagent_text.append("\n\n")
-            updates.extend(self._flush_subagent(parent))
-        parent.subagent_message = message_id
-        parent.subagent_text.append(text)
-        parent.subagent_dirty = True
-        return updates
-
-    def _flush_subagent(self, parent: _Call) -> list[JsonObject]:
-        if not parent.subagent_dirty:
+    def _started(self, event: ToolCallStarted) -> list[SessionUpdate]:
+        call = self._call(event.call_id, event.name, event.parent_call_id)
+        call.ui = event.ui
+        call.name = event.name
+        if self.replaying:
             return []
-        parent.subagent_dirty = False
-        updates = self._ensure_announced(parent)
-        updates.append(
-            {
-                "sessionUpdate": "tool_call_update",
-                "toolCallId": parent.call_id,
-                "content": parent.content(),
-            }
-        )
+        updates: list[SessionUpdate] = []
+        if event.parent_call_id is not None:
+            updates.extend(self._flush_subagent(self._call(event.parent_call_id)))
+        if not call.announced:
+            updates.append(self._tool_call(call, None))
         return updates
 
-    def translate(self, event: AgentEvent) -> list[JsonObject]:
-        """The updates one event becomes (possibly none)."""
-        match event:
-            case TurnStarted() | ToolCallArguments() | PermissionAsked() | QuestionAsked():
-                return []
-            case PermissionDecided():
-                return []
-            case UserMessageAdded():
-                return []
-            case TextChunk():
-                if event.parent_call_id is not None:
-                    return self._subagent_text(event.parent_call_id, event.text, event.message_id)
-                return [message_chunk("agent_message_chunk", event.text, event.message_id)]
-            case ReasoningChunk():
-                if event.parent_call_id is not None:
-                    return []
-                return [message_chunk("agent_thought_chunk", event.text, event.message_id)]
-            case ToolCallStarted():
-                call = self._call(event.call_id, event.name, event.parent_call_id)
-                call.ui = event.ui
-                call.name = event.name
-                if self.replaying:
-                    return []
-                updates: list[JsonObject] = []
-                if event.parent_call_id is not None:
-                    updates.extend(self._flush_subagent(self._call(event.parent_call_id)))
-                if call.announced:
-                    return updates
-                updates.append(self._tool_call(call, None))
-                return updates
-            case ToolCallReady():
-                call = self._call(event.call_id, event.name, event.parent_call_id)
-                call.ui = event.ui
-                call.raw_input = event.arguments
-                if self.replaying:
-                    return []
-                if not call.announced:
-                    return [self._tool_call(call, event.arguments)]
-                return [
-                    {
-                        "sessionUpdate": "tool_call_update",
-                        "toolCallId": call.call_id,
-                        "title": call.ui.title,
-                        "kind": call.ui.kind,
-                        "locations": _locations(call.ui),
-                        "content": call.content(),
-                        "rawInput": event.arguments,
-                    }
-                ]
-            case ToolCallRunning():
-                call = self._call(event.call_id, parent=event.parent_call_id)
-                updates = self._ensure_announced(call)
-                updates.append(
-                    {
-                        "sessionUpdate": "tool_call_update",
-                        "toolCallId": call.call_id,
-                        "status": "in_progress",
-                    }
-                )
-                return updates
-            case ToolCallProgress():
-                call = self._call(event.call_id, parent=event.parent_call_id)
-                if event.terminal_id is not None:
-                    call.terminal_id = event.terminal_id
-                if event.text:
-                    call.output = (call.output + event.text)[-OUTPUT_DISPLAY_LIMIT:]
-                updates = self._ensure_announced(call)
-                updates.append(
-                    {
-                        "sessionUpdate": "tool_call_update",
-                        "toolCallId": call.call_id,
-                        "content": call.content(),
-                    }
-                )
-                return updates
-            case ToolCallFinished():
-                return self._finished(event)
-            case PlanChanged():
-                return [plan_update(event.entries)]
-            case UsageUpdated():
-                if not event.context_window:
-                    return []
-                usage: JsonObject = {
-                    "sessionUpdate": "usage_update",
-                    "used": max(0, event.context_tokens),
-                    "size": event.context_window,
-                }
-                if event.context_window_assumed:
-                    # Nothing said how long the model's context is: `size` is a default.
-                    usage["_meta"] = {"earshot": {"contextWindowAssumed": True}}
-                if event.cost_usd is not None:
-                    usage["cost"] = {"amount": event.cost_usd, "currency": "USD"}
-                return [usage]
-            case CompactionStarted():
-                return self._compaction_started(event)
-            case CompactionFinished():
-                return self._compaction_finished(event)
-            case Retrying():
-                if not self.client.notices:
-                    return []
-                return [
-                    {
-                        "sessionUpdate": "notice",
-                        "severity": "warning",
-                        "title": f"Retrying the model call (attempt {event.attempt})",
-                        "description": event.error.message,
-                    }
-                ]
-            case ModelChanged() | ModeChanged():
-                return []  # the live session re-sends the complete config options
-            case TitleChanged():
-                return [{"sessionUpdate": "session_info_update", "title": event.title}]
-            case Notice():
-                if self.client.notices:
-                    return [
-                        {
-                            "sessionUpdate": "notice",
-                            "severity": event.severity,
-                            "title": event.message,
-                        }
-                    ]
-                if event.severity == "info":
-                    return []
-                return [message_chunk("agent_message_chunk", f"\n\n⚠ {event.message}\n\n", None)]
-            case TurnEnded():
-                updates = []
-                for call in self.calls.values():
-                    updates.extend(self._flush_subagent(call))
-                return updates
-            case _:
-                assert_never(event)
+    def _ready(self, event: ToolCallReady) -> list[SessionUpdate]:
+        call = self._call(event.call_id, event.name, event.parent_call_id)
+        call.ui = event.ui
+        call.raw_input = event.arguments
+        if self.replaying:
+            return []
+        if not call.announced:
+            return [self._tool_call(call, event.arguments)]
+        update = call.update()
+        update["title"] = call.ui.title
+        update["kind"] = call.ui.kind
+        update["locations"] = _locations(call.ui)
+        update["content"] = call.content()
+        update["rawInput"] = event.arguments
+        return [update]
 
-    def _finished(self, event: ToolCallFinished) -> list[JsonObject]:
+    def _running(self, event: ToolCallRunning) -> list[SessionUpdate]:
+        call = self._call(event.call_id, parent=event.parent_call_id)
+        updates = self._ensure_announced(call)
+        update = call.update()
+        update["status"] = "in_progress"
+        updates.append(update)
+        return updates
+
+    def _progress(self, event: ToolCallProgress) -> list[SessionUpdate]:
+        call = self._call(event.call_id, parent=event.parent_call_id)
+        if event.terminal_id is not None:
+            call.terminal_id = event.terminal_id
+        if event.text:
+            call.output = (call.output + event.text)[-OUTPUT_DISPLAY_LIMIT:]
+        updates = self._ensure_announced(call)
+        update = call.update()
+        update["content"] = call.content()
+        updates.append(update)
+        return updates
+
+    def _finished(self, event: ToolCallFinished) -> list[SessionUpdate]:
         call = self._call(event.call_id, event.name, event.parent_call_id)
         if event.ui is not None:
             call.ui = event.ui
@@ -410,32 +484,29 @@ class UpdateTranslator:
             if call.terminal_id is not None
             else _result_blocks(event.result)
         )
-        update: JsonObject = {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": call.call_id,
-            "status": _status(event.status),
-            "title": call.ui.title,
-            "locations": _locations(call.ui),
-            "content": call.content(extra),
-        }
-        raw_output: Any = event.raw_output
-        update["rawOutput"] = raw_output if raw_output is not None else event.result.text
+        update = call.update()
+        update["status"] = _status(event.status)
+        update["title"] = call.ui.title
+        update["locations"] = _locations(call.ui)
+        update["content"] = call.content(extra)
+        update["rawOutput"] = _raw_output(event)
         updates.append(update)
         # The client keeps the final state; forgetting the call keeps long sessions small.
         del self.calls[event.call_id]
         return updates
 
-    def _replayed(self, call: _Call, event: ToolCallFinished) -> JsonObject:
+    def _replayed(self, call: _Call, event: ToolCallFinished) -> SessionUpdate:
         """A replayed call in one message: announced in its final state."""
         update = self._tool_call(call, call.raw_input)
         update["status"] = _status(event.status)
         update["content"] = call.content(_result_blocks(event.result))
-        raw_output: Any = event.raw_output
-        update["rawOutput"] = raw_output if raw_output is not None else event.result.text
+        update["rawOutput"] = _raw_output(event)
         del self.calls[event.call_id]
         return update
 
-    def _compaction_started(self, event: CompactionStarted) -> list[JsonObject]:
+    # ------------------------------------------------------------------------ compaction
+
+    def _compaction_started(self, event: CompactionStarted) -> list[SessionUpdate]:
         if self.client.compaction:
             return [
                 {
@@ -456,30 +527,41 @@ class UpdateTranslator:
             }
         ]
 
-    def _compaction_finished(self, event: CompactionFinished) -> list[JsonObject]:
+    def _compaction_finished(self, event: CompactionFinished) -> list[SessionUpdate]:
         if self.client.compaction:
-            update: JsonObject = {
+            done: SessionUpdate = {
                 "sessionUpdate": "compaction_update",
                 "compactionId": event.compaction_id,
                 "status": "completed" if event.ok else "failed",
             }
             if event.summary:
-                update["summary"] = [text_block(event.summary)]
+                done["summary"] = [text_block(event.summary)]
             if event.error:
-                update["error"] = event.error
-            return [update]
+                done["error"] = event.error
+            return [done]
         text = event.summary if event.ok else (event.error or "compaction failed")
         if event.ok and event.tokens_before is not None and event.tokens_after is not None:
             text = f"{event.tokens_before} → {event.tokens_after} tokens\n\n{text}"
-        update: JsonObject = {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": f"compaction-{event.compaction_id}",
-            "status": "completed" if event.ok else "failed",
-            "content": [{"type": "content", "content": text_block(text)}] if text else [],
-        }
-        if event.compaction_id not in self.compactions:
-            update.update(
-                sessionUpdate="tool_call", title="Compacted the conversation", kind="think"
-            )
-        self.compactions.discard(event.compaction_id)
-        return [update]
+        status: ToolCallStatus = "completed" if event.ok else "failed"
+        content = [_text_content(text)] if text else []
+        call_id = f"compaction-{event.compaction_id}"
+        if event.compaction_id in self.compactions:
+            self.compactions.discard(event.compaction_id)
+            return [
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": call_id,
+                    "status": status,
+                    "content": content,
+                }
+            ]
+        return [
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": call_id,
+                "title": "Compacted the conversation",
+                "kind": "think",
+                "status": status,
+                "content": content,
+            }
+        ]

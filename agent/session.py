@@ -153,8 +153,13 @@ async def create_session(
             cwd, additional_directories=[str(p) for p in extra_roots], session_id=promised_id
         )
         model_name, effort, mode = options.model_name, options.reasoning_effort, options.mode
-        await stored.append(ModelChangeEntry(model=model_name, reasoning_effort=effort))
-        await stored.append(ModeChangeEntry(mode=mode))
+        try:
+            await stored.append(ModelChangeEntry(model=model_name, reasoning_effort=effort))
+            await stored.append(ModeChangeEntry(mode=mode))
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await stored.aclose()  # its writer lock with it
+            raise
     else:
         stored = await store.open(resume_id)
         try:
@@ -168,15 +173,22 @@ async def create_session(
             if Path(directory) not in extra_roots:
                 extra_roots.append(Path(directory))
     roots = (cwd, *(root for root in extra_roots if root != cwd))
-    parts = await assemble_parts(
-        stored=stored,
-        cwd=cwd,
-        roots=roots,
-        settings=settings,
-        files=files,
-        processes=processes,
-        data_dir=data_dir,
-    )
+    try:
+        parts = await assemble_parts(
+            stored=stored,
+            cwd=cwd,
+            roots=roots,
+            settings=settings,
+            files=files,
+            processes=processes,
+            data_dir=data_dir,
+        )
+    except BaseException:
+        # Failed or cancelled (the front end stopped): the session file's writer lock must not
+        # outlive the attempt (a front end in a longer-lived process opens the session again).
+        with anyio.CancelScope(shield=True):
+            await stored.aclose()
+        raise
     return AgentSession(
         stored=stored,
         options=options,

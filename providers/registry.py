@@ -370,6 +370,32 @@ _WIRE_MODULES: Final[Mapping[WireApi, str]] = {
     "scripted": "providers.wire.scripted",
 }
 
+_SDK_MODULES: Final[Mapping[WireApi, tuple[str, ...]]] = {
+    "openai-chat": ("openai",),
+    "openai-responses": ("openai",),
+    "anthropic": ("anthropic",),
+    "gemini": ("google.genai",),
+    "scripted": (),
+}
+"""The vendor SDK each wire module imports at its first call (never before: start-up)."""
+
+
+def first_call_modules(
+    name: str,
+    *,
+    user_providers: Mapping[str, UserProviderConfig] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[str, ...]:
+    """The modules the first call to `provider/model` imports: its wire module, then its vendor
+    SDK. A front end imports them ahead (a worker thread, once a session is open) so the user's
+    first prompt does not wait for them. Empty when the name resolves to no provider."""
+    try:
+        provider_id, _ = split_model_name(name)
+        api = resolve_endpoint(provider_id, user_providers, environ).api
+    except (ValueError, UnknownProvider, MissingCredentials):
+        return ()
+    return (_WIRE_MODULES[api], *_SDK_MODULES[api])
+
 
 def provider_spec(provider_id: str) -> ProviderSpec | None:
     """The built-in provider with this models.dev id, if there is one."""

@@ -1,33 +1,54 @@
-"""A small ACP client for the tests: spawns the real server (`python -m earshot --stdio`), plays the
-editor, and validates EVERY message the server writes against the official ACP schema.
+"""A small ACP client for the tests: plays the editor and validates EVERY message the server
+writes against the official ACP schema.
+
+It drives the server one of two ways:
+- `open_agent`: in this process, over a socketpair into the same `Connection` the real server
+  uses (as the MCP SDK's tests use memory streams): the server's whole protocol path, without
+  a process start (most tests);
+- `spawn_agent`: the real `python -m earshot --stdio` process, for what only a process has
+  (start-up, fd 1, end of input and exit, signals, two processes on one session).
 
 Validation lives here so no test can forget it: a message that fails (or a line that is not JSON)
-is recorded, and leaving the `AcpClient` context raises if anything was recorded.
+is recorded, and leaving either context raises if anything was recorded.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import socket
 import subprocess
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, suppress
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterator,
+    Mapping,
+)
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 import anyio.abc
-from anyio.streams.text import TextReceiveStream
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
+
+if TYPE_CHECKING:
+    from acp_server.factory import SessionFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "acp_server" / "schema" / "schema.json"
 """The official ACP v1 schema, vendored with its source and licence in acp_server/schema/."""
-WAIT_SECONDS = 10.0
+WAIT_SECONDS = 30.0
+"""How long a test waits for what it expects: generous, since it only bounds a failure (a
+loaded machine must not turn a pass into one)."""
 
 Json = dict[str, Any]
 RequestHandler = Callable[["AcpClient", Json], Awaitable[Any]]
@@ -99,11 +120,57 @@ class Terminal:
     released: bool = False
 
 
-class AcpClient:
-    """Drive the server. Create with `spawn_agent`."""
+class Transport(Protocol):
+    """The client's end of the server's stdin/stdout."""
 
-    def __init__(self, process: anyio.abc.Process, task_group: anyio.abc.TaskGroup) -> None:
+    async def send(self, data: bytes) -> None: ...
+
+    def receive(self) -> AsyncIterable[bytes]: ...
+
+    async def close_input(self) -> None:
+        """Close the server's input (its stdin reaches EOF)."""
+        ...
+
+
+class ProcessTransport:
+    def __init__(self, process: anyio.abc.Process) -> None:
         self.process = process
+
+    async def send(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send(data)
+
+    def receive(self) -> AsyncIterable[bytes]:
+        assert self.process.stdout is not None
+        return self.process.stdout
+
+    async def close_input(self) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.aclose()
+
+
+class SocketTransport:
+    def __init__(self, stream: anyio.abc.SocketStream) -> None:
+        self.stream = stream
+
+    async def send(self, data: bytes) -> None:
+        await self.stream.send(data)
+
+    async def receive(self) -> AsyncGenerator[bytes]:
+        with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            while True:
+                yield await self.stream.receive()
+
+    async def close_input(self) -> None:
+        with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await self.stream.send_eof()
+
+
+class AcpClient:
+    """Drive the server. Create with `open_agent` (in process) or `spawn_agent` (a process)."""
+
+    def __init__(self, transport: Transport, task_group: anyio.abc.TaskGroup) -> None:
+        self.transport = transport
         self.task_group = task_group
         self.violations: list[str] = []
         self.messages: list[Json] = []
@@ -118,20 +185,29 @@ class AcpClient:
         self.terminals: dict[str, Terminal] = {}
         self.files_written: dict[str, str] = {}
         self.closed = False
-        self.stderr_path: Path | None = None
         self.stderr = ""
+        """What the server logged (its stderr, or the log of a server in this process)."""
+        self.server_done = anyio.Event()
+        """Set when the server has stopped (the process exited, or `serve` returned)."""
+        self.environ = dict(os.environ)
+        """The editor's own environment (what its terminals inherit)."""
+
+    @property
+    def process(self) -> anyio.abc.Process:
+        """The server process (`spawn_agent` only)."""
+        assert isinstance(self.transport, ProcessTransport), "a server in this process"
+        return self.transport.process
 
     # ------------------------------------------------------------------------ reading
 
     async def read_output(self) -> None:
         """Consume the server's stdout until EOF, recording and validating each line."""
-        assert self.process.stdout is not None
-        buffer = ""
-        async for chunk in TextReceiveStream(self.process.stdout):
+        buffer = b""
+        async for chunk in self.transport.receive():
             buffer += chunk
-            while "\n" in buffer:
-                line, buffer = buffer.split("\n", 1)
-                self._line(line)
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                self._line(line.decode("utf-8", "replace"))
         if buffer:
             self.violations.append(f"unterminated output at EOF: {buffer[:200]!r}")
         self.closed = True
@@ -190,14 +266,13 @@ class AcpClient:
 
     async def send(self, message: Json | str | bytes) -> None:
         """Write one message (a dict), or raw text/bytes for hostile-input tests."""
-        assert self.process.stdin is not None
         if isinstance(message, dict):
             data = (json.dumps(message) + "\n").encode()
         elif isinstance(message, str):
             data = message.encode()
         else:
             data = message
-        await self.process.stdin.send(data)
+        await self.transport.send(data)
 
     def _new_id(self) -> int:
         self._next_id += 1
@@ -303,8 +378,13 @@ class AcpClient:
                 await self.send(reply)
 
     async def close_stdin(self) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.aclose()
+        await self.transport.close_input()
+
+    async def stopped(self) -> None:
+        """Until the server has stopped (after the end of its input, it answers what it read
+        first)."""
+        with anyio.fail_after(WAIT_SECONDS):
+            await self.server_done.wait()
 
 
 class ClientError(Exception):
@@ -336,7 +416,7 @@ async def write_text_file(client: AcpClient, params: Json) -> Json:
 
 async def terminal_create(client: AcpClient, params: Json) -> Json:
     command = [params["command"], *params.get("args", [])]
-    env = dict(os.environ)
+    env = dict(client.environ)
     env.update({item["name"]: item["value"] for item in params.get("env", [])})
     process = await anyio.open_process(
         command,
@@ -512,10 +592,20 @@ FULL_CAPABILITIES: Json = {
 }
 
 
+def _raise_violations(client: AcpClient, log: str) -> None:
+    if client.violations:
+        raise ClientFailure(
+            "schema violations:\n"
+            + "\n".join(client.violations)
+            + f"\n--- server log ---\n{log[-3000:]}"
+        )
+
+
 @asynccontextmanager
 async def spawn_agent(env: AgentEnv, *, check: bool = True) -> AsyncGenerator[AcpClient]:
-    """Run the server; on exit close its stdin, wait for it to exit, and fail on any schema
-    violation (`check=False` leaves the violations to the test)."""
+    """Run the server as a process (`python -m earshot --stdio`); on exit close its stdin, wait
+    for it to exit, and fail on any schema violation (`check=False` leaves the violations to the
+    test). `client.process` is the process."""
     stderr_path = env.root / f"stderr-{os.urandom(3).hex()}.log"
     client: AcpClient | None = None
     with stderr_path.open("wb") as stderr:
@@ -527,9 +617,15 @@ async def spawn_agent(env: AgentEnv, *, check: bool = True) -> AsyncGenerator[Ac
         )
         try:
             async with anyio.create_task_group() as task_group:
-                client = AcpClient(process, task_group)
-                client.stderr_path = stderr_path
+                client = AcpClient(ProcessTransport(process), task_group)
+
+                async def exited() -> None:
+                    await process.wait()
+                    assert client is not None
+                    client.server_done.set()
+
                 task_group.start_soon(client.read_output)
+                task_group.start_soon(exited)
                 try:
                     yield client
                     if process.returncode is None:
@@ -546,13 +642,82 @@ async def spawn_agent(env: AgentEnv, *, check: bool = True) -> AsyncGenerator[Ac
     # Only None if spawning failed, and then the exception is already on its way out.
     assert client is not None
     log = stderr_path.read_text(encoding="utf-8", errors="replace")
-    if check and client.violations:
-        raise ClientFailure(
-            "schema violations:\n"
-            + "\n".join(client.violations)
-            + f"\n--- stderr ---\n{log[-3000:]}"
-        )
+    if check:
+        _raise_violations(client, log)
     client.stderr = log
+
+
+@contextmanager
+def _environment(environ: Mapping[str, str]) -> Generator[None]:
+    """The process environment replaced for a server in this process (what its settings, data
+    dir, HOME and tools see), restored after."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@asynccontextmanager
+async def open_agent(
+    env: AgentEnv,
+    *,
+    check: bool = True,
+    factory: Callable[[dict[str, str]], SessionFactory] | None = None,
+) -> AsyncGenerator[AcpClient]:
+    """Run the server in this process, over a socketpair: the transport, the server and the
+    agent are the real ones, only the process around them is not. On exit close its input, wait
+    for it to stop, and fail on any schema violation (`check=False` leaves them to the test).
+    Everything the server logs (its own events, the agent's) is `client.stderr` afterwards.
+    `factory` makes the session factory from the environment (default: earshot's own)."""
+    from acp_server.log import log, log_to
+    from acp_server.server import AcpServer, ServerLimits
+    from earshot import __version__
+    from earshot.acp_main import EarshotFactory
+
+    environ = env.environ()
+    editor_environ = dict(os.environ)
+    logged = io.StringIO()
+    server_end, client_end = socket.socketpair()
+    client: AcpClient | None = None
+    stream = await anyio.abc.SocketStream.from_socket(client_end)  # it owns `client_end`
+    with _environment(environ), server_end:
+        log_to(logged)
+        server = AcpServer(
+            factory=factory(environ) if factory else EarshotFactory(environ=environ),
+            version=__version__,
+            log=log,
+            limits=ServerLimits.from_environ(environ),
+        )
+        async with stream, anyio.create_task_group() as task_group:
+            client = AcpClient(SocketTransport(stream), task_group)
+            client.environ = editor_environ
+
+            async def serve() -> None:
+                assert client is not None
+                try:
+                    await server.serve(read_fd=server_end.fileno(), write_fd=server_end.fileno())
+                finally:
+                    with suppress(OSError):
+                        server_end.shutdown(socket.SHUT_WR)
+                    client.server_done.set()
+
+            task_group.start_soon(serve)
+            task_group.start_soon(client.read_output)
+            try:
+                yield client
+                await client.close_stdin()
+                await client.stopped()
+                await client.wait_for(lambda: client.closed)
+            finally:
+                task_group.cancel_scope.cancel()
+    assert client is not None
+    client.stderr = logged.getvalue()
+    if check:
+        _raise_violations(client, client.stderr)
 
 
 async def initialize(client: AcpClient, capabilities: Mapping[str, Any] | None = None) -> Json:
