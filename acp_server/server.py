@@ -1,17 +1,14 @@
-"""The ACP v1 agent: method routing and the session lifecycle.
+"""The ACP v1 agent: method routing, and the methods on sessions once they exist.
 
 Only the transport, the typed params and the capability tables load before the `initialize`
-reply. `session/new` is answered from the settings, the credentials and the catalog
-(`SessionFactory.defaults`) with a session id whose file is already on disk, and the session is
-then built as a task on the event loop (`acp_server.session_table`: it is *opening* until then,
-and every request for it waits). Once it is open, what its first prompt needs (the model's SDK)
-is imported in a worker thread, so a prompt typed a second later reaches the model at once.
+reply. Opening sessions (`session/new|load|resume`) is `acp_server.opening`; the sessions of the
+connection are a table of slots (`acp_server.session_table`), and a request for a session that is
+still opening waits for it.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
@@ -28,12 +25,12 @@ from acp_server.jsonrpc import (
     RequestContext,
     RequestHandler,
 )
-from acp_server.session_table import SessionSlot, SessionTable
+from acp_server.opening import SessionOpener
+from acp_server.session_table import SessionTable
 
 if TYPE_CHECKING:
-    from acp_server.factory import SessionFactory, SessionIO
+    from acp_server.factory import SessionFactory
     from acp_server.live import LiveSession
-    from acp_server.params import SessionSetup
     from acp_server.protocol.connection import (
         AuthenticateRequest,
         AuthenticateResponse,
@@ -49,19 +46,12 @@ if TYPE_CHECKING:
         DeleteSessionResponse,
         ListSessionsRequest,
         ListSessionsResponse,
-        LoadSessionRequest,
-        LoadSessionResponse,
-        NewSessionRequest,
-        NewSessionResponse,
-        ResumeSessionRequest,
-        ResumeSessionResponse,
         SessionInfo,
         SetSessionConfigOptionRequestValueId,
         SetSessionConfigOptionResponse,
         SetSessionModeRequest,
         SetSessionModeResponse,
     )
-    from agent.session import AgentSession
 
 Params = TypeVar("Params")
 
@@ -113,10 +103,11 @@ class AcpServer:
     ) -> None:
         self.factory = factory
         self._version = version
-        self._log = log
+        self.log = log
         self._limits = limits or ServerLimits.from_environ(os.environ)
         self.client = ClientCapabilities()
         self.table = SessionTable(log)
+        self.opener = SessionOpener(self)
         self._connection: Connection | None = None
 
     # ----------------------------------------------------------------------------- wiring
@@ -126,9 +117,9 @@ class AcpServer:
             "initialize": _typed(p.initialize, self.initialize),
             "authenticate": _typed(p.authenticate, self.authenticate),
             "logout": self.logout,
-            "session/new": _typed(p.new_session, self.session_new),
-            "session/load": _typed(p.load_session, self.session_load),
-            "session/resume": _typed(p.resume_session, self.session_resume),
+            "session/new": _typed(p.new_session, self.opener.new),
+            "session/load": _typed(p.load_session, self.opener.load),
+            "session/resume": _typed(p.resume_session, self.opener.resume),
             "session/list": _typed(p.list_sessions, self.session_list),
             "session/close": _typed(p.close_session, self.session_close),
             "session/delete": _typed(p.delete_session, self.session_delete),
@@ -159,7 +150,7 @@ class AcpServer:
             notifications=self.notifications(),
             error_mapper=map_exception,
             on_input_closed=self.table.cancel_all,
-            log=self._log,
+            log=self.log,
             line_limit=self._limits.line_limit,
         )
         try:
@@ -198,154 +189,6 @@ class AcpServer:
 
     async def logout(self, params: RawObject, context: RequestContext) -> LogoutResponse:
         return {}
-
-    # ------------------------------------------------------------------ opening sessions
-
-    async def session_new(
-        self, request: NewSessionRequest, context: RequestContext
-    ) -> NewSessionResponse:
-        """Answered before the session is built: its id (the file reserved), the modes and the
-        pickers from the settings; the build follows on the loop."""
-        from acp_server.config import ConfigState, setup_result
-        from acp_server.errors import AuthRequired
-
-        setup = p.setup(request)
-        defaults = self.factory.defaults(setup.cwd)
-        if defaults.problem is not None:
-            raise AuthRequired(defaults.problem)
-        session_id = self.factory.reserve(setup.cwd, setup.additional_directories)
-        slot = SessionSlot(session_id, setup)
-        self.table.add(slot)
-        self.connection.spawn(self._open_new, slot)
-        state = ConfigState(
-            mode=defaults.mode,
-            model=defaults.model,
-            effort=None,
-            reasoning=defaults.reasoning,
-            models=defaults.models,
-        )
-        return {"sessionId": session_id, **setup_result(state)}
-
-    async def _open_new(self, slot: SessionSlot) -> None:
-        started = time.perf_counter()
-        setup = slot.setup
-
-        async def make(io: SessionIO) -> AgentSession:
-            return await self.factory.create(
-                cwd=setup.cwd,
-                additional_directories=setup.additional_directories,
-                mcp_servers=setup.mcp_servers,
-                io=io,
-                session_id=slot.session_id,
-            )
-
-        try:
-            live = await self.table.build(slot, lambda: self._open(setup, make), keep_failure=True)
-        finally:
-            if slot.live is None:  # failed, or the input closed first
-                self.factory.release(slot.session_id, setup.cwd)
-        if live is None:
-            return
-        await live.send_commands()
-        self.connection.spawn(live.refresh_models)
-        elapsed = round((time.perf_counter() - started) * 1000, 1)
-        self._log("opened a session", {"session": slot.session_id, "ms": elapsed}, debug=True)
-        await self._warm_up(live)
-
-    async def _warm_up(self, live: LiveSession) -> None:
-        """Import what the session's first model call needs, in a worker thread: an SDK takes
-        a few hundred milliseconds to import, which on the loop would hold up every request
-        meanwhile. A prompt that needs the module first waits on the import lock (no work
-        twice); `warm_up` touches no shared state."""
-        import anyio.to_thread
-
-        imports = self.factory.warm_up(live.agent.cwd, live.agent.model_name)
-        await anyio.to_thread.run_sync(imports, abandon_on_cancel=True)
-
-    async def _open(
-        self, setup: SessionSetup, make: Callable[[SessionIO], Awaitable[AgentSession]]
-    ) -> LiveSession:
-        from acp_server.client_io import AcpFiles, AcpInteraction, AcpProcesses, SessionChannel
-        from acp_server.factory import SessionIO
-        from acp_server.live import LiveSession
-        from acp_server.log import install
-        from agent.local import LocalFiles, LocalProcesses
-
-        install()  # before the agent first logs: its loggers go where the server's do
-
-        channel = SessionChannel(self.connection, self.client)
-        files = AcpFiles(channel, (setup.cwd, *setup.additional_directories), LocalFiles())
-        io = SessionIO(
-            files=files,
-            processes=AcpProcesses(channel, LocalProcesses()),
-            interaction=AcpInteraction(channel),
-            spawn=self._spawn_background,
-        )
-        agent = await make(io)
-        channel.session_id = agent.id
-        files.roots = tuple(agent.roots) or files.roots
-        return LiveSession(
-            agent=agent,
-            channel=channel,
-            factory=self.factory,
-            files=files,
-            skills=self.factory.skills(setup.cwd),
-        )
-
-    def _spawn_background(self, function: Callable[[], Awaitable[None]]) -> None:
-        async def run() -> None:
-            await function()
-
-        self.connection.spawn(run)
-
-    async def _reopen(self, request: LoadSessionRequest | ResumeSessionRequest) -> LiveSession:
-        session_id = request["sessionId"]
-        setup = p.setup(request)
-        slot = self.table.get(session_id)
-        if slot is not None and (slot.opening or slot.live is not None):
-            return await slot.session()
-        self.factory.refresh(setup.cwd)
-
-        async def make(io: SessionIO) -> AgentSession:
-            return await self.factory.resume(
-                session_id,
-                cwd=setup.cwd,
-                additional_directories=setup.additional_directories,
-                mcp_servers=setup.mcp_servers,
-                io=io,
-            )
-
-        slot = SessionSlot(session_id, setup)
-        self.table.add(slot)
-        await self.table.build(slot, lambda: self._open(setup, make), keep_failure=False)
-        return await slot.session()
-
-    def _refresh_models_later(self, live: LiveSession) -> Callable[[], Awaitable[None]]:
-        """Run after a session's answer: start refreshing its model picker in the background
-        (servers may take seconds to answer, or never; the request is done either way)."""
-
-        async def start() -> None:
-            self.connection.spawn(live.refresh_models)
-
-        return start
-
-    async def session_load(
-        self, request: LoadSessionRequest, context: RequestContext
-    ) -> LoadSessionResponse:
-        live = await self._reopen(request)
-        await live.replay()
-        context.after_response.append(live.send_commands)
-        context.after_response.append(self._refresh_models_later(live))
-        return live.pickers.setup_result()
-
-    async def session_resume(
-        self, request: ResumeSessionRequest, context: RequestContext
-    ) -> ResumeSessionResponse:
-        live = await self._reopen(request)
-        context.after_response.append(live.send_usage)
-        context.after_response.append(live.send_commands)
-        context.after_response.append(self._refresh_models_later(live))
-        return live.pickers.setup_result()
 
     # ------------------------------------------------------------------ other sessions
 

@@ -24,6 +24,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, assert_never, cast
 
 from acp_server.capabilities import ClientCapabilities
+from acp_server.tool_calls import (
+    ToolCall,
+    diffs,
+    locations,
+    raw_output,
+    result_blocks,
+    terminal_verdict,
+    text_block,
+    text_content,
+    wire_status,
+)
 from agent.backends import ToolUi
 from agent.events import (
     AgentEvent,
@@ -47,21 +58,15 @@ from agent.events import (
     ToolCallReady,
     ToolCallRunning,
     ToolCallStarted,
-    ToolStatus,
     TurnEnded,
     TurnStarted,
     UsageUpdated,
     UserMessageAdded,
 )
-from providers.types import ImagePart, TextPart, ToolResultPart
 
 if TYPE_CHECKING:
     from acp_server.protocol.common import (
-        ContentBlockImage,
-        ContentBlockText,
         JsonValue,
-        ToolCallContent,
-        ToolCallLocation,
         ToolCallStatus,
         ToolCallUpdate,
     )
@@ -70,8 +75,6 @@ if TYPE_CHECKING:
         SessionUpdateAgentMessageChunk,
         SessionUpdateAgentThoughtChunk,
         SessionUpdatePlan,
-        SessionUpdateToolCall,
-        SessionUpdateToolCallUpdate,
         SessionUpdateUsageUpdate,
         SessionUpdateUserMessageChunk,
     )
@@ -84,10 +87,6 @@ if TYPE_CHECKING:
 
 OUTPUT_DISPLAY_LIMIT = 64_000
 """Characters of live command output kept in a tool call's content (the tail)."""
-
-
-def text_block(text: str) -> ContentBlockText:
-    return {"type": "text", "text": text}
 
 
 def message_chunk(
@@ -118,73 +117,6 @@ def plan_update(entries: tuple[PlanEntry, ...]) -> SessionUpdatePlan:
     }
 
 
-def _status(status: ToolStatus) -> ToolCallStatus:
-    match status:
-        case "completed":
-            return "completed"
-        case "failed" | "interrupted" | "denied":
-            return "failed"
-        case _:
-            assert_never(status)
-
-
-def _locations(ui: ToolUi) -> list[ToolCallLocation]:
-    locations: list[ToolCallLocation] = []
-    for location in ui.locations:
-        item: ToolCallLocation = {"path": location.path}
-        if location.line is not None:
-            item["line"] = location.line
-        locations.append(item)
-    return locations
-
-
-def _diffs(ui: ToolUi) -> list[ToolCallContent]:
-    return [
-        {"type": "diff", "path": diff.path, "oldText": diff.old_text, "newText": diff.new_text}
-        for diff in ui.diffs
-    ]
-
-
-def _text_content(text: str) -> ToolCallContent:
-    return {"type": "content", "content": text_block(text)}
-
-
-def _terminal_verdict(event: ToolCallFinished) -> list[ToolCallContent]:
-    """What the embedded terminal cannot say itself: that the command was killed for running
-    too long (the first line of the result, "Command timed out after 5s and was killed.")."""
-    raw = event.raw_output
-    if not isinstance(raw, dict) or raw.get("timed_out") is not True:
-        return []
-    first_line = event.result.text.split("\n", 1)[0].removesuffix(" Output so far:")
-    return [_text_content(first_line)] if first_line else []
-
-
-def _result_blocks(result: ToolResultPart) -> list[ToolCallContent]:
-    blocks: list[ToolCallContent] = []
-    for part in result.content:
-        match part:
-            case TextPart():
-                if part.text:
-                    blocks.append(_text_content(part.text))
-            case ImagePart():
-                if part.data is not None:
-                    image: ContentBlockImage = {
-                        "type": "image",
-                        "data": part.data,
-                        "mimeType": part.media_type,
-                    }
-                    blocks.append({"type": "content", "content": image})
-                elif part.url is not None:
-                    blocks.append(_text_content(part.url))
-            case _:
-                assert_never(part)
-    return blocks
-
-
-def _raw_output(event: ToolCallFinished) -> JsonValue:
-    return event.raw_output if event.raw_output is not None else event.result.text
-
-
 def _usage(event: UsageUpdated) -> list[SessionUpdate]:
     if not event.context_window:
         return []
@@ -201,35 +133,25 @@ def _usage(event: UsageUpdated) -> list[SessionUpdate]:
     return [usage]
 
 
-@dataclass(slots=True)
-class _Call:
-    call_id: str
-    name: str
-    ui: ToolUi
-    parent_call_id: str | None
-    announced: bool = False
-    raw_input: JsonValue = None
-    output: str = ""
-    terminal_id: str | None = None
-    subagent_text: list[str] = field(default_factory=lambda: [])
-    subagent_message: str | None = None
-    subagent_dirty: bool = False
+def _notice(client: ClientCapabilities, event: Notice) -> list[SessionUpdate]:
+    if client.notices:
+        return [{"sessionUpdate": "notice", "severity": event.severity, "title": event.message}]
+    if event.severity == "info":
+        return []
+    return [message_chunk("agent_message_chunk", f"\n\n⚠ {event.message}\n\n", None)]
 
-    def content(self, extra: list[ToolCallContent] | None = None) -> list[ToolCallContent]:
-        items = _diffs(self.ui)
-        if self.terminal_id is not None:
-            items.append({"type": "terminal", "terminalId": self.terminal_id})
-        elif self.output:
-            items.append(_text_content(self.output))
-        if self.subagent_text:
-            items.append(_text_content("".join(self.subagent_text)))
-        if extra:
-            items.extend(extra)
-        return items
 
-    def update(self) -> SessionUpdateToolCallUpdate:
-        """A `tool_call_update` naming this call, to add fields to."""
-        return {"sessionUpdate": "tool_call_update", "toolCallId": self.call_id}
+def _retrying(client: ClientCapabilities, event: Retrying) -> list[SessionUpdate]:
+    if not client.notices:
+        return []
+    return [
+        {
+            "sessionUpdate": "notice",
+            "severity": "warning",
+            "title": f"Retrying the model call (attempt {event.attempt})",
+            "description": event.error.message,
+        }
+    ]
 
 
 @dataclass(slots=True)
@@ -240,7 +162,7 @@ class UpdateTranslator:
     replaying: bool = False
     """`session/load`: each call is sent once, as a `tool_call` already in its final state
     (status, diff, output), when its result comes: nothing is ever shown pending or running."""
-    calls: dict[str, _Call] = field(default_factory=lambda: {})
+    calls: dict[str, ToolCall] = field(default_factory=lambda: {})
     compactions: set[str] = field(default_factory=lambda: set[str]())
     """Compactions announced as tool calls (a replayed one arrives finished only)."""
 
@@ -276,11 +198,11 @@ class UpdateTranslator:
             case CompactionFinished():
                 return self._compaction_finished(event)
             case Retrying():
-                return self._retrying(event)
+                return _retrying(self.client, event)
             case TitleChanged():
                 return [{"sessionUpdate": "session_info_update", "title": event.title}]
             case Notice():
-                return self._notice(event)
+                return _notice(self.client, event)
             case TurnEnded():
                 return self._turn_ended()
             case _:
@@ -301,29 +223,29 @@ class UpdateTranslator:
         """Make sure the client knows the call (before a permission request names it)."""
         call = self.calls.get(call_id)
         if call is None:
-            call = _Call(call_id=call_id, name=name, ui=ui, parent_call_id=None)
+            call = ToolCall(call_id=call_id, name=name, ui=ui, parent_call_id=None)
             self.calls[call_id] = call
         if call.announced:
             return []
         call.ui = ui
-        return [self._tool_call(call, cast("JsonValue", raw_input))]
+        return [call.announcement(cast("JsonValue", raw_input))]
 
     def tool_call_fields(self, call_id: str, ui: ToolUi, raw_input: object) -> ToolCallUpdate:
         """A `ToolCallUpdate` describing the call in full (for `session/request_permission`).
         A call that already ran keeps showing its terminal or output (a command the sandbox
         stopped, asking whether to run it outside)."""
         known = self.calls.get(call_id)
-        content = _diffs(ui)
+        content = diffs(ui)
         if known is not None and known.terminal_id is not None:
             content.append({"type": "terminal", "terminalId": known.terminal_id})
         elif known is not None and known.output:
-            content.append(_text_content(known.output))
+            content.append(text_content(known.output))
         update: ToolCallUpdate = {
             "toolCallId": call_id,
             "title": ui.title,
             "kind": ui.kind,
             "status": "pending",
-            "locations": _locations(ui),
+            "locations": locations(ui),
             "content": content,
         }
         if raw_input is not None:
@@ -353,7 +275,7 @@ class UpdateTranslator:
         parent.subagent_dirty = True
         return updates
 
-    def _flush_subagent(self, parent: _Call) -> list[SessionUpdate]:
+    def _flush_subagent(self, parent: ToolCall) -> list[SessionUpdate]:
         if not parent.subagent_dirty:
             return []
         parent.subagent_dirty = False
@@ -369,55 +291,19 @@ class UpdateTranslator:
             updates.extend(self._flush_subagent(call))
         return updates
 
-    def _notice(self, event: Notice) -> list[SessionUpdate]:
-        if self.client.notices:
-            return [{"sessionUpdate": "notice", "severity": event.severity, "title": event.message}]
-        if event.severity == "info":
-            return []
-        return [message_chunk("agent_message_chunk", f"\n\n⚠ {event.message}\n\n", None)]
-
-    def _retrying(self, event: Retrying) -> list[SessionUpdate]:
-        if not self.client.notices:
-            return []
-        return [
-            {
-                "sessionUpdate": "notice",
-                "severity": "warning",
-                "title": f"Retrying the model call (attempt {event.attempt})",
-                "description": event.error.message,
-            }
-        ]
-
     # ------------------------------------------------------------------------ tool calls
 
-    def _tool_call(self, call: _Call, raw_input: JsonValue) -> SessionUpdateToolCall:
-        call.announced = True
-        update: SessionUpdateToolCall = {
-            "sessionUpdate": "tool_call",
-            "toolCallId": call.call_id,
-            "title": call.ui.title,
-            "kind": call.ui.kind,
-            "status": "pending",
-            "locations": _locations(call.ui),
-            "content": call.content(),
-        }
-        if raw_input is not None:
-            update["rawInput"] = raw_input
-        if call.parent_call_id is not None:
-            update["_meta"] = {"earshot": {"parentToolCallId": call.parent_call_id}}
-        return update
-
-    def _call(self, call_id: str, name: str = "", parent: str | None = None) -> _Call:
+    def _call(self, call_id: str, name: str = "", parent: str | None = None) -> ToolCall:
         call = self.calls.get(call_id)
         if call is None:
-            call = _Call(
+            call = ToolCall(
                 call_id=call_id, name=name, ui=ToolUi(title=name or call_id), parent_call_id=parent
             )
             self.calls[call_id] = call
         return call
 
-    def _ensure_announced(self, call: _Call) -> list[SessionUpdate]:
-        return [] if call.announced else [self._tool_call(call, None)]
+    def _ensure_announced(self, call: ToolCall) -> list[SessionUpdate]:
+        return [] if call.announced else [call.announcement(None)]
 
     def _started(self, event: ToolCallStarted) -> list[SessionUpdate]:
         call = self._call(event.call_id, event.name, event.parent_call_id)
@@ -429,7 +315,7 @@ class UpdateTranslator:
         if event.parent_call_id is not None:
             updates.extend(self._flush_subagent(self._call(event.parent_call_id)))
         if not call.announced:
-            updates.append(self._tool_call(call, None))
+            updates.append(call.announcement(None))
         return updates
 
     def _ready(self, event: ToolCallReady) -> list[SessionUpdate]:
@@ -439,11 +325,11 @@ class UpdateTranslator:
         if self.replaying:
             return []
         if not call.announced:
-            return [self._tool_call(call, event.arguments)]
+            return [call.announcement(event.arguments)]
         update = call.update()
         update["title"] = call.ui.title
         update["kind"] = call.ui.kind
-        update["locations"] = _locations(call.ui)
+        update["locations"] = locations(call.ui)
         update["content"] = call.content()
         update["rawInput"] = event.arguments
         return [update]
@@ -480,27 +366,25 @@ class UpdateTranslator:
         call.subagent_dirty = False
         call.output = ""
         extra = (
-            _terminal_verdict(event)
-            if call.terminal_id is not None
-            else _result_blocks(event.result)
+            terminal_verdict(event) if call.terminal_id is not None else result_blocks(event.result)
         )
         update = call.update()
-        update["status"] = _status(event.status)
+        update["status"] = wire_status(event.status)
         update["title"] = call.ui.title
-        update["locations"] = _locations(call.ui)
+        update["locations"] = locations(call.ui)
         update["content"] = call.content(extra)
-        update["rawOutput"] = _raw_output(event)
+        update["rawOutput"] = raw_output(event)
         updates.append(update)
         # The client keeps the final state; forgetting the call keeps long sessions small.
         del self.calls[event.call_id]
         return updates
 
-    def _replayed(self, call: _Call, event: ToolCallFinished) -> SessionUpdate:
+    def _replayed(self, call: ToolCall, event: ToolCallFinished) -> SessionUpdate:
         """A replayed call in one message: announced in its final state."""
-        update = self._tool_call(call, call.raw_input)
-        update["status"] = _status(event.status)
-        update["content"] = call.content(_result_blocks(event.result))
-        update["rawOutput"] = _raw_output(event)
+        update = call.announcement(call.raw_input)
+        update["status"] = wire_status(event.status)
+        update["content"] = call.content(result_blocks(event.result))
+        update["rawOutput"] = raw_output(event)
         del self.calls[event.call_id]
         return update
 
@@ -543,7 +427,7 @@ class UpdateTranslator:
         if event.ok and event.tokens_before is not None and event.tokens_after is not None:
             text = f"{event.tokens_before} → {event.tokens_after} tokens\n\n{text}"
         status: ToolCallStatus = "completed" if event.ok else "failed"
-        content = [_text_content(text)] if text else []
+        content = [text_content(text)] if text else []
         call_id = f"compaction-{event.compaction_id}"
         if event.compaction_id in self.compactions:
             self.compactions.discard(event.compaction_id)
