@@ -148,10 +148,11 @@ class SessionFactory(Protocol):
         ...
 
     def warm_up(self, cwd: Path, model_name: str) -> Callable[[], None]:
-        """What the first call to `model_name` will import (its wire module and its provider's
-        SDK), as a function that imports it: pure imports, touching nothing shared, which the
-        server runs in a worker thread once a session is open, so the first prompt reaches the
-        model at once. The function never raises: a failure shows at the first call."""
+        """What a session's first prompt would load (the model's wire module, its provider's
+        SDK, the transcript codec), as a function that loads it: imports and caches only,
+        touching nothing of the session, which the server runs in a worker thread once a session
+        is open, so the first prompt reaches the model at once. The function never raises: a
+        failure shows at the first call."""
         ...
 
     async def create(

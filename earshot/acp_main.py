@@ -129,22 +129,20 @@ class EarshotFactory:
             os.close(fd)
 
     def warm_up(self, cwd: Path, model_name: str) -> Callable[[], None]:
-        from providers.registry import first_call_modules
+        from providers.registry import first_call_warm_up
 
         composition = self.composition(cwd)
-        modules = first_call_modules(
+        first_call = first_call_warm_up(
             model_name, user_providers=composition.user_providers, environ=self._environ
         )
 
-        def import_all() -> None:
-            import contextlib
-            import importlib
+        def warm_up() -> None:
+            from providers import codec
 
-            for module in modules:
-                with contextlib.suppress(Exception):
-                    importlib.import_module(module)
+            codec.warm_up()  # the first prompt's append to the transcript
+            first_call()
 
-        return import_all
+        return warm_up
 
     def _sessions_root(self) -> Path:
         """Where the store keeps sessions (known before the store itself loads)."""

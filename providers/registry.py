@@ -10,11 +10,12 @@ and never loads a vendor SDK.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, assert_never
@@ -370,31 +371,32 @@ _WIRE_MODULES: Final[Mapping[WireApi, str]] = {
     "scripted": "providers.wire.scripted",
 }
 
-_SDK_MODULES: Final[Mapping[WireApi, tuple[str, ...]]] = {
-    "openai-chat": ("openai",),
-    "openai-responses": ("openai",),
-    "anthropic": ("anthropic",),
-    "gemini": ("google.genai",),
-    "scripted": (),
-}
-"""The vendor SDK each wire module imports at its first call (never before: start-up)."""
 
-
-def first_call_modules(
+def first_call_warm_up(
     name: str,
     *,
     user_providers: Mapping[str, UserProviderConfig] | None = None,
     environ: Mapping[str, str] | None = None,
-) -> tuple[str, ...]:
-    """The modules the first call to `provider/model` imports: its wire module, then its vendor
-    SDK. A front end imports them ahead (a worker thread, once a session is open) so the user's
-    first prompt does not wait for them. Empty when the name resolves to no provider."""
+) -> Callable[[], None]:
+    """A function loading what the first call to `provider/model` loads: its wire module, its
+    vendor SDK and the parts of it a call uses (each SDK adapter's `warm_up`). A front end runs
+    it in a worker thread once a session is open, so the user's first prompt does not wait for
+    a few hundred milliseconds of imports. It touches nothing shared and never raises (a failure
+    shows at the first call); for a name no provider resolves, it does nothing."""
     try:
         provider_id, _ = split_model_name(name)
         api = resolve_endpoint(provider_id, user_providers, environ).api
     except (ValueError, UnknownProvider, MissingCredentials):
-        return ()
-    return (_WIRE_MODULES[api], *_SDK_MODULES[api])
+        api = "scripted"
+    module_name = _WIRE_MODULES[api]
+
+    def warm_up() -> None:
+        if api == "scripted":
+            return
+        with contextlib.suppress(Exception):
+            importlib.import_module(module_name).warm_up()
+
+    return warm_up
 
 
 def provider_spec(provider_id: str) -> ProviderSpec | None:

@@ -152,6 +152,15 @@ class AnthropicMessagesModel(SdkModel["AsyncAnthropic"]):
         return _map_errors(exc, self.provider_id, self._secrets)
 
 
+def warm_up() -> None:
+    """Load what the first call loads (the SDK, its HTTP stack, the messages resource) by
+    building a throwaway client that is never used (`registry.first_call_warm_up`)."""
+    from anthropic import AsyncAnthropic
+
+    client = AsyncAnthropic(api_key="unused", base_url="http://127.0.0.1:9", max_retries=0)
+    _ = client.messages  # the resource module loads on first access
+
+
 def _to_dict(event: RawMessageStreamEvent) -> JsonDict:
     return event.to_dict()
 

@@ -164,6 +164,15 @@ class GeminiModel(SdkModel["Client"]):
         return _map_errors(exc, self.provider_id, self._secrets)
 
 
+def warm_up() -> None:
+    """Load what the first call loads (the SDK, its HTTP stack, the async models API) by
+    building a throwaway client that is never used (`registry.first_call_warm_up`)."""
+    from google.genai import Client
+
+    client = Client(vertexai=False, api_key="unused")
+    _ = client.aio.models
+
+
 def client_settings(endpoint: Endpoint) -> dict[str, Any]:
     """The `genai.Client` keyword arguments (bar `http_options`) for an endpoint. Pure.
 

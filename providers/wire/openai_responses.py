@@ -92,6 +92,15 @@ class ResponsesModel(SdkModel["AsyncOpenAI"]):
         return _map_errors(exc, self.provider_id, self._secrets)
 
 
+def warm_up() -> None:
+    """Load what the first call loads (the SDK, its HTTP stack, the responses resource) by
+    building a throwaway client that is never used (`registry.first_call_warm_up`)."""
+    import openai
+
+    client = openai.AsyncOpenAI(api_key="unused", base_url="http://127.0.0.1:9/v1", max_retries=0)
+    _ = client.responses  # the resource module loads on first access
+
+
 def _to_dict(event: ResponseStreamEvent) -> JsonDict:
     return event.to_dict()
 

@@ -18,19 +18,16 @@ import io
 import json
 import os
 import socket
-import subprocess
 import sys
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
-    Awaitable,
     Callable,
     Generator,
     Iterator,
     Mapping,
 )
 from contextlib import asynccontextmanager, contextmanager, suppress
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -39,6 +36,11 @@ import anyio
 import anyio.abc
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
+
+from tests.acp_server.editor import DEFAULT_HANDLERS, ClientError, RequestHandler, Terminal
+from tests.acp_server.env import FULL_CAPABILITIES as FULL_CAPABILITIES
+from tests.acp_server.env import AgentEnv as AgentEnv
+from tests.acp_server.env import make_env as make_env
 
 if TYPE_CHECKING:
     from acp_server.factory import SessionFactory
@@ -51,8 +53,6 @@ WAIT_SECONDS = 30.0
 loaded machine must not turn a pass into one)."""
 
 Json = dict[str, Any]
-RequestHandler = Callable[["AcpClient", Json], Awaitable[Any]]
-"""Answers one agent->client request: called with the client and the request's `params`."""
 
 
 @cache
@@ -107,17 +107,6 @@ def json_list(value: Any) -> list[Any]:
 
 class ClientFailure(AssertionError):
     pass
-
-
-@dataclass
-class Terminal:
-    process: anyio.abc.Process
-    output: bytearray = field(default_factory=bytearray)
-    limit: int | None = None
-    exit_code: int | None = None
-    signal: str | None = None
-    exited: anyio.Event = field(default_factory=anyio.Event)
-    released: bool = False
 
 
 class Transport(Protocol):
@@ -364,7 +353,7 @@ class AcpClient:
 
     async def _answer(self, message: Json) -> None:
         method = message["method"]
-        handler = self.handlers.get(method) or _DEFAULT_HANDLERS.get(method)
+        handler = self.handlers.get(method) or DEFAULT_HANDLERS.get(method)
         reply: Json = {"jsonrpc": "2.0", "id": message["id"]}
         if handler is None:
             reply["error"] = {"code": -32601, "message": f"method not found: {method}"}
@@ -385,211 +374,6 @@ class AcpClient:
         first)."""
         with anyio.fail_after(WAIT_SECONDS):
             await self.server_done.wait()
-
-
-class ClientError(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-# ------------------------------------------------------------------- default handlers
-
-
-async def allow_once(client: AcpClient, params: Json) -> Json:
-    option = next(o for o in params["options"] if o["kind"] == "allow_once")
-    return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
-
-
-async def read_text_file(client: AcpClient, params: Json) -> Json:
-    path = Path(params["path"])
-    if not path.exists():
-        raise ClientError(-32002, f"file not found: {path}")
-    return {"content": path.read_text(encoding="utf-8")}
-
-
-async def write_text_file(client: AcpClient, params: Json) -> Json:
-    Path(params["path"]).write_text(params["content"], encoding="utf-8")
-    client.files_written[params["path"]] = params["content"]
-    return {}
-
-
-async def terminal_create(client: AcpClient, params: Json) -> Json:
-    command = [params["command"], *params.get("args", [])]
-    env = dict(client.environ)
-    env.update({item["name"]: item["value"] for item in params.get("env", [])})
-    process = await anyio.open_process(
-        command,
-        cwd=params.get("cwd"),
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    terminal_id = f"term-{len(client.terminals) + 1}"
-    terminal = Terminal(process=process, limit=params.get("outputByteLimit"))
-    client.terminals[terminal_id] = terminal
-    client.task_group.start_soon(_pump_terminal, terminal)
-    return {"terminalId": terminal_id}
-
-
-async def _pump_terminal(terminal: Terminal) -> None:
-    assert terminal.process.stdout is not None
-    try:
-        async for chunk in terminal.process.stdout:
-            terminal.output += chunk
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-        pass
-    code = await terminal.process.wait()
-    if code < 0:
-        import signal
-
-        terminal.signal = signal.Signals(-code).name
-    else:
-        terminal.exit_code = code
-    terminal.exited.set()
-
-
-def _terminal(client: AcpClient, params: Json) -> Terminal:
-    terminal = client.terminals.get(params["terminalId"])
-    if terminal is None or terminal.released:
-        raise ClientError(-32002, "unknown terminal")
-    return terminal
-
-
-def _exit_status(terminal: Terminal) -> Json:
-    return {"exitCode": terminal.exit_code, "signal": terminal.signal}
-
-
-async def terminal_wait(client: AcpClient, params: Json) -> Json:
-    terminal = _terminal(client, params)
-    await terminal.exited.wait()
-    return _exit_status(terminal)
-
-
-async def terminal_output(client: AcpClient, params: Json) -> Json:
-    terminal = _terminal(client, params)
-    data = bytes(terminal.output)
-    truncated = terminal.limit is not None and len(data) > terminal.limit
-    if truncated:
-        data = data[-(terminal.limit or 0) :]
-    result: Json = {"output": data.decode("utf-8", "replace"), "truncated": truncated}
-    if terminal.exited.is_set():
-        result["exitStatus"] = _exit_status(terminal)
-    return result
-
-
-def _kill(terminal: Terminal) -> None:
-    import signal
-
-    if not terminal.exited.is_set():
-        with suppress(ProcessLookupError):
-            os.killpg(terminal.process.pid, signal.SIGKILL)
-
-
-async def terminal_kill(client: AcpClient, params: Json) -> Json:
-    _kill(_terminal(client, params))
-    return {}
-
-
-async def terminal_release(client: AcpClient, params: Json) -> Json:
-    terminal = _terminal(client, params)
-    _kill(terminal)
-    terminal.released = True
-    return {}
-
-
-_DEFAULT_HANDLERS: dict[str, RequestHandler] = {
-    "session/request_permission": allow_once,
-    "fs/read_text_file": read_text_file,
-    "fs/write_text_file": write_text_file,
-    "terminal/create": terminal_create,
-    "terminal/wait_for_exit": terminal_wait,
-    "terminal/output": terminal_output,
-    "terminal/kill": terminal_kill,
-    "terminal/release": terminal_release,
-}
-
-
-# ----------------------------------------------------------------------- environment
-
-
-@dataclass
-class AgentEnv:
-    """Temp XDG dirs, a workspace, and the scripted model selected by the user settings."""
-
-    root: Path
-    workspace: Path
-    config_home: Path
-    data_home: Path
-    extra_env: dict[str, str] = field(default_factory=lambda: {})
-
-    @property
-    def settings_path(self) -> Path:
-        return self.config_home / "earshot" / "settings.json"
-
-    def write_settings(self, settings: Json) -> None:
-        self.settings_path.parent.mkdir(parents=True, exist_ok=True)
-        self.settings_path.write_text(json.dumps(settings), encoding="utf-8")
-
-    def script(
-        self,
-        turns: list[Json],
-        *,
-        models: Json | None = None,
-        mode: str | None = None,
-        extra: Json | None = None,
-    ) -> Path:
-        """Select the scripted model playing `turns` (each process starts the script afresh)."""
-        path = self.root / "script.json"
-        path.write_text(json.dumps({"turns": turns}), encoding="utf-8")
-        settings: Json = {
-            "providers": {"scripted-test": {"api": "scripted", "script": str(path)}},
-            "model": "scripted-test/anything",
-        }
-        if models is not None:
-            settings["models"] = models
-        if mode is not None:
-            settings["mode"] = mode
-        settings.update(extra or {})
-        self.write_settings(settings)
-        return path
-
-    def environ(self) -> dict[str, str]:
-        env = {
-            key: value
-            for key, value in os.environ.items()
-            if not key.endswith(("_API_KEY", "_TOKEN")) and not key.startswith("EARSHOT_")
-        }
-        env.update(
-            {
-                "XDG_CONFIG_HOME": str(self.config_home),
-                "XDG_DATA_HOME": str(self.data_home),
-                "HOME": str(self.root / "home"),
-                "PYTHONUNBUFFERED": "1",
-            }
-        )
-        env.update(self.extra_env)
-        return env
-
-
-def make_env(tmp_path: Path) -> AgentEnv:
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    (tmp_path / "home").mkdir()
-    return AgentEnv(
-        root=tmp_path,
-        workspace=workspace.resolve(),
-        config_home=tmp_path / "config",
-        data_home=tmp_path / "data",
-    )
-
-
-FULL_CAPABILITIES: Json = {
-    "fs": {"readTextFile": True, "writeTextFile": True},
-    "terminal": True,
-}
 
 
 def _raise_violations(client: AcpClient, log: str) -> None:
