@@ -18,7 +18,7 @@ import anyio
 from acp_server.capabilities import ClientCapabilities
 from acp_server.framing import Message
 from acp_server.jsonrpc import ClientError, Connection, ConnectionClosed
-from acp_server.updates import UpdateTranslator
+from acp_server.updates import UpdateTranslator, permission_request
 from agent.backends import (
     Confinement,
     FileBackend,
@@ -31,7 +31,6 @@ from agent.backends import (
     Question,
     QuestionAnswer,
     TerminalSink,
-    ToolUi,
 )
 from agent.regular_files import check_regular, read_regular
 
@@ -45,20 +44,16 @@ _TERMINAL_CLEANUP_SECONDS = 5.0
 _BINARY_SNIFF_BYTES = 8192
 
 
-class Released(Exception):
-    """A pending client request was abandoned because the turn was cancelled."""
-
-
 class SessionChannel:
-    """The connection as one session sees it: updates, client requests, and the requests a
-    cancelled turn must release."""
+    """The connection as one session sees it: updates and client requests. A request made
+    inside a turn (a permission prompt, a question, a file read) is cancelled with the turn's
+    cancel scope, which withdraws it from the client (`$/cancel_request`)."""
 
     def __init__(self, connection: Connection, client: ClientCapabilities) -> None:
         self.connection = connection
         self.client = client
         self.session_id = ""
         self.translator = UpdateTranslator(client=client)
-        self._interactive: set[anyio.CancelScope] = set()
 
     async def update(self, update: SessionUpdate) -> None:
         await self.connection.notify(
@@ -69,21 +64,6 @@ class SessionChannel:
         """Ask the client (`sessionId` added); the answer as it came, for the caller to read."""
         return await self.connection.request(method, {"sessionId": self.session_id, **params})
 
-    async def interactive_request(self, method: str, params: Message) -> object:
-        """A request waiting on the user; `release()` abandons it (raising `Released`)."""
-        with anyio.CancelScope() as scope:
-            self._interactive.add(scope)
-            try:
-                return await self.request(method, params)
-            finally:
-                self._interactive.discard(scope)
-        raise Released(method)
-
-    def release(self) -> None:
-        """Abandon every request waiting on the user (the turn was cancelled)."""
-        for scope in list(self._interactive):
-            scope.cancel()
-
 
 # ----------------------------------------------------------------------------- interaction
 
@@ -92,40 +72,6 @@ def _fields(value: object) -> dict[str, object]:
     """An answer's members (an answer of another shape has none: the client is not trusted to
     answer in shape)."""
     return cast("dict[str, object]", value) if isinstance(value, dict) else {}
-
-
-def _permission_option(option: PermissionOption) -> WireOption:
-    """ACP has four option kinds; earshot's "for this session" and "always (in this project)"
-    are both `allow_always`, told apart by the name and by `_meta.earshot.scope`."""
-    rule = option.rule
-    name = option.label or option.id
-    meta: dict[str, str | None] | None = None
-    match option.kind:
-        case "allow_once":
-            kind = "allow_once"
-            if option.unsandboxed:
-                meta = {"sandbox": "outside"}
-        case "allow_session":
-            kind = "allow_always"
-            meta = {"scope": "session", "rule": rule}
-            if rule:
-                name = f"Allow `{rule}` for this session"
-        case "allow_always":
-            kind = "allow_always"
-            meta = {"scope": "project", "rule": rule}
-            if rule:
-                name = f"Always allow `{rule}` in this project"
-        case "reject_once":
-            kind = "reject_once"
-        case "reject_always":
-            kind = "reject_always"
-            meta = {"scope": "project", "rule": rule}
-            if rule:
-                name = f"Always reject `{rule}` in this project"
-    wire: WireOption = {"optionId": option.id, "name": name, "kind": kind}
-    if meta is not None:
-        wire["_meta"] = {"earshot": {key: value for key, value in meta.items() if value}}
-    return wire
 
 
 def _selected(result: object) -> str | None:
@@ -139,26 +85,18 @@ def _selected(result: object) -> str | None:
 
 class AcpInteraction:
     """Permission prompts via `session/request_permission`; questions via `elicitation/create`
-    (form mode) when advertised, else as permission choices. A cancelled turn releases both."""
+    (form mode) when advertised, else as permission choices. The only channel a prompt takes to
+    the client; a cancelled turn withdraws it (its cancel scope cancels the request)."""
 
     def __init__(self, channel: SessionChannel) -> None:
         self.channel = channel
 
     async def request_permission(self, prompt: PermissionPrompt) -> PermissionAnswer:
         channel = self.channel
-        # The tool call must exist in the client before a permission request names it.
-        for update in channel.translator.announce(
-            prompt.call_id, prompt.tool_name, prompt.ui, prompt.raw_input
-        ):
-            await channel.update(update)
-        tool_call = channel.translator.tool_call_fields(prompt.call_id, prompt.ui, prompt.raw_input)
-        params: Message = {
-            "toolCall": tool_call,
-            "options": [_permission_option(option) for option in prompt.options],
-        }
+        params = permission_request(channel.translator, prompt)
         try:
-            result = await channel.interactive_request("session/request_permission", params)
-        except (Released, ConnectionClosed):
+            result = await channel.request("session/request_permission", params)
+        except ConnectionClosed:
             return PermissionAnswer(option_id=None)
         except ClientError:
             return PermissionAnswer(option_id=_fallback_reject(prompt.options))
@@ -174,7 +112,7 @@ class AcpInteraction:
             if self.channel.client.elicitation_form:
                 return await self._elicit(question)
             return await self._ask_with_permission(question)
-        except (Released, ConnectionClosed, ClientError):
+        except (ConnectionClosed, ClientError):
             return QuestionAnswer(declined=True)
 
     async def _elicit(self, question: Question) -> QuestionAnswer:
@@ -204,7 +142,7 @@ class AcpInteraction:
             "toolCallId": question.call_id,
             "requestedSchema": {"type": "object", "properties": properties, "required": required},
         }
-        result = await self.channel.interactive_request("elicitation/create", params)
+        result = await self.channel.request("elicitation/create", params)
         response = _fields(result)
         if response.get("action") != "accept":
             return QuestionAnswer(declined=True)
@@ -227,9 +165,6 @@ class AcpInteraction:
             # Without elicitation there is no free-text input in ACP: decline at once, never hang.
             return QuestionAnswer(declined=True)
         channel = self.channel
-        ui = ToolUi(title=question.question, kind="other")
-        for update in channel.translator.announce(question.call_id, "question", ui, None):
-            await channel.update(update)
         options: list[WireOption] = [
             {"optionId": f"choice-{index}", "name": choice, "kind": "allow_once"}
             for index, choice in enumerate(question.choices)
@@ -239,7 +174,7 @@ class AcpInteraction:
             "toolCall": {"toolCallId": question.call_id, "title": question.question},
             "options": options,
         }
-        chosen = _selected(await channel.interactive_request("session/request_permission", params))
+        chosen = _selected(await channel.request("session/request_permission", params))
         if chosen is None or not chosen.startswith("choice-"):
             return QuestionAnswer(declined=True)
         index = int(chosen.removeprefix("choice-"))

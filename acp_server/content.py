@@ -28,8 +28,7 @@ from urllib.parse import unquote, urlparse
 import anyio
 import anyio.to_thread
 
-from acp_server.framing import InvalidParams
-from acp_server.params import shown
+from acp_server.framing import InvalidParams, shown
 from agent.backends import FileBackend
 from agent.regular_files import check_regular, read_regular_async
 from providers.types import ImagePart, TextPart

@@ -81,6 +81,12 @@ class RpcError(Exception):
         return error
 
 
+def shown(value: object, limit: int = 60) -> str:
+    """A value quoted for an error message, cut short (messages never echo big inputs)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class InvalidParams(RpcError):
     """-32602, naming the field at fault in `data.field`."""
 

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from acp_server import params as p
 from acp_server.session_table import SessionSlot
 
 if TYPE_CHECKING:
-    from acp_server.factory import SessionIO
-    from acp_server.jsonrpc import RequestContext
+    from acp_server.capabilities import ClientCapabilities
+    from acp_server.factory import SessionFactory, SessionIO
+    from acp_server.jsonrpc import Connection, Logger, RequestContext
     from acp_server.live import LiveSession
     from acp_server.params import SessionSetup
     from acp_server.protocol.sessions import (
@@ -30,14 +31,29 @@ if TYPE_CHECKING:
         ResumeSessionRequest,
         ResumeSessionResponse,
     )
-    from acp_server.server import AcpServer
+    from acp_server.session_table import SessionTable
     from agent.session import AgentSession
+
+
+class OpeningHost(Protocol):
+    """What opening a session uses of the server (`acp_server.server.AcpServer`)."""
+
+    @property
+    def factory(self) -> SessionFactory: ...
+    @property
+    def client(self) -> ClientCapabilities: ...
+    @property
+    def table(self) -> SessionTable: ...
+    @property
+    def log(self) -> Logger: ...
+    @property
+    def connection(self) -> Connection: ...
 
 
 class SessionOpener:
     """The `session/new`, `session/load` and `session/resume` handlers of one server."""
 
-    def __init__(self, server: AcpServer) -> None:
+    def __init__(self, server: OpeningHost) -> None:
         self.server = server
 
     async def new(self, request: NewSessionRequest, context: RequestContext) -> NewSessionResponse:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 from acp_server.factory import McpRemoteServer, McpServerSpec, McpStdioServer
-from acp_server.framing import InvalidParams, RawObject
+from acp_server.framing import InvalidParams, RawObject, shown
 
 if TYPE_CHECKING:
     from acp_server.protocol.common import ContentBlock, EnvVariable
@@ -35,12 +35,6 @@ if TYPE_CHECKING:
         SetSessionConfigOptionRequestValueId,
         SetSessionModeRequest,
     )
-
-
-def shown(value: object, limit: int = 60) -> str:
-    """A value quoted for an error message, cut short (messages never echo big inputs)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # ------------------------------------------------------------------------------ fields

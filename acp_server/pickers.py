@@ -13,8 +13,7 @@ from acp_server.config import (
     setup_result,
 )
 from acp_server.errors import AuthRequired
-from acp_server.framing import InvalidParams
-from acp_server.params import shown
+from acp_server.framing import InvalidParams, shown
 
 if TYPE_CHECKING:
     from acp_server.client_io import SessionChannel

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 from acp_server import params as p
 from acp_server.advertised import AUTH_METHOD_ID, initialize_result
 from acp_server.capabilities import ClientCapabilities
-from acp_server.framing import InvalidParams, Message, RawObject
+from acp_server.framing import InvalidParams, Message, RawObject, shown
 from acp_server.jsonrpc import (
     DEFAULT_LINE_LIMIT,
     Connection,
@@ -182,9 +182,7 @@ class AcpServer:
     ) -> AuthenticateResponse:
         method = request["methodId"]
         if method != AUTH_METHOD_ID:
-            raise InvalidParams(
-                "methodId", f"invalid params: unknown auth method {p.shown(method)}"
-            )
+            raise InvalidParams("methodId", f"invalid params: unknown auth method {shown(method)}")
         return {}
 
     async def logout(self, params: RawObject, context: RequestContext) -> LogoutResponse:
@@ -243,7 +241,7 @@ class AcpServer:
         mode = parse_mode(request["modeId"])
         if mode is None:
             raise InvalidParams(
-                "modeId", f"invalid params: unknown mode {p.shown(request['modeId'])}"
+                "modeId", f"invalid params: unknown mode {shown(request['modeId'])}"
             )
         await live.pickers.set_mode(mode)
         return {}

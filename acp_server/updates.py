@@ -35,23 +35,22 @@ from acp_server.tool_calls import (
     text_content,
     wire_status,
 )
-from agent.backends import ToolUi
+from agent.backends import PermissionOption, PermissionPrompt, ToolUi
 from agent.events import (
     AgentEvent,
+    CommandOutput,
     CompactionFinished,
     CompactionStarted,
     ModeChanged,
     ModelChanged,
     Notice,
-    PermissionAsked,
     PermissionDecided,
-    PlanChanged,
-    PlanEntry,
-    QuestionAsked,
     ReasoningChunk,
     Retrying,
     TextChunk,
     TitleChanged,
+    TodoItem,
+    TodosChanged,
     ToolCallArguments,
     ToolCallFinished,
     ToolCallProgress,
@@ -65,6 +64,8 @@ from agent.events import (
 )
 
 if TYPE_CHECKING:
+    from acp_server.framing import Message
+    from acp_server.protocol.client import PermissionOption as WireOption
     from acp_server.protocol.common import (
         JsonValue,
         ToolCallStatus,
@@ -107,12 +108,13 @@ def message_chunk(
     return update
 
 
-def plan_update(entries: tuple[PlanEntry, ...]) -> SessionUpdatePlan:
+def plan_update(items: tuple[TodoItem, ...]) -> SessionUpdatePlan:
+    """The todo list as ACP's `plan` update."""
     return {
         "sessionUpdate": "plan",
         "entries": [
-            {"content": entry.content, "priority": entry.priority, "status": entry.status}
-            for entry in entries
+            {"content": item.content, "priority": item.priority, "status": item.status}
+            for item in items
         ],
     }
 
@@ -169,12 +171,10 @@ class UpdateTranslator:
     def translate(self, event: AgentEvent) -> list[SessionUpdate]:
         """The updates one event becomes (possibly none), in order."""
         match event:
-            case TurnStarted() | ToolCallArguments() | UserMessageAdded():
-                return []
+            case TurnStarted() | ToolCallArguments() | UserMessageAdded() | PermissionDecided():
+                return []  # a permission prompt travels as a request (`permission_request`)
             case ModelChanged() | ModeChanged():
                 return []  # the live session re-sends the complete config options
-            case PermissionAsked() | PermissionDecided() | QuestionAsked():
-                return self._permission(event)
             case TextChunk():
                 return self._text(event)
             case ReasoningChunk():
@@ -189,8 +189,10 @@ class UpdateTranslator:
                 return self._progress(event)
             case ToolCallFinished():
                 return self._finished(event)
-            case PlanChanged():
-                return [plan_update(event.entries)]
+            case TodosChanged():
+                return [plan_update(event.items)]
+            case CommandOutput():
+                return [message_chunk("agent_message_chunk", event.text, None)]
             case UsageUpdated():
                 return _usage(event)
             case CompactionStarted():
@@ -207,50 +209,6 @@ class UpdateTranslator:
                 return self._turn_ended()
             case _:
                 assert_never(event)
-
-    # ------------------------------------------------------------------- permission prompts
-
-    def _permission(
-        self, event: PermissionAsked | PermissionDecided | QuestionAsked
-    ) -> list[SessionUpdate]:
-        """Nothing: the prompt itself travels as `session/request_permission` (or
-        `elicitation/create`), which `announce` and `tool_call_fields` prepare."""
-        return []
-
-    def announce(
-        self, call_id: str, name: str, ui: ToolUi, raw_input: object
-    ) -> list[SessionUpdate]:
-        """Make sure the client knows the call (before a permission request names it)."""
-        call = self.calls.get(call_id)
-        if call is None:
-            call = ToolCall(call_id=call_id, name=name, ui=ui, parent_call_id=None)
-            self.calls[call_id] = call
-        if call.announced:
-            return []
-        call.ui = ui
-        return [call.announcement(cast("JsonValue", raw_input))]
-
-    def tool_call_fields(self, call_id: str, ui: ToolUi, raw_input: object) -> ToolCallUpdate:
-        """A `ToolCallUpdate` describing the call in full (for `session/request_permission`).
-        A call that already ran keeps showing its terminal or output (a command the sandbox
-        stopped, asking whether to run it outside)."""
-        known = self.calls.get(call_id)
-        content = diffs(ui)
-        if known is not None and known.terminal_id is not None:
-            content.append({"type": "terminal", "terminalId": known.terminal_id})
-        elif known is not None and known.output:
-            content.append(text_content(known.output))
-        update: ToolCallUpdate = {
-            "toolCallId": call_id,
-            "title": ui.title,
-            "kind": ui.kind,
-            "status": "pending",
-            "locations": locations(ui),
-            "content": content,
-        }
-        if raw_input is not None:
-            update["rawInput"] = cast("JsonValue", raw_input)
-        return update
 
     # ------------------------------------------------------------------------- messages
 
@@ -449,3 +407,68 @@ class UpdateTranslator:
                 "content": content,
             }
         ]
+
+
+# ------------------------------------------------------------------------ permission prompts
+
+
+def permission_request(translator: UpdateTranslator, prompt: PermissionPrompt) -> Message:
+    """The params of `session/request_permission` for `prompt` (`sessionId` is added by the
+    channel). The prompt reaches the server one way only, the session's `Interaction`, and only
+    once every event before it was sent (`agent.turn_stream.OrderedInteraction`): the call it
+    names was announced already, and what the translator knows of it is current. A call that
+    already ran keeps showing its terminal or output (a command the sandbox stopped, asking
+    whether to run it outside)."""
+    known = translator.calls.get(prompt.call_id)
+    ui = prompt.ui
+    content = diffs(ui)
+    if known is not None and known.terminal_id is not None:
+        content.append({"type": "terminal", "terminalId": known.terminal_id})
+    elif known is not None and known.output:
+        content.append(text_content(known.output))
+    tool_call: ToolCallUpdate = {
+        "toolCallId": prompt.call_id,
+        "title": ui.title,
+        "kind": ui.kind,
+        "status": "pending",
+        "locations": locations(ui),
+        "content": content,
+    }
+    if prompt.raw_input is not None:
+        tool_call["rawInput"] = cast("JsonValue", prompt.raw_input)
+    options = [_permission_option(option) for option in prompt.options]
+    return {"toolCall": tool_call, "options": options}
+
+
+def _permission_option(option: PermissionOption) -> WireOption:
+    """ACP has four option kinds; earshot's "for this session" and "always (in this project)"
+    are both `allow_always`, told apart by the name and by `_meta.earshot.scope`."""
+    rule = option.rule
+    name = option.label or option.id
+    meta: dict[str, str | None] | None = None
+    match option.kind:
+        case "allow_once":
+            kind = "allow_once"
+            if option.unsandboxed:
+                meta = {"sandbox": "outside"}
+        case "allow_session":
+            kind = "allow_always"
+            meta = {"scope": "session", "rule": rule}
+            if rule:
+                name = f"Allow `{rule}` for this session"
+        case "allow_always":
+            kind = "allow_always"
+            meta = {"scope": "project", "rule": rule}
+            if rule:
+                name = f"Always allow `{rule}` in this project"
+        case "reject_once":
+            kind = "reject_once"
+        case "reject_always":
+            kind = "reject_always"
+            meta = {"scope": "project", "rule": rule}
+            if rule:
+                name = f"Always reject `{rule}` in this project"
+    wire: WireOption = {"optionId": option.id, "name": name, "kind": kind}
+    if meta is not None:
+        wire["_meta"] = {"earshot": {key: value for key, value in meta.items() if value}}
+    return wire

@@ -9,21 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Literal, Protocol, TypeAlias
 
-# Defined in `agent.modes` (which the settings import without this module); re-exported here.
 from agent.modes import MODES as MODES
 from agent.modes import Mode as Mode
+
+# Defined in `agent.modes` (which the settings import without this module); re-exported here.
+from providers.records import Record
 
 ToolKind: TypeAlias = Literal[
     "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Location:
+class Location(Record):
     """A file position a tool call touches (ACP `locations`: the editor can follow the agent)."""
 
     path: str
@@ -32,8 +33,7 @@ class Location:
     """1-based."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Diff:
+class Diff(Record):
     path: str
     """Absolute."""
     old_text: str | None
@@ -41,8 +41,7 @@ class Diff:
     new_text: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolUi:
+class ToolUi(Record):
     """How a front end shows a tool call."""
 
     title: str
@@ -70,8 +69,7 @@ class FileBackend(Protocol):
 # --------------------------------------------------------------------------------- processes
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProcessResult:
+class ProcessResult(Record):
     exit_code: int | None
     """None when killed by a signal or timed out."""
     output: str
@@ -136,8 +134,7 @@ PermissionOptionKind: TypeAlias = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PermissionOption:
+class PermissionOption(Record):
     id: str
     label: str
     kind: PermissionOptionKind
@@ -148,8 +145,7 @@ class PermissionOption:
     """An allow_once that runs the command OUTSIDE the command sandbox (this call only)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PermissionPrompt:
+class PermissionPrompt(Record):
     call_id: str
     tool_name: str
     ui: ToolUi
@@ -160,8 +156,7 @@ class PermissionPrompt:
     options: tuple[PermissionOption, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PermissionAnswer:
+class PermissionAnswer(Record):
     option_id: str | None
     """None means the user cancelled: the whole turn is cancelled, not just this call."""
     reason: str | None = None
@@ -169,8 +164,7 @@ class PermissionAnswer:
     the model is told this instead of "rejected by the user"."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Question:
+class Question(Record):
     call_id: str
     question: str
     choices: tuple[str, ...] = ()
@@ -180,8 +174,7 @@ class Question:
     """Whether a free-text answer is accepted besides the choices."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QuestionAnswer:
+class QuestionAnswer(Record):
     answers: tuple[str, ...] = field(default_factory=tuple)
     declined: bool = False
 
@@ -210,7 +203,3 @@ class DenyingInteraction:
 
     async def ask_question(self, question: Question) -> QuestionAnswer:
         return QuestionAnswer(declined=True)
-
-
-def option_kinds(options: Sequence[PermissionOption]) -> dict[str, PermissionOptionKind]:
-    return {option.id: option.kind for option in options}

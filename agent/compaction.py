@@ -16,25 +16,25 @@ The steps, each a function here so each can be tested alone:
    the transcript, optional user instructions) and collects the text of its stream.
 4. `build_preamble` joins the summary, the open todos and the files touched.
 
-The caller records the cut and the preamble (a `CompactionEntry` for a session); the request is
-rebuilt from them. The full history is never touched.
+The transcript records the cut and the preamble (`agent.transcript.Compaction`; a session's as a
+`CompactionEntry`); the request is rebuilt from them. The full history is never touched.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final, assert_never
 
 import anyio
 
-from agent.events import PlanEntry
+from agent.events import TodoItem
 from agent.shaping import cap_text
 from agent.tokens import CHARS_PER_TOKEN, TokenCounter
 from providers.assemble import MessageAssembler
 from providers.catalog import ModelInfo
 from providers.model import Model
+from providers.records import Record
 from providers.types import (
     ImagePart,
     Message,
@@ -79,8 +79,7 @@ _REQUESTS_KEPT: Final = 10
 _REQUEST_CHARS: Final = 400
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionPolicy:
+class CompactionPolicy(Record):
     """When to compact and how much to keep."""
 
     threshold_ratio: float = 0.8
@@ -180,8 +179,7 @@ def choose_cut(
 # -------------------------------------------------------------------- what the preamble lists
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FilesTouched:
+class FilesTouched(Record):
     modified: tuple[str, ...] = ()
     read: tuple[str, ...] = ()
     """Read and never modified."""
@@ -215,31 +213,15 @@ def files_touched(messages: Sequence[Message]) -> FilesTouched:
     return FilesTouched(modified=tuple(modified), read=tuple(p for p in read if p not in modified))
 
 
-def plan_from_history(messages: Sequence[Message]) -> tuple[PlanEntry, ...] | None:
-    """The plan the last `todo` call in `messages` set, or None when there was none."""
-    for message in reversed(messages):
-        if message.role != "assistant":
-            continue
-        for part in reversed(message.parts):
-            if isinstance(part, ToolCallPart) and part.name == "todo":
-                arguments = part.arguments
-                todos = arguments.get("todos") if isinstance(arguments, dict) else None
-                if isinstance(todos, list):
-                    from agent.session_parts import plan_from_json
-
-                    return plan_from_json(todos)
-    return None
-
-
 def build_preamble(
-    summary: str, *, plan: Sequence[PlanEntry] = (), files: FilesTouched | None = None
+    summary: str, *, todos: Sequence[TodoItem] = (), files: FilesTouched | None = None
 ) -> str:
     """The text that stands in for the compacted part of the conversation."""
     sections = [PREAMBLE_OPENING, summary.strip()]
-    todos = [entry for entry in plan if entry.status != "completed"]
-    if todos:
+    open_items = [item for item in todos if item.status != "completed"]
+    if open_items:
         marks = {"in_progress": "[in progress]", "pending": "[pending]"}
-        lines = [f"- {marks.get(entry.status, '[pending]')} {entry.content}" for entry in todos]
+        lines = [f"- {marks.get(item.status, '[pending]')} {item.content}" for item in open_items]
         sections.append(
             "Open todos (the plan when the conversation was compacted):\n" + "\n".join(lines)
         )
@@ -348,8 +330,7 @@ def is_summary_request(request: ModelRequest) -> bool:
     return request.system == SUMMARY_SYSTEM_PROMPT
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Summary:
+class Summary(Record):
     text: str = ""
     usage: Usage | None = None
     error: ProviderError | None = None

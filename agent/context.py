@@ -1,26 +1,26 @@
 """Context shapers: what the model is sent, derived from the history without rewriting it.
 
-The loop has one call site, `await shaper.prepare(history, ctx)` before each model call, and one
-recovery hook, `await shaper.compact_for_overflow(...)` when a call overflowed the window (the
-loop then retries once). Before every call, cheapest first:
+The loop has one call site, `await shaper.shape_request(transcript, ctx)` before each model call,
+and one recovery hook, `await shaper.compact_for_overflow(...)` when a call overflowed the window
+(the loop then retries once). Before every call, cheapest first:
 
 1. cap each tool result (`agent.shaping.cap_tool_results`);
 2. prune old tool results to one-line stubs (`agent.shaping.prune_tool_results`);
 3. if the request would still fill ~80% of the window, compact (`agent.compaction`): a summary
-   plus the last turns verbatim, recorded as a `CompactionEntry` and rebuilt from the session;
+   plus the last turns verbatim, handed to the transcript as a `Compaction` value (a session
+   records it as an entry) and the history read again from it;
 4. as a last resort, squeeze tool results harder so the request fits the window anyway.
 
 A model whose window is unknown is never compacted automatically (steps 3 and 4 need a window);
-`/compact` still works. A subagent (no persisted session) is compacted in memory: the cut and
-the preamble live in this shaper and are applied to its history on every call.
+`/compact` still works. The shaper writes nothing itself: the transcript it is given records the
+compaction (a session's in its file, a subagent's in memory).
 """
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Final
 
 import anyio
@@ -28,19 +28,17 @@ import anyio
 from agent.compaction import (
     PREAMBLE_OPENING,
     CompactionPolicy,
-    FilesTouched,
     build_preamble,
     cap_summary,
     choose_cut,
     files_touched,
-    plan_from_history,
     render_transcript,
     summarise,
     summary_request,
     unsummarised_note,
     window_of,
 )
-from agent.events import CompactionFinished, CompactionStarted, PlanEntry
+from agent.events import CompactionFinished, CompactionStarted
 from agent.shaping import (
     CapMemo,
     PruneMemo,
@@ -48,7 +46,10 @@ from agent.shaping import (
     cap_tool_results,
     prune_tool_results,
 )
+from agent.todos import todos_from_history
 from agent.tokens import CHARS_PER_TOKEN, ContextAccount, TokenCounter, request_overhead
+from agent.transcript import Compaction, Transcript
+from providers.records import MutableRecord, Record
 from providers.types import Message, ProviderError, TextPart, ToolSpec, Usage
 
 if TYPE_CHECKING:
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
     from agent.usage import UsageTracker
     from providers.catalog import ModelInfo
     from providers.model import Model
-    from sessions import Session
 
 _RETRY_AFTER_FAILURE: Final = 6
 """Messages appended after a failed auto-compaction before it is tried again; the wait doubles
@@ -67,8 +67,7 @@ _SUMMARY_RETRIES: Final = 2
 _SUMMARY_RETRY_MAX_DELAY: Final = 20.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ShapeContext:
+class ShapeContext(Record):
     """What a shaper may consult about the call about to be made."""
 
     model: Model
@@ -77,16 +76,13 @@ class ShapeContext:
     """What the previous call reported occupying (0 before the first call)."""
     emit: Callable[[AgentEvent], None]
     """For compaction and usage events."""
-    session: Session | None
-    """Where a compaction is recorded; None for a subagent, whose history is not persisted."""
     system: str = ""
     """The request's system prompt (counted in size estimates)."""
     tools: Sequence[ToolSpec] = ()
     """The request's tools (counted in size estimates)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionResult:
+class CompactionResult(Record):
     ok: bool
     summary: str = ""
     """The preamble that now stands for the compacted part (what the model will see)."""
@@ -95,24 +91,13 @@ class CompactionResult:
     tokens_after: int | None = None
 
 
-@dataclass(slots=True)
-class _MemoryCut:
-    """A compaction of an unpersisted history: the preamble replaces everything before
-    `first_kept` (found by identity)."""
-
-    preamble: Message
-    first_kept: Message
-
-
-@dataclass(slots=True)
-class _Overhead:
+class _Overhead(MutableRecord, kw_only=False):
     system: str = ""
     tools: Sequence[ToolSpec] = ()
     tokens: int = 0
 
 
-@dataclass(slots=True)
-class _Memos:
+class _Memos(MutableRecord, kw_only=False):
     cap: CapMemo = field(default_factory=CapMemo)
     prune: PruneMemo = field(default_factory=PruneMemo)
 
@@ -141,8 +126,6 @@ class ContextShaper:
         self.account = ContextAccount(self.counter)
         self._memos = _Memos()
         self._pruned: frozenset[str] = frozenset()
-        self._memory_cut: _MemoryCut | None = None
-        self._memory_files = FilesTouched()
         self._overhead = _Overhead()
         self._last_sent: list[Message] = []
         self._failed_at: int | None = None
@@ -155,9 +138,9 @@ class ContextShaper:
 
     # --------------------------------------------------------------------------- per call
 
-    async def prepare(self, history: Sequence[Message], ctx: ShapeContext) -> list[Message]:
+    async def shape_request(self, transcript: Transcript, ctx: ShapeContext) -> list[Message]:
         """The messages to send for the next call. The loop calls this before every call."""
-        history = self._apply_memory_cut(history, ctx)
+        history = transcript.history()
         model = (ctx.model.provider_id, ctx.model.model_id)
         if model != self._model:
             # Another tokenizer: the last report and the ratio learned from it no longer apply.
@@ -172,10 +155,10 @@ class ContextShaper:
             tokens = self.account.estimate(shaped, overhead=overhead)
             if tokens > threshold and self._may_auto_compact(history):
                 result = await self._compact(
-                    history, ctx, instructions=None, manual=False, tokens_before=tokens
+                    transcript, history, ctx, instructions=None, manual=False, tokens_before=tokens
                 )
                 if result.ok:
-                    history = self.current_history(history, ctx)
+                    history = transcript.history()
                     shaped = self.shape(history, window)
                     tokens = self.account.estimate(shaped, overhead=overhead)
                     if tokens > threshold:
@@ -212,7 +195,7 @@ class ContextShaper:
         return outcome.messages
 
     def observe(self, usage: Usage | None) -> int:
-        """The call made with the last prepared messages finished and reported `usage`. Returns
+        """The call made with the last shaped messages finished and reported `usage`. Returns
         the context that call occupied (reported, else estimated)."""
         return self.account.record(self._last_sent, usage, overhead=self._overhead.tokens)
 
@@ -225,19 +208,12 @@ class ContextShaper:
             return learned
         return window
 
-    def current_history(self, history: Sequence[Message], ctx: ShapeContext) -> list[Message]:
-        """The history a request is built from now (after a compaction: the preamble and the
-        kept messages)."""
-        if ctx.session is not None:
-            return ctx.session.history()
-        return self._apply_memory_cut(history, ctx)
-
     # ------------------------------------------------------------------------ compaction
 
     async def compact_for_overflow(
-        self, history: Sequence[Message], ctx: ShapeContext, error: ProviderError
+        self, transcript: Transcript, ctx: ShapeContext, error: ProviderError
     ) -> bool:
-        """The last call overflowed the context window: shorten what `prepare` will return.
+        """The last call overflowed the context window: shorten what `shape_request` returns.
 
         Returns True when something was shortened (the loop then retries once), False when
         nothing could be (the turn ends with a clear error).
@@ -245,10 +221,11 @@ class ContextShaper:
         overhead = self._overhead_tokens(ctx)
         sent = self.counter.messages(self._last_sent) + overhead
         self._learn_window(ctx, error)
-        history = self._apply_memory_cut(history, ctx)
+        history = transcript.history()
         window = self.window(ctx)
         before = self.account.estimate(self.shape(history, window), overhead=overhead)
         result = await self._compact(
+            transcript,
             history,
             ctx,
             instructions=None,
@@ -269,9 +246,9 @@ class ContextShaper:
 
     def _learn_window(self, ctx: ShapeContext, error: ProviderError) -> None:
         """Remember a smaller window than the catalog's when the vendor's overflow message
-        states one. (An overflow without a stated limit teaches nothing reliable: the estimate
-        of what was sent is not the vendor's count.)"""
-        stated = stated_limit(error.message)
+        stated one (`providers.errors.classify` read it). An overflow without a stated limit
+        teaches nothing reliable: the estimate of what was sent is not the vendor's count."""
+        stated = error.context_limit
         if stated is None or stated <= 0:
             return
         known = self.window(ctx)
@@ -279,20 +256,21 @@ class ContextShaper:
             self._learned[(ctx.model.provider_id, ctx.model.model_id)] = stated
 
     async def compact(
-        self, history: Sequence[Message], ctx: ShapeContext, *, instructions: str | None = None
+        self, transcript: Transcript, ctx: ShapeContext, *, instructions: str | None = None
     ) -> CompactionResult:
         """Summarise the conversation now (the `/compact [instructions]` command). The caller
         announces it (CompactionStarted/Finished); usage events go to `ctx.emit`."""
-        history = self._apply_memory_cut(history, ctx)
+        history = transcript.history()
         before = self.account.estimate(
             self.shape(history, self.window(ctx)), overhead=self._overhead_tokens(ctx)
         )
         return await self._compact(
-            history, ctx, instructions=instructions, manual=True, tokens_before=before
+            transcript, history, ctx, instructions=instructions, manual=True, tokens_before=before
         )
 
     async def _compact(
         self,
+        transcript: Transcript,
         history: Sequence[Message],
         ctx: ShapeContext,
         *,
@@ -306,6 +284,7 @@ class ContextShaper:
             ctx.emit(CompactionStarted(compaction_id=compaction_id, manual=False))
         try:
             result = await self._summarise_and_record(
+                transcript,
                 history,
                 ctx,
                 instructions=instructions,
@@ -335,6 +314,7 @@ class ContextShaper:
 
     async def _summarise_and_record(
         self,
+        transcript: Transcript,
         history: Sequence[Message],
         ctx: ShapeContext,
         *,
@@ -359,15 +339,6 @@ class ContextShaper:
                 error="nothing to compact: the conversation is only its latest turn",
                 tokens_before=tokens_before,
             )
-        first_kept_id: str | None = None
-        if ctx.session is not None:
-            first_kept_id = _entry_id_of(ctx.session, history[cut])
-            if first_kept_id is None:
-                return CompactionResult(
-                    ok=False,
-                    error="compaction failed: the first kept message is not in the session",
-                    tokens_before=tokens_before,
-                )
         summary = await self._summary(history[:cut], ctx, instructions=instructions, start=start)
         if isinstance(summary, ProviderError) and drop_if_unsummarised:
             # The window is proven full and no summary can be had: the alternative to leaving
@@ -379,30 +350,23 @@ class ContextShaper:
                 error=f"the summary could not be written: {summary.message}",
                 tokens_before=tokens_before,
             )
+        # Everything said so far, compacted before or not: the todos and the files touched.
+        said = transcript.messages()
         preamble = build_preamble(
-            summary, plan=self._plan(history, ctx), files=self._files(history, cut, ctx)
+            summary, todos=todos_from_history(said) or (), files=files_touched(said)
         )
-        if ctx.session is not None:
-            from sessions import CompactionEntry
-
-            await ctx.session.append(
-                CompactionEntry(
-                    summary=preamble,
-                    first_kept_id=first_kept_id,
-                    tokens_before=tokens_before,
-                    instructions=instructions,
-                )
-            )
-        else:
-            self._memory_files = self._files(history, cut, ctx)
-            self._memory_cut = _MemoryCut(
-                preamble=Message(role="user", parts=[TextPart(text=preamble)]),
+        await transcript.record_compaction(
+            Compaction(
+                preamble=preamble,
                 first_kept=history[cut],
+                tokens_before=tokens_before,
+                instructions=instructions,
             )
+        )
         self.account.reset()
         self._failed_at = None
         self._failures = 0
-        rebuilt = self.shape(self.current_history(history, ctx), window)
+        rebuilt = self.shape(transcript.history(), window)
         after = self.account.estimate(rebuilt, overhead=self._overhead_tokens(ctx))
         if self.usage is not None:
             ctx.emit(self.usage.context_changed(after))
@@ -472,15 +436,6 @@ class ContextShaper:
             )
         return self._overhead.tokens
 
-    def _apply_memory_cut(self, history: Sequence[Message], ctx: ShapeContext) -> list[Message]:
-        cut = self._memory_cut
-        if cut is None or ctx.session is not None:
-            return list(history)
-        for index, message in enumerate(history):
-            if message is cut.first_kept:
-                return [cut.preamble, *history[index:]]
-        return list(history)
-
     def _fit(
         self,
         shaped: list[Message],
@@ -506,53 +461,6 @@ class ContextShaper:
             squeezed = cap_tool_results(squeezed, max_tokens=cap, max_bytes=cap * CHARS_PER_TOKEN)
         return squeezed
 
-    def _plan(self, history: Sequence[Message], ctx: ShapeContext) -> tuple[PlanEntry, ...]:
-        if ctx.session is not None:
-            from agent.session_parts import restored_plan
-
-            plan = restored_plan(ctx.session)
-            if plan:
-                return plan
-        return plan_from_history(history) or ()
-
-    def _files(self, history: Sequence[Message], cut: int, ctx: ShapeContext) -> FilesTouched:
-        if ctx.session is not None:
-            from sessions import MessageEntry
-
-            messages = [
-                entry.message
-                for entry in ctx.session.path_entries()
-                if isinstance(entry, MessageEntry)
-            ]
-            return files_touched(messages)
-        seen = self._memory_files
-        new = files_touched(history[:cut])
-        modified = dict.fromkeys((*seen.modified, *new.modified))
-        read = dict.fromkeys(p for p in (*seen.read, *new.read) if p not in modified)
-        return FilesTouched(modified=tuple(modified), read=tuple(read))
-
-
-_STATED_LIMITS: Final = tuple(
-    re.compile(pattern, re.IGNORECASE)
-    for pattern in (
-        r"tokens? > (\d[\d,]*) maximum",  # Anthropic
-        r"maximum context length is (\d[\d,]*)",  # OpenAI, OpenRouter, vLLM
-        r"maximum number of tokens allowed \((\d[\d,]*)\)",  # Gemini
-        r"maximum prompt length is (\d[\d,]*)",  # xAI
-        r"context length is only (\d[\d,]*)",  # vLLM
-        r"> (\d[\d,]*), decrease input length",  # Anthropic, input + max_tokens
-    )
-)
-
-
-def stated_limit(message: str) -> int | None:
-    """The token limit an overflow message states, if it states one."""
-    for pattern in _STATED_LIMITS:
-        match = pattern.search(message)
-        if match is not None:
-            return int(match.group(1).replace(",", ""))
-    return None
-
 
 def _is_preamble(message: Message) -> bool:
     if message.role != "user" or not message.parts:
@@ -571,17 +479,3 @@ def _summary_retry_delay(error: ProviderError, retries: int) -> float | None:
 
 def _max_output(info: ModelInfo | None) -> int | None:
     return info.max_output if info is not None else None
-
-
-def _entry_id_of(session: Session, message: Message) -> str | None:
-    """The id of the session entry holding `message` on the current path."""
-    from sessions import MessageEntry
-
-    entries = session.path_entries()
-    for entry in reversed(entries):
-        if isinstance(entry, MessageEntry) and entry.message is message:
-            return entry.id
-    for entry in reversed(entries):
-        if isinstance(entry, MessageEntry) and entry.message == message:
-            return entry.id
-    return None

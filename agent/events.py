@@ -6,10 +6,10 @@ Events from a subagent carry the id of the `task` call that started it in `paren
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from agent.backends import Mode, PermissionOptionKind, ToolUi
+from providers.records import Record
 from providers.types import JsonValue, ProviderError, ToolResultPart, Usage
 
 StopReason: TypeAlias = Literal[
@@ -18,14 +18,12 @@ StopReason: TypeAlias = Literal[
 ToolStatus: TypeAlias = Literal["completed", "failed", "interrupted", "denied"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnStarted:
+class TurnStarted(Record):
     turn_id: str
     kind: Literal["turn_start"] = "turn_start"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UserMessageAdded:
+class UserMessageAdded(Record):
     """A user message entered history: the prompt, or one queued mid-turn and injected."""
 
     entry_id: str
@@ -34,8 +32,7 @@ class UserMessageAdded:
     kind: Literal["user_message"] = "user_message"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TextChunk:
+class TextChunk(Record):
     text: str
     message_id: str
     """Stable for one assistant message (ACP `messageId`)."""
@@ -43,16 +40,14 @@ class TextChunk:
     kind: Literal["text"] = "text"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReasoningChunk:
+class ReasoningChunk(Record):
     text: str
     message_id: str
     parent_call_id: str | None = None
     kind: Literal["reasoning"] = "reasoning"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCallStarted:
+class ToolCallStarted(Record):
     """The model began a call; arguments are still streaming."""
 
     call_id: str
@@ -62,16 +57,14 @@ class ToolCallStarted:
     kind: Literal["tool_call_started"] = "tool_call_started"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCallArguments:
+class ToolCallArguments(Record):
     call_id: str
     delta: str
     parent_call_id: str | None = None
     kind: Literal["tool_call_arguments"] = "tool_call_arguments"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCallReady:
+class ToolCallReady(Record):
     """Arguments complete; `ui` is now computed from them (title, locations, diff)."""
 
     call_id: str
@@ -82,15 +75,13 @@ class ToolCallReady:
     kind: Literal["tool_call_ready"] = "tool_call_ready"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCallRunning:
+class ToolCallRunning(Record):
     call_id: str
     parent_call_id: str | None = None
     kind: Literal["tool_call_running"] = "tool_call_running"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCallProgress:
+class ToolCallProgress(Record):
     """Live output of a running call, or the editor terminal it runs in."""
 
     call_id: str
@@ -100,8 +91,7 @@ class ToolCallProgress:
     kind: Literal["tool_call_progress"] = "tool_call_progress"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCallFinished:
+class ToolCallFinished(Record):
     call_id: str
     name: str
     status: ToolStatus
@@ -114,16 +104,7 @@ class ToolCallFinished:
     kind: Literal["tool_call_finished"] = "tool_call_finished"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PermissionAsked:
-    call_id: str
-    reason: str
-    parent_call_id: str | None = None
-    kind: Literal["permission_asked"] = "permission_asked"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PermissionDecided:
+class PermissionDecided(Record):
     """The gate's verdict, asked or not: `source` says which step or rule decided."""
 
     call_id: str
@@ -135,32 +116,22 @@ class PermissionDecided:
     kind: Literal["permission_decided"] = "permission_decided"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QuestionAsked:
-    call_id: str
-    question: str
-    choices: tuple[str, ...] = ()
-    parent_call_id: str | None = None
-    kind: Literal["question_asked"] = "question_asked"
+class TodoItem(Record):
+    """One step of the model's todo list (the `todo` tool; ACP calls the list a "plan")."""
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlanEntry:
     content: str
     status: Literal["pending", "in_progress", "completed"] = "pending"
     priority: Literal["high", "medium", "low"] = "medium"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlanChanged:
-    """The complete plan (front ends replace, never merge)."""
+class TodosChanged(Record):
+    """The complete todo list (front ends replace, never merge)."""
 
-    entries: tuple[PlanEntry, ...]
-    kind: Literal["plan"] = "plan"
+    items: tuple[TodoItem, ...]
+    kind: Literal["todos"] = "todos"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UsageUpdated:
+class UsageUpdated(Record):
     call: Usage
     """This model call."""
     total: Usage
@@ -175,15 +146,13 @@ class UsageUpdated:
     kind: Literal["usage"] = "usage"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionStarted:
+class CompactionStarted(Record):
     compaction_id: str
     manual: bool
     kind: Literal["compaction_started"] = "compaction_started"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionFinished:
+class CompactionFinished(Record):
     compaction_id: str
     ok: bool
     summary: str = ""
@@ -193,35 +162,37 @@ class CompactionFinished:
     kind: Literal["compaction_finished"] = "compaction_finished"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Retrying:
+class Retrying(Record):
     attempt: int
     delay: float
     error: ProviderError
     kind: Literal["retrying"] = "retrying"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelChanged:
+class ModelChanged(Record):
     model: str
     reasoning_effort: str | None = None
     kind: Literal["model_changed"] = "model_changed"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModeChanged:
+class ModeChanged(Record):
     mode: Mode
     kind: Literal["mode_changed"] = "mode_changed"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TitleChanged:
+class TitleChanged(Record):
     title: str
     kind: Literal["title_changed"] = "title_changed"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Notice:
+class CommandOutput(Record):
+    """What a slash command says (`/mode plan` -> "Mode: plan.")."""
+
+    text: str
+    kind: Literal["command_output"] = "command_output"
+
+
+class Notice(Record):
     """Something the user should know that is not part of the conversation (an MCP server that
     failed to start, undo unavailable...)."""
 
@@ -230,8 +201,7 @@ class Notice:
     kind: Literal["notice"] = "notice"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnEnded:
+class TurnEnded(Record):
     reason: StopReason
     error: ProviderError | None = None
     """Set when `reason == "error"`: the model call that ended the turn."""
@@ -251,10 +221,8 @@ AgentEvent: TypeAlias = (
     | ToolCallRunning
     | ToolCallProgress
     | ToolCallFinished
-    | PermissionAsked
     | PermissionDecided
-    | QuestionAsked
-    | PlanChanged
+    | TodosChanged
     | UsageUpdated
     | CompactionStarted
     | CompactionFinished
@@ -262,6 +230,7 @@ AgentEvent: TypeAlias = (
     | ModelChanged
     | ModeChanged
     | TitleChanged
+    | CommandOutput
     | Notice
     | TurnEnded
 )

@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import json
-import logging
 import os
 import signal
 from collections.abc import Mapping, Sequence
@@ -40,14 +39,17 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from agent.tool_env import tool_environment
+from providers.logs import get_logger
 
 if TYPE_CHECKING:
     from agent.settings import HookRule, HooksSettings
 
-logger = logging.getLogger(__name__)
+_log = get_logger(__name__)
 
 HookName: TypeAlias = Literal["pre_tool_use", "post_tool_use", "user_prompt_submit", "stop"]
 DEFAULT_TIMEOUT = 60.0
+STOP_TIMEOUT_SECONDS = 30.0
+"""The stop hooks of one turn, all together: the turn's end waits for them."""
 _REASON_CAP = 2_000
 _OUTPUT_CAP = 64_000
 _BLOCK_EXIT = 2
@@ -120,10 +122,26 @@ class HookRunner:
         specs = list(self._hooks["user_prompt_submit"])
         return await self._blocking("user_prompt_submit", specs, session_id, {"prompt": prompt})
 
+    async def prompt_blocked(self, *, session_id: str, prompt: str) -> str | None:
+        """`user_prompt_submit`, as a turn asks it: None when the prompt may go ahead, else why
+        not (a hook that cannot run blocks the prompt too, saying so)."""
+        try:
+            verdict = await self.user_prompt_submit(session_id=session_id, prompt=prompt)
+        except Exception as exc:
+            _log.warning("user_prompt_submit hook failed", exc_info=True)
+            return f"a user_prompt_submit hook failed: {exc}"
+        if verdict.blocked:
+            return verdict.reason or "blocked by a user_prompt_submit hook"
+        return None
+
     async def stop(self, *, session_id: str, reason: str) -> None:
-        """At the end of a turn."""
+        """At the end of a turn (at most `STOP_TIMEOUT_SECONDS`; a failure is only logged)."""
         specs = list(self._hooks["stop"])
-        await self._informational("stop", specs, session_id, {"reason": reason})
+        try:
+            with anyio.move_on_after(STOP_TIMEOUT_SECONDS):
+                await self._informational("stop", specs, session_id, {"reason": reason})
+        except Exception:
+            _log.warning("stop hook failed", exc_info=True)
 
     # ------------------------------------------------------------------------------------
 
@@ -144,7 +162,7 @@ class HookRunner:
                     return HookVerdict(True, blocked or f"blocked by {hook} hook")
                 continue
             failure = _failure(hook, spec, run)
-            logger.warning(failure)
+            _log.warning(failure)
             failures.append(failure)
         return HookVerdict(False, "; ".join(failures) if failures else None)
 
@@ -154,7 +172,7 @@ class HookRunner:
         for spec in specs:
             run = await self._run(hook, spec, session_id, payload)
             if run.timed_out or run.exit_code != 0:
-                logger.warning(_failure(hook, spec, run))
+                _log.warning(_failure(hook, spec, run))
 
     async def _run(
         self, hook: HookName, spec: HookSpec, session_id: str, payload: dict[str, Any]

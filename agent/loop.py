@@ -13,19 +13,20 @@ Three invariants:
 Acknowledged means durable: nothing is shown as done before the entry recording it is on disk,
 and a transcript that cannot be written ends the turn with an error saying so (`agent.recording`).
 
-The loop knows its session only through `LoopHost`, so a subagent runs the same loop with an
-in-memory history and a restricted tool set.
+The loop knows its session only through narrow parts: the current `TurnConfig` (frozen; read at
+each model call), the `Transcript` it appends to, the context shaper, the turn's `Tooling`, where
+usage goes, and the user's queued `Prompts`. A subagent runs the same loop with an in-memory
+transcript, a restricted tool set and no prompts (`agent.subagent`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol, assert_never
+from typing import Protocol, assert_never
 
 import anyio
 
-from agent._log import get_logger
 from agent.backends import ToolUi
 from agent.context import ContextShaper, ShapeContext
 from agent.events import (
@@ -42,29 +43,24 @@ from agent.events import (
     TurnEnded,
     UserMessageAdded,
 )
-from agent.execution import (
+from agent.execution import BatchState, ToolExecutor
+from agent.recording import NotSaved, ResultRecorder, not_saved_message, try_append
+from agent.retry import describe_error
+from agent.tool_calls import (
     INTERRUPTED_TEXT,
-    BatchState,
-    CallSinks,
-    Prepared,
-    ToolExecutor,
-    Validators,
+    CheckedCall,
+    SchemaValidators,
     error_result,
     interrupted_result,
-    prepare_call,
     title_for,
+    validate_call,
 )
-from agent.recording import (
-    NotSaved,
-    ResultRecorder,
-    not_saved_message,
-    record_shown,
-    try_append,
-)
-from agent.retry import RetryPolicy, describe_error
 from agent.tool_env import scrub
-from agent.tools.base import AnyTool, ToolContext
+from agent.tooling import Tooling
+from agent.transcript import Transcript
+from agent.turn_config import TurnConfig
 from providers.assemble import MessageAssembler
+from providers.logs import get_logger
 from providers.types import (
     Finish,
     FinishReason,
@@ -72,86 +68,41 @@ from providers.types import (
     ModelRequest,
     ProviderError,
     ReasoningDelta,
-    ReasoningEffort,
     TextDelta,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallPart,
     ToolCallStart,
     ToolResultPart,
-    ToolSpec,
     Usage,
 )
 from sessions import INTERRUPTED_BY_STOP, SessionBusy, SessionWriteFailed, new_id
 
-if TYPE_CHECKING:
-    from providers.catalog import ModelInfo
-    from providers.model import Model
-    from sessions import Session
-
 Emit = Callable[[AgentEvent], None]
+UsageSink = Callable[[Usage | None, int], Awaitable[None]]
+"""`record(usage, context_tokens)`: account one model call (tell the front end, keep totals)."""
 _CLOSE_SECONDS = 5.0
 _log = get_logger(__name__)
 
 
-class LoopHost(Protocol):
-    """What the loop needs from whoever runs it (a session, or a subagent)."""
+class Prompts(Protocol):
+    """The user's prompts for a turn (`agent.inbox.PromptInbox`): the turn's first one and those
+    queued while it runs go through `admit` (the user_prompt_submit hooks)."""
 
-    @property
-    def model(self) -> Model: ...
-    @property
-    def model_info(self) -> ModelInfo | None: ...
-    @property
-    def reasoning_effort(self) -> ReasoningEffort | None: ...
-    @property
-    def system_prompt(self) -> str: ...
-    @property
-    def tools(self) -> dict[str, AnyTool]: ...
-    @property
-    def tool_specs(self) -> Sequence[ToolSpec]: ...
-    @property
-    def max_turns(self) -> int: ...
-    @property
-    def retry_policy(self) -> RetryPolicy: ...
-    @property
-    def shaper(self) -> ContextShaper: ...
-    @property
-    def persisted_session(self) -> Session | None: ...
-
-    def history(self) -> list[Message]:
-        """The conversation as the next request starts from (before shaping)."""
-        ...
-
-    async def append_message(self, message: Message, entry_id: str | None = None) -> str:
-        """Record `message` at the end of the conversation; returns its entry id (`entry_id`
-        when given: an assistant message is stored under the id its chunks were streamed with,
-        so a replay shows the same message ids)."""
-        ...
-
-    def take_queued(self) -> list[Message]:
+    def take(self) -> list[Message]:
         """Prompts queued during the turn, removed from the queue."""
         ...
 
-    def has_queued(self) -> bool: ...
-
-    def close_queue(self) -> None:
+    def close(self) -> None:
         """The turn is ending: from now on prompts are refused rather than queued into it."""
         ...
 
-    async def record_usage(self, usage: Usage | None, context_tokens: int) -> None:
-        """Account one model call (tell the front end and keep the totals)."""
-        ...
-
-    def tool_context(self, sinks: CallSinks) -> ToolContext: ...
-
-    def executor(self, emit: Emit, cancel_turn: Callable[[], None]) -> ToolExecutor: ...
-
-    async def accept_prompt(self, message: Message) -> str | None:
+    async def admit(self, message: Message) -> str | None:
         """None when the prompt may go ahead; else why it was blocked (a hook said so)."""
         ...
 
-    async def prompt_appended(self, message: Message, entry_id: str) -> None:
-        """Called once the turn's prompt is in history (the session titles itself here)."""
+    async def appended(self, message: Message, entry_id: str) -> None:
+        """Called once the turn's prompt is in the transcript (the session titles itself)."""
         ...
 
 
@@ -187,30 +138,43 @@ class TurnLoop:
     """One `run_turn`: owns the turn's in-flight state so a cancellation can settle it."""
 
     def __init__(
-        self, host: LoopHost, *, emit: Emit, scope: anyio.CancelScope, subagent: bool = False
+        self,
+        *,
+        config: Callable[[], TurnConfig],
+        transcript: Transcript,
+        shaper: ContextShaper,
+        tooling: Tooling,
+        usage: UsageSink,
+        emit: Emit,
+        scope: anyio.CancelScope,
+        prompts: Prompts | None = None,
     ) -> None:
-        self._host = host
+        self._config = config
+        self._transcript = transcript
+        self._shaper = shaper
+        self._tooling = tooling
+        self._usage = usage
+        self._prompts = prompts
         self._send = emit
         self._scope = scope
-        self._subagent = subagent
-        self._validators = Validators()
-        self._executor = host.executor(self._emit, scope.cancel)
+        self._validators = SchemaValidators()
+        self._executor = ToolExecutor(tooling, emit=self._emit)
         self._message_id = ""
         self._assembler: MessageAssembler | None = None
         """The attempt being streamed; None once its message is appended or discarded."""
         self._pending: list[ToolCallPart] = []
         """Calls of the appended assistant message still waiting for their tool message."""
         self._batch = BatchState()
-        self._prepared: dict[str, Prepared] = {}
+        self._checked: dict[str, CheckedCall] = {}
         self._open: dict[str, str] = {}
         """Calls shown to the front end (started) without a finished event yet: id -> name."""
         self._shown: dict[str, ToolUi] = {}
         """How this batch's finished calls were shown, recorded after their results (replay)."""
         self._context_tokens = 0
-        self._recorder = ResultRecorder(host.append_message)
+        self._recorder = ResultRecorder(transcript.append)
         self._not_saved: NotSaved | None = None  # why the transcript could not be written
         self._unadmitted: list[Message] = []
-        """Queued prompts taken from the host whose hooks have not decided yet."""
+        """Queued prompts taken from `prompts` whose hooks have not decided yet."""
         self.last_text = ""
         """The text of the last assistant message (a subagent's result)."""
 
@@ -240,7 +204,8 @@ class TurnLoop:
                     # Right where the loop decided to stop (no await in between, also when a
                     # cancellation passes through): a prompt arriving later would never be
                     # answered by this turn, so it is refused and gets a turn of its own.
-                    self._host.close_queue()
+                    if self._prompts is not None:
+                        self._prompts.close()
         except anyio.get_cancelled_exc_class():
             # Cancelled from outside (the consumer went away): settle, then keep unwinding.
             await self._settle_safely(cancelled=True)
@@ -271,17 +236,15 @@ class TurnLoop:
                 _log.error("could not settle the turn", exc_info=True)
 
     async def _run(self, prompt: Message | None) -> StopReason:
-        host = self._host
-        stored = host.persisted_session
-        if stored is not None and not self._subagent:
-            with anyio.CancelScope(shield=True):  # answer calls an earlier turn could not
-                await stored.repair()
+        with anyio.CancelScope(shield=True):  # answer calls an earlier turn could not
+            await self._transcript.open_turn()
         if prompt is not None:
             entry_id = await self._admit(prompt, queued=False)
             if entry_id is None:
                 return "refusal"
-            await host.prompt_appended(prompt, entry_id)
-        for _ in range(host.max_turns):
+            if self._prompts is not None:
+                await self._prompts.appended(prompt, entry_id)
+        for _ in range(self._config().max_turns):
             await self._inject_queued()
             streamed = await self._call_model()
             calls = streamed.message.tool_calls
@@ -308,13 +271,13 @@ class TurnLoop:
         # unsure of what it holds.
         stored_id = ""
         with anyio.CancelScope(shield=True):
-            stored_id = await self._host.append_message(message, entry_id)
+            stored_id = await self._transcript.append(message, entry_id)
         return stored_id
 
     async def _admit(self, prompt: Message, *, queued: bool) -> str | None:
         """Put a user prompt into history if the user_prompt_submit hooks let it through (its
         entry id); else tell the user why it was not sent (None)."""
-        blocked = await self._host.accept_prompt(prompt)
+        blocked = None if self._prompts is None else await self._prompts.admit(prompt)
         if blocked is not None:
             self._send(Notice(severity="warning", message=f"Prompt not sent: {blocked}"))
             return None
@@ -327,7 +290,7 @@ class TurnLoop:
         admitted = 0
         while True:
             if not self._unadmitted:
-                self._unadmitted = self._host.take_queued()
+                self._unadmitted = [] if self._prompts is None else self._prompts.take()
                 if not self._unadmitted:
                     return admitted
             # Removed only once decided: a cancellation during its hook leaves it for the
@@ -339,32 +302,30 @@ class TurnLoop:
     # ------------------------------------------------------------------------ model calls
 
     async def _call_model(self) -> _Streamed:
-        host = self._host
-        policy = host.retry_policy
         retries = 0
         compacted = False
         while True:
+            config = self._config()  # the one this call is made with, whatever changes meanwhile
             shape_ctx = ShapeContext(
-                model=host.model,
-                model_info=host.model_info,
+                model=config.model,
+                model_info=config.model_info,
                 context_tokens=self._context_tokens,
                 emit=self._send,
-                session=host.persisted_session,
-                system=host.system_prompt,
-                tools=host.tool_specs,
+                system=config.system_prompt,
+                tools=config.tools.specs,
             )
-            messages = await host.shaper.prepare(host.history(), shape_ctx)
+            messages = await self._shaper.shape_request(self._transcript, shape_ctx)
             request = ModelRequest(
-                system=host.system_prompt,
+                system=config.system_prompt,
                 messages=messages,
-                tools=host.tool_specs,
-                reasoning_effort=host.reasoning_effort,
+                tools=config.tools.specs,
+                reasoning_effort=config.reasoning_effort,
             )
-            streamed = await self._stream(request)
+            streamed = await self._stream(config, request)
             error = streamed.error
             if error is None or streamed.usage is not None:
                 # A failed call without usage was most likely not billed: no guessed cost.
-                await self._account(streamed.usage, messages)
+                await self._account(streamed.usage, messages, config.system_prompt)
             if error is None:
                 await self._accept(streamed.message, self._message_id)
                 return streamed
@@ -373,24 +334,25 @@ class TurnLoop:
                 if compacted:
                     raise _ModelCallFailed(error, describe_error(error))
                 compacted = True
-                if await host.shaper.compact_for_overflow(host.history(), shape_ctx, error):
+                if await self._shaper.compact_for_overflow(self._transcript, shape_ctx, error):
                     continue
                 raise _ModelCallFailed(error, describe_error(error))
-            delay = policy.delay(retries + 1, error)
+            delay = config.retry.delay(retries + 1, error)
             if delay is None:
                 raise _ModelCallFailed(error, describe_error(error, attempts=retries + 1))
             retries += 1
             self._send(Retrying(attempt=retries, delay=delay, error=error))
             await anyio.sleep(delay)
 
-    async def _stream(self, request: ModelRequest) -> _Streamed:
+    async def _stream(self, config: TurnConfig, request: ModelRequest) -> _Streamed:
         send = self._send
         message_id = new_id()
         assembler = MessageAssembler()
         self._assembler = assembler
         self._message_id = message_id
         feed = assembler.feed
-        events = self._host.model.stream(request)
+        model = config.model
+        events = model.stream(request)
         try:
             async for event in events:
                 feed(event)
@@ -407,7 +369,7 @@ class TurnLoop:
                     if event.arguments_delta:
                         send(ToolCallArguments(call_id=event.call_id, delta=event.arguments_delta))
                 elif isinstance(event, ToolCallEnd):
-                    self._ended(event)
+                    self._ended(event, config)
         except Exception as exc:
             # A model is not supposed to raise for a provider failure; if one does, the turn
             # still ends with an error rather than a crash.
@@ -415,7 +377,7 @@ class TurnLoop:
                 kind="unknown",
                 message=scrub(f"{type(exc).__name__}: {exc}"),
                 retryable=False,
-                provider=self._host.model.provider_id,
+                provider=model.provider_id,
             )
             return _Streamed(message=assembler.message(), finish=None, usage=None, error=failure)
         finally:
@@ -424,7 +386,7 @@ class TurnLoop:
             message=assembler.message(),
             finish=assembler.finish,
             usage=assembler.usage,
-            error=_failure_of(assembler, self._host.model.provider_id),
+            error=_failure_of(assembler, model.provider_id),
         )
 
     def _started(self, call_id: str, name: str) -> None:
@@ -433,7 +395,7 @@ class TurnLoop:
         self._open[call_id] = name
         self._send(ToolCallStarted(call_id=call_id, name=name, ui=title_for(name)))
 
-    def _ended(self, event: ToolCallEnd) -> None:
+    def _ended(self, event: ToolCallEnd, config: TurnConfig) -> None:
         self._started(event.call_id, event.name)
         call = ToolCallPart(
             id=event.call_id,
@@ -441,23 +403,23 @@ class TurnLoop:
             arguments=event.arguments,
             invalid_arguments=event.raw_arguments if event.invalid_reason else None,
         )
-        prepared = self._prepare(call)
-        self._prepared[call.id] = prepared
+        checked = self._check(call, config)
+        self._checked[call.id] = checked
         self._send(
-            ToolCallReady(call_id=call.id, name=call.name, arguments=call.arguments, ui=prepared.ui)
+            ToolCallReady(call_id=call.id, name=call.name, arguments=call.arguments, ui=checked.ui)
         )
 
-    def _prepare(self, call: ToolCallPart) -> Prepared:
-        return prepare_call(
-            call, self._host.tools, self._validators, self._host.tool_context, self._emit
+    def _check(self, call: ToolCallPart, config: TurnConfig) -> CheckedCall:
+        return validate_call(
+            call, config.tools, self._validators, self._tooling.context, self._emit
         )
 
-    async def _account(self, usage: Usage | None, messages: Sequence[Message]) -> None:
+    async def _account(self, usage: Usage | None, messages: Sequence[Message], system: str) -> None:
         if usage is not None:
             self._context_tokens = usage.input_tokens + usage.output_tokens
         else:
-            self._context_tokens = estimate_tokens(messages, self._host.system_prompt)
-        await self._host.record_usage(usage, self._context_tokens)
+            self._context_tokens = estimate_tokens(messages, system)
+        await self._usage(usage, self._context_tokens)
 
     async def _accept(self, message: Message, message_id: str) -> None:
         """The call succeeded: its message joins the history."""
@@ -483,22 +445,23 @@ class TurnLoop:
                     ),
                 )
             )
-        self._prepared.clear()
+        self._checked.clear()
 
     # ----------------------------------------------------------------------------- tools
 
     async def _run_tools(self, calls: list[ToolCallPart]) -> None:
-        batch = [self._prepared.pop(call.id, None) or self._prepare(call) for call in calls]
+        config = self._config()
+        batch = [self._checked.pop(call.id, None) or self._check(call, config) for call in calls]
         # The assembled calls (with their merged metadata) are the ones answered.
         batch = [_with_call(item, call) for item, call in zip(batch, calls, strict=True)]
         await self._executor.run_batch(batch, self._batch, self._record_result)
         if self._not_saved is not None:  # a result could not be written: the settlement answers
             raise self._not_saved
         shown, self._shown = self._shown, {}
-        await record_shown(self._host.persisted_session, shown)
+        await self._transcript.record_shown(shown)
         self._pending = []
         self._batch = BatchState()
-        self._prepared.clear()
+        self._checked.clear()
 
     async def _record_result(self, result: ToolResultPart) -> bool:
         """Into the transcript before it is shown; False (the turn stops) when it cannot be."""
@@ -518,7 +481,7 @@ class TurnLoop:
             self._assembler = None
             message = assembler.message()
             if message.parts:
-                failed = await try_append(self._host.append_message, message, self._message_id)
+                failed = await try_append(self._transcript.append, message, self._message_id)
                 self._not_saved = self._not_saved or failed
                 self.last_text = message.text
             self._pending = message.tool_calls
@@ -528,12 +491,12 @@ class TurnLoop:
             results = [interrupted_result(call, text) for call in missing]
             if results:
                 answers = Message(role="tool", parts=[*results])
-                failed = await try_append(self._host.append_message, answers)
+                failed = await try_append(self._transcript.append, answers)
                 self._not_saved = self._not_saved or failed
             for call, result in zip(missing, results, strict=True):
                 self._interrupted(call, result)
             if self._not_saved is None:
-                await record_shown(self._host.persisted_session, self._shown)
+                await self._transcript.record_shown(self._shown)
             self._pending = []
         for call_id, name in list(self._open.items()):
             # Shown to the front end but never completed by the model: not in the transcript.
@@ -555,7 +518,7 @@ async def _close(events: object) -> None:
         await aclose()
 
 
-def _with_call(item: Prepared, call: ToolCallPart) -> Prepared:
+def _with_call(item: CheckedCall, call: ToolCallPart) -> CheckedCall:
     return item if item.call is call else replace(item, call=call)
 
 

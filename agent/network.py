@@ -16,6 +16,8 @@ from __future__ import annotations
 import ipaddress
 import socket
 
+import anyio
+
 _LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
 _LEGACY_IPV4 = frozenset("0123456789abcdefx.")
 
@@ -69,8 +71,6 @@ async def resolve(host: str, port: int) -> list[str]:
     Raises:
         OSError: the name does not resolve.
     """
-    import anyio
-
     infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     addresses: list[str] = []
     for _family, _type, _proto, _name, sockaddr in infos:

@@ -46,7 +46,6 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -55,6 +54,7 @@ from agent import permission_commands
 from agent.permission_commands import command_regex as command_regex  # re-exported
 from agent.shell_parse import ParsedCommand, Segment, parse_command
 from agent.tools.base import PermissionRequest
+from providers.records import Record
 
 if TYPE_CHECKING:
     from agent.settings import Settings
@@ -65,8 +65,7 @@ PATH_TOOLS = frozenset({"Read", "Edit", "Write"})
 _CASELESS = sys.platform in ("darwin", "win32")
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(Record, kw_only=False):
     """`Tool` or `Tool(pattern)`; `source` is where it came from: user|project|local|session|cli."""
 
     tool: str
@@ -101,8 +100,7 @@ def parse_rule(text: str, source: str = "user") -> Rule:
     return Rule(tool=tool, pattern=pattern, source=source)
 
 
-@dataclass(frozen=True)
-class PermissionRules:
+class PermissionRules(Record, kw_only=False):
     allow: tuple[Rule, ...] = ()
     ask: tuple[Rule, ...] = ()
     deny: tuple[Rule, ...] = ()
@@ -142,8 +140,7 @@ class PermissionRules:
         )
 
 
-@dataclass(frozen=True)
-class Subject:
+class Subject(Record, kw_only=False):
     """A request as rules see it: its paths resolved against the cwd, its command parsed."""
 
     request: PermissionRequest
@@ -339,8 +336,7 @@ def names_place(pattern: str, place: Path, cwd: Path) -> bool:
     return any(within(base, place) for base in compiled.bases)
 
 
-@dataclass(frozen=True)
-class _PathPattern:
+class _PathPattern(Record, kw_only=False):
     name_glob: re.Pattern[str] | None
     anchored: tuple[re.Pattern[str], ...]
     bases: tuple[Path, ...] = ()

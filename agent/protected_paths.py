@@ -9,6 +9,11 @@ user gave it, so no write reaches them without the user approving that exact cal
 - the user's shell start-up files (`~/.bashrc`, `~/.profile`, `~/.zshrc`, ...), which run in
   every shell the user opens.
 
+earshot's own config and data directories are also HIDDEN from commands (`ProtectedPaths.hidden`):
+the command sandbox shows them empty, because they hold what no command needs and the model must
+not read (an inline `apiKey` in the settings, the transcripts of every session, the undo store's
+copies of files).
+
 It also answers "is this path a secret?" (`ProtectedPaths.secret_root`): well-known credential
 files and directories (`~/.ssh`, `~/.aws`, `~/.netrc`, `~/.config/gh`, `~/.docker/config.json`,
 `~/.kube/config`, `~/.gnupg`, ... see `CREDENTIAL_PATHS`), earshot's own settings files (an
@@ -156,6 +161,9 @@ class ProtectedPaths:
     """The same places as the names earshot, git and the shells look them up by (absolute,
     symlinks NOT resolved), for the command sandbox: if one of those names is a symbolic link
     a command may replace, resolving it protects the old target and not the name."""
+    hidden: tuple[Path, ...] = ()
+    """earshot's own config and data directories (resolved): the command sandbox shows them
+    empty (see the module docstring)."""
 
     def covers(self, path: Path) -> bool:
         """Whether writing `path` (absolute; resolved here) touches a protected place."""
@@ -222,6 +230,7 @@ def protected_paths(
         paths=tuple(_outermost(concrete)),
         secrets=tuple(_unique(secrets)),
         lexical=tuple(_outermost(lexical)),
+        hidden=tuple(_outermost([_real(config), _real(data_dir(environ))])),
     )
 
 

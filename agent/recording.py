@@ -16,21 +16,12 @@ writes itself together with every result that finished meanwhile.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
 
 import anyio
 
-from agent._log import get_logger
-from agent.backends import ToolUi
-from agent.replay import tool_ui_entry
 from providers.types import Message, ToolResultPart
 from sessions import SessionBusy, SessionWriteFailed
-
-if TYPE_CHECKING:
-    from sessions import Session
-
-_log = get_logger(__name__)
 
 NotSaved = SessionWriteFailed | SessionBusy
 """Why the transcript could not be written."""
@@ -88,20 +79,6 @@ async def try_append(
     except (SessionWriteFailed, SessionBusy) as exc:
         return exc
     return None
-
-
-async def record_shown(session: Session | None, shown: Mapping[str, ToolUi]) -> None:
-    """After a batch's results, the record of how its calls were shown (`agent.replay`): a
-    session reopened later replays the diffs as they were, not as the disk is then. Only the
-    replay's diffs depend on it: a failure to write it is logged and the turn goes on."""
-    record = tool_ui_entry(shown)
-    if record is None or session is None:
-        return
-    with anyio.CancelScope(shield=True):
-        try:
-            await session.append(record)
-        except Exception:
-            _log.warning("could not record how the tool calls were shown", exc_info=True)
 
 
 def not_saved_message(exc: NotSaved) -> str:

@@ -28,17 +28,18 @@ from agent.events import (
     CompactionFinished,
     ModeChanged,
     ModelChanged,
-    PlanChanged,
     ReasoningChunk,
     TextChunk,
     TitleChanged,
+    TodosChanged,
     ToolCallFinished,
     ToolCallReady,
     ToolCallStarted,
     ToolStatus,
     UserMessageAdded,
 )
-from agent.execution import INTERRUPTED_TEXT, CallSinks, interrupted_result, title_for
+from agent.todos import TODOS_EXTENSION, todos_from_json
+from agent.tool_calls import INTERRUPTED_TEXT, CallSinks, interrupted_result, title_for
 from agent.tools.base import AnyTool, ToolContext
 from providers.types import (
     ImagePart,
@@ -63,7 +64,6 @@ from sessions import (
     UnknownEntry,
 )
 
-PLAN_EXTENSION = "plan"
 TOOL_UI_EXTENSION = "tool_ui"
 """The `ExtensionEntry` recording how the calls of the tool message before it were shown."""
 DIFF_CONTEXT_LINES = 3
@@ -112,10 +112,8 @@ def replay_events(
                     )
                 )
             case ExtensionEntry():
-                if entry.name == PLAN_EXTENSION:
-                    from agent.session_parts import plan_from_json
-
-                    events.append(PlanChanged(entries=plan_from_json(entry.data)))
+                if entry.name == TODOS_EXTENSION:
+                    events.append(TodosChanged(items=todos_from_json(entry.data)))
             case LeafMoveEntry() | UndoSnapshotEntry() | UnknownEntry():
                 pass
             case _:

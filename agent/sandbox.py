@@ -39,77 +39,19 @@ configuration and are not sandboxed.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
-import tempfile
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Literal, Protocol, TypeAlias
+from typing import Literal, TypeAlias
 
-from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.sandbox_config import SandboxConfig
+from agent.sandbox_engine import Engine, Places, SandboxRefused, sandbox_places
 
 SandboxStatus: TypeAlias = Literal["active", "off", "unavailable"]
 """`active`: commands run confined; `off`: the user turned the sandbox off (commands run as they
 always did); `unavailable`: the user wants a sandbox and none can run (every command asks)."""
-
-TEMP_DIRS = ("/tmp",)
-"""Writable besides `tempfile.gettempdir()`: many tools write to /tmp whatever $TMPDIR says."""
-
-
-class SandboxRefused(Exception):
-    """The sandbox cannot enforce its policy for this command (e.g. a protected name is a
-    symbolic link a command could replace): the command must not run as if confined."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Places:
-    """The policy for one command, in paths: computed when it starts (the file system moves)."""
-
-    writable: tuple[Path, ...]
-    """Canonical, existing: the roots, the temp dirs, the configured writable paths."""
-    protected: ProtectedPaths
-    network: bool
-
-
-def sandbox_places(
-    config: SandboxConfig, roots: Sequence[Path], *, environ: Mapping[str, str] | None = None
-) -> Places:
-    environ = os.environ if environ is None else environ
-    candidates = [*roots, Path(tempfile.gettempdir()), *map(Path, TEMP_DIRS)]
-    candidates += config.writable_paths
-    writable: list[Path] = []
-    for candidate in candidates:
-        real = Path(os.path.realpath(candidate))
-        if real.is_dir() and real not in writable:
-            writable.append(real)
-    return Places(
-        writable=tuple(writable),
-        protected=protected_paths(roots, environ=environ),
-        network=config.network,
-    )
-
-
-class Engine(Protocol):
-    """One platform's mechanism."""
-
-    name: str
-
-    async def probe(self, places: Places) -> str | None:
-        """None when the mechanism works here, else why not (one line)."""
-        ...
-
-    def launch(
-        self, places: Places, argv: Sequence[str], *, cwd: Path, scrub_env: bool
-    ) -> AbstractAsyncContextManager[Sequence[str]]: ...
-
-    def stopped(self, output: str) -> str | None:
-        """Why the output says the sandbox stopped the command; None when it does not."""
-        ...
-
 
 # ---------------------------------------------------------------------- stopped commands
 
@@ -215,6 +157,7 @@ _probes: dict[tuple[str, bool], str | None] = {}
 
 def platform_engine() -> Engine | str:
     """This platform's engine, or why there is none."""
+    # Each engine is imported on its own platform only (the other's would never run here).
     if sys.platform.startswith("linux"):
         from agent.sandbox_linux import find_bubblewrap
 
@@ -244,3 +187,15 @@ async def open_sandbox(
     if failure is not None:
         return Sandbox(status="unavailable", config=config, roots=roots, reason=failure)
     return Sandbox(status="active", config=config, roots=roots, engine=found)
+
+
+__all__ = [
+    "Engine",
+    "Places",
+    "Sandbox",
+    "SandboxRefused",
+    "SandboxStatus",
+    "open_sandbox",
+    "sandbox_places",
+    "stopped_by_policy",
+]

@@ -23,7 +23,8 @@ The command line, in order (later mounts cover earlier ones):
           --bind D D                                      "pins" (below)
           --ro-bind P P | --tmpfs P --remount-ro P        each protected place, existing or not
           --dev /dev  --proc /proc                        its own /dev and /proc
-          --tmpfs S --remount-ro S | --ro-bind /dev/null S    hidden service sockets
+          --tmpfs S --remount-ro S | --ro-bind /dev/null S    hidden places: service sockets,
+                                                          earshot's own config and data
           --chdir CWD -- bash -c COMMAND
 
 - `--cap-drop ALL` and `--unshare-user`: run as root (CI), bwrap would otherwise leave the
@@ -44,6 +45,10 @@ The command line, in order (later mounts cover earlier ones):
 - `--die-with-parent`, `--unshare-pid` and `--new-session`: killing bwrap ends everything the
   command started (even `setsid` daemons), nothing outside is visible or signalable, and the
   command cannot push keystrokes into a terminal (TIOCSTI).
+- Hidden: earshot's own config and data directories (`ProtectedPaths.hidden`: the settings
+  may hold an `apiKey`, the data dir every transcript) are covered with an empty read-only
+  tmpfs, so a command reads nothing there; the sockets of services that would act for the
+  command outside the sandbox (`_SYSTEM_SERVICES`) are covered too.
 - Environment: bwrap is started with an environment already without provider keys (its own
   copy would otherwise be readable in `/proc/1/environ` inside the sandbox); in an editor
   terminal, which inherits the editor's environment, `env -u KEY...` runs first.
@@ -63,7 +68,7 @@ from pathlib import Path
 import anyio
 
 from agent.protected_paths import data_dir
-from agent.sandbox import Places, SandboxRefused
+from agent.sandbox_engine import Places, SandboxRefused
 from agent.tool_env import tool_environment, tool_secret_variables
 
 PROBE_TIMEOUT_SECONDS = 10.0
@@ -147,14 +152,15 @@ def plan_mounts(places: Places, *, hidden: Iterable[str] | None = None) -> Mount
         place = target if missing is None else missing
         pinned.extend(parent for parent in _prefixes(place)[:-1] if replaceable(parent))
         (read_only if missing is None else placeholders).append(place)
+    own_dirs, own_files = _hidden(areas, [str(path) for path in places.protected.hidden])
     hidden_dirs, hidden_files = _hidden(areas, hidden)
     return MountPlan(
         writable=areas,
         pinned=tuple(map(Path, dict.fromkeys(pinned))),
         read_only=tuple(map(Path, dict.fromkeys(read_only))),
         placeholders=tuple(map(Path, dict.fromkeys(placeholders))),
-        hidden_dirs=hidden_dirs,
-        hidden_files=hidden_files,
+        hidden_dirs=(*own_dirs, *hidden_dirs),
+        hidden_files=(*own_files, *hidden_files),
         network=places.network,
     )
 
@@ -370,9 +376,9 @@ def find_bubblewrap() -> Bubblewrap | str:
 __all__ = [
     "Bubblewrap",
     "MountPlan",
+    "Placeholders",
     "bwrap_command",
     "find_bubblewrap",
     "plan_mounts",
-    "Placeholders",
     "scrubbing_prefix",
 ]

@@ -3,7 +3,8 @@
 The profile expresses the same policy as bubblewrap does on Linux (`agent.sandbox`): writes only
 under the writable places, never to a protected place (existing or not: Seatbelt matches paths,
 so no placeholder is needed), and never to a `.git` or `.earshot` component at any depth inside a
-root; no look at or signal to processes outside the sandbox (earshot's environment is read through
+root; no read of earshot's own config and data directories (`ProtectedPaths.hidden`); no look
+at or signal to processes outside the sandbox (earshot's environment is read through
 `ps eww`/`sysctl kern.procargs2`, which is process information); the network cut when the
 settings say so.
 
@@ -26,7 +27,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.sandbox import Places, SandboxRefused
+from agent.sandbox_engine import Places, SandboxRefused
 from agent.tool_env import tool_secret_variables
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
@@ -72,6 +73,15 @@ def seatbelt_profile(places: Places) -> SeatbeltProfile:
         f'(regex #"{PROTECTED_COMPONENT}")))'
         for root in places.protected.roots
     ]
+    writable_places = [_real(area) for area in places.writable]
+    hidden = [
+        f"(deny file-read* (subpath {param('HIDDEN', _real(path))}))"
+        for path in places.protected.hidden
+        # Not when that would hide a writable place (a workspace inside earshot's config).
+        if not any(
+            os.path.commonpath([_real(path), area]) == _real(path) for area in writable_places
+        )
+    ]
     writable = [
         "  (require-all\n    "
         + "\n    ".join([f"(subpath {param('WRITABLE', _real(area))})", *exclusions])
@@ -96,6 +106,9 @@ def seatbelt_profile(places: Places) -> SeatbeltProfile:
         "(deny signal)",
         "(allow signal (target same-sandbox))",
         "(deny mach-priv-task-port)",
+        "",
+        "; earshot's own settings (an apiKey) and data (transcripts) cannot be read.",
+        *hidden,
     ]
     if not places.network:
         lines += [

@@ -1,11 +1,21 @@
 """The settings file schema: one frozen dataclass per JSON object, and a validator driven by a
-field table per class.
+field table per class. It is the one validator of settings files (`agent.settings` reads every
+scope through it).
 
-Written by hand rather than with pydantic because the settings are read before an editor's first
-`session/new` is answered, and pydantic's import and schema build alone cost more than that
-answer's whole budget. The checks are strict: unknown keys are rejected, JSON types must match
-exactly (`true` is not a number, `"5"` is not an integer), and every problem in a file is
-reported, not only the first.
+Why not pydantic, the project's validation library: the settings are read on the way to every
+`session/new` answer, whose budget is 10x a bare `python -c pass`, and pydantic alone would spend
+most of it. Measured with `bench/settings_validation.py` (fresh processes, CPU time, median of
+11, 2-core machine under load; the validation of one project file):
+
+    python -c pass                                            26 ms  (1.0x)
+    this module: import agent.settings + load the file        74 ms  (2.8x)
+    the schema as pydantic models: import, define, validate  178 ms  (6.8x)
+
+Defining the eleven `BaseModel` classes costs about as much as this whole module even when
+pydantic is already imported and with `defer_build`; a `TypeAdapter` over these dataclasses
+builds its schema at the first validation instead (55-80 ms). So the checks are written here:
+strict, unknown keys rejected, JSON types matched exactly (`true` is not a number, `"5"` is not
+an integer), and every problem in a file reported, not only the first.
 
 A problem names the key path (`providers.x.baseUrl`, `permissions.allow.0`) and what is wrong
 with it, and never the value: API keys and header tokens live in these files.
@@ -14,10 +24,11 @@ with it, and never the value: API keys and header tokens live in these files.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Final, Literal, Self, TypeAlias, cast
 
 from agent.modes import MODES
+from providers.records import Record
 
 if TYPE_CHECKING:
     from agent.modes import Mode
@@ -92,8 +103,7 @@ class FileSection:
 # ---------------------------------------------------------------------------- the schema
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StreamTimeoutSettings(FileSection):
+class StreamTimeoutSettings(FileSection, Record):
     """`streamTimeouts` (and `providers.<id>.streamTimeouts`): seconds a model stream may stay
     silent before it counts as stalled and the call is retried (`providers.model.StreamTimeouts`
     holds the defaults). Absent keys keep the default, or the general value for a provider."""
@@ -104,8 +114,7 @@ class StreamTimeoutSettings(FileSection):
     """Between two stream events once output has started."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProviderSettings(FileSection):
+class ProviderSettings(FileSection, Record):
     """`providers.<id>`: override a built-in provider, or define a new one."""
 
     api: WireApi | None = None
@@ -121,8 +130,7 @@ class ProviderSettings(FileSection):
     """This provider's own stream timeouts (a local server loading a model may need longer)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CostSettings(FileSection):
+class CostSettings(FileSection, Record):
     """USD per million tokens."""
 
     input: float | None = None
@@ -131,8 +139,7 @@ class CostSettings(FileSection):
     cache_write: float | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelSettings(FileSection):
+class ModelSettings(FileSection, Record):
     """`models.<provider/model>`: facts that override (or supply) the catalog's."""
 
     name: str | None = None
@@ -144,8 +151,7 @@ class ModelSettings(FileSection):
     cost: CostSettings | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PermissionSettings(FileSection):
+class PermissionSettings(FileSection, Record):
     """`Tool` or `Tool(pattern)` rules."""
 
     allow: list[str] = field(default_factory=list[str])
@@ -153,8 +159,7 @@ class PermissionSettings(FileSection):
     deny: list[str] = field(default_factory=list[str])
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StdioServerSettings(FileSection):
+class StdioServerSettings(FileSection, Record):
     """An MCP server earshot spawns."""
 
     type: Literal["stdio"] = "stdio"
@@ -165,8 +170,7 @@ class StdioServerSettings(FileSection):
     cwd: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HttpServerSettings(FileSection):
+class HttpServerSettings(FileSection, Record):
     """An MCP server earshot connects to (streamable HTTP, or legacy SSE)."""
 
     type: Literal["http", "sse"]
@@ -179,8 +183,7 @@ McpServerSettings: TypeAlias = StdioServerSettings | HttpServerSettings
 `HttpServerSettings`."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HookSettings(FileSection):
+class HookSettings(FileSection, Record):
     """One hook command. `matcher` selects tools by name (tool events only)."""
 
     matcher: str | None = None
@@ -189,8 +192,7 @@ class HookSettings(FileSection):
     """Seconds."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HooksSettings(FileSection):
+class HooksSettings(FileSection, Record):
     """Hook commands per event. The event names are snake_case in the file, unlike every other
     key."""
 
@@ -200,8 +202,7 @@ class HooksSettings(FileSection):
     stop: list[HookSettings] = field(default_factory=list[HookSettings])
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SandboxSettings(FileSection):
+class SandboxSettings(FileSection, Record):
     """`sandbox`: the OS sandbox commands run in (`agent.sandbox_config` merges the scopes)."""
 
     enabled: bool | None = None
@@ -210,8 +211,7 @@ class SandboxSettings(FileSection):
     """Absolute or `~/...` paths commands may write besides the workspace and the temp dir."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SettingsFile(FileSection):
+class SettingsFile(FileSection, Record):
     """The content of one settings file."""
 
     schema_: str | None = None

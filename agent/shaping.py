@@ -13,10 +13,11 @@ sees a byte-identical prefix between the (rare) moments when pruning advances.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Final
 
 from agent.tokens import CHARS_PER_TOKEN, MessageEstimate, TokenCounter
+from providers.records import MutableRecord, Record
 from providers.types import (
     JsonValue,
     Message,
@@ -34,8 +35,7 @@ _DESCRIBED_ARGUMENTS: Final = ("path", "file_path", "command", "pattern", "url",
 _DESCRIPTION_LIMIT: Final = 80
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ShapingLimits:
+class ShapingLimits(Record):
     """How hard the cheap shapers squeeze, scaled to the model's window."""
 
     result_max_tokens: int = 10_000
@@ -122,8 +122,7 @@ def _needs_cap(message: Message, max_tokens: int, max_bytes: int) -> bool:
     return False
 
 
-@dataclass
-class CapMemo:
+class CapMemo(MutableRecord, kw_only=False):
     """Capped copies from earlier calls, by the identity of the message they were made from."""
 
     limits: tuple[int, int] = (0, 0)
@@ -224,8 +223,7 @@ def _utf8_size(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PruneOutcome:
+class PruneOutcome(Record):
     messages: list[Message]
     pruned: frozenset[str]
     """Every tool call id whose result is a stub in `messages` (pass it back next time)."""
@@ -233,8 +231,7 @@ class PruneOutcome:
     """Estimated tokens the results newly pruned by this call held."""
 
 
-@dataclass
-class PruneMemo:
+class PruneMemo(MutableRecord, kw_only=False):
     """Stubbed copies from earlier calls, by the identity of the message they were made from."""
 
     shaped: dict[int, tuple[Message, frozenset[str], Message]] = field(default_factory=lambda: {})

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, cast
 
 from agent import shell_programs, shell_writes
@@ -42,6 +42,7 @@ from agent.shell_builtins import assignment
 from agent.shell_programs import SHELLS
 from agent.shell_quote import Desugared, Unclear, desugar, tokens_decoded, unquote
 from agent.shell_words import Effects, Words, WrapKind
+from providers.records import MutableRecord, Record
 
 __all__ = ["SHELLS", "ParsedCommand", "Segment", "is_dynamic_word", "parse_command", "tokens"]
 
@@ -55,8 +56,7 @@ _OFFSET = re.compile(r"^[#!]?[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?:([^-=?+].*)$"
 _NAME_OR_EXPANSION = re.compile(r"[A-Za-z_$`(]")
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
+class Segment(Record, kw_only=False):
     """One simple command, as bash will see its words after quote removal."""
 
     words: tuple[str, ...]
@@ -100,8 +100,7 @@ class Segment:
         return Words(self.command_words, flags[self.assignments :])
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedCommand:
+class ParsedCommand(Record, kw_only=False):
     source: str
     parsed: bool
     """False: the command could not be read reliably; `segments` is then empty."""
@@ -166,8 +165,7 @@ class _Unreadable(Exception):
     pass
 
 
-@dataclass(frozen=True, slots=True)
-class _Stdin:
+class _Stdin(Record, kw_only=False):
     """What a command reads on stdin, as far as the command line says."""
 
     piped: bool = False
@@ -176,8 +174,7 @@ class _Stdin:
     files: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class _Source:
+class _Source(Record, kw_only=False):
     text: str
     locale_spans: tuple[tuple[int, int], ...] = ()
     literal_heredocs: frozenset[int] = frozenset()
@@ -188,8 +185,7 @@ class _Source:
         return start in self.literal_heredocs or any(ch in self.text[start:end] for ch in "'\"\\")
 
 
-@dataclass
-class _Walker:
+class _Walker(MutableRecord, kw_only=False):
     segments: list[Segment] = field(default_factory=lambda: [])
     guesses: list[Segment] = field(default_factory=lambda: [])
     writes: list[tuple[str, bool, int]] = field(default_factory=lambda: [])

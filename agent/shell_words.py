@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, TypeAlias
+
+from providers.records import MutableRecord, Record
 
 WrapKind: TypeAlias = Literal["transparent", "explicit", "opaque"]
 """How allow rules see a wrapper: `transparent` ones (`timeout`, `nice`) are covered when the
@@ -25,8 +27,7 @@ def program_name(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 
 
-@dataclass(frozen=True, slots=True)
-class Words:
+class Words(Record, kw_only=False):
     """A command's words (after quote removal) and which of them bash computes at run time."""
 
     items: tuple[str, ...]
@@ -45,8 +46,7 @@ class Words:
         return Words(self.items[start:], self.computed[start:])
 
 
-@dataclass(frozen=True, slots=True)
-class Script:
+class Script(Record, kw_only=False):
     """Shell code a command runs from a string."""
 
     text: str
@@ -55,8 +55,7 @@ class Script:
     they are only candidates for deny and ask rules."""
 
 
-@dataclass
-class Effects:
+class Effects(MutableRecord, kw_only=False):
     """What a simple command runs or changes beyond what its own words show."""
 
     inner: tuple[int, WrapKind] | None = None

@@ -24,6 +24,9 @@ import os
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
+from providers.errors import redact
+from providers.registry import all_providers
+
 _ALWAYS = frozenset({"ANTHROPIC_AUTH_TOKEN"})
 _KEPT_FOR_TOOLS = frozenset({"GITHUB_TOKEN", "GH_TOKEN", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
 _configured: set[str] = set()
@@ -32,8 +35,6 @@ _configured: set[str] = set()
 
 @lru_cache(maxsize=1)
 def _builtin_credential_variables() -> frozenset[str]:
-    from providers.registry import all_providers
-
     names = set(_ALWAYS)
     for spec in all_providers():
         names.update(spec.env)
@@ -82,6 +83,4 @@ def credential_values(environ: Mapping[str, str] | None = None) -> tuple[str, ..
 def scrub(text: str) -> str:
     """`text` with every configured key (from the environment) and anything shaped like a key
     masked: for exception text that becomes a tool result or the message a turn ends with."""
-    from providers.errors import redact
-
     return redact(text, credential_values())

@@ -10,10 +10,11 @@ shown as zero, because "free" and "we do not know" look the same on a status lin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, fields
+from typing import Protocol
 
-from agent.events import UsageUpdated
+from agent.events import AgentEvent, UsageUpdated
 from providers.catalog import ModelInfo, cost_usd
 from providers.types import JsonValue, Usage
 from sessions import Entry, ExtensionEntry
@@ -103,6 +104,58 @@ class UsageTracker:
             cost_usd=self.cost_usd,
             context_window_assumed=info is not None and info.window_assumed,
         )
+
+
+class _Observer(Protocol):
+    """`agent.context.ContextShaper.observe`: pairs a call's usage with the request it measured
+    and says how much context that call occupied."""
+
+    def __call__(self, usage: Usage | None, /) -> int: ...
+
+
+class SessionUsage:
+    """A session's usage as its turns report it: every model call (a subagent's too) is counted,
+    announced (`UsageUpdated`) and its totals recorded in the transcript, so a resumed session
+    continues them."""
+
+    def __init__(
+        self,
+        tracker: UsageTracker,
+        *,
+        observe: _Observer,
+        info: Callable[[], ModelInfo | None],
+        record: Callable[[ExtensionEntry], Awaitable[None]],
+        announce: Callable[[AgentEvent], None],
+    ) -> None:
+        self.tracker = tracker
+        self._observe = observe
+        self._info = info
+        self._record = record
+        self._announce = announce
+
+    async def model_call(self, usage: Usage | None, context_tokens: int) -> None:
+        """One of the session's own model calls."""
+        # Looked up again: a server may have reported the model's window since.
+        self.tracker.model_info = self._info()
+        context = self._observe(usage)
+        self._announce(self.tracker.record(usage, context_tokens=context))
+        await self.persist()
+
+    async def subagent_call(self, usage: Usage | None) -> None:
+        """A subagent's model call: it counts towards the session's total and cost."""
+        self._announce(self.tracker.record(usage))
+        await self.persist()
+
+    async def persist(self) -> None:
+        await self._record(self.tracker.snapshot())
+
+    def so_far(self) -> UsageUpdated | None:
+        """The totals as they stand (restored on resume), as a model call reports them; None
+        while nothing has been counted (a new session)."""
+        event = self.tracker.event(Usage())
+        if event.total == Usage() and event.context_tokens == 0:
+            return None
+        return event
 
 
 def _totals_from_json(data: JsonValue) -> tuple[Usage, float | None, int] | None:

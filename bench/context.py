@@ -3,8 +3,8 @@
 Run from the repo root: `.venv/bin/python -m bench.context` (add `--no-write` to only print).
 
 Target (from the context issue): shaping a 2,000-message history costs <= 5 ms per model call,
-the summary call itself excluded. Measured on `ContextShaper.prepare`, the loop's one call site,
-with realistic tool output (2-40 kB results, so capping and pruning both have work to do):
+the summary call itself excluded. Measured on `ContextShaper.shape_request`, the loop's one call
+site, with realistic tool output (2-40 kB results, so capping and pruning both have work to do):
 
 - steady state: the history grows by one tool round (assistant call + result) between calls,
   as in a running turn; everything cached from the previous call is reused;
@@ -29,6 +29,7 @@ import anyio
 from agent.context import ContextShaper, ShapeContext
 from agent.events import AgentEvent
 from agent.tokens import TokenCounter
+from agent.transcript import InMemoryTranscript
 from bench.results_md import write_section
 from providers.catalog import ModelInfo
 from providers.types import Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
@@ -97,10 +98,17 @@ def _ctx(window: int, events: list[AgentEvent], model: ScriptedModel) -> ShapeCo
         model_info=_info(window),
         context_tokens=0,
         emit=events.append,
-        session=None,
         system="You are a coding agent. " * 200,
         tools=tools,
     )
+
+
+async def _transcript(messages: list[Message]) -> InMemoryTranscript:
+    """The history as the loop reads it from a transcript (in memory here: no disk in the way)."""
+    transcript = InMemoryTranscript()
+    for message in messages:
+        await transcript.append(message)
+    return transcript
 
 
 async def _timed(call: Callable[[], Awaitable[object]], repeat: int) -> list[float]:
@@ -124,24 +132,26 @@ async def bench() -> dict[str, str]:
     # A window so large nothing is compacted: what every ordinary call pays.
     ctx = _ctx(10_000_000, events, model)
     shaper = ContextShaper()
-    await shaper.prepare(history, ctx)
+    await shaper.shape_request(await _transcript(history), ctx)
 
     steady: list[float] = []
     steady_cpu: list[float] = []
-    growing = list(history)
+    growing = await _transcript(history)
     for step in range(STEADY_CALLS):
-        growing += _round(rng, MESSAGES + step)
-        current = list(growing)  # the loop hands over a fresh list each call
+        for message in _round(rng, MESSAGES + step):
+            await growing.append(message)
         started, started_cpu = time.perf_counter(), time.thread_time()
-        await shaper.prepare(current, ctx)
+        await shaper.shape_request(growing, ctx)
         steady_cpu.append((time.thread_time() - started_cpu) * 1_000)
         steady.append((time.perf_counter() - started) * 1_000)
 
     cold_cpu: list[float] = []
 
+    whole = await _transcript(history)
+
     async def cold_call() -> None:
         started_cpu = time.thread_time()
-        await ContextShaper().prepare(history, ctx)
+        await ContextShaper().shape_request(whole, ctx)
         cold_cpu.append((time.thread_time() - started_cpu) * 1_000)
 
     cold = await _timed(cold_call, 20)
@@ -160,24 +170,25 @@ async def bench() -> dict[str, str]:
         summariser = ScriptedModel([ScriptedTurn(text="summary " * 200)])
         small_ctx = _ctx(64_000, [], summariser)
         fresh = ContextShaper()
+        transcript = await _transcript(history)
         started = time.perf_counter()
-        shaped = await fresh.prepare(history, small_ctx)
+        shaped = await fresh.shape_request(transcript, small_ctx)
         compaction.append((time.perf_counter() - started) * 1_000)
         assert len(summariser.requests) == 1 and len(shaped) < len(history)
 
     return {
-        f"prepare, steady state, {MESSAGES} messages: median (target <= {TARGET_MS:g} ms)": (
+        f"shape_request, steady state, {MESSAGES} messages: median (target <= {TARGET_MS:g} ms)": (
             f"{statistics.median(steady):.2f} ms"
         ),
-        f"prepare, steady state, {MESSAGES} messages: p95": f"{_p95(steady):.2f} ms",
-        f"prepare, steady state, {MESSAGES} messages: CPU time median / p95 / max": (
+        f"shape_request, steady state, {MESSAGES} messages: p95": f"{_p95(steady):.2f} ms",
+        f"shape_request, steady state, {MESSAGES} messages: CPU time median / p95 / max": (
             f"{statistics.median(steady_cpu):.2f} / {_p95(steady_cpu):.2f} / "
             f"{max(steady_cpu):.2f} ms"
         ),
-        f"prepare, cold (fresh shaper), {MESSAGES} messages: median": (
+        f"shape_request, cold (fresh shaper), {MESSAGES} messages: median": (
             f"{statistics.median(cold):.2f} ms"
         ),
-        f"prepare, cold (fresh shaper), {MESSAGES} messages: CPU time median": (
+        f"shape_request, cold (fresh shaper), {MESSAGES} messages: CPU time median": (
             f"{statistics.median(cold_cpu):.2f} ms"
         ),
         f"token estimate, incremental, {MESSAGES} messages: median": (

@@ -217,7 +217,7 @@ class EarshotFactory:
 
     def skills(self, cwd: Path) -> Sequence[SkillCommand]:
         from acp_server.factory import SkillCommand
-        from agent.session_parts import discover_skills
+        from agent.session_setup import discover_skills
 
         try:
             # What the session offers: the project's skills only in a trusted workspace, every

@@ -198,9 +198,9 @@ def _log_to_stderr() -> None:
     JSON, tracebacks as plain text: structlog's default would print to stdout, which belongs to
     the answer (print mode's NDJSON above all), with rich tracebacks dumping local variables.
     structlog itself is imported only if something logs."""
-    from acp_server.log import install
+    from providers.logs import configure
 
-    install()
+    configure()
 
 
 def _sessions(options: argparse.Namespace, cwd: Path) -> int:
@@ -257,7 +257,8 @@ def _trust(options: argparse.Namespace, cwd: Path) -> int:
     """`earshot trust [DIR]`, `earshot trust --list`, `earshot untrust [DIR]` (see agent.trust)."""
     from pathlib import Path
 
-    from agent.settings import SettingsError, set_directory_trust, trusted_directories
+    from agent.settings import SettingsError
+    from agent.settings_edits import set_directory_trust, trusted_directories
     from agent.trust import is_trusted, resolve_directory
 
     try:

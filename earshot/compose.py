@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -96,6 +95,7 @@ class Composition:
         self.environ = environ
         self._catalog = catalog
         self._config_home = config_home
+        self._user_providers: dict[str, UserProviderConfig] | None = None
 
     @classmethod
     def load(
@@ -140,9 +140,11 @@ class Composition:
 
     # ------------------------------------------------------------------------- providers
 
-    @cached_property
+    @property
     def user_providers(self) -> dict[str, UserProviderConfig]:
-        return self.settings.user_providers()
+        if self._user_providers is None:
+            self._user_providers = self.settings.user_providers()
+        return self._user_providers
 
     @property
     def catalog(self) -> ModelCatalog:

@@ -5,12 +5,10 @@ Checked, in order: Python and earshot; the settings files (valid or not, which k
 never their values); credentials per provider (found, or the variable to set: never a secret);
 the OpenAI-compatible servers whose models the picker offers (their lists are fetched now and
 cached); the model new sessions get and why, with its context window; git and ripgrep; the
-command sandbox (bubblewrap runs, Landlock is available); the MCP servers of the settings (each
+command sandbox a session here would get (`agent.sandbox`, probed as a session probes it); the
+MCP servers of the settings (each
 started, its tools listed); and the editor entries that start earshot (`earshot.doctor_editors`).
 The exit code is 1 when any problem was found.
-
-The sandbox check stands alone: it asks the system what a sandbox would need (a `bwrap` that can
-start, the Landlock ABI), not the sandbox module, which is built elsewhere.
 """
 
 from __future__ import annotations
@@ -23,11 +21,12 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, cast
+from typing import TYPE_CHECKING, TextIO, assert_never, cast
 
 from earshot.doctor_editors import Finding, Status, editor_findings
 
 if TYPE_CHECKING:
+    from agent.sandbox_config import SandboxConfig
     from earshot.compose import Composition
 
 MIN_PYTHON = (3, 11)
@@ -84,7 +83,8 @@ def run_doctor(cwd: Path, *, environ: Mapping[str, str] | None = None, out: Text
     for finding in _tools(environ):
         report.add(finding)
     report.section("Sandbox")
-    for finding in _sandbox():
+    sandbox_config = composition.settings.sandbox if composition is not None else None
+    for finding in anyio.run(_sandbox, cwd, sandbox_config):
         report.add(finding)
     if composition is not None:
         report.section("MCP servers")
@@ -268,59 +268,44 @@ def _tools(environ: Mapping[str, str]) -> list[Finding]:
     return findings
 
 
-def _sandbox() -> list[Finding]:
-    findings: list[Finding] = []
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        findings.append(
-            Finding(
-                "note",
-                "bubblewrap (bwrap) is not installed: commands cannot run in a sandbox",
-                "install bubblewrap (apt install bubblewrap)",
-            )
-        )
-    else:
-        ran = _runs([bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-all", "true"])
-        version = _first_line([bwrap, "--version"]) or "bwrap"
-        findings.append(
-            Finding("ok", f"{version} ({bwrap}) can start a sandbox")
-            if ran
-            else Finding(
-                "problem",
-                f"{version} ({bwrap}) cannot start a sandbox here",
-                "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; "
-                "on Ubuntu, an AppArmor profile for bwrap)",
-            )
-        )
-    abi = landlock_abi()
-    findings.append(
-        Finding("ok", f"Landlock is available (ABI {abi})")
-        if abi is not None
-        else Finding(
-            "note",
-            "Landlock is not available (Linux 5.13+ with Landlock enabled)",
-            "file access outside the project is then guarded by bubblewrap alone",
-        )
-    )
-    return findings
+async def _sandbox(cwd: Path, config: SandboxConfig | None) -> list[Finding]:
+    """The sandbox a session here would get: the real one (`agent.sandbox`), probed as a session
+    probes it, with the settings that shape it."""
+    from agent.sandbox import open_sandbox
+    from agent.sandbox_config import SandboxConfig
 
-
-def landlock_abi() -> int | None:
-    """The kernel's Landlock ABI version, None when Landlock is unavailable (or not Linux)."""
-    if sys.platform != "linux":
-        return None
-    import ctypes
-
-    syscall_numbers = {"x86_64": 444, "aarch64": 444, "arm64": 444, "riscv64": 444}
-    number = syscall_numbers.get(platform.machine())
-    if number is None:
-        return None
-    libc = ctypes.CDLL(None, use_errno=True)
-    create_ruleset_version = 1  # LANDLOCK_CREATE_RULESET_VERSION
-    abi = int(
-        libc.syscall(number, None, ctypes.c_size_t(0), ctypes.c_uint32(create_ruleset_version))
-    )
-    return abi if abi > 0 else None
+    sandbox = await open_sandbox(config or SandboxConfig(), [cwd])
+    match sandbox.status:
+        case "active":
+            assert sandbox.engine is not None
+            network = "with the network" if sandbox.config.network else "without the network"
+            findings = [
+                Finding("ok", f"commands run in a {sandbox.engine.name} sandbox, {network}")
+            ]
+            findings += [
+                Finding("note", f"also writable: {path}") for path in sandbox.config.writable_paths
+            ]
+            return findings
+        case "off":
+            return [
+                Finding(
+                    "note",
+                    "the command sandbox is turned off in settings: commands run unconfined, "
+                    "as modes and rules allow",
+                    'remove "sandbox": {"enabled": false} to confine them',
+                )
+            ]
+        case "unavailable":
+            return [
+                Finding(
+                    "problem",
+                    f"no command sandbox: {sandbox.reason}; every command will ask",
+                    "install bubblewrap (apt install bubblewrap) and allow unprivileged user "
+                    'namespaces, or set "sandbox": {"enabled": false} in your user settings',
+                )
+            ]
+        case _:
+            assert_never(sandbox.status)
 
 
 async def _mcp(composition: Composition) -> list[Finding]:
@@ -408,11 +393,3 @@ def _first_line(command: list[str]) -> str:
         return ""
     lines = (done.stdout or done.stderr).strip().splitlines()
     return lines[0] if lines else ""
-
-
-def _runs(command: list[str]) -> bool:
-    try:
-        done = subprocess.run(command, capture_output=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0

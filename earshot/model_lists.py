@@ -18,19 +18,36 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
-    from earshot.compose import Composition
+    from providers.catalog import ModelCatalog
     from providers.discovery import Listing, ServerModelCache
     from providers.model import Endpoint
+    from providers.registry import UserProviderConfig
 
 FETCH_TIMEOUT_SECONDS = 5.0
 CACHE_DIR_NAME = "server-models"
 """`providers.discovery.CACHE_DIR_NAME`, which this module checks for before importing it."""
 _attempted: dict[tuple[str, str], float] = {}
 """(provider, base URL) -> when this process last asked it (success or not)."""
+
+
+class ProviderSetup(Protocol):
+    """What this module reads of `earshot.compose.Composition` (a protocol, so the composition
+    can import this module without a cycle)."""
+
+    @property
+    def environ(self) -> Mapping[str, str]: ...
+
+    @property
+    def user_providers(self) -> Mapping[str, UserProviderConfig]: ...
+
+    @property
+    def catalog(self) -> ModelCatalog: ...
+
+    def credentialed(self) -> Sequence[str]: ...
 
 
 class Target(NamedTuple):
@@ -41,14 +58,14 @@ class Target(NamedTuple):
     is asked only for the window of the session's model."""
 
 
-def _cache(composition: Composition) -> ServerModelCache:
+def _cache(composition: ProviderSetup) -> ServerModelCache:
     from providers.catalog import default_data_dir
     from providers.discovery import ServerModelCache
 
     return ServerModelCache(default_data_dir(composition.environ))
 
 
-def picker_targets(composition: Composition) -> list[Target]:
+def picker_targets(composition: ProviderSetup) -> list[Target]:
     """The configured OpenAI-compatible servers whose models the picker offers."""
     from providers.registry import MissingCredentials, provider_spec, resolve_endpoint
 
@@ -66,7 +83,7 @@ def picker_targets(composition: Composition) -> list[Target]:
     return targets
 
 
-def targets(composition: Composition, model_name: str | None) -> list[Target]:
+def targets(composition: ProviderSetup, model_name: str | None) -> list[Target]:
     """`picker_targets`, plus the provider of `model_name` when its window is not known."""
     found = picker_targets(composition)
     window_target = _window_target(composition, model_name)
@@ -75,7 +92,7 @@ def targets(composition: Composition, model_name: str | None) -> list[Target]:
     return found
 
 
-def _window_target(composition: Composition, model_name: str | None) -> Target | None:
+def _window_target(composition: ProviderSetup, model_name: str | None) -> Target | None:
     from providers.registry import MissingCredentials, resolve_endpoint, split_model_name
 
     if not model_name:
@@ -93,7 +110,7 @@ def _window_target(composition: Composition, model_name: str | None) -> Target |
     return Target(provider=provider, endpoint=endpoint, in_picker=False)
 
 
-def cached_listings(composition: Composition) -> list[tuple[Target, Listing]]:
+def cached_listings(composition: ProviderSetup) -> list[tuple[Target, Listing]]:
     """What the cache holds for the picker's servers (no network)."""
     targets = picker_targets(composition)
     if not targets:
@@ -107,7 +124,7 @@ def cached_listings(composition: Composition) -> list[tuple[Target, Listing]]:
     return found
 
 
-def cached_windows(composition: Composition) -> dict[str, int]:
+def cached_windows(composition: ProviderSetup) -> dict[str, int]:
     """Every window a credentialed OpenAI-compatible server reported, as far as the cache
     knows (`provider/model` -> tokens)."""
     from providers.catalog import default_data_dir
@@ -130,14 +147,14 @@ def cached_windows(composition: Composition) -> dict[str, int]:
     return windows
 
 
-async def refresh(composition: Composition, model_name: str | None) -> bool:
+async def refresh(composition: ProviderSetup, model_name: str | None) -> bool:
     """Ask the servers whose cached list is missing or stale (and the session model's server,
     for a window nobody knows), update the cache and teach the catalog their windows. True when
     a list the picker shows changed. Never raises for a server that cannot be asked."""
     import anyio.to_thread
 
-    from agent._log import get_logger
     from providers.discovery import LIST_TTL_SECONDS, fetch_listing
+    from providers.logs import get_logger
     from providers.registry import split_model_name
     from providers.wire.server_models import ServerModelsError
 
@@ -179,7 +196,7 @@ async def refresh(composition: Composition, model_name: str | None) -> bool:
 
 
 def _wanted_windows(
-    composition: Composition,
+    composition: ProviderSetup,
     target: Target,
     current: tuple[str, str] | None,
     previous: Listing | None,

@@ -7,6 +7,11 @@ event as it happens (serialised from its dataclass, `kind` first), and a closing
 Permission prompts cannot be answered headless: they are rejected, unless `--permission-mode` or
 the settings' rules allow the call without asking.
 
+A prompt that is exactly a slash command (`/clear`, `/compact [instructions]`, `/mode plan`,
+`/model provider/model`, `/undo`, or `/<skill> [request]`) runs that command on the session, as
+an ACP prompt would (`agent.slash_commands`): with `--resume` or `--continue`, `-p /clear` starts
+the session over and `-p /compact` summarises it. What the command says is the answer.
+
 Exit codes:
     0    the turn ended normally
     1    the model failed (or stopped short: refusal, max tokens, max turns)
@@ -38,6 +43,7 @@ from anyio.abc import TaskStatus
 from agent.backends import DenyingInteraction, Mode
 from agent.events import (
     AgentEvent,
+    CommandOutput,
     CompactionFinished,
     CompactionStarted,
     Notice,
@@ -217,6 +223,10 @@ class Renderer:
         """The assistant message the last answer text belonged to."""
         self.usage: UsageUpdated | None = None
         """The latest usage (session totals), for the closing summary."""
+        self.failed = False
+        """A slash command failed (a compaction that could not be made)."""
+        self.interrupted = False
+        """Ctrl-C or SIGTERM cancelled the run."""
         self._line_open = False
 
     def line(self, data: Mapping[str, Any]) -> None:
@@ -242,6 +252,10 @@ class Renderer:
                 self.answer.append(event.text)
             case UsageUpdated():
                 self.usage = event
+            case CompactionFinished(ok=False):
+                self.failed = True
+            case CommandOutput():
+                self.answer.append(event.text)
             case _:
                 pass
         if self.format == "json":
@@ -279,6 +293,9 @@ class Renderer:
                 self.stdout.write(event.text)
                 self.stdout.flush()
                 self._line_open = not event.text.endswith("\n")
+            case CommandOutput():
+                self.stdout.write(event.text + "\n")
+                self.stdout.flush()
             case ToolCallReady(parent_call_id=None):
                 self._progress(f"→ {event.ui.title}")
             case ToolCallFinished(parent_call_id=None) if event.status not in (
@@ -384,7 +401,7 @@ async def _main(options: PrintOptions, environ: dict[str, str], out: TextIO, err
             tasks.cancel_scope.cancel()
             return usage_failure(renderer, str(exc))
         try:
-            code = await _run(session, parts, pick, renderer, tasks)
+            code = await _run(session, options, parts, pick, renderer, tasks)
         finally:
             with anyio.CancelScope(shield=True):
                 await session.aclose()
@@ -503,12 +520,14 @@ async def _open(
 
 async def _run(
     session: AgentSession,
+    options: PrintOptions,
     parts: list[TextPart | ImagePart],
     pick: ModelPick,
     renderer: Renderer,
     tasks: anyio.abc.TaskGroup,
 ) -> int:
     from agent.session import UnsupportedPrompt
+    from agent.slash_commands import parse_slash_command
 
     reason = pick.reason if pick.name == session.model_name else "the session's"
     if renderer.format == "json":
@@ -523,9 +542,10 @@ async def _run(
             }
         )
     renderer.note(f"model {session.model_name} ({reason}), mode {session.mode}")
-    await tasks.start(_watch_signals, session)
+    await tasks.start(_watch_signals, session, renderer)
+    command = None if options.images else parse_slash_command(options.prompt, session.skill_names)
     try:
-        events = session.run_turn(parts)
+        events = session.run_turn(parts) if command is None else session.run_command(command)
     except UnsupportedPrompt as exc:
         renderer.stderr.write(f"earshot: {exc}\n")
         renderer.result(EXIT_USAGE, session_id=session.id, error=str(exc))
@@ -535,14 +555,21 @@ async def _run(
             renderer.event(event)
     renderer.finish()
     end = renderer.end
-    code = exit_code(end.reason if end else None, renderer.denied)
+    if command is not None and not command.skill:
+        # A built-in command runs no model turn: it worked, failed or was interrupted.
+        code = EXIT_CANCELLED if renderer.interrupted else int(renderer.failed)
+    else:
+        code = exit_code(end.reason if end else None, renderer.denied)
     renderer.result(code, session_id=session.id)
     renderer.note(f"session {session.id} (continue with --resume {session.id})")
     return code
 
 
 async def _watch_signals(
-    session: AgentSession, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    session: AgentSession,
+    renderer: Renderer,
+    *,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """First Ctrl-C (or SIGTERM) cancels the turn cleanly; a second one exits at once."""
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -553,4 +580,5 @@ async def _watch_signals(
                 sys.stderr.write("earshot: interrupted again, exiting\n")
                 os._exit(EXIT_CANCELLED)
             cancelled = True
+            renderer.interrupted = True
             session.cancel()

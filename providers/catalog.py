@@ -19,9 +19,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
+
+from providers.records import Record
+from providers.registry import all_providers, provider_spec
 
 if TYPE_CHECKING:
     from providers.types import Usage
@@ -39,8 +42,7 @@ recovered from anyway), long enough for typical work. `models.<provider/model>.c
 in settings replaces it."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Cost:
+class Cost(Record):
     """USD per million tokens. None means unknown, which is not the same as free."""
 
     input: float | None = None
@@ -49,8 +51,7 @@ class Cost:
     cache_write: float | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelInfo:
+class ModelInfo(Record):
     """Facts about one model of one provider."""
 
     provider: str
@@ -74,8 +75,7 @@ class ModelInfo:
     """`context_window` is `ASSUMED_CONTEXT_WINDOW`: nothing said what it really is."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelOverride:
+class ModelOverride(Record):
     """A user's `models.<provider/model>` settings entry: every field set replaces the catalog's;
     cost fields are replaced one by one."""
 
@@ -162,9 +162,7 @@ class ModelCatalog:
     def learn_windows(self, windows: Mapping[str, int]) -> None:
         """Windows servers reported (`provider/model` -> tokens), for models no layer or setting
         gives one; later calls add to and replace earlier ones."""
-        self._server_windows.update(
-            {name: size for name, size in windows.items() if size > 0}
-        )
+        self._server_windows.update({name: size for name, size in windows.items() if size > 0})
 
     def models(self, provider: str | None = None) -> list[ModelInfo]:
         """Every known model (of one provider, if given), in catalog order."""
@@ -177,8 +175,6 @@ class ModelCatalog:
         ]
 
     def _is_known_provider(self, provider: str) -> bool:
-        from providers.registry import provider_spec
-
         return provider in self._extra_providers or provider_spec(provider) is not None
 
     def _read_layers(self) -> list[dict[str, dict[str, dict[str, Any]]]]:
@@ -420,11 +416,12 @@ def fetch_catalog(data_dir: Path, *, url: str = MODELS_DEV_URL, timeout: float =
     Raises:
         ProviderException: the download failed or was not a catalog (the message names the URL).
     """
+    # Here, not at the top: only `earshot models refresh` downloads (urllib.request alone costs
+    # ~10 ms on the way to a session's answer).
     import urllib.error
     import urllib.request
 
     from providers.errors import ProviderException, classify
-    from providers.registry import all_providers
 
     status: int | None = None
     try:

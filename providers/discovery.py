@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
+from providers.model import ServerModel
+
 if TYPE_CHECKING:
     from providers.model import Endpoint
 
@@ -30,11 +32,6 @@ LIST_TTL_SECONDS = 600.0
 shows up in the picker within ten minutes, or at once with `earshot doctor`)."""
 CACHE_FORMAT = 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
-
-
-class ServerModel(NamedTuple):
-    id: str
-    context_window: int | None = None
 
 
 class Listing(NamedTuple):
@@ -108,8 +105,7 @@ class ServerModelCache:
             "base_url": listing.base_url,
             "fetched_at": listing.fetched_at,
             "models": [
-                {"id": model.id, "context_window": model.context_window}
-                for model in listing.models
+                {"id": model.id, "context_window": model.context_window} for model in listing.models
             ],
         }
         partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
@@ -147,6 +143,8 @@ def fetch_listing(
     Raises:
         providers.wire.server_models.ServerModelsError: the server could not be asked.
     """
+    # Here, not at the top: asking a server loads urllib.request (~10 ms), and the picker
+    # only reads the cache on the way to a session's answer.
     from providers.wire.server_models import context_window, list_models, server_kind
 
     base_url = endpoint.base_url or ""

@@ -4,14 +4,14 @@ Each wire adapter extracts (status, message, code, type, retry-after) from its S
 exactly one `_map_errors` place and hands them to `classify`; this module decides the kind.
 Context overflow has no shared status code anywhere, so it is recognised from the message text
 (providers.md section 8), and its look-alikes (a tokens-per-minute 429, `insufficient_quota`) are
-ruled out first.
+ruled out first; the window the message states, when it states one, is read here too
+(`ProviderError.context_limit`). Vendor text is parsed nowhere else.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from email.utils import parsedate_to_datetime
 from typing import Final
 
 from providers.types import ErrorKind, ProviderError
@@ -105,6 +105,28 @@ _INVALID_CODES: Final = frozenset(
 )
 
 
+_STATED_LIMITS: Final = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"tokens? > (\d[\d,]*) maximum",  # Anthropic
+        r"maximum context length is (\d[\d,]*)",  # OpenAI, OpenRouter, vLLM
+        r"maximum number of tokens allowed \((\d[\d,]*)\)",  # Gemini
+        r"maximum prompt length is (\d[\d,]*)",  # xAI
+        r"context length is only (\d[\d,]*)",  # vLLM
+        r"> (\d[\d,]*), decrease input length",  # Anthropic, input + max_tokens
+    )
+)
+
+
+def stated_limit(message: str) -> int | None:
+    """The token limit an overflow message states, if it states one."""
+    for pattern in _STATED_LIMITS:
+        match = pattern.search(message)
+        if match is not None:
+            return int(match.group(1).replace(",", ""))
+    return None
+
+
 def is_context_overflow(message: str, code: str | None = None) -> bool:
     """Whether a failure text means the prompt did not fit the model's context window."""
     text = f"{code or ''} {message}"
@@ -127,9 +149,12 @@ def parse_retry_after(value: str | float | None) -> float | None:
         return max(0.0, float(text))
     except ValueError:
         pass
-    try:
-        from datetime import UTC, datetime
+    # Here, not at the top: `email.utils` (with `socket`, `calendar`, `random`...) costs ~10 ms on
+    # the way to a session's answer, and an HTTP-date retry-after is rare.
+    from datetime import UTC, datetime
+    from email.utils import parsedate_to_datetime
 
+    try:
         return max(0.0, (parsedate_to_datetime(text) - datetime.now(UTC)).total_seconds())
     except (TypeError, ValueError):
         return None
@@ -203,6 +228,7 @@ def classify(
         status=status,
         code=code,
         provider=provider,
+        context_limit=stated_limit(message) if kind == "context_overflow" else None,
     )
 
 
@@ -234,12 +260,6 @@ def _not_retryable_rate_limit(
         status=status,
         code=code,
         provider=provider,
-    )
-
-
-def abort_error(provider: str) -> ProviderError:
-    return ProviderError(
-        kind="abort", message="the request was cancelled", retryable=False, provider=provider
     )
 
 

@@ -21,6 +21,14 @@ WIRE_APIS: tuple[WireApi, ...] = (
 )
 
 
+class ServerModel(NamedTuple):
+    """A model an OpenAI-compatible server says it serves (`providers.wire.server_models`
+    asks, `providers.discovery` caches), with the window it gave, if any."""
+
+    id: str
+    context_window: int | None = None
+
+
 class StreamTimeouts(NamedTuple):
     """How long a model stream may stay silent before it counts as stalled: a retryable
     `network` error (the agent's retry policy repeats the call), never a turn held open until
@@ -63,7 +71,7 @@ class Endpoint:
     """Adapter-specific settings (e.g. `reasoning_field` for openai-chat hosts, a script for
     scripted)."""
     stream_timeouts: StreamTimeouts = StreamTimeouts()
-    """When a silent stream counts as stalled (`providers.wire._common.guarded_stream`)."""
+    """When a silent stream counts as stalled (`providers.wire.streaming.guarded_stream`)."""
 
 
 @runtime_checkable

@@ -20,10 +20,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
+from providers.records import Record
 from providers.text import valid_json, valid_text
 
 if TYPE_CHECKING:
@@ -141,8 +142,7 @@ def _set_valid_text(part: TextPart | ReasoningPart) -> None:
 # --------------------------------------------------------------------------------------- parts
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TextPart:
+class TextPart(Record):
     """Plain text from the user or the model."""
 
     text: str
@@ -155,8 +155,7 @@ class TextPart:
         _check_metadata(self.provider_metadata)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReasoningPart:
+class ReasoningPart(Record):
     """The model's reasoning. `text` may be empty when the vendor sends only an opaque blob
     (Anthropic `redacted_thinking`, OpenAI encrypted reasoning); the blob lives in metadata."""
 
@@ -169,8 +168,7 @@ class ReasoningPart:
         _check_metadata(self.provider_metadata)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ImagePart:
+class ImagePart(Record):
     """An image: base64 `data` with its `media_type`, or an https `url` kept as a reference."""
 
     media_type: str
@@ -190,8 +188,7 @@ class ImagePart:
         _check_metadata(self.provider_metadata)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCallPart:
+class ToolCallPart(Record):
     """A tool call the model made, with its arguments already parsed from JSON text."""
 
     id: str
@@ -218,8 +215,7 @@ class ToolCallPart:
 ToolResultContent: TypeAlias = TextPart | ImagePart
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolResultPart:
+class ToolResultPart(Record):
     """The result of one tool call, sent back in a `tool` message."""
 
     tool_call_id: str
@@ -242,8 +238,7 @@ class ToolResultPart:
 Part: TypeAlias = TextPart | ReasoningPart | ImagePart | ToolCallPart | ToolResultPart
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Message:
+class Message(Record):
     """One message of a conversation: a role and its parts, in order.
 
     `user` messages hold text and images; `assistant` messages hold text, reasoning and tool calls
@@ -272,8 +267,7 @@ class Message:
 # ------------------------------------------------------------------------------------- request
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolSpec:
+class ToolSpec(Record):
     """A tool as the model sees it."""
 
     name: str
@@ -287,8 +281,7 @@ class ToolSpec:
         object.__setattr__(self, "input_schema", valid_json(self.input_schema))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolChoiceNamed:
+class ToolChoiceNamed(Record):
     """Force the model to call this one tool."""
 
     name: str
@@ -299,8 +292,7 @@ ToolChoice: TypeAlias = Literal["auto", "none", "required"] | ToolChoiceNamed
 ReasoningEffort: TypeAlias = Literal["minimal", "low", "medium", "high"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelRequest:
+class ModelRequest(Record):
     """Everything one model call needs; the model id lives on the `Model` object."""
 
     system: str
@@ -319,8 +311,7 @@ class ModelRequest:
 # -------------------------------------------------------------------------------------- usage
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Usage:
+class Usage(Record):
     """Token counts of one model call, normalised across vendors.
 
     `input_tokens` is the WHOLE prompt: it includes cached reads and cache writes (for Anthropic the
@@ -360,8 +351,7 @@ class Usage:
 # adapter that made it rather than when the transcript is written.
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TextDelta:
+class TextDelta(Record):
     """A piece of the response text."""
 
     text: str
@@ -375,8 +365,7 @@ class TextDelta:
             _check_metadata(self.provider_metadata)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReasoningDelta:
+class ReasoningDelta(Record):
     """A piece of the model's reasoning (or, with empty text, only its metadata)."""
 
     text: str
@@ -389,8 +378,7 @@ class ReasoningDelta:
             _check_metadata(self.provider_metadata)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCallStart:
+class ToolCallStart(Record):
     """The model began a tool call; its arguments follow as `ToolCallDelta`s."""
 
     call_id: str
@@ -403,8 +391,7 @@ class ToolCallStart:
             _check_metadata(self.provider_metadata)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCallDelta:
+class ToolCallDelta(Record):
     """A fragment of a tool call's JSON arguments."""
 
     call_id: str
@@ -413,8 +400,7 @@ class ToolCallDelta:
     kind: Literal["tool_call_delta"] = "tool_call_delta"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCallEnd:
+class ToolCallEnd(Record):
     """The call is complete: its arguments parsed, or the parse failure described."""
 
     call_id: str
@@ -432,8 +418,7 @@ class ToolCallEnd:
             _check_metadata(self.provider_metadata)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UsageEvent:
+class UsageEvent(Record):
     """Token counts of the call, as far as the vendor has reported them."""
 
     usage: Usage
@@ -452,8 +437,7 @@ FinishReason: TypeAlias = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Finish:
+class Finish(Record):
     """Exactly one per stream, always last."""
 
     reason: FinishReason
@@ -468,8 +452,7 @@ class Finish:
             _check_metadata(self.provider_metadata)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ErrorEvent:
+class ErrorEvent(Record):
     """The call failed. It is followed by `Finish(reason="error")`."""
 
     error: ProviderError
@@ -490,8 +473,7 @@ ErrorKind: TypeAlias = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProviderError:
+class ProviderError(Record):
     """A model call's failure, classified so the loop can act without knowing the vendor."""
 
     kind: ErrorKind
@@ -505,6 +487,9 @@ class ProviderError:
     code: str | None = None
     """The vendor's error code or type (`context_length_exceeded`, `overloaded_error`...)."""
     provider: str = ""
+    context_limit: int | None = None
+    """A context overflow: the window (in tokens) the vendor's message states, when it states
+    one (`providers.errors.classify` reads it)."""
 
 
 StreamEvent: TypeAlias = (

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 _HOMES = {
     "sessions.entries": (
         "FORMAT_VERSION",
+        "INTERRUPTED_BY_STOP",
         "CompactionEntry",
         "Entry",
         "ExtensionEntry",
@@ -82,11 +83,11 @@ _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names
 
 __all__ = [
     "FORMAT_VERSION",
+    "INTERRUPTED_BY_STOP",
     "CompactionEntry",
     "Entry",
     "EntryNotFound",
     "ExtensionEntry",
-    "INTERRUPTED_BY_STOP",
     "ForkOrigin",
     "Header",
     "Holder",

@@ -10,23 +10,22 @@ write queue, so concurrent appends chain instead of becoming siblings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, TypeAlias
 
+from providers.records import Record
 from providers.types import JsonValue, Message, ReasoningEffort
 
 FORMAT_VERSION = 1
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ForkOrigin:
+class ForkOrigin(Record):
     session_id: str
     entry_id: str | None
     """The entry the fork was taken at (None: the source's leaf at the time)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Header:
+class Header(Record):
     session_id: str
     cwd: str
     """Absolute working directory the session belongs to."""
@@ -39,8 +38,7 @@ class Header:
     kind: Literal["header"] = "header"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MessageEntry:
+class MessageEntry(Record):
     message: Message
     id: str = ""
     parent_id: str | None = None
@@ -48,8 +46,7 @@ class MessageEntry:
     kind: Literal["message"] = "message"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionEntry:
+class CompactionEntry(Record):
     """A cut point and a preamble. The request history becomes the preamble (as a user message)
     followed by the path entries from `first_kept_id` on. Nothing before it is deleted."""
 
@@ -65,8 +62,7 @@ class CompactionEntry:
     kind: Literal["compaction"] = "compaction"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelChangeEntry:
+class ModelChangeEntry(Record):
     model: str
     """`provider/model`."""
     reasoning_effort: ReasoningEffort | None = None
@@ -76,8 +72,7 @@ class ModelChangeEntry:
     kind: Literal["model_change"] = "model_change"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModeChangeEntry:
+class ModeChangeEntry(Record):
     mode: str
     id: str = ""
     parent_id: str | None = None
@@ -85,8 +80,7 @@ class ModeChangeEntry:
     kind: Literal["mode_change"] = "mode_change"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TitleEntry:
+class TitleEntry(Record):
     title: str
     id: str = ""
     parent_id: str | None = None
@@ -94,8 +88,7 @@ class TitleEntry:
     kind: Literal["title"] = "title"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LeafMoveEntry:
+class LeafMoveEntry(Record):
     """Rewind: the current leaf becomes `target_id` (None: before the first entry). The next
     append's parent is the target, starting a new branch; the old branch stays in the file."""
 
@@ -106,8 +99,7 @@ class LeafMoveEntry:
     kind: Literal["leaf_move"] = "leaf_move"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UndoSnapshotEntry:
+class UndoSnapshotEntry(Record):
     """A reference to an undo snapshot (a tree in earshot's own git object store)."""
 
     snapshot: str
@@ -123,8 +115,7 @@ class UndoSnapshotEntry:
     kind: Literal["undo_snapshot"] = "undo_snapshot"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ExtensionEntry:
+class ExtensionEntry(Record):
     """Anything else a component needs to keep (plan state, usage totals...): `name` says whose."""
 
     name: str
@@ -135,8 +126,7 @@ class ExtensionEntry:
     kind: Literal["extension"] = "extension"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UnknownEntry:
+class UnknownEntry(Record):
     """A line of a kind this version does not know (written by a newer earshot): kept, skipped."""
 
     raw: dict[str, JsonValue]

@@ -16,10 +16,10 @@ once reads the session but cannot take it from the process that announced it.
 
 Stdlib only, and cheap (well under a millisecond on an idle machine): it runs before the
 `session/new` answer, before pydantic or the session store are loaded. If the session is never
-built (the input closed first), the server lets the lock go (`take_reserved_lock`). The file appears atomically
-(written under a dot name, then renamed), so a listing in another process never sees it
-half-written. A session nothing was ever said in stays a header-only file: `session/load` of it
-replays nothing and starts from the current settings.
+built (the input closed first), the server lets the lock go (`take_reserved_lock`). The file
+appears atomically (written under a dot name, then renamed), so a listing in another process
+never sees it half-written. A session nothing was ever said in stays a header-only file:
+`session/load` of it replays nothing and starts from the current settings.
 """
 
 from __future__ import annotations

@@ -30,15 +30,14 @@ import json
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from types import TracebackType
 from typing import TypeVar
 
 import anyio
 import anyio.to_thread
 
+from providers.logs import get_logger
 from providers.types import JsonValue, Message, ReasoningEffort, ToolResultPart
 from sessions._gc import gc_paused
-from sessions._log import warn
 from sessions.entries import (
     Entry,
     Header,
@@ -65,6 +64,7 @@ from sessions.tree import Tree, parse_lines
 from sessions.writer_lock import DEFAULT_PROCESS, WriterLock, read_holder
 
 E = TypeVar("E", bound=Entry)
+_log = get_logger(__name__)
 
 
 def title_path(session_path: Path) -> Path:
@@ -95,14 +95,18 @@ class Session:
         self.cwd = Path(header.cwd)
         self.path = file.path
         self.header = header
-        self._file = file
         self._tree = tree
-        self._offset = offset
-        """Bytes of the file already read into the tree."""
-        self._lines = lines
-        """Newlines in those bytes: numbers the lines warnings point at."""
+        self._log = FileLog(
+            session_id=self.id,
+            file=file,
+            tree=tree,
+            offset=offset,
+            lines=lines,
+            writer=writer,
+            process=process,
+        )
         self._queue = anyio.Lock()
-        self._writer = writer
+        """The write queue: one append (or claim, repair, refresh) at a time."""
         self.process = process
         """How this process names itself to others in the writer lock (e.g. "earshot --stdio")."""
 
@@ -146,7 +150,7 @@ class Session:
     @property
     def writable(self) -> bool:
         """Whether this process holds the writer lock (appends may still take it over)."""
-        return self._writer is not None and self._writer.held
+        return self._log.writable
 
     def holder(self) -> Holder | None:
         """Who holds the writer lock, as that process named itself; None when this process
@@ -205,8 +209,8 @@ class Session:
             RuntimeError: the session is closed.
         """
         async with self._queue:
-            await self._claim_locked()
-            return await self._write(entry)
+            await self._log.claim()
+            return await self._log.write(entry)
 
     async def claim(self) -> None:
         """Become this session's writer (a no-op when this process already is): take the writer
@@ -219,7 +223,7 @@ class Session:
             RuntimeError: the session is closed.
         """
         async with self._queue:
-            await self._claim_locked()
+            await self._log.claim()
 
     async def repair(self) -> list[ToolResultPart]:
         """Append, append-only, an "interrupted" result for each call of the newest assistant
@@ -230,8 +234,8 @@ class Session:
             SessionBusy, SessionWriteFailed: as `append`.
         """
         async with self._queue:
-            await self._claim_locked()
-            return await self._repair_locked()
+            await self._log.claim()
+            return await self._log.repair()
 
     async def append_message(self, message: Message) -> MessageEntry:
         """Append one message under the current leaf."""
@@ -249,48 +253,61 @@ class Session:
             SessionBusy, SessionWriteFailed: as `append`.
         """
         async with self._queue:
-            await self._claim_locked()
-            moved = await self._write(LeafMoveEntry(target_id=entry_id))
-            await self._repair_locked()
+            await self._log.claim()
+            moved = await self._log.write(LeafMoveEntry(target_id=entry_id))
+            await self._log.repair()
         return moved
 
     async def refresh(self) -> None:
         """Read what other processes appended since this session last looked (appends do this
         themselves; call it before showing a session another process may be writing)."""
         async with self._queue:
-            file = self._open_file()
-            await self._lock(file, exclusive=False)
-            try:
-                self._catch_up(file)
-            finally:
-                file.unlock()
+            await self._log.refresh()
 
     async def aclose(self) -> None:
         """Close the file and let the writer lock go. Idempotent."""
         async with self._queue:
-            self._file.close()
-            if self._writer is not None:
-                self._writer.release()
+            self._log.close()
 
-    async def __aenter__(self) -> Session:
-        return self
 
-    async def __aexit__(
+class FileLog:
+    """The session file, the entry tree read from it, and this process's writer lock, kept in
+    step: every read and write happens under the file lock, after catching up with what other
+    processes appended. `Session` calls it from inside its write queue."""
+
+    def __init__(
         self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
+        *,
+        session_id: str,
+        file: SessionFile,
+        tree: Tree,
+        offset: int,
+        lines: int,
+        writer: WriterLock | None,
+        process: str,
     ) -> None:
-        await self.aclose()
+        self.session_id = session_id
+        self.path = file.path
+        self.process = process
+        self._file = file
+        self._tree = tree
+        self._offset = offset
+        """Bytes of the file already read into the tree."""
+        self._lines = lines
+        """Newlines in those bytes: numbers the lines warnings point at."""
+        self._writer = writer
 
-    # ------------------------------------------------------------------------------- helpers
+    @property
+    def writable(self) -> bool:
+        return self._writer is not None and self._writer.held
 
-    def _open_file(self) -> SessionFile:
-        if self._file.closed:
-            raise RuntimeError(f"session {self.id} is closed")
-        return self._file
+    def close(self) -> None:
+        self._file.close()
+        if self._writer is not None:
+            self._writer.release()
 
-    async def _claim_locked(self) -> None:
+    async def claim(self) -> None:
+        """Take the writer lock (when not held yet), then answer the calls left open."""
         if self.writable:
             return
         self._open_file()
@@ -299,7 +316,7 @@ class Session:
         except OSError as exc:
             raise SessionWriteFailed(str(self.path), exc) from exc
         if writer is None:
-            raise SessionBusy(self.id, read_holder(self.path))
+            raise SessionBusy(self.session_id, read_holder(self.path))
         if self._file.read_only:
             try:
                 self._file.reopen_for_writing()
@@ -308,17 +325,17 @@ class Session:
                 raise SessionWriteFailed(str(self.path), exc) from exc
         self._writer = writer
         try:
-            await self._repair_locked()
+            await self.repair()
         except SessionWriteFailed:
             # Still the writer; the repair is tried again before the next turn (and any append
             # after a failed one starts on a whole line anyway).
-            warn("could not answer the tool calls left open", path=str(self.path))
+            _log.warning("could not answer the tool calls left open", path=str(self.path))
 
-    async def _repair_locked(self) -> list[ToolResultPart]:
+    async def repair(self) -> list[ToolResultPart]:
         file = self._open_file()
         await self._lock(file, exclusive=True)
         try:
-            self._catch_up(file)
+            self.catch_up(file)
             calls = unanswered_at_leaf(self._tree.newest_first())
             if not calls:
                 return []
@@ -326,24 +343,48 @@ class Session:
             self._write_line(file, MessageEntry(message=Message(role="tool", parts=[*results])))
         finally:
             file.unlock()
-        warn(
+        _log.warning(
             "answered tool calls left without results (the process stopped before they finished)",
             path=str(self.path),
             calls=[call.id for call in calls],
         )
         return results
 
-    async def _write(self, entry: E) -> E:
+    async def write(self, entry: E) -> E:
         file = self._open_file()
         await self._lock(file, exclusive=True)
         try:
-            self._catch_up(file)
+            self.catch_up(file)
             return self._write_line(file, entry)
         finally:
             file.unlock()
 
+    async def refresh(self) -> None:
+        file = self._open_file()
+        await self._lock(file, exclusive=False)
+        try:
+            self.catch_up(file)
+        finally:
+            file.unlock()
+
+    def catch_up(self, file: SessionFile) -> None:
+        """Read what was appended since the last look; call with the file lock held."""
+        size = file.size()
+        if size <= self._offset:
+            return
+        data = file.read(self._offset, size)
+        self._offset = size
+        for line in _complete_lines(data, str(self.path), self._lines + 1):
+            self._tree.add(line)
+        self._lines += data.count(b"\n")
+
+    def _open_file(self) -> SessionFile:
+        if self._file.closed:
+            raise RuntimeError(f"session {self.session_id} is closed")
+        return self._file
+
     def _write_line(self, file: SessionFile, entry: E) -> E:
-        """Append one entry; call with the exclusive file lock held, after `_catch_up`."""
+        """Append one entry; call with the exclusive file lock held, after `catch_up`."""
         stored = self._stamp(entry)
         line = entry_to_json(stored)
         data = dumps_line(line)
@@ -361,7 +402,7 @@ class Session:
                 write_title(self.path, stored.title, stored.id)
             except OSError:
                 # The entry is on disk; the next full load rewrites the sidecar from it.
-                warn("could not write the title sidecar", path=str(self.path))
+                _log.warning("could not write the title sidecar", path=str(self.path))
         return stored
 
     @staticmethod
@@ -373,23 +414,13 @@ class Session:
         # thread would take the lock after we stopped listening and never release it.
         await anyio.to_thread.run_sync(partial(file.lock, exclusive=exclusive))
 
-    def _catch_up(self, file: SessionFile) -> None:
-        size = file.size()
-        if size <= self._offset:
-            return
-        data = file.read(self._offset, size)
-        self._offset = size
-        for line in _complete_lines(data, str(self.path), self._lines + 1):
-            self._tree.add(line)
-        self._lines += data.count(b"\n")
-
     def _stamp(self, entry: E) -> E:
         tree = self._tree
         target = entry.target_id if isinstance(entry, LeafMoveEntry) else None
         if target is not None and not tree.can_be_leaf(target):
             raise EntryNotFound(target)
         if entry.id and entry.id in tree:
-            raise ValueError(f"entry id {entry.id} is already in session {self.id}")
+            raise ValueError(f"entry id {entry.id} is already in session {self.session_id}")
         return dataclasses.replace(
             entry, id=entry.id or new_id(), parent_id=tree.leaf_id, ts=entry.ts or utc_now()
         )
@@ -412,7 +443,9 @@ def _complete_lines(data: bytes, where: str, first_line: int) -> list[JsonObject
             objects.append(value)
         else:
             line = first_line + len(lines)
-            warn("torn last line skipped (a writer stopped mid-line)", path=where, line=line)
+            _log.warning(
+                "torn last line skipped (a writer stopped mid-line)", path=where, line=line
+            )
     return objects
 
 
@@ -471,7 +504,7 @@ def _repair_title(session: Session, file: SessionFile, tree: Tree) -> None:
         return
     file.lock(exclusive=True)
     try:
-        session._catch_up(file)  # pyright: ignore[reportPrivateUsage]
+        session._log.catch_up(file)  # pyright: ignore[reportPrivateUsage]
         title_id = tree.last_title_id
         if title_id is not None:
             write_title(session.path, _title_of(tree, title_id), title_id)

@@ -22,11 +22,13 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import anyio.to_thread
 
+from providers.logs import get_logger
+from providers.records import Record
 from sessions.entries import FORMAT_VERSION, ForkOrigin, Header
 from sessions.errors import (
     InvalidCursor,
@@ -45,6 +47,7 @@ from sessions.times import utc_from_ns, utc_now
 from sessions.tree import Tree
 from sessions.writer_lock import DEFAULT_PROCESS, WriterLock, lock_path, read_holder
 
+_log = get_logger(__name__)
 _SUFFIX = ".jsonl"
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 """Session ids arrive from editors; anything else could name a path outside the store."""
@@ -52,8 +55,7 @@ _HEADER_READ = 16 * 1024
 _HEADER_LIMIT = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionSummary:
+class SessionSummary(Record):
     """One row of a listing."""
 
     id: str
@@ -68,15 +70,13 @@ class SessionSummary:
     additional_directories: tuple[str, ...] = field(default=())
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionPage:
+class SessionPage(Record):
     items: builtins.list[SessionSummary]
     next_cursor: str | None
     """Pass to `list()` for the next page; None on the last."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Found:
+class _Found(Record, kw_only=False):
     mtime_ns: int
     session_id: str
     path: Path
@@ -414,9 +414,7 @@ def _summarise(found: _Found, cwd: str | None) -> SessionSummary | None:
     try:
         header = header_from_json(json.loads(first.split(b"\n", 1)[0]))
     except (ValueError, MalformedLine):
-        from sessions._log import warn
-
-        warn("session file without a readable header, not listed", path=str(found.path))
+        _log.warning("session file without a readable header, not listed", path=str(found.path))
         return None
     if cwd is not None and header.cwd != cwd:
         return None

@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 
+from providers.logs import get_logger
 from providers.text import valid_json
 from providers.types import Message, TextPart
-from sessions._log import warn
 from sessions.entries import CompactionEntry, Entry, MessageEntry, UnknownEntry
 from sessions.lines import JsonObject, MalformedLine, entry_from_json
 from sessions.repair import Memo, join_results
@@ -30,6 +30,8 @@ try:
     from orjson import loads as _loads
 except ImportError:  # pragma: no cover - orjson is a declared dependency
     _loads = json.loads
+
+_log = get_logger(__name__)
 
 
 def parse_lines(lines: Iterable[tuple[int, str]], where: str) -> list[JsonObject]:
@@ -44,12 +46,12 @@ def parse_lines(lines: Iterable[tuple[int, str]], where: str) -> list[JsonObject
         except ValueError:  # orjson.JSONDecodeError is a ValueError too
             value = _lenient_loads(text)
             if value is None:
-                warn("session line is not JSON, skipped", path=where, line=number)
+                _log.warning("session line is not JSON, skipped", path=where, line=number)
                 continue
         if isinstance(value, dict):
             objects.append(value)  # pyright: ignore[reportUnknownArgumentType]
         else:
-            warn("session line is not an object, skipped", path=where, line=number)
+            _log.warning("session line is not an object, skipped", path=where, line=number)
     return objects
 
 
@@ -95,10 +97,6 @@ class Tree:
         """The id of the last `title` entry in file order (what listings show)."""
         return None if self._last_title is None else self._ids[self._last_title]
 
-    def kind_of(self, entry_id: str) -> str | None:
-        position = self._index.get(entry_id)
-        return None if position is None else self._kinds[position]
-
     def raw(self, entry_id: str) -> JsonObject:
         return self._raws[self._index[entry_id]]
 
@@ -114,15 +112,19 @@ class Tree:
         entry_id = raw.get("id")
         parent_id = raw.get("parent_id")
         if not isinstance(kind, str) or kind == "header":
-            warn("session line has no entry kind, skipped", path=self._where, kind=kind)
+            _log.warning("session line has no entry kind, skipped", path=self._where, kind=kind)
             return False
         if not isinstance(entry_id, str) or not entry_id or entry_id in self._index:
-            warn("session entry id missing or repeated, skipped", path=self._where, id=entry_id)
+            _log.warning(
+                "session entry id missing or repeated, skipped", path=self._where, id=entry_id
+            )
             return False
         if not isinstance(parent_id, str):
             parent_id = None
         elif parent_id not in self._index:
-            warn("session entry's parent is not earlier in the file", path=self._where, id=entry_id)
+            _log.warning(
+                "session entry's parent is not earlier in the file", path=self._where, id=entry_id
+            )
         position = len(self._raws)
         self._raws.append(raw)
         self._ids.append(entry_id)
@@ -135,7 +137,9 @@ class Tree:
             if target is None or (isinstance(target, str) and self.can_be_leaf(target)):
                 self._leaf = target
             else:
-                warn("session leaf move to an unknown entry ignored", path=self._where, id=entry_id)
+                _log.warning(
+                    "session leaf move to an unknown entry ignored", path=self._where, id=entry_id
+                )
         else:
             self._leaf = entry_id
         if kind == "title":
@@ -156,7 +160,7 @@ class Tree:
             try:
                 built = entry_from_json(raw)
             except MalformedLine as exc:
-                warn(
+                _log.warning(
                     "session entry unreadable, kept as unknown",
                     path=self._where,
                     id=self._ids[position],
@@ -234,7 +238,7 @@ class Tree:
                 if kept is not None and kept in path:
                     start = path.index(kept)
                 else:
-                    warn(
+                    _log.warning(
                         "compaction keeps an entry not on the path; keeping what follows it",
                         path=self._where,
                         id=compaction.id,

@@ -1,10 +1,15 @@
-"""Finding a test's processes by what they run, not by a pid they report: a command in the
-sandbox has its own pid namespace, so `$!` and `$$` inside it are not pids out here."""
+"""Processes in tests: finding one by what it runs, not by a pid it reports (a command in the
+sandbox has its own pid namespace, so `$!` and `$$` inside it are not pids out here), waiting
+for them to be gone, and signalling a shell command through a named pipe instead of polling."""
 
 from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
 
 
 def unique_sleep(seconds: int) -> str:
@@ -34,3 +39,41 @@ def running_with_argv(command: str) -> list[int]:
         ):
             found.append(int(name))
     return found
+
+
+class Fifo:
+    """A named pipe through which a test and a shell command signal each other without polling:
+    `echo > PATH` in the command wakes `await fifo.wait()`, and `fifo.send()` wakes a
+    `read _ < PATH` in the command. The test holds the pipe open for reading and writing, so
+    neither side's open blocks whoever comes first, and a line sent early waits in the pipe."""
+
+    def __init__(self, path: Path) -> None:
+        os.mkfifo(path)
+        self.path = path
+        self._fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+
+    async def wait(self) -> str:
+        """The next line the command wrote (without its newline)."""
+        data = b""
+        while not data.endswith(b"\n"):
+            await anyio.wait_readable(self._fd)
+            try:
+                data += os.read(self._fd, 1)
+            except BlockingIOError:
+                continue
+        return data[:-1].decode()
+
+    def send(self, line: str = "go") -> None:
+        os.write(self._fd, line.encode() + b"\n")
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+async def until_gone(alive: Callable[[], object], deadline: float = 30.0) -> None:
+    """Return once `alive()` is falsy. Nothing signals the end of a process that is not our
+    child, so this polls the OS; the deadline is a hang detector sized for a loaded machine,
+    not a speed limit."""
+    with anyio.fail_after(deadline):
+        while alive():
+            await anyio.sleep(0.02)

@@ -7,12 +7,13 @@ tool's `PermissionRequest`, so a tool that forgot to describe itself would skip 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agent.backends import Diff, FileBackend, Interaction, ProcessBackend, ToolUi
+from providers.records import MutableRecord, Record
 from providers.types import ImagePart, JsonValue, TextPart
 
 if TYPE_CHECKING:
@@ -23,8 +24,7 @@ if TYPE_CHECKING:
 InputT = TypeVar("InputT", bound="BaseModel")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PermissionRequest:
+class PermissionRequest(Record):
     """What a call wants to do, in the terms permission rules are written in."""
 
     rule_tool: str
@@ -52,8 +52,7 @@ class PermissionRequest:
     against these names exactly (`agent.permission_rules`)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolOutput:
+class ToolOutput(Record):
     """What `execute` returns; becomes the call's `ToolResultPart`."""
 
     content: Sequence[TextPart | ImagePart]
@@ -83,8 +82,7 @@ class ToolError(Exception):
     is the message (the model reads it and can react)."""
 
 
-@dataclass(slots=True)
-class ScopeContract:
+class ScopeContract(MutableRecord, kw_only=False):
     """The paths the model declared it will change (`declare_scope`). One object per top-level
     session, shared (not copied) with its subagents, so a nested agent cannot escape it."""
 
@@ -97,8 +95,7 @@ class ScopeContract:
         return any(path == root or root in path.parents for root in self.declared)
 
 
-@dataclass(slots=True)
-class ReadTracker:
+class ReadTracker(MutableRecord, kw_only=False):
     """Files read this session, with the content hash seen, so `edit` can refuse a file that was
     never read or changed since."""
 
@@ -111,8 +108,7 @@ TerminalSink = Callable[[str], Awaitable[None]]
 """Announces an editor terminal id to embed in the call."""
 
 
-@dataclass(slots=True, kw_only=True)
-class ToolContext:
+class ToolContext(MutableRecord):
     """What a running tool gets. Cancellation arrives as anyio cancellation of `execute`."""
 
     session_id: str
@@ -145,8 +141,7 @@ class ToolContext:
         return candidate.resolve(strict=False)
 
 
-@dataclass(frozen=True, kw_only=True)
-class Tool(Generic[InputT]):
+class Tool(Generic[InputT], Record):
     name: str
     description: str
     input_model: type[InputT]

@@ -6,8 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import PermissionOption, PermissionPrompt, ProcessResult, ToolUi
 from agent.sandbox import Sandbox, SandboxRefused
-from agent.tools._common import MAX_RESULT_CHARS, capped, short
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
+from agent.tools.results import MAX_RESULT_CHARS, capped, short
 from providers.types import JsonValue
 
 DEFAULT_TIMEOUT_SECONDS = 120.0

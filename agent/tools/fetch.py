@@ -19,9 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import ToolUi
 from agent.network import local_host
-from agent.tools._common import MAX_RESULT_CHARS, RECHECK_PERMISSION, capped, short
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 from agent.tools.fetch_guard import FetchGuard, FetchRefused, Recheck, same_origin, uses_proxy
+from agent.tools.results import MAX_RESULT_CHARS, capped, short
+from agent.tools.services import RECHECK_PERMISSION
 
 if TYPE_CHECKING:
     import httpx2

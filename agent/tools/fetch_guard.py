@@ -15,7 +15,6 @@ connects; earshot checks the name it resolves itself, and cannot pin the proxy's
 
 from __future__ import annotations
 
-import urllib.request
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
 
 Recheck = Callable[[PermissionRequest], Awaitable[bool]]
 """Asks the permission gate about a follow-up request of the running call (see
-`agent.tools._common.RECHECK_PERMISSION`): True when it may go ahead."""
+`agent.tools.services.RECHECK_PERMISSION`): True when it may go ahead."""
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -51,6 +50,10 @@ def same_origin(old: str, new: str) -> bool:
 
 
 def uses_proxy(url: str) -> bool:
+    # Here, not at the top: urllib.request brings http.client, ssl and email (~40 ms), which only
+    # a fetch needs, and the tools load before a session's first model call.
+    import urllib.request
+
     scheme, host, _ = origin(url)
     return scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(host)
 

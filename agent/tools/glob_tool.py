@@ -8,15 +8,10 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
-from agent.tools._common import (
-    capped,
-    deny_glob_args,
-    display_path,
-    ripgrep,
-    run_lines,
-    visible_filter,
-)
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
+from agent.tools.results import capped, display_path
+from agent.tools.ripgrep import ripgrep, run_lines
+from agent.tools.services import deny_glob_args, visible_filter
 
 DEFAULT_MAX_RESULTS = 200
 MAX_RESULTS = 1000

@@ -8,16 +8,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
-from agent.tools._common import (
-    capped,
-    deny_glob_args,
-    display_path,
-    ripgrep,
-    run_lines,
-    short,
-    visible_filter,
-)
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
+from agent.tools.results import capped, display_path, short
+from agent.tools.ripgrep import ripgrep, run_lines
+from agent.tools.services import deny_glob_args, visible_filter
 
 DEFAULT_MAX_RESULTS = 200
 MAX_RESULTS = 2000

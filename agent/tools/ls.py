@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
-from agent.tools._common import capped, display_path, inside, visible_filter
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
+from agent.tools.results import capped, display_path
+from agent.tools.services import visible_filter
+from agent.tools.text_files import inside
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Question, ToolUi
-from agent.tools._common import capped, short
 from agent.tools.base import ToolContext, ToolError, ToolOutput, define_tool
+from agent.tools.results import capped, short
 
 
 class QuestionInput(BaseModel):

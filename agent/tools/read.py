@@ -9,14 +9,9 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
-from agent.tools._common import (
-    MAX_RESULT_CHARS,
-    capped,
-    display_path,
-    read_text,
-    text_hash,
-)
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
+from agent.tools.results import MAX_RESULT_CHARS, capped, display_path
+from agent.tools.text_files import read_text, text_hash
 from providers.types import ImagePart, TextPart
 
 MAX_LINES = 2000

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
-from agent.tools._common import capped, display_path
 from agent.tools.base import ToolContext, ToolError, ToolOutput, define_tool
+from agent.tools.results import capped, display_path
 
 
 class ScopeInput(BaseModel):

@@ -6,7 +6,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
 from agent.skills import SkillIndex
-from agent.tools._common import capped
 from agent.tools.base import (
     AnyTool,
     PermissionRequest,
@@ -15,6 +14,7 @@ from agent.tools.base import (
     ToolOutput,
     define_tool,
 )
+from agent.tools.results import capped
 
 
 class SkillInput(BaseModel):

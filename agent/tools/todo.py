@@ -1,21 +1,19 @@
-"""`todo`: the model's plan for the task, shown to the user as it progresses."""
+"""`todo`: the model's todo list for the task, shown to the user as it progresses."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import ToolUi
-from agent.events import PlanEntry
-from agent.tools._common import capped
+from agent.events import TodoItem
 from agent.tools.base import ToolContext, ToolOutput, define_tool
+from agent.tools.results import capped
+from agent.tools.services import TODOS, TodoSink
 
-PlanSink = Callable[[tuple[PlanEntry, ...]], Awaitable[None]]
 
-
-class TodoItem(BaseModel):
+class TodoInputItem(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
     content: str = Field(description="The step, as a short imperative sentence.")
@@ -30,7 +28,7 @@ class TodoItem(BaseModel):
 class TodoInput(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
-    todos: list[TodoItem] = Field(
+    todos: list[TodoInputItem] = Field(
         description="The COMPLETE plan, every step in order (it replaces the previous one)."
     )
 
@@ -51,12 +49,12 @@ def _ui(params: TodoInput, ctx: ToolContext) -> ToolUi:
 
 async def _execute(params: TodoInput, ctx: ToolContext) -> ToolOutput:
     entries = tuple(
-        PlanEntry(content=item.content.strip(), status=item.status, priority=item.priority)
+        TodoItem(content=item.content.strip(), status=item.status, priority=item.priority)
         for item in params.todos
     )
-    sink = ctx.services.get("plan")
+    sink = ctx.services.get(TODOS)
     if sink is not None:
-        await cast(PlanSink, sink)(entries)
+        await cast(TodoSink, sink)(entries)
     counts = dict.fromkeys(("completed", "in_progress", "pending"), 0)
     for entry in entries:
         counts[entry.status] += 1

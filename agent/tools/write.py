@@ -7,9 +7,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Diff, Location, ToolUi
-from agent.tools._common import (
-    capped,
-    display_path,
+from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
+from agent.tools.results import capped, display_path
+from agent.tools.text_files import (
     preview_text,
     read_text,
     require_fresh_read,
@@ -17,7 +17,6 @@ from agent.tools._common import (
     unified_diff,
     write_text,
 )
-from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 
 
 class WriteInput(BaseModel):

@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 
 from providers.errors import classify
 from providers.types import ImagePart, ProviderError, ToolChoice, ToolChoiceNamed
-from providers.wire._common import JsonDict, as_object
+from providers.wire.vendor_json import JsonDict, as_object
 
 
 class InStreamError(Exception):

@@ -52,17 +52,13 @@ from providers.types import (
     Usage,
     parse_tool_arguments,
 )
-from providers.wire._common import (
+from providers.wire.sdk_model import MissingCredentials, SdkModel, with_request_url
+from providers.wire.streaming import StreamEndedEarly, TranslatorBase, VendorStream
+from providers.wire.vendor_json import (
     JsonDict,
-    MissingCredentials,
-    SdkModel,
-    StreamEndedEarly,
-    TranslatorBase,
-    VendorStream,
     arguments_object,
     retry_after_seconds,
     strip_version_suffix,
-    with_request_url,
 )
 
 if TYPE_CHECKING:

@@ -11,64 +11,48 @@ reasoning in `reasoning_content` (DeepSeek, vLLM, Kimi, GLM), `reasoning` (Groq,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, assert_never, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
+from uuid import uuid4
 
 from providers.model import Endpoint, Model
 from providers.types import (
     Finish,
     FinishReason,
-    ImagePart,
-    Message,
     ModelRequest,
     ProviderError,
     ReasoningDelta,
-    ReasoningPart,
     StreamEvent,
     TextDelta,
-    TextPart,
     ToolCallDelta,
     ToolCallEnd,
-    ToolCallPart,
     ToolCallStart,
-    ToolResultPart,
     Usage,
     parse_tool_arguments,
 )
-from providers.wire._common import (
+from providers.wire._openai_common import (
+    InStreamError,
+    error_from_body,
+    flat_error_body,
+    is_openai_host,
+    network_error,
+)
+from providers.wire.openai_chat_request import NAMESPACE, build_params
+from providers.wire.sdk_model import MissingCredentials, SdkModel, with_request_url
+from providers.wire.streaming import StreamEndedEarly, TranslatorBase, VendorStream
+from providers.wire.vendor_json import (
     HistoryError,
     JsonDict,
-    MissingCredentials,
-    SdkModel,
-    StreamEndedEarly,
-    TranslatorBase,
-    VendorStream,
-    arguments_text,
     as_int,
     as_list,
     as_object,
     retry_after_seconds,
-    with_request_url,
-)
-from providers.wire._openai_common import (
-    InStreamError,
-    chat_tool_choice,
-    error_from_body,
-    flat_error_body,
-    image_url,
-    is_openai_host,
-    network_error,
 )
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream
     from openai.types.chat import ChatCompletionChunk
-
-NAMESPACE = "openai-chat"
-"""Where this wire keeps its data in `provider_metadata`, whichever host produced it."""
-
-_REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
 
 
 def create_model(model_id: str, endpoint: Endpoint, *, http_client: object | None = None) -> Model:
@@ -86,7 +70,7 @@ class ChatCompletionsModel(SdkModel["AsyncOpenAI"]):
         await client.close()
 
     async def _open(self, request: ModelRequest) -> VendorStream:
-        params = _build_params(self._model_id, request, self._endpoint)
+        params = build_params(self._model_id, request, self._endpoint)
         chunks = cast(
             "AsyncStream[ChatCompletionChunk]",
             await self._sdk_client().chat.completions.create(**params),
@@ -194,185 +178,6 @@ def map_openai_errors(
         case _:
             # A malformed data line, or something the SDK raised that we do not know.
             return from_body(None, f"{type(exc).__name__}: {exc}", None)
-
-
-# ------------------------------------------------------------------------------ request (pure)
-
-
-def _build_params(model_id: str, request: ModelRequest, endpoint: Endpoint) -> JsonDict:
-    """The Chat Completions request body for `request`."""
-    params: JsonDict = {
-        "model": model_id,
-        "messages": _messages(request, endpoint),
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
-    if request.tools:
-        params["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.input_schema,
-                },
-            }
-            for tool in request.tools
-        ]
-        params["tool_choice"] = chat_tool_choice(request.tool_choice)
-    if request.max_output_tokens is not None:
-        params[_max_tokens_field(endpoint)] = request.max_output_tokens
-    if request.reasoning_effort is not None:
-        params["reasoning_effort"] = request.reasoning_effort
-    return params
-
-
-def _max_tokens_field(endpoint: Endpoint) -> str:
-    # OpenAI deprecated `max_tokens` (its reasoning models reject it), but most compatible
-    # hosts only know `max_tokens`. A host can say otherwise with the `max_tokens_field` option.
-    configured = endpoint.options.get("max_tokens_field")
-    if isinstance(configured, str) and configured:
-        return configured
-    return "max_completion_tokens" if is_openai_host(endpoint.base_url) else "max_tokens"
-
-
-def _messages(request: ModelRequest, endpoint: Endpoint) -> list[JsonDict]:
-    messages: list[JsonDict] = []
-    if request.system:
-        messages.append({"role": "system", "content": request.system})
-    for message in request.messages:
-        match message.role:
-            case "user":
-                messages.append(_user_message(message))
-            case "assistant":
-                assistant = _assistant_message(message, endpoint)
-                if assistant is not None:
-                    messages.append(assistant)
-            case "tool":
-                messages.extend(_tool_messages(message))
-            case _:
-                assert_never(message.role)
-    return messages
-
-
-def _image_block(image: ImagePart) -> JsonDict:
-    return {"type": "image_url", "image_url": {"url": image_url(image)}}
-
-
-def _user_message(message: Message) -> JsonDict:
-    blocks: list[JsonDict] = []
-    for part in message.parts:
-        match part:
-            case TextPart():
-                blocks.append({"type": "text", "text": part.text})
-            case ImagePart():
-                blocks.append(_image_block(part))
-            case _:
-                raise HistoryError(f"a user message cannot hold a {part.kind} part")
-    if len(blocks) == 1 and blocks[0]["type"] == "text":
-        # The plain string form is the one every compatible host accepts.
-        return {"role": "user", "content": blocks[0]["text"]}
-    return {"role": "user", "content": blocks}
-
-
-def _assistant_message(message: Message, endpoint: Endpoint) -> JsonDict | None:
-    texts: list[str] = []
-    calls: list[JsonDict] = []
-    reasoning: list[ReasoningPart] = []
-    for part in message.parts:
-        match part:
-            case TextPart():
-                texts.append(part.text)
-            case ReasoningPart():
-                reasoning.append(part)
-            case ToolCallPart():
-                calls.append(
-                    {
-                        "id": part.id,
-                        "type": "function",
-                        "function": {"name": part.name, "arguments": arguments_text(part)},
-                    }
-                )
-            case ImagePart() | ToolResultPart():
-                raise HistoryError(f"an assistant message cannot hold a {part.kind} part")
-            case _:
-                assert_never(part)
-    text = "".join(texts)
-    result: JsonDict = {"role": "assistant", "content": text or None}
-    if calls:
-        result["tool_calls"] = calls
-    result.update(_reasoning_fields(reasoning, endpoint))
-    if not text and not calls:
-        # An empty assistant turn (e.g. only foreign reasoning) is invalid on most hosts.
-        return None
-    return result
-
-
-def _reasoning_fields(parts: Sequence[ReasoningPart], endpoint: Endpoint) -> JsonDict:
-    """Reasoning to echo on an assistant message, in the field the host reads it from.
-
-    DeepSeek's thinking mode rejects a tool-call turn without its `reasoning_content`; OpenRouter
-    wants `reasoning_details` back to continue reasoning across tool calls. But strict hosts
-    (Groq, Cerebras) reject unknown assistant properties with a 400 ("property 'reasoning_content'
-    is unsupported"), so reasoning goes back only where the host asked for a field
-    (`reasoning_field` option, from the catalog) or to the very provider that produced it, in the
-    fields it came in. Reasoning without this wire's metadata (another vendor's) is dropped: chat
-    has no slot for it, and as plain text the model would read its own thoughts as said aloud.
-    """
-    option = endpoint.options.get("reasoning_field")
-    requested = option if isinstance(option, str) and option in _REASONING_FIELDS else None
-    texts: list[str] = []
-    details: list[Any] = []
-    fields: set[str] = set()
-    for part in parts:
-        metadata = part.provider_metadata.get(NAMESPACE)
-        if metadata is None:
-            continue
-        if requested is None and metadata.get("provider") != endpoint.provider_id:
-            continue
-        texts.append(part.text)
-        raw_details = metadata.get("reasoning_details")
-        if isinstance(raw_details, list):
-            details.extend(raw_details)
-        raw_fields = metadata.get("fields")
-        if isinstance(raw_fields, list):
-            fields.update(name for name in raw_fields if isinstance(name, str))
-    text = "".join(texts)
-    if requested is not None:
-        fields = {requested}
-    echoed: JsonDict = {}
-    for name in _REASONING_FIELDS:
-        if name not in fields:
-            continue
-        if name == "reasoning_details":
-            if not details and text:
-                details = [{"type": "reasoning.text", "text": text, "index": 0}]
-            if details:
-                echoed[name] = details
-        elif text:
-            echoed[name] = text
-    return echoed
-
-
-def _tool_messages(message: Message) -> list[JsonDict]:
-    messages: list[JsonDict] = []
-    images: list[ImagePart] = []
-    for part in message.parts:
-        if not isinstance(part, ToolResultPart):
-            raise HistoryError(f"a tool message cannot hold a {part.kind} part")
-        text = part.text
-        part_images = [item for item in part.content if isinstance(item, ImagePart)]
-        if part_images:
-            # Tool messages are text-only on most hosts: the images follow in a user message.
-            note = f"[{len(part_images)} image(s) attached in the next user message]"
-            text = f"{text}\n{note}" if text else note
-            images.extend(part_images)
-        messages.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": text})
-    if images:
-        blocks: list[JsonDict] = [{"type": "text", "text": "Images returned by the tools:"}]
-        blocks.extend(_image_block(image) for image in images)
-        messages.append({"role": "user", "content": blocks})
-    return messages
 
 
 # --------------------------------------------------------------------------- response (pure)
@@ -553,8 +358,6 @@ class _ChatTranslator(TranslatorBase):
 
     def _start(self, call: _OpenCall) -> list[StreamEvent]:
         if not call.id:
-            from uuid import uuid4  # only for hosts that send no call id
-
             call.id = f"call_{uuid4().hex[:24]}"
         call.started = True
         self._saw_calls = True

@@ -40,20 +40,18 @@ from providers.types import (
     Usage,
     parse_tool_arguments,
 )
-from providers.wire._common import (
+from providers.wire._openai_common import InStreamError, image_url
+from providers.wire.openai_chat import map_openai_errors, openai_client
+from providers.wire.sdk_model import SdkModel
+from providers.wire.streaming import StreamEndedEarly, TranslatorBase, VendorStream
+from providers.wire.vendor_json import (
     HistoryError,
     JsonDict,
-    SdkModel,
-    StreamEndedEarly,
-    TranslatorBase,
-    VendorStream,
     arguments_text,
     as_int,
     as_list,
     as_object,
 )
-from providers.wire._openai_common import InStreamError, image_url
-from providers.wire.openai_chat import map_openai_errors, openai_client
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, AsyncStream

@@ -123,9 +123,6 @@ class ScriptedModel:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         return cls(turns_from_json(data), model_id=model_id)
 
-    def add_turns(self, *turns: TurnSpec) -> None:
-        self._turns.extend(turns)
-
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         self.requests.append(request)
         turn = await self._next_turn(request)

@@ -29,7 +29,7 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any, Literal, cast
 
-from providers.discovery import ServerModel
+from providers.model import ServerModel
 
 ServerKind = Literal["ollama", "lmstudio", "vllm", "llama.cpp", "openrouter", "openai-compatible"]
 _LOCAL_PORTS: Mapping[int, ServerKind] = {11434: "ollama", 1234: "lmstudio"}

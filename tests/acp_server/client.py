@@ -166,6 +166,9 @@ class AcpClient:
         """Every message the server wrote, in order."""
         self.raw_lines: list[str] = []
         self._next_id = 0
+        self._sending = anyio.Lock()
+        """One message at a time: answers to the server's requests are sent from their own
+        tasks, while the test sends its own."""
         self._pending: dict[Any, tuple[str, anyio.Event, list[Json]]] = {}
         self._changed = anyio.Event()
         self.handlers: dict[str, RequestHandler] = {}
@@ -261,7 +264,8 @@ class AcpClient:
             data = message.encode()
         else:
             data = message
-        await self.transport.send(data)
+        async with self._sending:
+            await self.transport.send(data)
 
     def _new_id(self) -> int:
         self._next_id += 1

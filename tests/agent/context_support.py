@@ -13,6 +13,7 @@ from agent.backends import ToolUi
 from agent.compaction import is_summary_request
 from agent.tokens import TokenCounter, request_overhead
 from agent.tools.base import AnyTool, ToolContext, ToolOutput, define_tool
+from agent.transcript import InMemoryTranscript
 from providers.catalog import Cost, ModelCatalog, ModelOverride
 from providers.codec import message_to_json
 from providers.errors import classify
@@ -20,6 +21,14 @@ from providers.types import JsonValue, Message, ModelRequest, ProviderError, Usa
 from providers.wire.scripted import ScriptedCall, ScriptedTurn, TurnSpec
 
 SUMMARY = "SUMMARY: the user asked for a series of file dumps; all were done."
+
+
+async def transcript_of(*messages: Message) -> InMemoryTranscript:
+    """An in-memory transcript (a subagent's) holding `messages`."""
+    transcript = InMemoryTranscript()
+    for message in messages:
+        await transcript.append(message)
+    return transcript
 
 
 def catalog(window: int | None, *, cost: Cost | None = None) -> ModelCatalog:

@@ -18,7 +18,6 @@ from agent.compaction import (
     choose_cut,
     files_touched,
     is_summary_request,
-    plan_from_history,
     render_message,
     render_transcript,
     summarise,
@@ -29,10 +28,11 @@ from agent.events import (
     AgentEvent,
     CompactionFinished,
     CompactionStarted,
-    PlanEntry,
+    TodoItem,
     TurnEnded,
     UsageUpdated,
 )
+from agent.todos import todos_from_history
 from agent.tokens import TokenCounter
 from providers.catalog import ModelInfo
 from providers.types import (
@@ -52,7 +52,13 @@ from providers.types import (
 )
 from providers.wire.scripted import ScriptedModel, ScriptedTurn
 from sessions import CompactionEntry, ExtensionEntry, MessageEntry
-from tests.agent.context_support import SUMMARY, agentic_model, catalog, dump_tool
+from tests.agent.context_support import (
+    SUMMARY,
+    agentic_model,
+    catalog,
+    dump_tool,
+    transcript_of,
+)
 from tests.agent.loop_support import collect, env, make_session, of
 
 
@@ -161,13 +167,13 @@ def test_files_touched_lists_reads_and_changes_but_not_failed_calls() -> None:
 
 
 def test_the_preamble_has_the_summary_open_todos_and_files() -> None:
-    plan = [
-        PlanEntry(content="write tests", status="completed"),
-        PlanEntry(content="fix the parser", status="in_progress"),
-        PlanEntry(content="update docs"),
+    todos = [
+        TodoItem(content="write tests", status="completed"),
+        TodoItem(content="fix the parser", status="in_progress"),
+        TodoItem(content="update docs"),
     ]
     text = build_preamble(
-        "We fixed things.", plan=plan, files=FilesTouched(modified=("a.py",), read=("b.py",))
+        "We fixed things.", todos=todos, files=FilesTouched(modified=("a.py",), read=("b.py",))
     )
     assert text.startswith(PREAMBLE_OPENING)
     assert "We fixed things." in text
@@ -176,7 +182,7 @@ def test_the_preamble_has_the_summary_open_todos_and_files() -> None:
     assert "- modified: a.py" in text and "- read: b.py" in text
 
 
-def test_the_plan_comes_from_the_last_todo_call() -> None:
+def test_the_todos_come_from_the_last_todo_call() -> None:
     todo = Message(
         role="assistant",
         parts=[
@@ -187,10 +193,10 @@ def test_the_plan_comes_from_the_last_todo_call() -> None:
             )
         ],
     )
-    assert plan_from_history([_user("x"), todo]) == (
-        PlanEntry(content="step one", status="in_progress"),
+    assert todos_from_history([_user("x"), todo]) == (
+        TodoItem(content="step one", status="in_progress"),
     )
-    assert plan_from_history([_user("x")]) is None
+    assert todos_from_history([_user("x")]) is None
 
 
 def test_the_transcript_keeps_the_newest_messages_within_its_budget() -> None:
@@ -273,14 +279,14 @@ async def test_manual_compaction_with_instructions(tmp_path: Path) -> None:
     assert "keep the file names" in summary.messages[0].text
     assert "prompt 0" in summary.messages[0].text
 
-    entries = session._stored.path_entries()  # pyright: ignore[reportPrivateUsage]
+    entries = session.transcript.stored.path_entries()
     # The summary call's cost is kept after the compaction, as after any model call.
     compaction, totals = entries[-2:]
     assert isinstance(totals, ExtensionEntry) and totals.name == "usage"
     assert isinstance(compaction, CompactionEntry)
     assert compaction.instructions == "keep the file names"
     assert compaction.tokens_before == finished.tokens_before
-    kept = session._stored.get(compaction.first_kept_id or "")  # pyright: ignore[reportPrivateUsage]
+    kept = session.transcript.stored.get(compaction.first_kept_id or "")
     assert isinstance(kept, MessageEntry) and kept.message.text == "prompt 2"
     history = session.history()
     assert history[0].text == compaction.summary
@@ -349,13 +355,12 @@ async def test_a_history_without_a_session_is_compacted_in_memory() -> None:
         cost=None,
     )
     events: list[AgentEvent] = []
-    ctx = ShapeContext(
-        model=model, model_info=info, context_tokens=0, emit=events.append, session=None
-    )
+    ctx = ShapeContext(model=model, model_info=info, context_tokens=0, emit=events.append)
     shaper = ContextShaper()
     history = [message for n in range(12) for message in _turn(n, size=1_200)]
     history = [_user(m.text + " " + "p" * 1_200) if m.role == "user" else m for m in history]
-    shaped = await shaper.prepare(history, ctx)
+    transcript = await transcript_of(*history)
+    shaped = await shaper.shape_request(transcript, ctx)
     assert [type(e) for e in events] == [CompactionStarted, CompactionFinished]
     assert shaped[0].text.startswith(PREAMBLE_OPENING) and "memory summary" in shaped[0].text
     assert "f0.py" in shaped[0].text
@@ -364,8 +369,9 @@ async def test_a_history_without_a_session_is_compacted_in_memory() -> None:
     assert first_kept.role == "user" and any(first_kept is m for m in history)
 
     # Later calls apply the same cut to the growing history, without another summary.
-    grown = [*history, *_turn(12)]
-    again = await shaper.prepare(grown, ctx)
+    for message in _turn(12):
+        await transcript.append(message)
+    again = await shaper.shape_request(transcript, ctx)
     assert again[0] is shaped[0] and again[1] is first_kept
     assert again[-1].text == "answer 12"
     assert len(model.requests) == 1
@@ -385,9 +391,7 @@ async def test_a_huge_fresh_batch_is_squeezed_into_the_window_without_summarisin
         cost=None,
     )
     events: list[AgentEvent] = []
-    ctx = ShapeContext(
-        model=model, model_info=info, context_tokens=0, emit=events.append, session=None
-    )
+    ctx = ShapeContext(model=model, model_info=info, context_tokens=0, emit=events.append)
     shaper = ContextShaper()
     earlier = [message for n in range(6) for message in _turn(n, size=400)]
     earlier = [_user(m.text + " " + "p" * 2_000) if m.role == "user" else m for m in earlier]
@@ -397,7 +401,8 @@ async def test_a_huge_fresh_batch_is_squeezed_into_the_window_without_summarisin
         _calls(*batch),
         _results(*[(call_id, "read", "z" * 3_000, False) for call_id, _, _ in batch]),
     ]
-    shaped = await shaper.prepare([*earlier, *fresh], ctx)
+    transcript = await transcript_of(*earlier, *fresh)
+    shaped = await shaper.shape_request(transcript, ctx)
     counter = TokenCounter()
     assert counter.messages(shaped) <= 8_000
     assert len(model.requests) == 1
@@ -406,7 +411,9 @@ async def test_a_huge_fresh_batch_is_squeezed_into_the_window_without_summarisin
     assert len(results) == 12 and all("characters cut here" in p.text for p in results)
     # The next call, still over the threshold, does not summarise again at once.
     answer = _answer("read them; now what?")
-    again = await shaper.prepare([*earlier, *fresh, answer, _user("go on")], ctx)
+    await transcript.append(answer)
+    await transcript.append(_user("go on"))
+    again = await shaper.shape_request(transcript, ctx)
     assert len(model.requests) == 1
     assert counter.messages(again) <= 8_000
 

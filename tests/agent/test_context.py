@@ -27,6 +27,7 @@ from tests.agent.context_support import (
     catalog,
     dump_tool,
     request_tokens,
+    transcript_of,
 )
 from tests.agent.loop_support import collect, env, make_session, of
 
@@ -70,7 +71,9 @@ async def test_a_300_turn_session_never_sends_a_request_over_the_window(tmp_path
         assert event.tokens_before > threshold > event.tokens_after
     summaries = [r for r in model.requests if is_summary_request(r)]
     assert len(summaries) == len(finished)
-    entries = [e for e in session._stored.path_entries() if isinstance(e, CompactionEntry)]  # pyright: ignore[reportPrivateUsage]
+    entries = [
+        e for e in session.transcript.stored.path_entries() if isinstance(e, CompactionEntry)
+    ]
     assert len(entries) == len(finished)
     assert all(SUMMARY in entry.summary for entry in entries)
     assert "src/file1.py" in entries[-1].summary, "files touched survive every compaction"
@@ -81,7 +84,7 @@ async def test_a_300_turn_session_never_sends_a_request_over_the_window(tmp_path
 
     # The stored history is complete, and a reload rebuilds exactly the same request history.
     before = session.history()
-    all_messages = [e for e in session._stored.path_entries() if e.kind == "message"]  # pyright: ignore[reportPrivateUsage]
+    all_messages = [e for e in session.transcript.stored.path_entries() if e.kind == "message"]
     assert len(all_messages) == 300 * 4
     shaped_before = ContextShaper().shape(before, WINDOW)
     session_id = session.id
@@ -213,15 +216,13 @@ async def test_a_model_switch_forgets_what_the_last_model_reported() -> None:
     first = ScriptedModel(model_id="one")
 
     def ctx(model: ScriptedModel) -> ShapeContext:
-        return ShapeContext(
-            model=model, model_info=None, context_tokens=0, emit=events.append, session=None
-        )
+        return ShapeContext(model=model, model_info=None, context_tokens=0, emit=events.append)
 
-    history = _texts(40_000)
-    await shaper.prepare(history, ctx(first))
+    history = await transcript_of(*_texts(40_000))
+    await shaper.shape_request(history, ctx(first))
     shaper.observe(Usage(input_tokens=20_008))
     assert shaper.account.ratio == 2.0
-    await shaper.prepare(history, ctx(first))
+    await shaper.shape_request(history, ctx(first))
     assert shaper.account.ratio == 2.0
-    await shaper.prepare(history, ctx(ScriptedModel(model_id="two")))
+    await shaper.shape_request(history, ctx(ScriptedModel(model_id="two")))
     assert shaper.account.ratio == 1.0

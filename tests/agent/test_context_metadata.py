@@ -283,7 +283,7 @@ async def test_compaction_keeps_reasoning_with_its_following_items(tmp_path: Pat
     # Compacted several times, once inside the long turn (its tail starts at an assistant
     # message, reasoning first).
     assert len(compactions) >= 3 and all(c.ok for c in compactions)
-    stored = session._stored  # pyright: ignore[reportPrivateUsage]
+    stored = session.transcript.stored
     cuts = [e for e in stored.path_entries() if isinstance(e, CompactionEntry)]
     assert len(cuts) == len(compactions)
     first_kept = [stored.get(cut.first_kept_id or "") for cut in cuts]

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from agent.compaction import PREAMBLE_OPENING, is_summary_request
-from agent.context import stated_limit
 from agent.events import CompactionFinished, CompactionStarted, TextChunk, TurnEnded
 from providers.errors import classify
 from providers.types import ErrorEvent, Finish, ProviderError, TextDelta
@@ -155,7 +154,9 @@ async def test_an_overflow_from_any_vendor_compacts_and_retries_once(
     assert SUMMARY in retried.messages[0].text
     assert retried.messages[-1].text == "question 3"
     assert [m.text for m in session.history()][-2:] == ["question 3", "recovered"]
-    entries = [e for e in session._stored.path_entries() if isinstance(e, CompactionEntry)]  # pyright: ignore[reportPrivateUsage]
+    entries = [
+        e for e in session.transcript.stored.path_entries() if isinstance(e, CompactionEntry)
+    ]
     assert len(entries) == 1 and entries[0].first_kept_id is not None
     await session.aclose()
 
@@ -261,7 +262,7 @@ async def test_a_failed_summary_on_overflow_leaves_the_earlier_part_out(tmp_path
 
 def test_stated_limits_are_read_from_each_vendors_message() -> None:
     for case in CASES:
-        assert stated_limit(case.message) == case.limit, case.name
+        assert _error(case).context_limit == case.limit, case.name
 
 
 async def test_a_transient_summary_failure_is_retried(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ async def test_a_call_is_on_disk_before_it_is_shown_finished(tmp_path: Path) -> 
         ]
     )
     session = await make_session(env(tmp_path), model, tools=[waiting_tool(board)])
-    path = session.persisted_session.path  # pyright: ignore[reportOptionalMemberAccess]
+    path = session.transcript.stored.path
     shown: list[str] = []
     events: list[AgentEvent] = []
     with anyio.fail_after(10):
@@ -121,7 +121,7 @@ async def test_results_that_finish_together_share_one_append(tmp_path: Path) -> 
         [ScriptedTurn(tool_calls=[probe(key) for key in keys]), ScriptedTurn(text="ok")]
     )
     session = await make_session(env(tmp_path), model, tools=[waiting_tool(Board())])
-    path = session.persisted_session.path  # pyright: ignore[reportOptionalMemberAccess]
+    path = session.transcript.stored.path
     events = await collect(session.run_turn("go"))
     assert len([e for e in events if isinstance(e, ToolCallFinished)]) == len(keys)
     tool_lines = [
@@ -170,7 +170,7 @@ async def _rich_transcript(tmp_path: Path) -> tuple[SessionStore, Path, Path]:
     compacted = await collect(session.compact())
     assert compacted[-1].kind == "compaction_finished" and getattr(compacted[-1], "ok", False)
     await collect(session.run_turn("four"))
-    stored = session.persisted_session
+    stored = session.transcript.stored
     assert stored is not None
     calls_c = next(
         entry
@@ -296,11 +296,11 @@ async def test_a_session_open_elsewhere_replays_but_refuses_to_write(tmp_path: P
     where = env(tmp_path)
     holder = await make_session(where, [ScriptedTurn(text="hi"), ScriptedTurn(text="again")])
     await collect(holder.run_turn("hello"))
-    before = holder.persisted_session.path.read_bytes()  # pyright: ignore[reportOptionalMemberAccess]
+    before = holder.transcript.stored.path.read_bytes()
 
     other = await make_session(where, [ScriptedTurn(text="never")], resume_id=holder.id)
-    assert holder.persisted_session is not None and other.persisted_session is not None
-    assert holder.persisted_session.writable and not other.persisted_session.writable
+    assert holder.transcript.stored is not None and other.transcript.stored is not None
+    assert holder.transcript.stored.writable and not other.transcript.stored.writable
     assert [e.kind for e in other.replay_events()][-1] == "text"
     with pytest.raises(SessionBusy, match=f"pid {os.getpid()}"):
         await other.ensure_writable()
@@ -311,13 +311,13 @@ async def test_a_session_open_elsewhere_replays_but_refuses_to_write(tmp_path: P
     events = await collect(other.run_turn("sneaky"))
     assert isinstance(events[-1], TurnEnded) and events[-1].reason == "error"
     assert "is open in earshot" in (events[-1].message or "")
-    assert holder.persisted_session.path.read_bytes() == before
+    assert holder.transcript.stored.path.read_bytes() == before
 
     # The holder keeps working; once it closes, the other one takes over (and sees its turn).
     await collect(holder.run_turn("still mine"))
     await holder.aclose()
     await other.ensure_writable()
-    assert other.persisted_session.writable
+    assert other.transcript.stored.writable
     assert [m.text for m in other.history() if m.role == "user"] == ["hello", "still mine"]
     await other.aclose()
 

@@ -96,7 +96,7 @@ async def test_a_tool_exception_quoting_a_key_reaches_neither_model_nor_transcri
     _clean(results["call_1_1"].text)
     _clean(results["call_1_2"].text)
     assert "RuntimeError" in results["call_1_1"].text
-    stored = session.persisted_session
+    stored = session.transcript.stored
     assert stored is not None
     await session.aclose()
     transcript = stored.path.read_text(encoding="utf-8")

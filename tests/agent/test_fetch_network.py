@@ -67,7 +67,7 @@ async def fetch_in_session(
     session = await make_session(env(tmp_path), turns, builtin=True, interaction=user, mode=mode)
     try:
         await collect(session.run_turn("fetch it"))
-        result = results_of(session._stored.history())["f"]  # pyright: ignore[reportPrivateUsage]
+        result = results_of(session.transcript.stored.history())["f"]
     finally:
         await session.aclose()
     assert user.kinds == [], "a prompt the test expected was not asked"

@@ -185,7 +185,7 @@ async def test_a_read_outside_can_be_allowed_always(lab: Lab) -> None:
 async def test_search_tools_do_not_reveal_secrets(lab: Lab) -> None:
     h = harness(lab.project)
     gate = PermissionGate(PermissionRules(), cwd=lab.project, roots=[lab.project])
-    from agent.tools._common import READ_DENIED, READ_DENY_GLOBS
+    from agent.tools.services import READ_DENIED, READ_DENY_GLOBS
 
     h.ctx.services[READ_DENIED] = gate.read_denied
     h.ctx.services[READ_DENY_GLOBS] = gate.read_deny_globs

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 
 def _run(code: str) -> str:
@@ -29,7 +30,7 @@ def test_tool_input_models_are_built_at_first_use() -> None:
     out = _run(
         "import sys, json\n"
         "import agent.session\n"
-        "from agent.tools import builtin_tools\n"
+        "from agent.tools.builtin import builtin_tools\n"
         "tools = builtin_tools()\n"
         "before = [t.name for t in tools if t.input_model.__pydantic_complete__]\n"
         "schema = tools[0].input_schema\n"
@@ -40,27 +41,26 @@ def test_tool_input_models_are_built_at_first_use() -> None:
     assert json.loads(out) == {"built": [], "pathspec": False, "schema": "object", "after": True}
 
 
-def test_the_configuration_runs_before_the_first_agent_log_line() -> None:
+def test_a_session_is_created_before_any_tool_or_pydantic_loads(tmp_path: Path) -> None:
+    # An editor's `session/new` waits for this path; the first turn loads the tools.
     out = _run(
-        "import sys, json\n"
-        "from agent._log import configure_before_first_use, get_logger\n"
-        "calls = []\n"
-        "def configure():\n"
-        "    import structlog\n"
-        "    calls.append('configured')\n"
-        "    structlog.configure(processors=[structlog.processors.JSONRenderer()],\n"
-        "                        logger_factory=structlog.PrintLoggerFactory(file=sys.stdout))\n"
-        "log = get_logger('agent.test')\n"
-        "configure_before_first_use(configure)\n"
-        "configure_before_first_use(configure)\n"
-        "assert 'structlog' not in sys.modules\n"
-        "log.warning('first', n=1)\n"
-        "log.warning('second', n=2)\n"
-        "late = []\n"
-        "configure_before_first_use(lambda: late.append(True))\n"
-        "print(json.dumps({'calls': calls, 'late': late}))\n"
+        "import sys, json, anyio\n"
+        "from pathlib import Path\n"
+        "from agent.session import SessionOptions, create_session\n"
+        "from providers.wire.scripted import ScriptedModel\n"
+        "from sessions import SessionStore\n"
+        "async def main():\n"
+        f"    root = Path({str(tmp_path)!r})\n"
+        "    session = await create_session(\n"
+        "        store=SessionStore(root / 'sessions'), cwd=root,\n"
+        "        options=SessionOptions(model_name='scripted/test'),\n"
+        "        model_factory=lambda name: ScriptedModel(), data_dir=root / 'data')\n"
+        "    names = list(session.tools)\n"
+        "    loaded = [m for m in ('pydantic', 'agent.tools.bash', 'agent.tools.read',\n"
+        "                          'agent.tools.task', 'jsonschema') if m in sys.modules]\n"
+        "    await session.aclose()\n"
+        "    known = {'bash': 'bash' in names, 'task': 'task' in names}\n"
+        "    print(json.dumps({'loaded': loaded, **known}))\n"
+        "anyio.run(main)\n"
     )
-    lines = [json.loads(line) for line in out.splitlines()]
-    assert lines[0] == {"event": "first", "n": 1}
-    assert lines[1] == {"event": "second", "n": 2}
-    assert lines[2] == {"calls": ["configured"], "late": [True]}
+    assert json.loads(out) == {"loaded": [], "bash": True, "task": True}

@@ -10,14 +10,13 @@ import anyio
 
 from agent.events import (
     AgentEvent,
-    PermissionAsked,
     TextChunk,
     ToolCallFinished,
     ToolCallProgress,
     TurnEnded,
 )
-from agent.execution import INTERRUPTED_TEXT
 from agent.session import AgentSession
+from agent.tool_calls import INTERRUPTED_TEXT
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from tests.agent.loop_support import (
     Answering,
@@ -33,7 +32,7 @@ from tests.agent.loop_support import (
     shell_tool,
     waiting_tool,
 )
-from tests.processes import running_with_argv, unique_sleep
+from tests.processes import running_with_argv, unique_sleep, until_gone
 
 
 async def _run_and_cancel_on(
@@ -45,6 +44,23 @@ async def _run_and_cancel_on(
             events.append(event)
             if isinstance(event, trigger) and (text is None or text in getattr(event, "text", "")):
                 session.cancel()
+    return events
+
+
+async def _run_and_cancel_when_asked(
+    session: AgentSession, prompt: str, interaction: Hanging
+) -> list[AgentEvent]:
+    events: list[AgentEvent] = []
+
+    async def cancel_when_asked() -> None:
+        await interaction.asked.wait()
+        session.cancel()
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(cancel_when_asked)
+            async for event in session.run_turn(prompt):
+                events.append(event)
     return events
 
 
@@ -109,13 +125,14 @@ async def test_cancel_while_waiting_for_permission(tmp_path: Path) -> None:
         ScriptedCall(name="touch", arguments={"key": "w2"}),
     ]
     model = ScriptedModel([ScriptedTurn(tool_calls=calls), ScriptedTurn(text="never")])
+    hanging = Hanging()
     session = await make_session(
         where,
         model,
         tools=[waiting_tool(board), waiting_tool(board, "touch", read_only=False)],
-        interaction=Hanging(),
+        interaction=hanging,
     )
-    events = await _run_and_cancel_on(session, "go", PermissionAsked)
+    events = await _run_and_cancel_when_asked(session, "go", hanging)
 
     assert events[-1] == TurnEnded(reason="cancelled")
     statuses = {f.call_id: f.status for f in of(ToolCallFinished, events)}
@@ -179,9 +196,7 @@ async def test_cancel_while_a_command_runs_kills_it_and_streams_progress_first(
     finished = of(ToolCallFinished, events)
     assert [(f.status, f.result.text) for f in finished] == [("interrupted", INTERRUPTED_TEXT)]
     pid = int(pid_file.read_text(encoding="utf-8"))
-    with anyio.fail_after(5):
-        while _alive(pid):
-            await anyio.sleep(0.01)
+    await until_gone(lambda: _alive(pid))
     await _reloaded_history_is_whole(where, session)
     await session.aclose()
 
@@ -208,9 +223,7 @@ async def test_cancel_while_the_builtin_bash_tool_runs_ends_its_background_child
     assert [(f.name, f.status, f.result.text) for f in finished] == [
         ("bash", "interrupted", INTERRUPTED_TEXT)
     ]
-    with anyio.fail_after(5):
-        while running_with_argv(sleep):
-            await anyio.sleep(0.01)
+    await until_gone(lambda: running_with_argv(sleep))
     assert len(model.requests) == 1
     reopened = await where.store.open(session.id)
     assert results_of(reopened.history())["call_1_1"].text == INTERRUPTED_TEXT

@@ -25,6 +25,7 @@ from tests.agent.loop_support import (
     of,
     waiting_tool,
 )
+from tests.processes import Fifo
 
 
 async def test_a_prompt_queued_during_a_batch_follows_its_results(tmp_path: Path) -> None:
@@ -223,20 +224,17 @@ async def test_a_prompt_sent_while_the_stop_hook_runs_is_refused_and_gets_its_ow
     tmp_path: Path,
 ) -> None:
     where = env(tmp_path)
-    started, release = where.tmp / "stop-started", where.tmp / "stop-release"
-    stop_hook = {
-        "stop": [{"command": f"touch {started}; while [ ! -e {release} ]; do sleep 0.01; done"}]
-    }
+    started, release = Fifo(where.tmp / "stop-started"), Fifo(where.tmp / "stop-release")
+    stop_hook = {"stop": [{"command": f"echo > {started.path}; read _ < {release.path}"}]}
     model = ScriptedModel([ScriptedTurn(text="first answer"), ScriptedTurn(text="late answer")])
     session = await _hooked_session(where, model, stop_hook)
     answers: list[bool] = []
     events: list[AgentEvent] = []
 
     async def prompt_during_the_stop_hook() -> None:
-        while not started.exists():
-            await anyio.sleep(0.01)
+        await started.wait()
         answers.append(session.queue_prompt("typed late"))
-        release.touch()
+        release.send()
 
     with anyio.fail_after(20):
         async with anyio.create_task_group() as tasks:
@@ -249,7 +247,7 @@ async def test_a_prompt_sent_while_the_stop_hook_runs_is_refused_and_gets_its_ow
     assert events[-1] == TurnEnded(reason="end_turn")
     assert [m.text for m in session.history()] == ["question", "first answer"]
     assert len(model.requests) == 1
-    started.unlink()
+    release.send()  # the stop hook of the second turn
     with anyio.fail_after(20):
         late = [event async for event in session.run_turn("typed late")]
     assert late[-1] == TurnEnded(reason="end_turn")
@@ -260,3 +258,5 @@ async def test_a_prompt_sent_while_the_stop_hook_runs_is_refused_and_gets_its_ow
         "late answer",
     ]
     await session.aclose()
+    started.close()
+    release.close()

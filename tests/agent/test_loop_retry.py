@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from agent.context import ContextShaper, ShapeContext
 from agent.events import Retrying, TextChunk, TurnEnded
 from agent.retry import RetryPolicy, describe_error
+from agent.transcript import Transcript
 from providers.types import (
     Finish,
-    Message,
     ModelRequest,
     ProviderError,
     StreamEvent,
@@ -138,7 +138,7 @@ class _CompactingShaper(ContextShaper):
         self.calls = 0
 
     async def compact_for_overflow(
-        self, history: Sequence[Message], ctx: ShapeContext, error: ProviderError
+        self, transcript: Transcript, ctx: ShapeContext, error: ProviderError
     ) -> bool:
         self.calls += 1
         return True

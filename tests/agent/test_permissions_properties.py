@@ -171,7 +171,9 @@ def spellings(draw: st.DrawFn) -> tuple[str, str]:
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(spellings())
 def test_no_path_spelling_escapes_the_roots_or_an_edit_rule(

@@ -6,7 +6,6 @@ from typing import Any, cast
 
 from agent.backends import Diff, Location, ToolUi
 from agent.events import AgentEvent, ToolCallFinished, ToolCallReady
-from agent.execution import CallSinks
 from agent.replay import (
     DIFF_CONTEXT_LINES,
     DIFF_TEXT_LIMIT,
@@ -14,6 +13,7 @@ from agent.replay import (
     replay_events,
     tool_ui_entry,
 )
+from agent.tool_calls import CallSinks
 from agent.tools.base import ToolContext
 from providers.types import Message, TextPart, ToolCallPart, ToolResultPart
 from sessions import Entry, ExtensionEntry, MessageEntry

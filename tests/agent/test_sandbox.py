@@ -20,7 +20,7 @@ from agent.sandbox_config import SandboxConfig
 from agent.sandbox_linux import bwrap_command, plan_mounts
 from agent.tool_env import add_credential_variables, tool_environment
 from tests.agent.sandbox_lab import Lab, git, make_lab, needs_linux, write_npm_test_script
-from tests.processes import running_with_argv, unique_sleep
+from tests.processes import Fifo, running_with_argv, unique_sleep, until_gone
 
 pytestmark = needs_linux
 
@@ -264,8 +264,8 @@ async def test_an_empty_protected_directory_of_the_user_is_kept(lab: Lab) -> Non
 
 async def test_a_placeholder_stays_while_another_command_runs(lab: Lab) -> None:
     sandbox = await lab.sandbox()
-    go = lab.project / "go"
-    attack = f"while [ ! -e {go} ]; do sleep 0.01; done; echo '{{}}' > .earshot/settings.local.json"
+    up, go = Fifo(lab.project / "up"), Fifo(lab.project / "go")
+    attack = "echo > up; read _ < go; echo '{}' > .earshot/settings.local.json"
     results: list[str] = []
     async with anyio.create_task_group() as group:
 
@@ -273,14 +273,16 @@ async def test_a_placeholder_stays_while_another_command_runs(lab: Lab) -> None:
             results.append((await lab.run(attack, sandbox)).output)
 
         group.start_soon(attacker)
-        with anyio.fail_after(20):
-            while not os.path.lexists(lab.project / ".earshot"):
-                await anyio.sleep(0.01)  # the attacker's sandbox is up
+        with anyio.fail_after(30):
+            await up.wait()  # the attacker's sandbox is up
+            assert os.path.lexists(lab.project / ".earshot")
             # A second command starts and ends while the first still runs: it must not
             # remove the placeholder the first one stands on.
             assert (await lab.run("true", sandbox)).exit_code == 0
             assert os.path.lexists(lab.project / ".earshot")
-            go.write_text("", encoding="utf-8")
+            go.send()
+    up.close()
+    go.close()
     assert "Read-only file system" in results[0]
     assert not os.path.lexists(lab.project / ".earshot")
 
@@ -290,9 +292,7 @@ async def test_a_timed_out_command_ends_everything_it_started(lab: Lab) -> None:
     sleep = unique_sleep(1000)
     result = await lab.run(f"setsid {sleep} & {sleep} & wait", sandbox, timeout=1.0)
     assert result.timed_out
-    with anyio.fail_after(5):
-        while running_with_argv(sleep):
-            await anyio.sleep(0.01)
+    await until_gone(lambda: running_with_argv(sleep))
 
 
 async def test_background_processes_end_with_the_command(lab: Lab) -> None:
@@ -300,9 +300,7 @@ async def test_background_processes_end_with_the_command(lab: Lab) -> None:
     sleep = unique_sleep(1000)
     result = await lab.run(f"setsid {sleep} > /dev/null 2>&1 & echo started", sandbox)
     assert result.output == "started\n"
-    with anyio.fail_after(5):
-        while running_with_argv(sleep):
-            await anyio.sleep(0.01)
+    await until_gone(lambda: running_with_argv(sleep))
 
 
 # -------------------------------------------------------------------------- status

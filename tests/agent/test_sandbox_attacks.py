@@ -136,7 +136,8 @@ HOME_ATTACKS: dict[str, str] = {
     "move the home away": "cd ~/.. && mv home home2 && mkdir home && echo evil > home/.bashrc",
     "move the project away": "cd .. && mv project p2 && mkdir -p project/.earshot && "
     "echo '{}' > project/.earshot/settings.local.json",
-    "earshot's data": "echo x > ~/.local/share/earshot/sandbox.lock; rm -f "
+    # (inside the sandbox the data dir is also hidden: empty, so `rm` finds nothing to remove)
+    "earshot's data": "echo x > ~/.local/share/earshot/sandbox.lock; rm "
     "~/.local/share/earshot/sandbox-placeholders",
 }
 

@@ -22,6 +22,7 @@ def places(*, network: bool = True, roots: tuple[Path, ...] = (ROOT,)) -> Places
             roots=roots,
             paths=(ROOT / ".git", ROOT / ".earshot", Path("/Users/me/.zshrc")),
             lexical=(ROOT / ".git", ROOT / ".earshot", Path("/Users/me/.zshrc")),
+            hidden=(Path("/Users/me/.config/earshot"), Path("/Users/me/.local/share/earshot")),
         ),
         network=network,
     )
@@ -73,6 +74,28 @@ def test_other_processes_are_out_of_sight_and_reach() -> None:
     text = seatbelt_profile(places()).text
     assert "(deny process-info*)\n(allow process-info* (target same-sandbox))" in text
     assert "(deny signal)\n(allow signal (target same-sandbox))" in text
+
+
+def test_earshots_own_files_cannot_be_read() -> None:
+    profile = seatbelt_profile(places())
+    parameters = dict(profile.parameters)
+    assert parameters["HIDDEN_0"] == "/Users/me/.config/earshot"
+    assert parameters["HIDDEN_1"] == "/Users/me/.local/share/earshot"
+    text = profile.text
+    for name in ("HIDDEN_0", "HIDDEN_1"):
+        rule = f'(deny file-read* (subpath (param "{name}")))'
+        assert rule in text
+        assert text.index(rule) > text.index("(allow default)")  # the later rule wins
+
+
+def test_earshots_own_files_stay_readable_when_they_hold_the_workspace() -> None:
+    config = Path("/Users/me/.config/earshot")
+    inside = Places(
+        writable=(config / "work",),
+        protected=ProtectedPaths(roots=(config / "work",), paths=(), hidden=(config,)),
+        network=True,
+    )
+    assert "file-read*" not in seatbelt_profile(inside).text
 
 
 def test_the_network_is_cut_only_when_asked() -> None:

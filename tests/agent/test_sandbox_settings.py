@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from agent.sandbox_config import SandboxConfig
-from agent.settings import Settings, SettingsError, load_settings, set_directory_trust
+from agent.settings import Settings, SettingsError, load_settings
+from agent.settings_edits import set_directory_trust
 from agent.settings_schema import SandboxSettings, SettingsFile
 
 

@@ -15,10 +15,9 @@ from agent.settings import (
     SettingsError,
     StdioServerSettings,
     load_settings,
-    remember_rule,
-    set_directory_trust,
     settings_paths,
 )
+from agent.settings_edits import remember_rule, set_directory_trust
 from providers.catalog import Cost, ModelOverride
 from providers.registry import UserProviderConfig, resolve_endpoint
 
@@ -415,7 +414,7 @@ def test_a_relative_script_path_is_anchored(scopes: Scopes) -> None:
 
 def test_stream_timeouts_merge_by_key_and_reach_the_model(scopes: Scopes) -> None:
     from providers.model import StreamTimeouts
-    from providers.wire._common import SdkModel
+    from providers.wire.sdk_model import SdkModel
 
     # A provider of the user's own (a project's would need trust), general timeouts from two
     # scopes.

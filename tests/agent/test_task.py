@@ -9,7 +9,7 @@ import anyio
 
 from agent.events import (
     AgentEvent,
-    PermissionAsked,
+    PermissionDecided,
     TextChunk,
     ToolCallFinished,
     TurnEnded,
@@ -121,8 +121,8 @@ async def test_subagent_mutations_go_through_the_parents_gate(tmp_path: Path) ->
     events = await collect(session.run_turn("go"))
 
     assert len(interaction.prompts) == 1
-    asked = of(PermissionAsked, events)
-    assert asked and asked[0].parent_call_id == "task_1"
+    nested = [d for d in of(PermissionDecided, events) if d.parent_call_id == "task_1"]
+    assert nested and not nested[0].allowed and nested[0].answer == "reject_once"
     denied = [f for f in of(ToolCallFinished, events) if f.parent_call_id == "task_1"]
     assert denied[0].status == "denied"
     assert board.log == []

@@ -81,7 +81,7 @@ async def test_env_in_a_bash_call_shows_no_key_in_the_result_or_the_transcript(
         if isinstance(part, ToolResultPart)
     ]
     assert sent and all(SECRET not in text for text in sent)
-    path = session.persisted_session.path if session.persisted_session else None
+    path = session.transcript.stored.path if session.transcript.stored else None
     assert path is not None
     await session.aclose()
     transcript = path.read_text(encoding="utf-8")

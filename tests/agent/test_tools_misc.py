@@ -5,12 +5,12 @@ from pathlib import Path
 import pytest
 
 from agent.backends import QuestionAnswer
-from agent.events import PlanEntry
+from agent.events import TodoItem
 from agent.skills import SkillIndex
-from agent.tools import builtin_tools
-from agent.tools._common import MAX_RESULT_CHARS, cap_text, capped
 from agent.tools.base import ToolContext, ToolError, ToolOutput
+from agent.tools.builtin import builtin_tools
 from agent.tools.question import question_tool
+from agent.tools.results import MAX_RESULT_CHARS, cap_text, capped
 from agent.tools.scope import scope_tool
 from agent.tools.skill import skill_tool
 from agent.tools.todo import todo_tool
@@ -37,9 +37,9 @@ async def test_todo_publishes_the_complete_plan(h: Harness) -> None:
     )
     assert h.plans == [
         (
-            PlanEntry(content="Write tests", status="completed", priority="high"),
-            PlanEntry(content="Fix bug", status="in_progress", priority="medium"),
-            PlanEntry(content="Update docs", status="pending", priority="medium"),
+            TodoItem(content="Write tests", status="completed", priority="high"),
+            TodoItem(content="Fix bug", status="in_progress", priority="medium"),
+            TodoItem(content="Update docs", status="pending", priority="medium"),
         )
     ]
     assert text_of(output).splitlines() == [

@@ -12,15 +12,13 @@ import pytest
 from agent.permissions import PermissionGate, PermissionRules, decide
 from agent.protected_paths import protected_paths
 from agent.session import SessionOptions, create_session
-from agent.session_parts import discover_skills
+from agent.session_setup import discover_skills
 from agent.settings import (
     Settings,
     SettingsError,
     load_settings,
-    remember_rule,
-    set_directory_trust,
-    trusted_directories,
 )
+from agent.settings_edits import remember_rule, set_directory_trust, trusted_directories
 from agent.tools.base import PermissionRequest
 from agent.trust import IgnoredSettings, is_trusted
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn

@@ -5,11 +5,12 @@ puts back what the command edited, created and deleted, and never touches the us
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
+import anyio
 import pytest
 
+from agent.backends import DenyingInteraction
 from agent.undo import UndoStore
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import UndoSnapshotEntry
@@ -122,7 +123,7 @@ async def test_undo_after_a_bash_batch_restores_exactly_the_prior_work_tree(
     second = await session.undo()
     assert "first.txt" in second and not (repo / "first.txt").exists()
     assert repo_state(repo) == untouched_repo
-    stored = session.persisted_session
+    stored = session.transcript.stored
     assert stored is not None
     snapshots = [e.paths for e in stored.entries if isinstance(e, UndoSnapshotEntry)]
     assert snapshots == [["first.txt"], ["."]]
@@ -132,11 +133,8 @@ async def test_undo_after_a_bash_batch_restores_exactly_the_prior_work_tree(
 async def test_only_commands_and_pathless_calls_need_a_whole_tree_snapshot(
     tmp_path: Path,
 ) -> None:
-    from agent.execution import (
-        Validators,
-        _mutation_paths,  # pyright: ignore[reportPrivateUsage]
-        prepare_call,
-    )
+    from agent.execution import _mutation_paths  # pyright: ignore[reportPrivateUsage]
+    from agent.tool_calls import SchemaValidators, validate_call
     from agent.tools.bash import bash_tool
     from agent.tools.fetch import fetch_tool
     from agent.tools.write import write_tool
@@ -144,20 +142,21 @@ async def test_only_commands_and_pathless_calls_need_a_whole_tree_snapshot(
 
     session = await make_session(env(tmp_path), [ScriptedTurn(text="x")], builtin=True)
     tools = {t.name: t for t in (bash_tool, fetch_tool, write_tool)}
-    validators = Validators()
+    validators = SchemaValidators()
+    tooling = session._tooling(anyio.CancelScope(), DenyingInteraction())  # pyright: ignore[reportPrivateUsage]
 
     def batch(*calls: tuple[str, dict[str, JsonValue]]) -> tuple[list[Path], bool]:
-        prepared = [
-            prepare_call(
+        checked = [
+            validate_call(
                 ToolCallPart(id=f"c{n}", name=name, arguments=arguments),
                 tools,
                 validators,
-                session.tool_context,
+                tooling.context,
                 lambda event: None,
             )
             for n, (name, arguments) in enumerate(calls)
         ]
-        return _mutation_paths(prepared)
+        return _mutation_paths(checked)
 
     assert batch(("fetch", {"url": "https://example.com"})) == ([], False)
     write: tuple[str, dict[str, JsonValue]] = ("write", {"path": "a.txt", "content": "x"})
@@ -166,23 +165,24 @@ async def test_only_commands_and_pathless_calls_need_a_whole_tree_snapshot(
     await session.aclose()
 
 
-async def test_whole_tree_snapshots_of_a_few_thousand_files_stay_cheap(tmp_path: Path) -> None:
+async def test_after_a_whole_tree_snapshot_the_private_index_knows_every_unchanged_file(
+    tmp_path: Path,
+) -> None:
+    # What keeps later snapshots cheap (they stat, and hash only what changed; the cost is
+    # measured by `bench/undo.py`, not here): the private index remembers what it hashed.
     project = tmp_path / "big"
-    for number in range(3000):
+    for number in range(300):
         path = project / f"pkg{number % 30}" / f"module{number}.py"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"value = {number}\n" * 20, encoding="utf-8")
     store = UndoStore(project, tmp_path / "data")
-    timings: list[float] = []
     for batch in range(3):
-        started = time.perf_counter()
         assert await store.snapshot("s", f"b{batch}", [], whole_tree=True) is not None
-        timings.append(time.perf_counter() - started)
         (project / "pkg0" / "module0.py").write_text(f"changed {batch}\n", encoding="utf-8")
-    print(f"whole-tree snapshot of 3000 files: first {timings[0]:.3f}s, then {timings[1:]}")
-    # The private index remembers what it hashed: later snapshots only stat.
-    assert max(timings[1:]) < 2.0
-    assert max(timings[1:]) < timings[0] or timings[0] < 0.3
+        listed = await store._git_run(  # pyright: ignore[reportPrivateUsage]
+            "ls-files", "-z", "--others", "--modified", "--exclude-standard"
+        )
+        assert listed.stdout.split(b"\0")[:-1] == [b"pkg0/module0.py"]
     undone = await store.undo_last("s")
     assert undone.restored and "pkg0/module0.py" in undone.paths
     assert (project / "pkg0" / "module0.py").read_text(encoding="utf-8") == "changed 1\n"

@@ -13,7 +13,7 @@ from agent.backends import (
     QuestionAnswer,
     ToolUi,
 )
-from agent.events import PlanEntry
+from agent.events import TodoItem
 from agent.local import LocalFiles, LocalProcesses
 from agent.tools.base import (
     AnyTool,
@@ -23,6 +23,7 @@ from agent.tools.base import (
     ToolContext,
     ToolOutput,
 )
+from agent.tools.services import TODOS
 from providers.types import TextPart
 
 
@@ -47,7 +48,7 @@ class Harness:
     user: ScriptedUser
     progress: list[str]
     terminals: list[str]
-    plans: list[tuple[PlanEntry, ...]]
+    plans: list[tuple[TodoItem, ...]]
 
     async def run(self, tool: AnyTool, **arguments: Any) -> ToolOutput:
         params = tool.input_model.model_validate(arguments)
@@ -66,7 +67,7 @@ def harness(cwd: Path, *, roots: tuple[Path, ...] = ()) -> Harness:
     user = ScriptedUser()
     progress: list[str] = []
     terminals: list[str] = []
-    plans: list[tuple[PlanEntry, ...]] = []
+    plans: list[tuple[TodoItem, ...]] = []
 
     async def on_progress(text: str) -> None:
         progress.append(text)
@@ -74,7 +75,7 @@ def harness(cwd: Path, *, roots: tuple[Path, ...] = ()) -> Harness:
     async def on_terminal(terminal_id: str) -> None:
         terminals.append(terminal_id)
 
-    async def on_plan(entries: tuple[PlanEntry, ...]) -> None:
+    async def on_plan(entries: tuple[TodoItem, ...]) -> None:
         plans.append(entries)
 
     ctx = ToolContext(
@@ -89,7 +90,7 @@ def harness(cwd: Path, *, roots: tuple[Path, ...] = ()) -> Harness:
         reads=ReadTracker(),
         progress=on_progress,
         terminal=on_terminal,
-        services={"plan": on_plan},
+        services={TODOS: on_plan},
     )
     return Harness(ctx=ctx, user=user, progress=progress, terminals=terminals, plans=plans)
 

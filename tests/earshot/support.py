@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
-
+from tests.earshot.warm import run_earshot
 from tests.loopback import Reply
 
 HERE = Path(__file__).resolve().parent
@@ -85,20 +83,19 @@ class Run:
         return [json.loads(line) for line in self.stdout.splitlines()]
 
 
-async def earshot(env: Env, *args: str, extra_env: Mapping[str, str] | None = None) -> Run:
-    """Run `python -m earshot ARGS` in the workspace and wait for it."""
-    with anyio.fail_after(RUN_SECONDS):
-        result = await anyio.run_process(
-            [sys.executable, "-m", "earshot", *args],
-            cwd=env.workspace,
-            env=env.environ(**(extra_env or {})),
-            check=False,
-            stdin=None,
-        )
+async def earshot(
+    env: Env, *args: str, extra_env: Mapping[str, str] | None = None, cold: bool = False
+) -> Run:
+    """Run `earshot ARGS` in the workspace and wait for it: a process of its own, forked from a
+    parent that has already imported earshot (`tests/earshot/warm.py` says why and what
+    differs from `python -m earshot`), or with `cold` a fresh `python -m earshot`."""
+    code, stdout, stderr = await run_earshot(
+        args, env.workspace, env.environ(**(extra_env or {})), seconds=RUN_SECONDS, cold=cold
+    )
     return Run(
-        code=result.returncode,
-        stdout=result.stdout.decode("utf-8", errors="replace"),
-        stderr=result.stderr.decode("utf-8", errors="replace"),
+        code=code,
+        stdout=stdout.decode("utf-8", errors="replace"),
+        stderr=stderr.decode("utf-8", errors="replace"),
     )
 
 

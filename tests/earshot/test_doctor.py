@@ -153,7 +153,29 @@ async def test_doctor_says_what_to_install_when_tools_are_missing(env: Env) -> N
         "problem local (http://127.0.0.1:9/v1): http://127.0.0.1:9/v1/models"
     )
     assert servers[1] == "fix: start the server, or correct providers.local.baseUrl"
+    # No bwrap on PATH: the real sandbox module says why there is none.
+    sandbox = section(run.stdout, "Sandbox")
+    assert sandbox[0] == (
+        "problem no command sandbox: bubblewrap (bwrap) is not installed; every command will ask"
+    )
+    assert sandbox[1].startswith("fix: install bubblewrap")
     assert run.code == 1
+
+
+@pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="needs bubblewrap (scripts/test installs it)"
+)
+async def test_doctor_reports_the_sandbox_a_session_would_get(env: Env) -> None:
+    env.local_provider("http://127.0.0.1:9", sandbox={"network": False, "writablePaths": ["/opt"]})
+    run = await earshot(env, "doctor")
+    sandbox = section(run.stdout, "Sandbox")
+    assert sandbox[0].startswith("ok      commands run in a ")
+    assert sandbox[0].endswith(" sandbox, without the network")
+    assert sandbox[1] == "note    also writable: /opt"
+    env.local_provider("http://127.0.0.1:9", sandbox={"enabled": False})
+    run = await earshot(env, "doctor")
+    sandbox = section(run.stdout, "Sandbox")
+    assert sandbox[0].startswith("note    the command sandbox is turned off in settings")
 
 
 def test_zed_settings_with_comments_and_trailing_commas_parse() -> None:

@@ -68,7 +68,8 @@ async def test_a_command_cannot_read_earshots_environment(env: Env, sandbox: boo
     keys = {"ANTHROPIC_API_KEY": "sk-ant-sentinel-one", "LAB_KEY": "sentinel-two"}
     with loopback(tool_reply(("call_1", "bash", {"command": PEEK})), text_reply("ok")) as server:
         env.write_settings(settings(server.url, mode="auto", sandbox={"enabled": sandbox}))
-        run = await earshot(env, "-p", "look", extra_env=keys)
+        # Cold: the test reads earshot's `/proc/PID/environ`, the environment it was started with.
+        run = await earshot(env, "-p", "look", extra_env=keys, cold=True)
     assert run.code == 0, run.stderr
     result = bash_result(server.requests[1].json())
     environment, _, parent = result.partition("PROC")

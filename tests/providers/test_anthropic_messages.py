@@ -778,6 +778,7 @@ ENVELOPES = {
             status=400,
             code="invalid_request_error",
             provider="anthropic",
+            context_limit=200_000,
         ),
     ),
     "403 permission_error": (

@@ -30,9 +30,9 @@ from providers.types import (
     UsageEvent,
 )
 from providers.wire.openai_chat import (
-    _build_params,  # pyright: ignore[reportPrivateUsage]
     _ChatTranslator,  # pyright: ignore[reportPrivateUsage]
 )
+from providers.wire.openai_chat_request import build_params
 from tests.fixtures import cassette, request_body, response_body, sse_bytes
 from tests.loopback import LoopbackServer, Reply, loopback
 from tests.providers.chat_support import assemble, chunk, collect, endpoint, sse, user
@@ -442,7 +442,7 @@ def test_openrouter_reasoning_details_are_merged_by_index() -> None:
 def test_reasoning_is_echoed_in_the_fields_it_came_in_to_the_same_provider_only() -> None:
     message = openrouter_reasoning()
     request = ModelRequest(system="", messages=[user("q"), message, user("again")])
-    same = _build_params("m", request, endpoint("https://openrouter.ai/api/v1", "openrouter"))
+    same = build_params("m", request, endpoint("https://openrouter.ai/api/v1", "openrouter"))
     assert same["messages"][1] == snapshot(
         {
             "role": "assistant",
@@ -460,10 +460,10 @@ def test_reasoning_is_echoed_in_the_fields_it_came_in_to_the_same_provider_only(
         }
     )
     # Strict hosts reject unknown assistant properties: another provider gets none of it.
-    other = _build_params("m", request, endpoint("https://api.groq.com/openai/v1", "groq"))
+    other = build_params("m", request, endpoint("https://api.groq.com/openai/v1", "groq"))
     assert other["messages"][1] == {"role": "assistant", "content": "Done"}
     # A host that names its field (the catalog's `interleaved.field`) gets that field.
-    named = _build_params(
+    named = build_params(
         "m",
         request,
         endpoint("https://api.deepseek.com", "deepseek", {"reasoning_field": "reasoning_content"}),
@@ -489,7 +489,7 @@ def test_foreign_reasoning_is_dropped() -> None:
             ),
         ],
     )
-    params = _build_params(
+    params = build_params(
         "m",
         request,
         endpoint("https://api.deepseek.com", "deepseek", {"reasoning_field": "reasoning_content"}),
@@ -501,10 +501,10 @@ def test_max_tokens_field_and_reasoning_effort_depend_on_the_host() -> None:
     request = ModelRequest(
         system="s", messages=[user("q")], max_output_tokens=100, reasoning_effort="high"
     )
-    openai = _build_params("gpt-5", request, Endpoint(provider_id="openai", api="openai-chat"))
+    openai = build_params("gpt-5", request, Endpoint(provider_id="openai", api="openai-chat"))
     assert openai["max_completion_tokens"] == 100 and "max_tokens" not in openai
     assert openai["reasoning_effort"] == "high"
-    groq = _build_params("m", request, endpoint("https://api.groq.com/openai/v1", "groq"))
+    groq = build_params("m", request, endpoint("https://api.groq.com/openai/v1", "groq"))
     assert groq["max_tokens"] == 100 and "max_completion_tokens" not in groq
 
 
@@ -525,7 +525,7 @@ def test_images_in_tool_results_follow_in_a_user_message() -> None:
             ),
         ],
     )
-    params = _build_params("m", request, endpoint("http://127.0.0.1:1/v1"))
+    params = build_params("m", request, endpoint("http://127.0.0.1:1/v1"))
     assert params["messages"][2:] == snapshot(
         [
             {
@@ -603,7 +603,7 @@ async def test_truncated_arguments_are_reported_on_the_end_event_not_raised(
     call = assemble(events).tool_calls[0]
     assert (call.arguments, call.invalid_arguments) == (None, '{"path": "src/ma')
     # Replayed as the model wrote it, so the model sees its own truncated call.
-    replay = _build_params(
+    replay = build_params(
         "m", ModelRequest(system="", messages=[user("go"), assemble(events)]), endpoint(srv.url)
     )
     assert replay["messages"][1]["tool_calls"][0]["function"]["arguments"] == '{"path": "src/ma'

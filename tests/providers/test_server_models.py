@@ -143,4 +143,3 @@ def test_the_cache_round_trips_and_knows_its_server(tmp_path: Path) -> None:
     assert listing.windows() == {"llama.cpp/a": 4096}
     cache.path("llama.cpp").write_text("{broken", encoding="utf-8")
     assert cache.read("llama.cpp", "http://127.0.0.1:8080/v1") is None
-

@@ -1,0 +1,250 @@
+"""What a session is set up with, before its first turn: the options the composition root gives,
+the model, and the collaborators built from the settings (I/O backends, the permission gate and
+the command sandbox, hooks, undo, skills)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
+from agent.hooks import HookRunner
+from agent.local import LocalFiles, LocalProcesses
+from agent.permissions import PermissionGate, PermissionRules
+from agent.protected_paths import ProtectedPaths, protected_paths
+from agent.sandbox import Sandbox, open_sandbox
+from agent.sandbox_config import SandboxConfig
+from agent.settings import Settings
+from agent.settings_edits import append_rule
+from agent.skills import SkillIndex
+from agent.tool_env import add_credential_variables
+from agent.tooling import Snapshot, Tooling
+from agent.tools.base import AnyTool, ReadTracker, ScopeContract
+from agent.tools.services import READ_DENIED, READ_DENY_GLOBS, SKILLS
+from agent.undo import UndoStore
+from providers.logs import get_logger
+from providers.types import ReasoningEffort
+from sessions import ModelChangeEntry, Session, data_dir
+
+if TYPE_CHECKING:
+    from providers.model import Model
+
+_log = get_logger(__name__)
+
+
+@dataclass(kw_only=True)
+class SessionOptions:
+    model_name: str
+    """`provider/model`."""
+    reasoning_effort: ReasoningEffort | None = None
+    mode: Mode = "ask"
+    max_turns: int = 200
+    """Model calls per `run_turn`."""
+    system_prompt: str | None = None
+    """None: the built-in one."""
+    extra_tools: Sequence[AnyTool] = ()
+    """E.g. MCP tools from the composition root; a name already taken replaces that tool."""
+    max_retries: int = 4
+    retry_base_delay: float = 1.0
+    """Seconds; the jitter cap of the first retry (it doubles per retry)."""
+    retry_max_delay: float = 60.0
+    """No wait between retries is longer; a vendor asking for longer is not retried."""
+    builtin_tools: bool = True
+    """False: only `task` and `extra_tools` (tests and embedders that bring their own)."""
+    notices: Sequence[str] = ()
+    """Said once, as warnings at the start of the first turn (e.g. an MCP server that failed to
+    start): the composition root learns them before any turn exists to carry them."""
+    on_close: Sequence[Callable[[], Awaitable[None]]] = ()
+    """Awaited by `aclose`, last (e.g. closing the MCP connections behind `extra_tools`)."""
+
+
+class ModelUnavailable(RuntimeError):
+    """The model factory could not build the model (missing credentials, unknown provider...)."""
+
+
+def build_model(factory: Callable[[str], Model], name: str) -> Model:
+    """Raises: ModelUnavailable, saying why."""
+    try:
+        return factory(name)
+    except Exception as exc:
+        raise ModelUnavailable(f"cannot use model {name!r}: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionSetup:
+    """The collaborators a session's turns use."""
+
+    files: FileBackend
+    processes: ProcessBackend
+    gate: PermissionGate
+    sandbox: Sandbox
+    hooks: HookRunner | None
+    undo: UndoStore | None
+    skills: SkillIndex | None
+
+    def tooling(
+        self,
+        *,
+        session_id: str,
+        cwd: Path,
+        roots: tuple[Path, ...],
+        interaction: Interaction,
+        mode: Callable[[], Mode],
+        scope: ScopeContract,
+        reads: ReadTracker,
+        turn: anyio.CancelScope,
+        snapshot: Snapshot,
+    ) -> Tooling:
+        """A turn's `Tooling`, with the services every tool may find: the skill index, and the
+        `Read` deny rules' verdict on a path (search tools leave denied paths out of results)."""
+        services: dict[str, Any] = {
+            SKILLS: self.skills,
+            READ_DENIED: self.gate.read_denied,
+            READ_DENY_GLOBS: self.gate.read_deny_globs,
+        }
+        return Tooling(
+            session_id=session_id,
+            cwd=cwd,
+            roots=roots,
+            files=self.files,
+            processes=self.processes,
+            interaction=interaction,
+            gate=self.gate,
+            mode=mode,
+            scope=scope,
+            reads=reads,
+            turn=turn,
+            services=services,
+            sandbox=self.sandbox,
+            hooks=self.hooks,
+            snapshot=snapshot,
+        )
+
+
+async def set_up(
+    *,
+    cwd: Path,
+    roots: Sequence[Path],
+    settings: Settings | None,
+    files: FileBackend | None,
+    processes: ProcessBackend | None,
+    data: Path | None,
+) -> SessionSetup:
+    """Build what a session needs from settings, with local defaults for anything not given."""
+    rules = PermissionRules() if settings is None else PermissionRules.from_settings(settings)
+    remembered = None if settings is None else settings.remembered
+    sandbox = await _sandbox(settings, roots)
+    gate = PermissionGate(
+        rules,
+        cwd=cwd,
+        roots=roots,
+        persist_rule=None if remembered is None else _persister(remembered),
+        protected=_protected(roots, settings),
+        sandbox=sandbox.status,
+    )
+    return SessionSetup(
+        files=files or LocalFiles(),
+        processes=processes or LocalProcesses(),
+        gate=gate,
+        sandbox=sandbox,
+        hooks=HookRunner(settings.hooks, cwd=cwd)
+        if settings is not None and settings.hooks
+        else None,
+        undo=UndoStore(cwd, data if data is not None else data_dir()),
+        skills=_skills(cwd, settings, gate),
+    )
+
+
+async def _sandbox(settings: Settings | None, roots: Sequence[Path]) -> Sandbox:
+    """The command sandbox the settings ask for (on, with the network, when there are none), and
+    the keys of the providers they define scrubbed from every command's environment."""
+    if settings is None:
+        return await open_sandbox(SandboxConfig(), roots)
+    add_credential_variables(
+        entry.api_key_env for entry in settings.providers.values() if entry.api_key_env
+    )
+    return await open_sandbox(settings.sandbox, roots)
+
+
+def _protected(roots: Sequence[Path], settings: Settings | None) -> ProtectedPaths:
+    # The user's own settings files where this session reads them (a `config_home` other than
+    # the environment's, in tests and embedders): protected and secret like the default ones.
+    remembered = None if settings is None else settings.remembered
+    own = (
+        ()
+        if remembered is None
+        else (remembered.parent.parent / "settings.json", remembered.parent)
+    )
+    return protected_paths(roots, settings_files=own)
+
+
+def _persister(remembered: Path) -> Callable[[str, str], None]:
+    """Saves "always" answers to the user's remembered file for the project (`agent.trust`)."""
+
+    def persist(list_name: str, rule: str) -> None:
+        if list_name not in ("allow", "ask", "deny"):
+            raise ValueError(f"unknown permission list {list_name!r}")
+        append_rule(remembered, list_name, rule)
+
+    return persist
+
+
+def _skills(cwd: Path, settings: Settings | None, gate: PermissionGate) -> SkillIndex | None:
+    try:
+        return discover_skills(cwd, settings, gate)
+    except Exception:
+        _log.warning("skill discovery failed", exc_info=True)
+        return None
+
+
+def discover_skills(
+    cwd: Path, settings: Settings | None, gate: PermissionGate | None = None
+) -> SkillIndex:
+    """The skills a session in `cwd` offers: the project's only in a trusted workspace
+    (`agent.trust`), every skill file through the read checks of `gate` (by default, one built
+    from `settings`). For the session, and for the editor's slash-command list.
+
+    Raises:
+        ValueError: a permission rule in `settings` is malformed.
+    """
+    if gate is None:
+        rules = PermissionRules() if settings is None else PermissionRules.from_settings(settings)
+        gate = PermissionGate(rules, cwd=cwd, roots=[cwd], protected=_protected([cwd], settings))
+    checked = gate
+
+    def readable(path: Path) -> bool:
+        return not checked.read_denied(path)
+
+    trusted = settings is not None and settings.trusted
+    return SkillIndex.discover(cwd, project=trusted, readable=readable)
+
+
+async def resumed_settings(
+    stored: Session, options: SessionOptions, build: Callable[[str], Model]
+) -> tuple[str, ReasoningEffort | None, Mode, Model]:
+    """Model, effort and mode of a resumed session (as recorded), and its model built. A recorded
+    model that can no longer be built (credentials gone...) gives way to the configured one.
+
+    Raises:
+        Exception: whatever `build` raised for the configured model.
+    """
+    mode: Mode = options.mode
+    for known in MODES:
+        if known == stored.mode:
+            mode = known
+    if stored.model is not None:
+        try:
+            return stored.model, stored.reasoning_effort, mode, build(stored.model)
+        except Exception:
+            if stored.model == options.model_name:
+                raise
+    model = build(options.model_name)
+    if stored.writable:  # read-only here (another process has it open): kept in memory only
+        await stored.append(
+            ModelChangeEntry(model=options.model_name, reasoning_effort=options.reasoning_effort)
+        )
+    return options.model_name, options.reasoning_effort, mode, model

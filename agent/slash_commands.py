@@ -1,0 +1,119 @@
+"""Slash commands: a prompt that is exactly `/name [argument]` names a built-in command or a skill.
+
+Both front ends offer them the same way: ACP lists them (`available_commands_update`) and runs a
+prompt whose only block is such a text; print mode runs a `-p` prompt that is one. A skill
+command becomes a prompt asking the model to use that skill. A built-in command is a session
+operation (`AgentSession.run_command`): it changes the session (and its transcript) and says what
+it did as `CommandOutput`. Anything else starting with `/` is an ordinary prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from agent.backends import MODES, Mode
+from agent.events import AgentEvent, CommandOutput
+from providers.types import ReasoningEffort
+
+BUILTIN_COMMANDS: Final[tuple[tuple[str, str, str | None], ...]] = (
+    ("compact", "Summarise the conversation so far to free context", "optional instructions"),
+    ("undo", "Restore the files changed by the last batch of tool calls", None),
+    ("mode", "Switch mode: plan, ask, accept-edits, auto, yolo", "mode"),
+    ("model", "Switch model (provider/model)", "provider/model"),
+    ("clear", "Start over: later turns no longer see the conversation so far", None),
+)
+"""(name, description, input hint) of each built-in command."""
+BUILTIN_NAMES: Final = frozenset(name for name, _, _ in BUILTIN_COMMANDS)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandCall:
+    name: str
+    argument: str = ""
+    skill: bool = False
+
+
+def parse_slash_command(text: str | None, skill_names: Collection[str]) -> CommandCall | None:
+    """`/name rest` when `name` is a built-in command or a skill; else None (a plain prompt)."""
+    if text is None:
+        return None
+    stripped = text.strip()
+    if not stripped.startswith("/"):
+        return None
+    name, _, argument = stripped[1:].partition(" ")
+    name = name.strip()
+    if name in BUILTIN_NAMES:
+        return CommandCall(name=name, argument=argument.strip())
+    if name in skill_names:
+        return CommandCall(name=name, argument=argument.strip(), skill=True)
+    return None
+
+
+def skill_prompt(call: CommandCall) -> str:
+    """The prompt a skill command sends."""
+    request = call.argument or "(no further instructions)"
+    return (
+        f"Use the `{call.name}` skill (load it with the skill tool first) for this request:"
+        f"\n\n{request}"
+    )
+
+
+def parse_mode(value: object) -> Mode | None:
+    for mode in MODES:
+        if mode == value:
+            return mode
+    return None
+
+
+class CommandTarget(Protocol):
+    """What the built-in commands (other than `/compact`) change: an `AgentSession`."""
+
+    @property
+    def model_name(self) -> str: ...
+    @property
+    def reasoning_effort(self) -> ReasoningEffort | None: ...
+
+    async def set_mode(self, mode: Mode) -> None: ...
+    async def set_model(
+        self, model_name: str, reasoning_effort: ReasoningEffort | None
+    ) -> None: ...
+    async def undo(self) -> str: ...
+    async def clear(self) -> None: ...
+
+
+async def run_builtin(
+    session: CommandTarget, call: CommandCall, emit: Callable[[AgentEvent], None]
+) -> None:
+    """Run the built-in command `call` (not `/compact`: the session runs that one itself)."""
+
+    def say(text: str) -> None:
+        emit(CommandOutput(text=text))
+
+    match call.name:
+        case "undo":
+            say(await session.undo())
+        case "mode":
+            mode = parse_mode(call.argument)
+            if mode is None:
+                say(f"Unknown mode `{call.argument}`: use one of {', '.join(MODES)}.")
+                return
+            await session.set_mode(mode)
+            say(f"Mode: {mode}.")
+        case "model":
+            name = call.argument
+            if not name:
+                say(f"Model: {session.model_name}.")
+                return
+            try:
+                await session.set_model(name, session.reasoning_effort)
+            except Exception as exc:
+                say(f"Could not switch to {name}: {exc}")
+                return
+            say(f"Model: {name}.")
+        case "clear":
+            await session.clear()
+            say("Cleared: the next prompt starts a fresh conversation.")
+        case _:
+            say(f"Unknown command /{call.name}.")

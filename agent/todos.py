@@ -1,0 +1,70 @@
+"""The todo list: the steps the model plans with the `todo` tool, shown to the user as it goes.
+
+(ACP calls it a "plan", and so does the transcript's entry name; earshot says "todos" so the word
+"plan" keeps one meaning, plan mode.) The list is persisted as an extension entry after each
+change, so a resumed session shows it again and a compaction's preamble carries the open steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from agent.events import TodoItem
+from providers.types import JsonValue, Message, ToolCallPart
+from sessions import Entry, ExtensionEntry
+
+TODOS_EXTENSION: Final = "plan"
+"""The `ExtensionEntry` holding the latest list (the name transcripts have always used)."""
+TODO_TOOL: Final = "todo"
+
+_STATUSES: Final = ("pending", "in_progress", "completed")
+_PRIORITIES: Final = ("high", "medium", "low")
+
+
+def todos_to_json(items: Sequence[TodoItem]) -> list[JsonValue]:
+    return [{"content": i.content, "status": i.status, "priority": i.priority} for i in items]
+
+
+def todos_from_json(data: object) -> tuple[TodoItem, ...]:
+    """A list from its persisted form (or the `todos` argument of a `todo` call); malformed
+    items are skipped, unknown statuses and priorities fall back to the defaults."""
+    if not isinstance(data, list):
+        return ()
+    items: list[TodoItem] = []
+    for item in data:  # pyright: ignore[reportUnknownVariableType]
+        if not isinstance(item, dict):
+            continue
+        content = item.get("content")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        status = item.get("status", "pending")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        priority = item.get("priority", "medium")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if not isinstance(content, str):
+            continue
+        if status not in _STATUSES:
+            status = "pending"
+        if priority not in _PRIORITIES:
+            priority = "medium"
+        items.append(TodoItem(content=content, status=status, priority=priority))
+    return tuple(items)
+
+
+def latest_todos(entries: Sequence[Entry]) -> tuple[TodoItem, ...]:
+    """The list as the latest todos entry in `entries` (a session's current path) left it."""
+    for entry in reversed(entries):
+        if isinstance(entry, ExtensionEntry) and entry.name == TODOS_EXTENSION:
+            return todos_from_json(entry.data)
+    return ()
+
+
+def todos_from_history(messages: Sequence[Message]) -> tuple[TodoItem, ...] | None:
+    """The list the last `todo` call in `messages` set, or None when there was none."""
+    for message in reversed(messages):
+        if message.role != "assistant":
+            continue
+        for part in reversed(message.parts):
+            if isinstance(part, ToolCallPart) and part.name == TODO_TOOL:
+                arguments = part.arguments
+                todos = arguments.get("todos") if isinstance(arguments, dict) else None
+                if isinstance(todos, list):
+                    return todos_from_json(todos)
+    return None

@@ -1,0 +1,418 @@
+"""The ACP start-up targets of issue 14, measured as an editor sees them; writes the
+`## acp targets` section of bench/RESULTS.md.
+
+    .venv/bin/python bench/acp_targets.py [--runs 20] [--no-write] [--dev-venv]
+                                          [--earshot PATH --python PATH]
+
+Targets (each reported met / NOT met):
+- spawn -> `initialize` reply: at most 5x a bare `python -c pass` of the same venv, same run;
+- spawn -> `session/new` answered (sent as soon as `initialize` is answered): at most 10x;
+- resident memory after `session/new`: at most 40 MB, read 1 s after the answer (what the
+  server holds while the user types, background warm-up included); the RSS at the answer
+  itself is shown beside it;
+- a prompt sent 1 s after `session/new` reaches the model within 30 ms (p50) of being written
+  to stdin: the model is an OpenAI-compatible loopback HTTP server in this process, and the
+  time is taken when it has read the request (headers and body) off the socket.
+
+The harness only spawns `earshot --stdio` and speaks JSON-RPC, so it measures any version of the
+server. By default the server runs from a throwaway venv holding a regular install of this tree
+built as a wheel (compiled bytecode, as a user gets it; third-party packages come from `.venv`
+through a `.pth` line), and the bare Python is that venv's `python`. `--dev-venv` measures
+`.venv/bin/earshot` (editable install) against `.venv/bin/python`; `--earshot` and `--python` name
+any other pair. The cases take turns in every run so that a burst of load hits all alike; the
+ratios are of medians taken in the same run. Exits 1 when a target is not met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import queue
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import IO, Any
+
+from results_md import write_section
+
+ROOT = Path(__file__).resolve().parent.parent
+DEV_VENV = ROOT / ".venv"
+SECTION = "## acp targets"
+INIT_RATIO, NEW_RATIO, RSS_MB, PROMPT_MS = 5.0, 10.0, 40.0, 30.0
+IDLE_SECONDS = 1.0
+TIMEOUT_SECONDS = 60.0
+
+
+def build_venv(work: Path) -> tuple[Path, Path]:
+    """A venv with this tree installed from a wheel; returns its (`earshot`, `python`)."""
+    wheels = work / "wheels"
+    subprocess.run(
+        [str(DEV_VENV / "bin" / "pip"), "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    venv = work / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    [wheel] = wheels.glob("*.whl")
+    subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "-q", "--no-deps", str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    deps = DEV_VENV / "lib" / version / "site-packages"
+    (venv / "lib" / version / "site-packages" / "zz_earshot_deps.pth").write_text(
+        f"{deps}\n", encoding="utf-8"
+    )
+    shutil.rmtree(ROOT / "build", ignore_errors=True)
+    return venv / "bin" / "earshot", venv / "bin" / "python"
+
+
+# ------------------------------------------------------------------------- the loopback model
+
+
+class LoopbackModel:
+    """An OpenAI-compatible Chat Completions server on 127.0.0.1 that answers every completion
+    with a short streamed text and notes when each request had been read."""
+
+    def __init__(self) -> None:
+        self.arrivals: queue.Queue[float] = queue.Queue()
+        model = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_GET(self) -> None:
+                # Model lists asked for in the background: an empty list.
+                self._send(b'{"object": "list", "data": []}', "application/json")
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                self.rfile.read(length)
+                if self.path.endswith("/chat/completions"):
+                    model.arrivals.put(time.perf_counter())
+                    self._send(_COMPLETION, "text/event-stream")
+                else:
+                    self._send(b"{}", "application/json", status=404)
+
+            def _send(self, body: bytes, content_type: str, status: int = 200) -> None:
+                self.send_response(status)
+                self.send_header("content-type", content_type)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    data = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    return f"data: {json.dumps({**data, 'choices': [choice]})}\n\n"
+
+
+_COMPLETION = (
+    _chunk({"role": "assistant", "content": ""})
+    + _chunk({"content": "ok"})
+    + _chunk({}, "stop")
+    + "data: [DONE]\n\n"
+).encode()
+
+
+# ------------------------------------------------------------------------------ the agent
+
+
+class Agent:
+    """A spawned `earshot --stdio` whose stdout a thread reads into a queue, line by line."""
+
+    def __init__(self, earshot: Path, workspace: Path, env: dict[str, str]) -> None:
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen(
+            [str(earshot), "--stdio"],
+            cwd=workspace,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdin: IO[bytes] = self.process.stdin
+        self.lines: queue.Queue[tuple[float, bytes]] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, args=(self.process.stdout,))
+        self._reader.daemon = True
+        self._reader.start()
+        self.next_id = 0
+
+    def _read(self, stdout: IO[bytes]) -> None:
+        for line in stdout:
+            self.lines.put((time.perf_counter(), line))
+        self.lines.put((time.perf_counter(), b""))
+
+    def send(self, method: str, params: dict[str, Any]) -> tuple[int, float]:
+        """(request id, when it was written)."""
+        self.next_id += 1
+        line = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        self.stdin.write((json.dumps(line) + "\n").encode())
+        self.stdin.flush()
+        return self.next_id, time.perf_counter()
+
+    def answer(self, request_id: int) -> tuple[dict[str, Any], float]:
+        """The result of `request_id` and when its line was read; requests from the agent get an
+        error (the client offers no capabilities)."""
+        while True:
+            at, line = self.lines.get(timeout=TIMEOUT_SECONDS)
+            if not line:
+                raise RuntimeError("the server closed its output")
+            message = json.loads(line)
+            if "method" in message:
+                if "id" in message:
+                    error = {"code": -32601, "message": "not offered"}
+                    reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
+                    self.stdin.write((json.dumps(reply) + "\n").encode())
+                    self.stdin.flush()
+                continue
+            if message.get("id") == request_id:
+                if "error" in message:
+                    raise RuntimeError(f"request {request_id} failed: {message['error']}")
+                return message["result"], at
+
+    def rss_mb(self) -> float:
+        status = Path(f"/proc/{self.process.pid}/status").read_text(encoding="utf-8")
+        kb = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS"))
+        return kb / 1024
+
+    def close(self) -> None:
+        self.stdin.close()
+        try:
+            self.process.wait(timeout=TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+# ---------------------------------------------------------------------------------- runs
+
+
+@dataclass
+class Run:
+    bare_ms: float
+    init_ms: float
+    new_ms: float
+    """Spawn -> `session/new` answered."""
+    rss_at_new_mb: float
+    rss_idle_mb: float
+    prompt_ms: float
+    """Prompt written to stdin -> the model has the request."""
+
+
+@dataclass
+class Setup:
+    earshot: Path
+    python: Path
+    workspace: Path
+    env: dict[str, str]
+    model: LoopbackModel
+
+
+def make_setup(work: Path, earshot: Path, python: Path, model: LoopbackModel) -> Setup:
+    workspace = work / "workspace"
+    workspace.mkdir()
+    config = work / "config" / "earshot"
+    config.mkdir(parents=True)
+    settings = {
+        "model": "bench/bench-model",
+        "providers": {"bench": {"api": "openai-chat", "baseUrl": model.url, "apiKey": "bench"}},
+    }
+    (config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN"))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.update(
+        HOME=str(work),
+        XDG_CONFIG_HOME=str(work / "config"),
+        XDG_DATA_HOME=str(work / "data"),
+        NO_PROXY="127.0.0.1",
+    )
+    return Setup(earshot, python, workspace, env, model)
+
+
+def bare_python(setup: Setup) -> float:
+    started = time.perf_counter()
+    subprocess.run([str(setup.python), "-c", "pass"], env=setup.env, check=True)
+    return (time.perf_counter() - started) * 1000
+
+
+def one_run(setup: Setup) -> Run:
+    bare = bare_python(setup)
+    agent = Agent(setup.earshot, setup.workspace, setup.env)
+    try:
+        request, _ = agent.send("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        _, init_at = agent.answer(request)
+        request, _ = agent.send("session/new", {"cwd": str(setup.workspace), "mcpServers": []})
+        result, new_at = agent.answer(request)
+        rss_at_new = agent.rss_mb()
+        time.sleep(IDLE_SECONDS)
+        rss_idle = agent.rss_mb()
+        while not setup.model.arrivals.empty():
+            setup.model.arrivals.get()
+        text = {"type": "text", "text": "hi"}
+        params = {"sessionId": result["sessionId"], "prompt": [text]}
+        request, written = agent.send("session/prompt", params)
+        arrived = setup.model.arrivals.get(timeout=TIMEOUT_SECONDS)
+        agent.answer(request)
+    finally:
+        agent.close()
+    return Run(
+        bare_ms=bare,
+        init_ms=(init_at - agent.started) * 1000,
+        new_ms=(new_at - agent.started) * 1000,
+        rss_at_new_mb=rss_at_new,
+        rss_idle_mb=rss_idle,
+        prompt_ms=(arrived - written) * 1000,
+    )
+
+
+# -------------------------------------------------------------------------------- report
+
+
+def tree_version() -> str:
+    """The commit this tree is at, and whether it has uncommitted changes."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return f"{head or 'unknown'}{' with uncommitted changes' if dirty else ''}"
+
+
+def verdict(value: float, limit: float) -> str:
+    return "met" if value <= limit else "NOT met"
+
+
+def report(runs: list[Run], command: str, where: str) -> tuple[str, bool]:
+    def values(pick: Callable[[Run], float]) -> list[float]:
+        return [pick(run) for run in runs]
+
+    def median(pick: Callable[[Run], float]) -> float:
+        return statistics.median(values(pick))
+
+    bare = median(lambda r: r.bare_ms)
+    checks = [
+        ("spawn -> `initialize` reply", median(lambda r: r.init_ms) / bare, INIT_RATIO, "x"),
+        ("spawn -> `session/new` answered", median(lambda r: r.new_ms) / bare, NEW_RATIO, "x"),
+        ("resident memory 1 s after `session/new`", median(lambda r: r.rss_idle_mb), RSS_MB, " MB"),
+        (
+            "prompt written 1 s after `session/new` -> at the model (p50)",
+            median(lambda r: r.prompt_ms),
+            PROMPT_MS,
+            " ms",
+        ),
+    ]
+    met = all(value <= limit for _, value, limit, _ in checks)
+
+    def row(name: str, pick: Callable[[Run], float], unit: str) -> str:
+        got = values(pick)
+        return f"| {name} | {statistics.median(got):.1f} {unit} | {min(got):.1f} | {max(got):.1f} |"
+
+    load = os.getloadavg()[0]
+    lines = [
+        SECTION,
+        "",
+        f"Command: `{command}` (its docstring says what each row measures). Server: {where}.",
+        f"Machine: CPython {platform.python_version()}, {platform.system()} {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, load average {load:.1f} at the end. "
+        f"Date: {time.strftime('%Y-%m-%d')}. {len(runs)} runs, the cases taking turns.",
+        "",
+        "| target | result | limit | |",
+        "| --- | ---: | ---: | --- |",
+        *(
+            f"| {name} | {value:.1f}{unit} | {limit:g}{unit} | {verdict(value, limit)} |"
+            for name, value, limit, unit in checks
+        ),
+        "",
+        "| measure (wall clock) | median | min | max |",
+        "| --- | ---: | ---: | ---: |",
+        row("bare `python -c pass`, spawn -> exit", lambda r: r.bare_ms, "ms"),
+        row("spawn -> `initialize` reply", lambda r: r.init_ms, "ms"),
+        row("spawn -> `session/new` answered", lambda r: r.new_ms, "ms"),
+        row("RSS when `session/new` is answered", lambda r: r.rss_at_new_mb, "MB"),
+        row("RSS 1 s later", lambda r: r.rss_idle_mb, "MB"),
+        row("prompt 1 s after `session/new`: stdin -> model", lambda r: r.prompt_ms, "ms"),
+        "",
+        "codex-acp (the fastest peer) is not installed on this machine, so only earshot is "
+        "measured here.",
+        "",
+    ]
+    return "\n".join(lines), met
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--dev-venv", action="store_true")
+    parser.add_argument("--earshot", type=Path, help="any `earshot` to measure (with --python)")
+    parser.add_argument("--python", type=Path, help="the bare Python to compare with")
+    args = parser.parse_args()
+    model = LoopbackModel()
+    try:
+        with tempfile.TemporaryDirectory(prefix="earshot-bench-targets-") as temp:
+            work = Path(temp)
+            if args.earshot is not None:
+                earshot = args.earshot.resolve()
+                python = (args.python or earshot.parent / "python").absolute()
+                where = f"`{earshot}` against `{python} -c pass`"
+            elif args.dev_venv:
+                earshot, python = DEV_VENV / "bin" / "earshot", DEV_VENV / "bin" / "python"
+                where = (
+                    f"`.venv/bin/earshot` (editable install, tree at {tree_version()}) against "
+                    "`.venv/bin/python`"
+                )
+            else:
+                earshot, python = build_venv(work)
+                where = (
+                    f"a fresh venv with this tree (at {tree_version()}) installed from its wheel "
+                    "(compiled bytecode), against that venv's `python -c pass`"
+                )
+            setup = make_setup(work, earshot, python, model)
+            one_run(setup)  # warm the page cache and the bytecode; not counted
+            runs = [one_run(setup) for _ in range(args.runs)]
+    finally:
+        model.close()
+    command = "python bench/acp_targets.py" + (f" --runs {args.runs}" if args.runs != 20 else "")
+    text, met = report(runs, command, where)
+    print(text)
+    if not args.no_write:
+        write_section(SECTION, text)
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""`Record`: a base for dataclasses whose methods are generated when first needed, not when the
+class is defined.
+
+Creating a dataclass runs `exec` for its `__init__`, `__repr__`, `__eq__` and, frozen, its
+`__setattr__`: 0.3-1 ms a class, and the path to a session's answer defines over a hundred of
+them (`agent.events` alone cost ~20 ms before anything ran). A `Record` subclass is processed by
+`dataclasses.dataclass`, in place, the first time it is instantiated or anything asks it for an
+attribute it does not have yet (`dataclasses.fields`, `is_dataclass`, `inspect.signature`, a
+class pattern's `__match_args__`, pydantic's schema): from then on it is exactly that dataclass.
+Most classes are never instantiated in a given run; those that are pay at first use, off the way
+to a session's answer.
+
+    class TextChunk(Record):                 # frozen, keyword-only, compared by value
+        text: str
+        message_id: str
+
+    class ReadTracker(MutableRecord):
+        seen: dict[Path, str] = field(default_factory=dict)
+
+Differences with `@dataclass`, deliberate: no `slots` (slots need the class to be rebuilt, which
+would leave the name already imported pointing at the old class), and a record may not subclass
+another record (its fields would be read from the base before it is processed itself).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Any, cast, dataclass_transform
+
+_OPTIONS = "__record_options__"
+_processing = threading.RLock()
+"""Two threads using a class for the first time at once: one processes it."""
+
+
+_PROCESSING = "processing"
+
+
+@dataclass_transform(frozen_default=True, kw_only_default=True, eq_default=True)
+class RecordMeta(type):
+    frozen_default = True
+
+    def __new__(
+        mcls,
+        name: str,
+        bases: tuple[type, ...],
+        namespace: dict[str, Any],
+        *,
+        frozen: bool | None = None,
+        kw_only: bool = True,
+        eq: bool = True,
+    ) -> RecordMeta:
+        if any(isinstance(base, RecordMeta) and base.__module__ != __name__ for base in bases):
+            raise TypeError(f"{name}: a record cannot subclass another record")
+        if namespace.get("__module__") == __name__:  # `Record` and `MutableRecord` themselves
+            return super().__new__(mcls, name, bases, namespace)
+        created: type[Any] | None = None
+
+        def first_init(self: Any, *args: Any, **kwargs: Any) -> None:
+            assert created is not None
+            realise(created)
+            created.__init__(self, *args, **kwargs)
+
+        frozen = mcls.frozen_default if frozen is None else frozen
+        namespace[_OPTIONS] = {"frozen": frozen, "kw_only": kw_only, "eq": eq}
+        namespace["__init__"] = first_init
+        created = super().__new__(mcls, name, bases, namespace)
+        return created
+
+    def __getattr__(cls, name: str) -> Any:
+        # Only reached for an attribute the class does not have: process it, then look again.
+        if name.startswith("__") and isinstance(cls.__dict__.get(_OPTIONS), dict):
+            realise(cls)
+            return getattr(cls, name)
+        raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+
+
+@dataclass_transform(frozen_default=False, kw_only_default=True, eq_default=True)
+class MutableRecordMeta(RecordMeta):
+    """`RecordMeta` for mutable records (type checkers read the defaults from here)."""
+
+    frozen_default = False
+
+
+class Record(metaclass=RecordMeta):
+    """Base of the lazily processed, frozen dataclasses (see the module docstring)."""
+
+
+class MutableRecord(metaclass=MutableRecordMeta):
+    """Base of the lazily processed dataclasses whose fields can be set."""
+
+
+def realise(cls: type[Any]) -> type[Any]:
+    """Make `cls` the dataclass it declares now (nothing when it already is)."""
+    if cls.__dict__.get(_OPTIONS) is None:
+        return cls
+    with _processing:
+        options = cls.__dict__.get(_OPTIONS)
+        if not isinstance(options, dict):
+            return cls  # done, or being done by this thread (a lookup while processing)
+        flags = cast("dict[str, bool]", options)
+        type.__setattr__(cls, _OPTIONS, _PROCESSING)
+        # The stand-in goes first: `dataclass` writes no method the class already has.
+        type.__delattr__(cls, "__init__")
+        dataclasses.dataclass(frozen=flags["frozen"], kw_only=flags["kw_only"], eq=flags["eq"])(cls)
+        type.__setattr__(cls, _OPTIONS, None)
+    return cls
