@@ -207,6 +207,19 @@ class Terminal:
     def type(self, data: bytes) -> None:
         os.write(self.master, data)
 
+    async def answers(self, count: int) -> list[Json]:
+        """The first `count` messages the server wrote on stdout (a pipe), once written."""
+        assert self.process.stdout is not None
+        out = self.process.stdout.fileno()
+        data = b""
+        with anyio.fail_after(WAIT_SECONDS):
+            while data.count(b"\n") < count:
+                await anyio.wait_readable(out)
+                chunk = os.read(out, 65536)
+                assert chunk, f"stdout closed after {data!r}"
+                data += chunk
+        return messages(data)
+
     async def exit_status(self) -> int:
         with anyio.fail_after(WAIT_SECONDS):
             while self.process.poll() is None:
@@ -266,6 +279,19 @@ async def test_ctrl_c_before_initialize_ends_it_quietly(agent_env: AgentEnv) -> 
     with at_a_terminal(agent_env) as terminal:
         await terminal.until(b"Ctrl-D to end.")
         terminal.process.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        assert await terminal.exit_status() == 130
+        assert b"Traceback" not in terminal.seen
+        assert b"KeyboardInterrupt" not in terminal.seen
+
+
+async def test_ctrl_c_with_a_session_open_ends_it_quietly(agent_env: AgentEnv) -> None:
+    agent_env.script([])
+    with at_a_terminal(agent_env) as terminal:
+        await terminal.until(b"Ctrl-D to end.")
+        terminal.type(initialize_line() + new_session_line(agent_env))
+        answered = await terminal.answers(2)
+        assert [m["id"] for m in answered if "result" in m] == [1, 2]
+        terminal.process.send_signal(signal.SIGINT)
         assert await terminal.exit_status() == 130
         assert b"Traceback" not in terminal.seen
         assert b"KeyboardInterrupt" not in terminal.seen
