@@ -8,9 +8,10 @@ what to do with them.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from providers.records import Record
 
 if TYPE_CHECKING:
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
@@ -18,8 +19,7 @@ if TYPE_CHECKING:
     from sessions import SessionStore
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class McpStdioServer:
+class McpStdioServer(Record):
     name: str
     command: str
     args: tuple[str, ...] = ()
@@ -27,8 +27,7 @@ class McpStdioServer:
     """Name/value pairs, in the client's order."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class McpRemoteServer:
+class McpRemoteServer(Record):
     name: str
     url: str
     transport: Literal["http", "sse"]
@@ -38,8 +37,7 @@ class McpRemoteServer:
 McpServerSpec = McpStdioServer | McpRemoteServer
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionIO:
+class SessionIO(Record):
     """The editor-backed I/O for one session (None: the factory uses local I/O)."""
 
     files: FileBackend | None
@@ -51,8 +49,7 @@ class SessionIO:
     if it has one (without any, it cannot connect MCP servers)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelChoice:
+class ModelChoice(Record):
     """One entry of the model picker."""
 
     name: str
@@ -63,8 +60,7 @@ class ModelChoice:
     provider_label: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionDefaults:
+class SessionDefaults(Record):
     """What a new session in a directory starts with, known before it is built: everything the
     `session/new` answer shows."""
 
@@ -80,8 +76,7 @@ class SessionDefaults:
     None when it can."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SkillCommand:
+class SkillCommand(Record):
     """A project or user skill, offered as `/name args`."""
 
     name: str
@@ -147,12 +142,13 @@ class SessionFactory(Protocol):
         """
         ...
 
-    def warm_up(self, cwd: Path, model_name: str) -> Callable[[], None]:
-        """What a session's first prompt would load (the model's wire module, its provider's
-        SDK, the transcript codec), as a function that loads it: imports and caches only,
-        touching nothing of the session, which the server runs in a worker thread once a session
-        is open, so the first prompt reaches the model at once. The function never raises: a
-        failure shows at the first call."""
+    def warm_up(self, session: AgentSession) -> Callable[[], None]:
+        """What the session's first prompt would load or build (the model's wire module, its
+        provider's SDK and the model's client, the tool modules, the transcript codec), as a
+        function doing it: imports, and what is safe to build off the loop (the model's client:
+        `SdkModel.prepare`), touching no other state of the session. The server runs it in a
+        worker thread once the session is open, so the first prompt reaches the model at once.
+        The function never raises: a failure shows at the first call."""
         ...
 
     async def create(

@@ -114,8 +114,14 @@ class SessionOpener:
         twice); `warm_up` touches no shared state."""
         import anyio.to_thread
 
-        imports = self.server.factory.warm_up(live.agent.cwd, live.agent.model_name)
+        imports = self.server.factory.warm_up(live.agent)
         await anyio.to_thread.run_sync(imports, abandon_on_cancel=True)
+        # On the loop (the session's own state): its tools loaded and their specs built, which
+        # the first model call would do. With the modules imported this takes milliseconds.
+        try:
+            live.agent.tools.specs  # noqa: B018 (built on first access)
+        except Exception as exc:  # only the warm-up is lost: the first turn builds them again
+            self.server.log("warming up the tools failed", {"error": repr(exc), "exc": exc})
 
     async def _open(
         self, setup: SessionSetup, make: Callable[[SessionIO], Awaitable[AgentSession]]

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 from acp_server.factory import McpRemoteServer, McpServerSpec, McpStdioServer
 from acp_server.framing import InvalidParams, RawObject, shown
+from providers.records import Record
 
 if TYPE_CHECKING:
     from acp_server.protocol.common import ContentBlock, EnvVariable
@@ -142,8 +142,7 @@ def authenticate(params: RawObject) -> AuthenticateRequest:
 # ------------------------------------------------------------------------------ sessions
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionSetup:
+class SessionSetup(Record):
     """Where a session works and what the editor connects it to (`session/new`, `session/load`,
     `session/resume`)."""
 

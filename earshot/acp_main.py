@@ -128,19 +128,28 @@ class EarshotFactory:
         if fd is not None:
             os.close(fd)
 
-    def warm_up(self, cwd: Path, model_name: str) -> Callable[[], None]:
+    def warm_up(self, session: AgentSession) -> Callable[[], None]:
         from providers.registry import first_call_warm_up
 
-        composition = self.composition(cwd)
+        composition = self.composition(session.cwd)
         first_call = first_call_warm_up(
-            model_name, user_providers=composition.user_providers, environ=self._environ
+            session.model_name, user_providers=composition.user_providers, environ=self._environ
         )
+        model = session.turn_config.model
 
         def warm_up() -> None:
+            from agent.tools.builtin import builtin_tools, task_tool
             from providers import codec
+            from providers.wire.sdk_model import SdkModel
 
             codec.warm_up()  # the first prompt's append to the transcript
+            # The tool modules (pydantic input models, the shell parser, the HTTP client): the
+            # first turn loads them. Pure imports: the tools are module-level values.
+            builtin_tools()
+            task_tool()
             first_call()
+            if isinstance(model, SdkModel):
+                model.prepare()  # its client, with the CA bundle loaded
 
         return warm_up
 
