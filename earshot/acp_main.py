@@ -147,9 +147,10 @@ class EarshotFactory:
             # first turn loads them. Pure imports: the tools are module-level values.
             builtin_tools()
             task_tool()
-            first_call()
             if isinstance(model, SdkModel):
-                model.prepare()  # its client, with the CA bundle loaded
+                model.prepare()  # the SDK, and the model's own client (the CA bundle loaded)
+            else:
+                first_call()
 
         return warm_up
 

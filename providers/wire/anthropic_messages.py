@@ -105,6 +105,9 @@ def create_model(
 class AnthropicMessagesModel(SdkModel["AsyncAnthropic"]):
     """Streams Messages API calls; the SDK client is built on the first call."""
 
+    def _touch(self, client: AsyncAnthropic) -> None:
+        _ = client.messages  # the resource module loads on first access
+
     def _new_client(self) -> AsyncAnthropic:
         from anthropic import AsyncAnthropic
 

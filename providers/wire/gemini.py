@@ -121,6 +121,9 @@ def create_model(
 class GeminiModel(SdkModel["Client"]):
     """Streams `generateContent` calls; the SDK client is built on the first call."""
 
+    def _touch(self, client: Client) -> None:
+        _ = client.aio.models  # the resource module loads on first access
+
     def _new_client(self) -> Client:
         from google.genai import Client
         from google.genai.types import HttpOptions

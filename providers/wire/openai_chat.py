@@ -63,6 +63,9 @@ def create_model(model_id: str, endpoint: Endpoint, *, http_client: object | Non
 class ChatCompletionsModel(SdkModel["AsyncOpenAI"]):
     """`providers.model.Model` over `POST {base_url}/chat/completions` with `stream=True`."""
 
+    def _touch(self, client: AsyncOpenAI) -> None:
+        _ = client.chat.completions  # the resource module loads on first access
+
     def _new_client(self) -> AsyncOpenAI:
         return openai_client(self._endpoint, self._http_client)
 

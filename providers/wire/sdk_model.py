@@ -85,7 +85,11 @@ class SdkModel(ABC, Generic[ClientT]):
         the CA bundle (tens of milliseconds for every new client). Never raises: a client that
         cannot be built fails the first call, as it would have."""
         with contextlib.suppress(Exception):
-            self._sdk_client()
+            self._touch(self._sdk_client())
+
+    def _touch(self, client: ClientT) -> None:
+        """Load what the first call through `client` loads beyond building it (the resource
+        modules the SDK imports on first access); `prepare` calls it. Default: nothing."""
 
     @abstractmethod
     def _new_client(self) -> ClientT:

@@ -18,8 +18,11 @@ import pytest
 from acp_server.factory import McpServerSpec, SessionIO
 from agent.session import AgentSession
 from earshot.acp_main import EarshotFactory
+from providers.wire.sdk_model import SdkModel
 from tests.acp_server.client import AcpClient, AgentEnv, initialize, json_list, open_agent
 from tests.acp_server.test_sessions import text_prompt
+from tests.earshot.support import text_reply
+from tests.loopback import loopback
 
 Json = dict[str, Any]
 
@@ -299,3 +302,57 @@ async def test_bad_session_new_params_name_the_field(
         error = await client.error("session/new", params)
         assert (error["code"], error["data"]["field"]) == (-32602, field)
         assert (await client.call("session/new", new_params(agent_env)))["sessionId"]
+
+
+class WatchedWarmUp(EarshotFactory):
+    """earshot's factory, noting each session it warms up and when the warm-up has run."""
+
+    def __init__(self, environ: dict[str, str]) -> None:
+        super().__init__(environ=environ)
+        self.sessions: list[AgentSession] = []
+        self.warmed = anyio.Event()
+
+    def warm_up(self, session: AgentSession) -> Callable[[], None]:
+        self.sessions.append(session)
+        warm_up = super().warm_up(session)
+
+        def run() -> None:
+            warm_up()
+            anyio.from_thread.run_sync(self.warmed.set)
+
+        return run
+
+
+async def test_once_open_the_models_client_is_built_off_the_loop_and_the_first_prompt_uses_it(
+    agent_env: AgentEnv,
+) -> None:
+    with loopback(text_reply("warm")) as model:
+        agent_env.write_settings(
+            {
+                "model": "local/test-model",
+                "providers": {
+                    "local": {"api": "openai-chat", "baseUrl": f"{model.url}/v1", "apiKey": "k"}
+                },
+            }
+        )
+        made: list[WatchedWarmUp] = []
+
+        def make(environ: dict[str, str]) -> WatchedWarmUp:
+            made.append(WatchedWarmUp(environ))
+            return made[-1]
+
+        async with open_agent(agent_env, factory=make) as client:
+            await initialize(client)
+            session_id = (await client.call("session/new", new_params(agent_env)))["sessionId"]
+            [factory] = made
+            with anyio.fail_after(30):
+                await factory.warmed.wait()
+            [session] = factory.sessions
+            sdk_model = session.turn_config.model
+            assert isinstance(sdk_model, SdkModel)
+            warmed_client: object = sdk_model._client  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType, reportUnknownVariableType]
+            assert warmed_client is not None  # built before any prompt
+            result = await client.call("session/prompt", text_prompt(session_id, "hi"))
+            assert result["stopReason"] == "end_turn"
+            assert client.text(session_id) == "warm"
+            assert sdk_model._client is warmed_client  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
