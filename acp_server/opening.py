@@ -5,7 +5,8 @@ list refresh and the warm-up of what the first prompt needs.
 `session/new` is answered from `SessionFactory.defaults` (the settings, the credentials, the
 catalog) with an id whose file `SessionFactory.reserve` put on disk (another process can load it
 at once); the session is then built as a task on the event loop, *opening* in the session table
-until then. Once open, the model's SDK is imported in a worker thread (`_warm_up` says why).
+until then. Once open, what its first prompt needs is loaded in a worker thread (the model's SDK
+and client, the tool modules: `_warm_up` says why).
 """
 
 from __future__ import annotations
@@ -108,10 +109,11 @@ class SessionOpener:
         await self._warm_up(live)
 
     async def _warm_up(self, live: LiveSession) -> None:
-        """Import what the session's first model call needs, in a worker thread: an SDK takes
-        a few hundred milliseconds to import, which on the loop would hold up every request
-        meanwhile. A prompt that needs the module first waits on the import lock (no work
-        twice); `warm_up` touches no shared state."""
+        """Load and build what the session's first prompt needs, in a worker thread: an SDK takes
+        a few hundred milliseconds to import and its client tens more to build, which on the
+        loop would hold up every request meanwhile. A prompt that needs a module first waits on
+        the import lock, the model's client on its build lock (no work twice); the warm-up
+        touches nothing else of the session."""
         import anyio.to_thread
 
         imports = self.server.factory.warm_up(live.agent)
