@@ -483,7 +483,8 @@ def report(results: Results, command: str, where: str) -> str:
             "MB",
         ),
         row(
-            f"resident memory {PROMPT_DELAY:g} s after `session/new` (session open, warmed up)",
+            f"resident memory {PROMPT_DELAY:g} s after `session/new` (session open and warmed "
+            "up; the scripted model: no SDK)",
             rss_open,
             f"<= 40 MB: {verdict(median(rss_open) <= 40)}",
             "MB",
@@ -531,10 +532,10 @@ def report(results: Results, command: str, where: str) -> str:
         "request (nothing of the agent, no pydantic, no SDK loads before that reply: "
         "`tests/acp_server/test_stdio.py` checks it). `session/new` is answered from the settings, "
         "the credentials and the catalog with an id whose file is already on disk; the session is "
-        "then built as a task on the loop, and once open, the first call's SDK is imported in a "
-        "worker thread. Import cost per layer, each step on top of the previous ones (minimum of "
-        "7 fresh processes, same install); the first two rows are paid before the `initialize` "
-        "reply, the third before the `session/new` answer:",
+        "then built as a task on the loop, and once open, a worker thread imports the tool "
+        "modules and the model's SDK and builds its client. Import cost per layer, each step on "
+        "top of the previous ones (minimum of 7 fresh processes, same install); the first two "
+        "rows are paid before the `initialize` reply, the third before the `session/new` answer:",
         "",
         "| layer | ms |",
         "| --- | ---: |",
