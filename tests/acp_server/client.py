@@ -37,7 +37,13 @@ import anyio.abc
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from tests.acp_server.editor import DEFAULT_HANDLERS, ClientError, RequestHandler, Terminal
+from tests.acp_server.editor import (
+    DEFAULT_HANDLERS,
+    ClientError,
+    RequestHandler,
+    Terminal,
+    close_terminals,
+)
 from tests.acp_server.env import FULL_CAPABILITIES as FULL_CAPABILITIES
 from tests.acp_server.env import AgentEnv as AgentEnv
 from tests.acp_server.env import make_env as make_env
@@ -166,6 +172,7 @@ class AcpClient:
         """Every message the server wrote, in order."""
         self.raw_lines: list[str] = []
         self._next_id = 0
+        self.input_closed = False
         self._sending = anyio.Lock()
         """One message at a time: answers to the server's requests are sent from their own
         tasks, while the test sends its own."""
@@ -265,6 +272,9 @@ class AcpClient:
         else:
             data = message
         async with self._sending:
+            if self.input_closed:
+                # As a pipe the editor closed: nothing more reaches the server.
+                raise anyio.ClosedResourceError
             await self.transport.send(data)
 
     def _new_id(self) -> int:
@@ -371,7 +381,9 @@ class AcpClient:
                 await self.send(reply)
 
     async def close_stdin(self) -> None:
-        await self.transport.close_input()
+        async with self._sending:  # after a message being written, before any other
+            self.input_closed = True
+            await self.transport.close_input()
 
     async def stopped(self) -> None:
         """Until the server has stopped (after the end of its input, it answers what it read
@@ -421,6 +433,7 @@ async def spawn_agent(env: AgentEnv, *, check: bool = True) -> AsyncGenerator[Ac
                     with anyio.fail_after(WAIT_SECONDS):
                         await process.wait()
                 finally:
+                    await close_terminals(client)
                     task_group.cancel_scope.cancel()
         finally:
             if process.returncode is None:
@@ -501,6 +514,7 @@ async def open_agent(
                 await client.stopped()
                 await client.wait_for(lambda: client.closed)
             finally:
+                await close_terminals(client)
                 task_group.cancel_scope.cancel()
     assert client is not None
     client.stderr = logged.getvalue()

@@ -131,6 +131,15 @@ def _kill(terminal: Terminal) -> None:
             os.killpg(terminal.process.pid, signal.SIGKILL)
 
 
+async def close_terminals(client: AcpClient) -> None:
+    """Kill and reap every terminal still running (the test is over): a process object dropped
+    unreaped warns when it is collected, in whichever test runs then."""
+    with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+        for terminal in client.terminals.values():
+            _kill(terminal)
+            await terminal.process.aclose()
+
+
 async def terminal_kill(client: AcpClient, params: Json) -> Json:
     _kill(_terminal(client, params))
     return {}
