@@ -116,6 +116,7 @@ class SessionOpener:
         touches nothing else of the session."""
         import anyio.to_thread
 
+        started = time.perf_counter()
         imports = self.server.factory.warm_up(live.agent)
         await anyio.to_thread.run_sync(imports, abandon_on_cancel=True)
         # On the loop (the session's own state): its tools loaded and their specs built, which
@@ -124,6 +125,8 @@ class SessionOpener:
             live.agent.tools.specs  # noqa: B018 (built on first access)
         except Exception as exc:  # only the warm-up is lost: the first turn builds them again
             self.server.log("warming up the tools failed", {"error": repr(exc), "exc": exc})
+        elapsed = round((time.perf_counter() - started) * 1000, 1)
+        self.server.log("warmed up a session", {"session": live.id, "ms": elapsed}, debug=True)
 
     async def _open(
         self, setup: SessionSetup, make: Callable[[SessionIO], Awaitable[AgentSession]]
