@@ -114,6 +114,7 @@ class SessionOpener:
         loop would hold up every request meanwhile. A prompt that needs a module first waits on
         the import lock, the model's client on its build lock (no work twice); the warm-up
         touches nothing else of the session."""
+        import anyio.lowlevel
         import anyio.to_thread
 
         started = time.perf_counter()
@@ -125,6 +126,14 @@ class SessionOpener:
             live.agent.tools.specs  # noqa: B018 (built on first access)
         except Exception as exc:  # only the warm-up is lost: the first turn builds them again
             self.server.log("warming up the tools failed", {"error": repr(exc), "exc": exc})
+        # The record classes loaded so far (events, transcript entries...), processed now
+        # rather than at their first use in the first turn: one at a time on the loop (the
+        # thread that uses them), so a request meanwhile waits for one class at most.
+        from providers.records import realise, unprocessed
+
+        for record in unprocessed():
+            realise(record)
+            await anyio.lowlevel.checkpoint()
         elapsed = round((time.perf_counter() - started) * 1000, 1)
         self.server.log("warmed up a session", {"session": live.id, "ms": elapsed}, debug=True)
 
