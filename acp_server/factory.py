@@ -8,12 +8,13 @@ what to do with them.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from providers.records import Record
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
     from agent.session import AgentSession
     from sessions import SessionStore

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 from acp_server.factory import McpRemoteServer, McpServerSpec, McpStdioServer
@@ -20,6 +19,8 @@ from acp_server.framing import InvalidParams, RawObject, shown
 from providers.records import Record
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from acp_server.protocol.common import ContentBlock, EnvVariable
     from acp_server.protocol.connection import AuthenticateRequest, InitializeRequest
     from acp_server.protocol.prompt import CancelNotification, PromptRequest
@@ -259,6 +260,8 @@ def setup(request: NewSessionRequest | LoadSessionRequest | ResumeSessionRequest
                     env=tuple((item["name"], item["value"]) for item in server["env"]),
                 )
             )
+    from pathlib import Path  # off the `initialize` path (with its URL and IP address modules)
+
     return SessionSetup(
         cwd=Path(request["cwd"]),
         additional_directories=tuple(Path(p) for p in request.get("additionalDirectories", [])),
