@@ -77,14 +77,23 @@ async def terminal_create(client: AcpClient, params: Json) -> Json:
     return {"terminalId": terminal_id}
 
 
+DRAIN_SECONDS = 2.0
+"""How long output is still read once the command has exited (what it wrote before exiting is
+in the pipe already); a process that escaped its group may hold the pipe open for longer."""
+
+
 async def _pump_terminal(terminal: Terminal) -> None:
-    assert terminal.process.stdout is not None
-    try:
-        async for chunk in terminal.process.stdout:
-            terminal.output += chunk
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-        pass
-    code = await terminal.process.wait()
+    """Collect the output; the terminal has exited when its command has (as an editor learns it,
+    from the process, not from the end of its output: a killed sandbox's child may still hold
+    the pipe for a moment)."""
+    read_all = anyio.Event()
+    code = 0
+    async with anyio.create_task_group() as group:
+        group.start_soon(_read_terminal, terminal, read_all)
+        code = await terminal.process.wait()
+        with anyio.move_on_after(DRAIN_SECONDS):
+            await read_all.wait()
+        group.cancel_scope.cancel()
     if code < 0:
         import signal
 
@@ -92,6 +101,16 @@ async def _pump_terminal(terminal: Terminal) -> None:
     else:
         terminal.exit_code = code
     terminal.exited.set()
+
+
+async def _read_terminal(terminal: Terminal, read_all: anyio.Event) -> None:
+    assert terminal.process.stdout is not None
+    try:
+        async for chunk in terminal.process.stdout:
+            terminal.output += chunk
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        pass
+    read_all.set()
 
 
 def _terminal(client: AcpClient, params: Json) -> Terminal:
