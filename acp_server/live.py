@@ -96,6 +96,10 @@ class LiveSession:
         self.pickers = SessionPickers(agent=agent, channel=channel, factory=factory)
         self.running: _Turn | None = None
         self.closed = False
+        self.warming: anyio.Event | None = None
+        """Set once the warm-up that follows the session's open has ended (None: none runs).
+        The warm-up imports in a worker thread what a turn imports: a turn waits for it rather
+        than import the same modules at once and meet one half-imported by the other."""
         self._turn_lock = anyio.Lock()
         self._waiting: set[anyio.CancelScope] = set()
         """The scopes of prompts not running yet (reading their attached files, queued into the
@@ -165,6 +169,8 @@ class LiveSession:
     ) -> Callable[[], AsyncIterator[AgentEvent]] | WireStopReason:
         """Read the prompt, then queue it into the running turn (the stop reason once that has
         ended) or take the turn lock and return what starts its own turn or command."""
+        if self.warming is not None:
+            await self.warming.wait()
         if self.running is None:
             # Before anything is read or recorded: a session another process has open is
             # read-only here, and a prompt says who has it (or takes it over once it is free).

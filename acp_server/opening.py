@@ -15,6 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
+import anyio
+
 from acp_server import params as p
 from acp_server.session_table import SessionSlot
 
@@ -103,10 +105,15 @@ class SessionOpener:
         if live is None:
             return
         await live.send_commands()
-        self.server.connection.spawn(live.refresh_models)
         elapsed = round((time.perf_counter() - started) * 1000, 1)
         self.server.log("opened a session", {"session": slot.session_id, "ms": elapsed}, debug=True)
-        await self._warm_up(live)
+        live.warming = anyio.Event()
+        try:
+            await self._warm_up(live)
+        finally:
+            live.warming.set()
+        # After the warm-up: the refresh's HTTP client would import what the thread imports.
+        self.server.connection.spawn(live.refresh_models)
 
     async def _warm_up(self, live: LiveSession) -> None:
         """Load and build what the session's first prompt needs, in a worker thread: an SDK takes
