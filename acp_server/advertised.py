@@ -1,9 +1,11 @@
-"""What we advertise in `initialize`. Standard library only: the start-up fast path builds the
-`initialize` reply from this before anything heavy is imported."""
+"""What we advertise in `initialize` (what we learn from the client is in `capabilities`)."""
 
 from __future__ import annotations
 
-from acp_server.wire import JsonObject
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acp_server.protocol.connection import InitializeResponse
 
 PROTOCOL_VERSION = 1
 
@@ -16,7 +18,7 @@ AUTH_DESCRIPTION = (
 )
 
 
-def initialize_result(version: str) -> JsonObject:
+def initialize_result(version: str) -> InitializeResponse:
     """The `initialize` result: only capabilities that are wired."""
     return {
         "protocolVersion": PROTOCOL_VERSION,
