@@ -1,9 +1,11 @@
-"""What we advertise in `initialize`. Standard library only: the start-up fast path builds the
-`initialize` reply from this before anything heavy is imported."""
+"""What we advertise in `initialize` (what we learn from the client is in `capabilities`)."""
 
 from __future__ import annotations
 
-from acp_server.wire import JsonObject
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from acp_server.protocol.connection import InitializeResponse
 
 PROTOCOL_VERSION = 1
 
@@ -16,8 +18,16 @@ AUTH_DESCRIPTION = (
 )
 
 
-def initialize_result(version: str) -> JsonObject:
-    """The `initialize` result: only capabilities that are wired."""
+def initialize_result(version: str) -> InitializeResponse:
+    """The `initialize` result: only capabilities that are wired, with the unstable `providers`
+    one (`providers/list`, `providers/set`, `providers/disable`: `schema.unstable.json`)."""
+    result = _stable_result(version)
+    capabilities = cast("dict[str, dict[str, object]]", result)["agentCapabilities"]
+    capabilities["providers"] = {}
+    return result
+
+
+def _stable_result(version: str) -> InitializeResponse:
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": {
@@ -32,7 +42,6 @@ def initialize_result(version: str) -> JsonObject:
                 "additionalDirectories": {},
             },
             "auth": {"logout": {}},
-            "providers": {},  # unstable: providers/list, providers/set, providers/disable
         },
         "authMethods": [
             {

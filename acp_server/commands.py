@@ -7,20 +7,20 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from acp_server.factory import SkillCommand
-from acp_server.jsonrpc import JsonObject
 from agent.slash_commands import BUILTIN_COMMANDS, BUILTIN_NAMES
 
 if TYPE_CHECKING:
     from acp_server.client_io import SessionChannel
+    from acp_server.protocol.prompt import AvailableCommand, SessionUpdateAvailableCommandsUpdate
     from agent.command_sources import ExtraCommand, ExtraCommands
 
 
 def available_commands(
     skills: Sequence[SkillCommand], extras: Sequence[ExtraCommand] = ()
-) -> JsonObject:
-    commands: list[JsonObject] = []
+) -> SessionUpdateAvailableCommandsUpdate:
+    commands: list[AvailableCommand] = []
     for name, description, hint in BUILTIN_COMMANDS:
-        command: JsonObject = {"name": name, "description": description}
+        command: AvailableCommand = {"name": name, "description": description}
         if hint is not None:
             command["input"] = {"hint": hint}
         commands.append(command)
@@ -52,7 +52,7 @@ class CommandList:
     command file added, an MCP server restarted)."""
 
     def __init__(self) -> None:
-        self._sent: JsonObject | None = None
+        self._sent: SessionUpdateAvailableCommandsUpdate | None = None
 
     async def send(
         self,

@@ -10,11 +10,14 @@ restart. No header value is echoed in an answer or an error.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
-from acp_server.jsonrpc import InvalidParams, JsonObject, RequestContext, RequestHandler, RpcError
+from acp_server.framing import InvalidParams, RawObject, RpcError
+from acp_server.jsonrpc import RequestContext, RequestHandler
+
+JsonObject = dict[str, Any]
 
 if TYPE_CHECKING:
     from acp_server.factory import SessionFactory
@@ -53,8 +56,8 @@ class ProviderMethods:
     def __init__(
         self,
         *,
-        factory: Callable[[], Awaitable[SessionFactory]],
-        sessions: Callable[[], Mapping[str, LiveSession]],
+        factory: Callable[[], SessionFactory],
+        sessions: Callable[[], Sequence[LiveSession]],
     ) -> None:
         self._factory = factory
         self._sessions = sessions
@@ -67,22 +70,22 @@ class ProviderMethods:
         }
 
     async def _config(self) -> ProviderConfig:
-        factory = await self._factory()
+        factory = self._factory()
         if not isinstance(factory, ProviderConfig):
             raise RpcError(-32601, "method not found: providers are not configurable here")
         return factory
 
     def _cwd(self) -> Path:
         """Whose settings: the first open session's directory, else the process's."""
-        for live in self._sessions().values():
+        for live in self._sessions():
             return live.agent.cwd
         return Path.cwd()
 
-    async def list(self, params: JsonObject, context: RequestContext) -> JsonObject:
+    async def list(self, params: RawObject, context: RequestContext) -> JsonObject:
         config = await self._config()
         return {"providers": config.list_providers(self._cwd())}
 
-    async def set(self, params: JsonObject, context: RequestContext) -> JsonObject:
+    async def set(self, params: RawObject, context: RequestContext) -> JsonObject:
         config = await self._config()
         provider_id = _string(params, "providerId")
         api_type = _string(params, "apiType")
@@ -106,7 +109,7 @@ class ProviderMethods:
         context.after_response.append(self._follow)
         return {}
 
-    async def disable(self, params: JsonObject, context: RequestContext) -> JsonObject:
+    async def disable(self, params: RawObject, context: RequestContext) -> JsonObject:
         config = await self._config()
         provider_id = _string(params, "providerId")
         try:
@@ -118,19 +121,17 @@ class ProviderMethods:
 
     async def _follow(self) -> None:
         """Every open session's picker shows the providers as they now are."""
-        factory = await self._factory()
-        for live in list(self._sessions().values()):
+        factory = self._factory()
+        for live in self._sessions():
             factory.refresh(live.agent.cwd)
-        for live in list(self._sessions().values()):
+        for live in self._sessions():
             if live.closed:
                 continue
             await live.refresh_models()
-            await live.channel.update(
-                {"sessionUpdate": "config_option_update", "configOptions": live.config_options()}
-            )
+            await live.pickers.send_options()
 
 
-def _string(params: JsonObject, name: str) -> str:
+def _string(params: RawObject, name: str) -> str:
     value = params.get(name)
     if not isinstance(value, str) or not value:
         raise InvalidParams(name, f"invalid params: {name} is a non-empty string")

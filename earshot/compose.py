@@ -318,7 +318,7 @@ async def open_session(
     mode: Mode | None = None,
     notices: Sequence[str] = (),
     resume_id: str | None = None,
-    promised_id: str | None = None,
+    new_id: str | None = None,
     additional_directories: Sequence[Path] = (),
     client_servers: Sequence[McpServerSpec] = (),
     spawn: Spawn | None = None,
@@ -335,9 +335,9 @@ async def open_session(
 
     `spawn` starts the MCP clients' long-lived tasks; None leaves MCP servers unconnected (and
     says so). `notices` are said at the start of the first turn, before the ones found here.
-    `promised_id`: the id of a new session, already announced to the client. `current`: the
-    composition as it is now (the ACP server reads settings again after `providers/set`); a
-    model switch and `/model` use it.
+    `new_id`: the id of a new session, already given to the client (its file reserved).
+    `current`: the composition as it is now (the ACP server reads settings again after
+    `providers/set`); a model switch and `/model` use it.
 
     Raises:
         agent.session.ModelUnavailable: the model cannot be built.
@@ -408,7 +408,7 @@ async def open_session(
             interaction=interaction,
             additional_directories=additional_directories,
             resume_id=resume_id,
-            promised_id=promised_id,
+            promised_id=new_id,
         )
     except BaseException:
         await connections.aclose()
