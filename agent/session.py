@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from agent.audit_trail import AuditTrail
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
 from agent.context import CompactionResult, ContextShaper, ShapeContext
 from agent.events import (
@@ -237,6 +238,7 @@ class AgentSession:
             hooks=setup.hooks, session_id=self.id, appended=self._prompt_appended
         )
         self._undo = BatchUndo(setup.undo, transcript, self.cwd)
+        self._trail = AuditTrail(transcript.stored)
         notices = (setup.sandbox.notice(), self._undo.notice(), *options.notices)
         self._notices = [text for text in notices if text]
         """Said once, at the start of the first turn."""
@@ -400,6 +402,7 @@ class AgentSession:
             await self.turn_config.model.aclose()
             await self.transcript.stored.aclose()
         finally:
+            await self._setup.aclose()
             for close in self._options.on_close:
                 await close()
 
@@ -430,6 +433,7 @@ class AgentSession:
             reads=self._reads,
             turn=turn,
             snapshot=self._undo.snapshot,
+            trail=self._trail,
         )
 
     async def _turn(
@@ -464,6 +468,10 @@ class AgentSession:
                 emit=emit,
                 scope=scope,
             )
+            repo_map = await self._setup.turn_started(message.text, self._reads, emit)
+            if repo_map is not None:  # once per session: it stays for the later requests
+                prompt = f"{self.turn_config.system_prompt}\n\n{repo_map}"
+                self.turn_config = dataclasses.replace(self.turn_config, system_prompt=prompt)
             end = await loop.run(message)
             # The loop closed the inbox when it stopped: nothing queued can be waiting here for
             # an answer that would never come.

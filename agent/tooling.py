@@ -25,6 +25,7 @@ from agent.tools.base import PermissionRequest, ReadTracker, ScopeContract, Tool
 if TYPE_CHECKING:
     import anyio
 
+    from agent.audit_trail import AuditTrail
     from agent.sandbox import Sandbox
     from agent.tool_calls import CallSinks
 
@@ -44,6 +45,10 @@ class GateVerdict(Protocol):
     def reason(self) -> str: ...
     @property
     def unsandboxed(self) -> bool: ...
+    @property
+    def rule(self) -> str | None: ...
+    @property
+    def rule_file(self) -> str | None: ...
 
 
 class Gate(Protocol):
@@ -83,6 +88,21 @@ class Hooks(Protocol):
     ) -> None: ...
 
 
+class EditCheck(Protocol):
+    """`agent.edit_checks.EditChecks`, as the executor calls it."""
+
+    @property
+    def enabled(self) -> bool: ...
+
+    async def before_edit(self, paths: Sequence[Path], files: FileBackend) -> dict[Path, str]: ...
+
+    async def after_edit(self, before: dict[Path, str], files: FileBackend) -> str | None: ...
+
+    async def after_batch(
+        self, touched: Sequence[Path], tooling: Tooling, call_id: str
+    ) -> str | None: ...
+
+
 Snapshot = Callable[[Sequence[Path], bool], Awaitable[None]]
 """`snapshot(paths, whole_tree)`: record what a batch may change before it runs (undo)."""
 
@@ -108,6 +128,10 @@ class Tooling:
     sandbox: Sandbox | None = None
     hooks: Hooks | None = None
     snapshot: Snapshot | None = None
+    checks: EditCheck | None = None
+    """LSP diagnostics and verify commands after edits (`agent.edit_checks`)."""
+    trail: AuditTrail | None = None
+    """Records each decision and each call's raw output in the transcript (`earshot audit`)."""
 
     def context(self, sinks: CallSinks) -> ToolContext:
         """A call's `ToolContext`."""

@@ -2,7 +2,11 @@
 
 `--output-format text` writes the answer to stdout and progress (model, tool calls, notices,
 errors) to stderr; `json` writes one JSON object per line to stdout: a `session` line, every agent
-event as it happens (serialised from its dataclass, `kind` first), and a closing `result` line.
+event as it happens (serialised from its dataclass, `kind` first), and a closing `result` line:
+the exit code, session id, stop reason, refused calls and answer text, and what the run cost:
+`turns` (the agent's own model calls: each answer or batch of tool calls), `usage` (tokens of
+every model call of this run, subagents' and compaction summaries' included), `cost_usd` (None
+when a price is unknown, never a guessed zero) and `duration_ms` (wall time of the run).
 
 Permission prompts cannot be answered headless: they are rejected, unless `--permission-mode` or
 the settings' rules allow the call without asking.
@@ -57,6 +61,7 @@ from agent.events import (
     UsageUpdated,
 )
 from agent.regular_files import read_regular
+from earshot.print_meter import RunMeter
 from providers.types import ImagePart, TextPart
 
 if TYPE_CHECKING:
@@ -228,6 +233,7 @@ class Renderer:
         self.interrupted = False
         """Ctrl-C or SIGTERM cancelled the run."""
         self._line_open = False
+        self.run = RunMeter()
 
     def line(self, data: Mapping[str, Any]) -> None:
         self.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
@@ -258,6 +264,7 @@ class Renderer:
                 self.answer.append(event.text)
             case _:
                 pass
+        self.run.observe(event)
         if self.format == "json":
             self.line(to_json(event))
         else:
@@ -282,6 +289,7 @@ class Renderer:
             "stop_reason": end.reason if end else None,
             "denied": self.denied,
             "text": "".join(self.answer),
+            **self.run.summary(self.usage),
         }
         if error is not None:
             data["error"] = error
@@ -542,6 +550,7 @@ async def _run(
             }
         )
     renderer.note(f"model {session.model_name} ({reason}), mode {session.mode}")
+    renderer.run.baseline = session.usage.so_far()
     await tasks.start(_watch_signals, session, renderer)
     command = None if options.images else parse_slash_command(options.prompt, session.skill_names)
     try:
