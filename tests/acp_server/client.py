@@ -485,6 +485,12 @@ async def open_agent(
     for it to stop, and fail on any schema violation (`check=False` leaves them to the test).
     Everything the server logs (its own events, the agent's) is `client.stderr` afterwards.
     `factory` makes the session factory from the environment (default: earshot's own)."""
+    if env.over_websocket:
+        from tests.acp_server.websocket_client import open_agent_over_websocket
+
+        async with open_agent_over_websocket(env, check=check, factory=factory) as client:
+            yield client
+        return
     from acp_server.log import log, log_to
     from acp_server.server import AcpServer, ServerLimits
     from earshot import __version__

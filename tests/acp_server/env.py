@@ -21,6 +21,9 @@ class AgentEnv:
     config_home: Path
     data_home: Path
     extra_env: dict[str, str] = field(default_factory=lambda: {})
+    over_websocket: bool = False
+    """`open_agent` serves it through `earshot serve`'s WebSocket server instead of a socket
+    pair (`tests/acp_server/websocket_client.py`)."""
 
     @property
     def settings_path(self) -> Path:
