@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from acp_server.protocol.connection import InitializeResponse
@@ -19,7 +19,15 @@ AUTH_DESCRIPTION = (
 
 
 def initialize_result(version: str) -> InitializeResponse:
-    """The `initialize` result: only capabilities that are wired."""
+    """The `initialize` result: only capabilities that are wired, with the unstable `providers`
+    one (`providers/list`, `providers/set`, `providers/disable`: `schema.unstable.json`)."""
+    result = _stable_result(version)
+    capabilities = cast("dict[str, dict[str, object]]", result)["agentCapabilities"]
+    capabilities["providers"] = {}
+    return result
+
+
+def _stable_result(version: str) -> InitializeResponse:
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": {

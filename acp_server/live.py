@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, assert_never
 import anyio
 
 from acp_server.client_io import SessionChannel
-from acp_server.commands import available_commands
+from acp_server.commands import CommandList, taken_names
 from acp_server.content import prompt_parts
 from acp_server.factory import SessionFactory, SkillCommand
 from acp_server.pickers import SessionPickers
@@ -93,6 +93,7 @@ class LiveSession:
         self.factory = factory
         self.files = files
         self.skills = tuple(skills)
+        self._command_list = CommandList()
         self.pickers = SessionPickers(agent=agent, channel=channel, factory=factory)
         self.running: _Turn | None = None
         self.closed = False
@@ -110,7 +111,7 @@ class LiveSession:
         return self.agent.id
 
     async def send_commands(self) -> None:
-        await self.channel.update(available_commands(self.skills))
+        await self._command_list.send(self.channel, self.skills, self.agent.commands, force=True)
 
     async def refresh_models(self) -> None:
         """In the background once the session is open: the servers that list their own models
@@ -178,7 +179,13 @@ class LiveSession:
         first = blocks[0] if len(blocks) == 1 else None
         text = first["text"] if first is not None and first["type"] == "text" else None
         names = [skill.name for skill in self.skills]
-        command = parse_slash_command(text, names)
+        slashed = text is not None and text.lstrip().startswith("/")
+        extras = (
+            [extra.name for extra in self.agent.commands.all(taken_names(self.skills))]
+            if slashed
+            else []
+        )
+        command = parse_slash_command(text, names, extras)
         if command is not None:
             await self._turn_lock.acquire()
             return partial(self.agent.run_command, command)
@@ -198,6 +205,10 @@ class LiveSession:
         self.running = turn
         try:
             turn.stop = await self._consume(events)
+            # Between turns: a command file added or an MCP server restarted shows in the menu.
+            await self._command_list.send(
+                self.channel, self.skills, self.agent.commands, force=False
+            )
         except Exception:
             if not turn.cancelled:
                 raise

@@ -26,6 +26,7 @@ from acp_server.jsonrpc import (
     RequestHandler,
 )
 from acp_server.opening import SessionOpener
+from acp_server.providers_methods import ProviderMethods
 from acp_server.session_table import SessionTable
 
 if TYPE_CHECKING:
@@ -128,6 +129,10 @@ class AcpServer:
                 p.set_config_option, self.session_set_config_option
             ),
             "session/prompt": _typed(p.prompt, self.session_prompt),
+            **ProviderMethods(
+                factory=lambda: self.factory,
+                sessions=lambda: [s.live for s in self.table.slots() if s.live is not None],
+            ).handlers(),
         }
 
     def notifications(self) -> dict[str, NotificationHandler]:

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from acp_server.framing import Message
     from acp_server.protocol.client import PermissionOption as WireOption
     from acp_server.protocol.common import (
+        JsonObject,
         JsonValue,
         ToolCallStatus,
         ToolCallUpdate,
@@ -192,7 +193,10 @@ class UpdateTranslator:
             case TodosChanged():
                 return [plan_update(event.items)]
             case CommandOutput():
-                return [message_chunk("agent_message_chunk", event.text, None)]
+                chunk = message_chunk("agent_message_chunk", event.text, None)
+                if event.data:
+                    chunk["_meta"] = cast("JsonObject", {"earshot": dict(event.data)})
+                return [chunk]
             case UsageUpdated():
                 return _usage(event)
             case CompactionStarted():

@@ -6,6 +6,7 @@ Events from a subagent carry the id of the `task` call that started it in `paren
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal, TypeAlias
 
 from agent.backends import Mode, PermissionOptionKind, ToolUi
@@ -189,6 +190,9 @@ class CommandOutput(Record):
     """What a slash command says (`/mode plan` -> "Mode: plan.")."""
 
     text: str
+    data: Mapping[str, object] | None = None
+    """What it said as JSON-valued data, for a client to render (`/permissions`: the rules by
+    scope); ACP sends it as the message's `_meta.earshot`."""
     kind: Literal["command_output"] = "command_output"
 
 

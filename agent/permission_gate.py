@@ -24,6 +24,8 @@ from agent.permission_policy import Decision, decide
 from agent.permission_rules import (
     PermissionRules,
     Rule,
+    Subject,
+    allowed_by,
     parse_rule,
     resolve_path,
     tool_matches,
@@ -44,8 +46,8 @@ class GateOutcome:
     cancelled: bool
     source: str
     """Who decided: a rule's source (`user`, `project`, `local`, `remembered`, `session`,
-    `cli`), `mode`, `policy` (read-only, plan, outside the roots), or `prompt` (the user's
-    answer)."""
+    `cli`), `mode`, `policy` (read-only, plan, outside the roots), `command` (outside what the
+    running slash command's `allowed_tools` allow), or `prompt` (the user's answer)."""
     answer: PermissionOptionKind | None
     """The option the user chose; None when nobody was asked."""
     reason: str
@@ -68,6 +70,19 @@ lift an ask rule (6), a protected path or an out-of-roots write (4), so offering
 mislead (and such a rule would not be applied to those calls anyway)."""
 
 
+class RuleBook:
+    """The settings files' rules as a session applies them: held apart from the gate, so that
+    what is handed the gate (every tool, through its `Tooling`) has no way to change them. Only
+    the session's `/permissions` command (`agent.permission_admin`) holds the book, and replaces
+    its rules with the files' after the user edited one of their own."""
+
+    def __init__(self, rules: PermissionRules) -> None:
+        self.rules = rules
+        self.only: tuple[Rule, ...] | None = None
+        """While a command whose `allowed_tools` narrow the turn runs: a call none of these
+        match is refused (a call one matches is still decided as usual)."""
+
+
 class PermissionGate:
     """Applies `decide` to each call and asks the user when it says "ask".
 
@@ -79,7 +94,7 @@ class PermissionGate:
 
     def __init__(
         self,
-        rules: PermissionRules,
+        rules: PermissionRules | RuleBook,
         *,
         cwd: Path,
         roots: Sequence[Path],
@@ -87,7 +102,7 @@ class PermissionGate:
         protected: ProtectedPaths | None = None,
         sandbox: SandboxStatus = "off",
     ) -> None:
-        self._rules = rules
+        self._book = rules if isinstance(rules, RuleBook) else RuleBook(rules)
         self._sandbox: SandboxStatus = sandbox
         self._cwd = resolve_path(cwd, Path("/"))
         self._roots = tuple(resolve_path(root, Path("/")) for root in roots) or (self._cwd,)
@@ -95,6 +110,37 @@ class PermissionGate:
         self._protected = protected if protected is not None else protected_paths(self._roots)
         self._granted: list[Rule] = []
         self._refused: list[Rule] = []
+
+    @property
+    def _rules(self) -> PermissionRules:
+        return self._book.rules
+
+    @property
+    def rules(self) -> PermissionRules:
+        """The rules read from the settings files (not the session's answers)."""
+        return self._book.rules
+
+    def answered_rules(self) -> tuple[tuple[str, Rule], ...]:
+        """`(list name, rule)` for each rule this session's answers added: `session` grants
+        (memory only) and `remembered` ones (also saved to the remembered file)."""
+        return (
+            *(("allow", rule) for rule in self._granted),
+            *(("deny", rule) for rule in self._refused),
+        )
+
+    def forget(self, rule: str) -> int:
+        """Drop the rules this session's answers added whose text is `rule` (normalised by
+        `parse_rule`); returns how many. Only ever narrows what is allowed or refused: the
+        `/permissions revoke` command."""
+        wanted = str(parse_rule(rule))
+        before = len(self._granted) + len(self._refused)
+        self._granted = [kept for kept in self._granted if str(kept) != wanted]
+        self._refused = [kept for kept in self._refused if str(kept) != wanted]
+        return before - len(self._granted) - len(self._refused)
+
+    @property
+    def protected(self) -> ProtectedPaths:
+        return self._protected
 
     def _effective_rules(self) -> PermissionRules:
         return replace(
@@ -159,6 +205,10 @@ class PermissionGate:
         scope: ScopeContract,
     ) -> GateOutcome:
         """Decide the call, asking the user through `interaction` if the policy says so."""
+        only = self._book.only
+        if only is not None and allowed_by(only, Subject.of(request, self._cwd)) is None:
+            reason = "not among the tools the running command allows"
+            return GateOutcome(False, False, "command", None, reason)
         rules = self._effective_rules()
         decision = decide(
             rules,

@@ -22,6 +22,7 @@ import anyio
 
 from agent.audit_trail import AuditTrail
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
+from agent.command_sources import ExtraCommands, run_extra
 from agent.context import CompactionResult, ContextShaper, ShapeContext
 from agent.events import (
     AgentEvent,
@@ -38,6 +39,7 @@ from agent.events import (
 )
 from agent.inbox import Prompt, PromptInbox, UnsupportedPrompt, prompt_message, title_from
 from agent.loop import TurnLoop
+from agent.permission_admin import PermissionAdmin
 from agent.replay import replay_events
 from agent.retry import RetryPolicy
 from agent.session_setup import (
@@ -45,6 +47,7 @@ from agent.session_setup import (
     SessionOptions,
     SessionSetup,
     build_model,
+    own_commands,
     resumed_settings,
     set_up,
 )
@@ -237,6 +240,14 @@ class AgentSession:
         self._inbox = PromptInbox(
             hooks=setup.hooks, session_id=self.id, appended=self._prompt_appended
         )
+        self.model_choices: Callable[[], Sequence[str]] = options.model_choices or tuple
+        self.commands = ExtraCommands((own_commands(self.cwd, setup), *options.command_sources))
+        """Slash commands beyond the built-ins and skills (`agent.command_sources`)."""
+        """The models `/model` lists (the composition root's picker list)."""
+        self.permissions = PermissionAdmin(
+            cwd=self.cwd, settings=setup.settings, gate=setup.gate, book=setup.rule_book
+        )
+        """`/permissions`: the rules in force, and the user's edits to them."""
         self._undo = BatchUndo(setup.undo, transcript, self.cwd)
         self._trail = AuditTrail(transcript.stored)
         notices = (setup.sandbox.notice(), self._undo.notice(), *options.notices)
@@ -272,6 +283,11 @@ class AgentSession:
         """
         if call.skill:
             return self.run_turn(skill_prompt(call))
+        extra = self.commands.find(call.name) if call.extra else None
+        if extra is not None:
+            if self.running:
+                raise RuntimeError("a turn is running: run the command once it has ended")
+            return run_extra(self, extra, call.argument)
         if call.name == "compact":
             return self.compact(call.argument or None)
         if self.running:
@@ -306,6 +322,7 @@ class AgentSession:
         "interrupted"); `run_turn` then yields its last events and `TurnEnded("cancelled")`."""
         if self._stream is not None:
             self._stream.cancel()
+        self.commands.cancel()  # an extra command still preparing its turn (`run_extra`)
 
     async def ensure_writable(self) -> None:
         """Be the session's writer (before a turn or a change): a session another process has

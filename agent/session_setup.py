@@ -14,9 +14,11 @@ import anyio
 from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
 from agent.background import BackgroundJobs
 from agent.code_index_host import CodeIndexHost
+from agent.command_sources import CommandSource
 from agent.edit_checks import EditChecks
 from agent.hooks import HookRunner
 from agent.local import LocalFiles, LocalProcesses
+from agent.permission_gate import RuleBook
 from agent.permissions import PermissionGate, PermissionRules
 from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.sandbox import Sandbox, open_sandbox
@@ -64,6 +66,11 @@ class SessionOptions:
     notices: Sequence[str] = ()
     """Said once, as warnings at the start of the first turn (e.g. an MCP server that failed to
     start): the composition root learns them before any turn exists to carry them."""
+    command_sources: Sequence[CommandSource] = ()
+    """Slash commands beyond the built-ins (`agent.command_sources`): the user's Markdown
+    commands, MCP prompts, `/mcp`. Asked again whenever commands are listed or parsed."""
+    model_choices: Callable[[], Sequence[str]] | None = None
+    """The models `/model` with no argument lists (`provider/model`), as the picker offers them."""
     on_close: Sequence[Callable[[], Awaitable[None]]] = ()
     """Awaited by `aclose`, last (e.g. closing the MCP connections behind `extra_tools`)."""
 
@@ -91,6 +98,10 @@ class SessionSetup:
     hooks: HookRunner | None
     undo: UndoStore | None
     skills: SkillIndex | None
+    settings: Settings | None = None
+    """What the session was set up from (`/permissions` lists and edits its rules)."""
+    rule_book: RuleBook | None = None
+    """The gate's file rules, which `/permissions` replaces after editing a file."""
     checks: EditChecks | None = None
     code_index: CodeIndexHost | None = None
     background: BackgroundJobs | None = None
@@ -181,8 +192,9 @@ async def set_up(
     worker = SessionWorker()
     remembered = None if settings is None else settings.remembered
     sandbox = await _sandbox(settings, roots)
+    book = RuleBook(rules)
     gate = PermissionGate(
-        rules,
+        book,
         cwd=cwd,
         roots=roots,
         persist_rule=None if remembered is None else _persister(remembered),
@@ -199,6 +211,8 @@ async def set_up(
         else None,
         undo=UndoStore(cwd, data if data is not None else data_dir()),
         skills=_skills(cwd, settings, gate),
+        settings=settings,
+        rule_book=book,
         checks=EditChecks(settings.code, cwd, worker, sandbox)
         if settings is not None and (settings.code.verify or settings.code.lsp)
         else None,
@@ -245,6 +259,21 @@ def _persister(remembered: Path) -> Callable[[str, str], None]:
         append_rule(remembered, list_name, rule)
 
     return persist
+
+
+def own_commands(cwd: Path, setup: SessionSetup) -> CommandSource:
+    """The user's Markdown commands (`agent.user_commands`), read through the gate's checks."""
+    from agent.user_commands import user_commands_source
+
+    settings = setup.settings
+    remembered = None if settings is None else settings.remembered
+    gate = setup.gate
+    return user_commands_source(
+        cwd=cwd,
+        config_home=None if remembered is None else remembered.parent.parent.parent,
+        trusted=settings is not None and settings.trusted,
+        readable=lambda path: not gate.read_denied(path),
+    )
 
 
 def _skills(cwd: Path, settings: Settings | None, gate: PermissionGate) -> SkillIndex | None:

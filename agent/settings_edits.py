@@ -4,20 +4,27 @@ keeps what it does not touch, and leaves a file that is not valid settings as it
 
 from __future__ import annotations
 
+import datetime
 import json
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
 from agent.settings import (
+    InvalidSettings,
     PermissionList,
     Scope,
     SettingsError,
+    SettingsFile,
     is_rule,
     read_settings_file,
     settings_paths,
 )
 from agent.trust import TRUSTED_DIRECTORIES_KEY, resolve_directory
+
+ANSWERED_AT_KEY = "answeredAt"
+"""In the remembered file: when each rule was added (`"<list>:<rule>"` -> ISO 8601 UTC)."""
 
 
 def remember_rule(
@@ -56,8 +63,48 @@ def append_rule(path: Path, list_name: PermissionList, rule: str) -> None:
         rules = cast("list[str]", permissions.setdefault(list_name, []))
         if rule not in rules:
             rules.append(rule)
+            answered = cast("dict[str, str]", data.setdefault(ANSWERED_AT_KEY, {}))
+            answered[f"{list_name}:{rule}"] = datetime.datetime.now(datetime.UTC).isoformat(
+                timespec="seconds"
+            )
 
     _rewrite(path, "remembered", add)
+
+
+def remove_rule(path: Path, scope: Scope, matches: Callable[[str], bool]) -> list[str]:
+    """Remove every rule of `permissions.allow|ask|deny` in the file at `path` for which
+    `matches(rule)` holds, keeping the file's other content; returns `list:rule` for each one
+    removed (nothing is written when none matched). Only for the user's own files (user
+    settings, the remembered file): `/permissions revoke` never edits a project file.
+
+    Raises:
+        SettingsError: the existing file is not valid settings (it is left untouched).
+    """
+    removed: list[str] = []
+    parsed = read_settings_file(path, scope)
+    if parsed is None:
+        return removed
+
+    def edit(data: dict[str, Any]) -> None:
+        permissions = cast("dict[str, Any]", data.get("permissions", {}))
+        for list_name in ("allow", "ask", "deny"):
+            rules = cast("list[str]", permissions.get(list_name, []))
+            kept = [rule for rule in rules if not matches(rule)]
+            removed.extend(f"{list_name}:{rule}" for rule in rules if matches(rule))
+            if list_name in permissions:
+                permissions[list_name] = kept
+        answered = cast("dict[str, str]", data.get(ANSWERED_AT_KEY, {}))
+        for key in removed:
+            answered.pop(key, None)
+
+    if not any(
+        matches(rule)
+        for list_name in ("allow", "ask", "deny")
+        for rule in cast("list[str]", getattr(parsed.permissions, list_name))
+    ):
+        return removed
+    _rewrite(path, scope, edit)
+    return removed
 
 
 def trusted_directories(
@@ -106,7 +153,26 @@ def set_directory_trust(
     return path, changed
 
 
-def _rewrite(path: Path, scope: Scope, edit: Callable[[dict[str, Any]], None]) -> None:
+def rewrite_settings(
+    path: Path, scope: Scope, edit: Callable[[dict[str, Any]], None], *, new_mode: int | None
+) -> None:
+    """Apply `edit` to a settings file's JSON, keeping what it does not touch and the file's
+    permission bits (`new_mode` for a file created here).
+
+    Raises:
+        SettingsError: the existing file is not valid settings (it is left untouched), or the
+            edited content is not.
+    """
+    _rewrite(path, scope, edit, new_mode=new_mode)
+
+
+def _rewrite(
+    path: Path,
+    scope: Scope,
+    edit: Callable[[dict[str, Any]], None],
+    *,
+    new_mode: int | None = None,
+) -> None:
     """Apply `edit` to a settings file's JSON, keeping what it does not touch; an invalid file
     raises `SettingsError` and is left as it is rather than overwritten."""
     if read_settings_file(path, scope) is None or not path.read_text(encoding="utf-8").strip():
@@ -114,7 +180,32 @@ def _rewrite(path: Path, scope: Scope, edit: Callable[[dict[str, Any]], None]) -
     else:
         data = cast("dict[str, Any]", json.loads(path.read_text(encoding="utf-8")))
     edit(data)
+    try:
+        SettingsFile.model_validate(data)
+    except InvalidSettings as error:
+        raise SettingsError(f"{path}: the edit would make it invalid: {error}") from None
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = None if path.exists() else new_mode
+    write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode)
+
+
+def write_private(path: Path, text: str, *, mode: int | None) -> None:
+    """Replace `path` with `text` atomically. The new file keeps the old one's permission bits
+    (a user file holding an `apiKey` stays 0600), or gets `mode` when given; it is created with
+    them, so the text is never readable by others, not even for a moment. A new file without
+    `mode` gets the umask's default."""
+    if mode is None:
+        try:
+            mode = path.stat().st_mode & 0o777
+        except FileNotFoundError:
+            mode = None
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    partial.unlink(missing_ok=True)
+    descriptor = os.open(
+        partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode
+    )
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        if mode is not None:
+            os.fchmod(file.fileno(), mode)  # the umask may have narrowed it
+        file.write(text)
     partial.replace(path)

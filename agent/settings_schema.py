@@ -128,6 +128,7 @@ class ProviderSettings(FileSection, Record):
     directory (project and local scope) or the settings file's directory (user scope)."""
     stream_timeouts: StreamTimeoutSettings | None = None
     """This provider's own stream timeouts (a local server loading a model may need longer)."""
+    enabled: bool | None = None  # False: turned off (`providers/disable`), no model offered
 
 
 class CostSettings(FileSection, Record):
@@ -254,6 +255,7 @@ class SettingsFile(FileSection, Record):
     """User scope only: directories whose repository settings may grant and run (see
     `agent.trust`)."""
     stream_timeouts: StreamTimeoutSettings | None = None
+    answered_at: dict[str, str] = field(default_factory=dict[str, str])  # "list:rule" -> when
     verify: list[VerifySettings] = field(default_factory=list[VerifySettings])
     lsp: dict[str, LspServerSettings] = field(default_factory=dict[str, LspServerSettings])
     repo_map: bool | None = None
@@ -459,6 +461,7 @@ _PROVIDER = schema_object(
         Field("headers", "headers", _STRING_MAP),
         Field("script", "script", _OPTIONAL_STRING),
         Field("streamTimeouts", "stream_timeouts", optional(_STREAM_TIMEOUTS)),
+        Field("enabled", "enabled", optional(boolean)),
     ],
 )
 _COST = schema_object(
@@ -572,6 +575,7 @@ _SETTINGS_FILE = schema_object(
         Field("sandbox", "sandbox", _SANDBOX),
         Field("trustedDirectories", "trusted_directories", _STRINGS),
         Field("streamTimeouts", "stream_timeouts", optional(_STREAM_TIMEOUTS)),
+        Field("answeredAt", "answered_at", _STRING_MAP),
         Field("verify", "verify", list_of(_VERIFY)),
         Field("lsp", "lsp", map_of(_LSP_SERVER)),
         Field("repoMap", "repo_map", optional(boolean)),

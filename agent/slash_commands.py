@@ -9,13 +9,16 @@ it did as `CommandOutput`. Anything else starting with `/` is an ordinary prompt
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from agent.backends import MODES, Mode
 from agent.events import AgentEvent, CommandOutput
 from providers.types import ReasoningEffort
+
+if TYPE_CHECKING:
+    from agent.permission_admin import PermissionAdmin
 
 BUILTIN_COMMANDS: Final[tuple[tuple[str, str, str | None], ...]] = (
     ("compact", "Summarise the conversation so far to free context", "optional instructions"),
@@ -23,6 +26,11 @@ BUILTIN_COMMANDS: Final[tuple[tuple[str, str, str | None], ...]] = (
     ("mode", "Switch mode: plan, ask, accept-edits, auto, yolo", "mode"),
     ("model", "Switch model (provider/model)", "provider/model"),
     ("clear", "Start over: later turns no longer see the conversation so far", None),
+    (
+        "permissions",
+        "List the permission rules in force; revoke one, or allow, deny or ask for one",
+        "revoke RULE | allow RULE | deny RULE | ask RULE",
+    ),
 )
 """(name, description, input hint) of each built-in command."""
 BUILTIN_NAMES: Final = frozenset(name for name, _, _ in BUILTIN_COMMANDS)
@@ -33,10 +41,15 @@ class CommandCall:
     name: str
     argument: str = ""
     skill: bool = False
+    extra: bool = False
+    """One of the session's extra commands (`agent.command_sources`)."""
 
 
-def parse_slash_command(text: str | None, skill_names: Collection[str]) -> CommandCall | None:
-    """`/name rest` when `name` is a built-in command or a skill; else None (a plain prompt)."""
+def parse_slash_command(
+    text: str | None, skill_names: Collection[str], extra_names: Collection[str] = ()
+) -> CommandCall | None:
+    """`/name rest` when `name` is a built-in command, a skill or an extra command
+    (`agent.command_sources`); else None (a plain prompt)."""
     if text is None:
         return None
     stripped = text.strip()
@@ -48,6 +61,8 @@ def parse_slash_command(text: str | None, skill_names: Collection[str]) -> Comma
         return CommandCall(name=name, argument=argument.strip())
     if name in skill_names:
         return CommandCall(name=name, argument=argument.strip(), skill=True)
+    if name in extra_names:
+        return CommandCall(name=name, argument=argument.strip(), extra=True)
     return None
 
 
@@ -71,9 +86,16 @@ class CommandTarget(Protocol):
     """What the built-in commands (other than `/compact`) change: an `AgentSession`."""
 
     @property
+    def permissions(self) -> PermissionAdmin: ...
+
+    @property
     def model_name(self) -> str: ...
     @property
     def reasoning_effort(self) -> ReasoningEffort | None: ...
+    @property
+    def mode(self) -> Mode: ...
+    @property
+    def model_choices(self) -> Callable[[], Sequence[str]]: ...
 
     async def set_mode(self, mode: Mode) -> None: ...
     async def set_model(
@@ -81,6 +103,15 @@ class CommandTarget(Protocol):
     ) -> None: ...
     async def undo(self) -> str: ...
     async def clear(self) -> None: ...
+
+
+def _choices(what: str, current: str, choices: Sequence[str]) -> str:
+    """`/mode` or `/model` with no argument: the current value and the others, as the pickers
+    offer them."""
+    lines = [f"{what}: {current}. Choices (`/{what.lower()} NAME` switches):"]
+    for choice in dict.fromkeys((current, *choices)):
+        lines.append(f"- {choice}" + (" (current)" if choice == current else ""))
+    return "\n".join(lines)
 
 
 async def run_builtin(
@@ -95,6 +126,9 @@ async def run_builtin(
         case "undo":
             say(await session.undo())
         case "mode":
+            if not call.argument:
+                say(_choices("Mode", session.mode, MODES))
+                return
             mode = parse_mode(call.argument)
             if mode is None:
                 say(f"Unknown mode `{call.argument}`: use one of {', '.join(MODES)}.")
@@ -104,7 +138,7 @@ async def run_builtin(
         case "model":
             name = call.argument
             if not name:
-                say(f"Model: {session.model_name}.")
+                say(_choices("Model", session.model_name, session.model_choices()))
                 return
             try:
                 await session.set_model(name, session.reasoning_effort)
@@ -115,5 +149,8 @@ async def run_builtin(
         case "clear":
             await session.clear()
             say("Cleared: the next prompt starts a fresh conversation.")
+        case "permissions":
+            report = session.permissions.run(call.argument)
+            emit(CommandOutput(text=report.text, data={"permissions": report.data}))
         case _:
             say(f"Unknown command /{call.name}.")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -164,56 +164,50 @@ class EarshotFactory:
 
     def available_models(self, cwd: Path) -> Sequence[ModelChoice]:
         from acp_server.factory import ModelChoice
-        from providers.registry import provider_spec, split_model_name
+        from earshot.model_choices import model_entries
+
+        return [
+            ModelChoice(
+                name=entry.name,
+                label=entry.label,
+                provider=entry.provider,
+                provider_label=entry.provider_label,
+            )
+            for entry in model_entries(self.composition(cwd))
+        ]
+
+    def list_providers(self, cwd: Path) -> list[dict[str, Any]]:
+        from earshot.provider_admin import list_providers
+
+        return list_providers(self.composition(cwd))
+
+    def set_provider(
+        self,
+        cwd: Path,
+        *,
+        provider_id: str,
+        api_type: str,
+        base_url: str,
+        headers: Mapping[str, str],
+    ) -> None:
+        from earshot.provider_admin import set_provider
+
+        set_provider(self._user_file(cwd), provider_id, api_type, base_url, headers)
+        self.refresh(cwd)
+
+    def disable_provider(self, cwd: Path, provider_id: str) -> None:
+        from earshot.provider_admin import disable_provider
+        from providers.registry import all_providers
 
         composition = self.composition(cwd)
-        settings = composition.settings
-        choices: list[ModelChoice] = []
+        known = {spec.id for spec in all_providers()} | set(composition.settings.providers)
+        disable_provider(self._user_file(cwd), provider_id, known)
+        self.refresh(cwd)
 
-        def label_of(provider: str) -> str:
-            spec = provider_spec(provider)
-            return spec.name if spec is not None else provider
+    def _user_file(self, cwd: Path) -> Path:
+        from agent.settings import settings_paths
 
-        for provider in composition.credentialed():
-            for info in composition.catalog.models(provider):
-                if info.tool_call:
-                    choices.append(
-                        ModelChoice(
-                            name=f"{provider}/{info.id}",
-                            label=info.name,
-                            provider=provider,
-                            provider_label=label_of(provider),
-                        )
-                    )
-        from earshot.model_lists import cached_listings
-
-        for target, listing in cached_listings(composition):
-            for model in listing.models:
-                choices.append(
-                    ModelChoice(
-                        name=f"{target.provider}/{model.id}",
-                        label=model.id,
-                        provider=target.provider,
-                        provider_label=label_of(target.provider),
-                    )
-                )
-        for name in (settings.model, *settings.models):
-            if not name:
-                continue
-            try:
-                provider, model_id = split_model_name(name)
-            except ValueError:
-                continue
-            override = settings.models.get(name)
-            choices.append(
-                ModelChoice(
-                    name=name,
-                    label=(override.name if override and override.name else model_id),
-                    provider=provider,
-                    provider_label=label_of(provider),
-                )
-            )
-        return choices
+        return settings_paths(cwd, environ=self._environ)["user"]
 
     def check_credentials(self, model_name: str, cwd: Path) -> str | None:
         return self.composition(cwd).check_credentials(model_name)
@@ -292,6 +286,7 @@ class EarshotFactory:
             files=io.files,
             processes=io.processes,
             interaction=io.interaction,
+            current=lambda: self.composition(cwd),
         )
 
 

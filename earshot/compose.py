@@ -167,7 +167,17 @@ class Composition:
         """Providers with credentials in the environment or settings, best first."""
         from providers.registry import credentialed_providers
 
-        return credentialed_providers(self.environ, self.user_providers)
+        disabled = self.disabled_providers()
+        found = credentialed_providers(self.environ, self.user_providers)
+        return [provider for provider in found if provider not in disabled]
+
+    def disabled_providers(self) -> frozenset[str]:
+        """Providers the settings turn off (`enabled: false`, ACP `providers/disable`)."""
+        return frozenset(
+            provider_id
+            for provider_id, entry in self.settings.providers.items()
+            if entry.enabled is False
+        )
 
     def model_factory(self) -> Callable[[str], Model]:
         """`provider/model` -> a `Model`, with these settings, keys and catalog."""
@@ -177,8 +187,11 @@ class Composition:
         user_providers, environ, catalog = self.user_providers, self.environ, self.catalog
         configured = self.settings.stream_timeouts
         timeouts = StreamTimeouts().merged(first_event=configured.first_event, idle=configured.idle)
+        disabled = self.disabled_providers()
 
         def make(name: str) -> Model:
+            if name.split("/", 1)[0] in disabled:
+                raise ValueError(f"the provider of {name} is disabled in your settings")
             return create_model(
                 name,
                 user_providers=user_providers,
@@ -200,6 +213,8 @@ class Composition:
 
         try:
             provider, _ = split_model_name(model_name)
+            if provider in self.disabled_providers():
+                return f"the provider {provider} is disabled in your settings (model {model_name})"
             resolve_endpoint(provider, self.user_providers, self.environ)
         except (MissingCredentials, UnknownProvider, ValueError) as exc:
             return f"{exc} (model {model_name})"
@@ -312,6 +327,7 @@ async def open_session(
     interaction: Interaction | None = None,
     mcp_timeout: float | None = None,
     errlog: TextIO | None = None,
+    current: Callable[[], Composition] | None = None,
 ) -> AgentSession:
     """Connect the MCP servers (settings' and the client's, concurrently, each bounded by
     `mcp_timeout`), then create or resume the session with their tools. Servers that failed are
@@ -320,12 +336,15 @@ async def open_session(
     `spawn` starts the MCP clients' long-lived tasks; None leaves MCP servers unconnected (and
     says so). `notices` are said at the start of the first turn, before the ones found here.
     `new_id`: the id of a new session, already given to the client (its file reserved).
+    `current`: the composition as it is now (the ACP server reads settings again after
+    `providers/set`); a model switch and `/model` use it.
 
     Raises:
         agent.session.ModelUnavailable: the model cannot be built.
         sessions.SessionNotFound: `resume_id` names no session.
     """
     from agent.session import SessionOptions, create_session
+    from earshot.mcp_commands import mcp_command_source
     from earshot.mcp_tools import (
         CONNECT_TIMEOUT_SECONDS,
         McpConnections,
@@ -333,6 +352,10 @@ async def open_session(
         merge_servers,
         servers_from_client,
     )
+    from earshot.model_choices import model_names
+
+    def latest() -> Composition:
+        return composition if current is None else current()
 
     servers = merge_servers(
         composition.mcp_servers(), servers_from_client(client_servers, composition.cwd)
@@ -361,6 +384,13 @@ async def open_session(
         mode=mode or composition.settings.mode,
         extra_tools=connections.tools,
         notices=notices,
+        model_choices=lambda: model_names(latest()),
+        command_sources=[
+            mcp_command_source(
+                connections,
+                timeout=CONNECT_TIMEOUT_SECONDS if mcp_timeout is None else mcp_timeout,
+            )
+        ],
         on_close=[connections.aclose],
     )
     try:
@@ -368,7 +398,9 @@ async def open_session(
             store=store,
             cwd=composition.cwd,
             options=options,
-            model_factory=composition.model_factory(),
+            # Built from the settings as they are at each switch: a provider added or turned
+            # off from the editor (`providers/set`) applies without a restart.
+            model_factory=lambda name: latest().model_factory()(name),
             catalog=composition.catalog,
             settings=composition.settings,
             files=files,

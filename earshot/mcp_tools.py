@@ -11,7 +11,8 @@ All servers connect concurrently and each gets `CONNECT_TIMEOUT_SECONDS`; one th
 too slow is reported as an `McpFailure` and the session goes on without it.
 
 Tools annotated `readOnlyHint: true` are read-only (no prompt); every other MCP tool goes through
-the permission gate as `mcp__server__tool`. MCP prompts are not offered as slash commands yet.
+the permission gate as `mcp__server__tool`. MCP prompts are slash commands, and `/mcp` shows and
+restarts the servers (`earshot.mcp_commands`).
 
 Names: permission rules are matched against the server and tool names AS CONFIGURED
 (`PermissionRequest.mcp_server`), never against the name the model sees, which has to be
@@ -51,7 +52,7 @@ from providers.types import ImagePart, JsonValue, NotJsonError, TextPart, ensure
 
 if TYPE_CHECKING:
     from mcp import ClientSession
-    from mcp.types import CallToolResult, Tool
+    from mcp.types import CallToolResult, Prompt, Tool
 
     from acp_server.factory import McpServerSpec
     from agent.settings import Settings
@@ -246,6 +247,7 @@ class _Connection:
         self.closed = anyio.Event()
         self.session: ClientSession | None = None
         self.tools: list[Tool] = []
+        self.prompts: list[Prompt] = []
         self.error: str | None = None
 
     async def run(self) -> None:
@@ -264,8 +266,10 @@ class _Connection:
                             client_info=Implementation(name="earshot", version=__version__),
                         )
                     )
-                    await session.initialize()
+                    started = await session.initialize()
                     self.tools = await _list_tools(session)
+                    if started.capabilities.prompts is not None:
+                        self.prompts = list((await session.list_prompts()).prompts)
                     self.session = session
                     self.ready.set()
                     await anyio.sleep_forever()
@@ -363,6 +367,12 @@ class McpConnections:
     tools: list[AnyTool]
     failures: list[McpFailure]
     _connections: list[_Connection]
+    spawn: Spawn | None = None
+    """Where the clients' tasks run (`/mcp restart` starts a new one there)."""
+
+    @property
+    def connections(self) -> list[_Connection]:
+        return self._connections
 
     @property
     def notices(self) -> list[str]:
@@ -430,7 +440,7 @@ async def connect_servers(
                 built = mcp_tool(connection, tool, label=_distinct_name(name, tool.name))
             taken.add(built.name)
             tools.append(built)
-    return McpConnections(tools=tools, failures=failures, _connections=connections)
+    return McpConnections(tools=tools, failures=failures, _connections=connections, spawn=spawn)
 
 
 # ------------------------------------------------------------------------------------ tools

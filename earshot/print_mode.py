@@ -552,7 +552,10 @@ async def _run(
     renderer.note(f"model {session.model_name} ({reason}), mode {session.mode}")
     renderer.run.baseline = session.usage.so_far()
     await tasks.start(_watch_signals, session, renderer)
-    command = None if options.images else parse_slash_command(options.prompt, session.skill_names)
+    extras = [extra.name for extra in session.commands.all(session.skill_names)]
+    command = (
+        None if options.images else parse_slash_command(options.prompt, session.skill_names, extras)
+    )
     try:
         events = session.run_turn(parts) if command is None else session.run_command(command)
     except UnsupportedPrompt as exc:
@@ -564,7 +567,7 @@ async def _run(
             renderer.event(event)
     renderer.finish()
     end = renderer.end
-    if command is not None and not command.skill:
+    if command is not None and not command.skill and end is None:
         # A built-in command runs no model turn: it worked, failed or was interrupted.
         code = EXIT_CANCELLED if renderer.interrupted else int(renderer.failed)
     else:

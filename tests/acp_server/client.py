@@ -54,6 +54,9 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "acp_server" / "schema" / "schema.json"
 """The official ACP v1 schema, vendored with its source and licence in acp_server/schema/."""
+UNSTABLE_SCHEMA_PATH = SCHEMA_PATH.with_name("schema.unstable.json")
+"""The unstable methods we offer (`providers/*`) are validated against it: `unstable:<Name>`."""
+UNSTABLE = "unstable:"
 WAIT_SECONDS = 30.0
 """How long a test waits for what it expects: generous, since it only bounds a failure (a
 loaded machine must not turn a pass into one)."""
@@ -67,8 +70,15 @@ def _schema() -> Json:
 
 
 @cache
+def _unstable_schema() -> Json:
+    return json.loads(UNSTABLE_SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+@cache
 def _validator(definition: str) -> Draft202012Validator:
-    defs = _schema()["$defs"]
+    unstable = definition.startswith(UNSTABLE)
+    definition = definition.removeprefix(UNSTABLE)
+    defs = (_unstable_schema() if unstable else _schema())["$defs"]
     assert definition in defs, definition
     return Draft202012Validator({"$defs": defs, "$ref": f"#/$defs/{definition}"})
 
@@ -77,17 +87,18 @@ def _validator(definition: str) -> Draft202012Validator:
 def _method_types() -> dict[tuple[str, str], str]:
     """(x-method, kind) -> $defs name, kind in request|response|notification (agent side view)."""
     types: dict[tuple[str, str], str] = {}
-    for name, definition in _schema()["$defs"].items():
-        method = definition.get("x-method")
-        if method is None:
-            continue
-        side = definition.get("x-side")
-        if name.endswith("Response") and side == "agent":
-            types[(method, "response")] = name
-        elif name.endswith("Request") and side == "client":
-            types[(method, "request")] = name
-        elif name.endswith("Notification") and side in ("client", "protocol"):
-            types[(method, "notification")] = name
+    for prefix, schema in (("", _schema()), (UNSTABLE, _unstable_schema())):
+        for name, definition in schema["$defs"].items():
+            method = definition.get("x-method")
+            if method is None or (method, "response") in types and prefix:
+                continue
+            side = definition.get("x-side")
+            if name.endswith("Response") and side == "agent" and (method, "response") not in types:
+                types[(method, "response")] = prefix + name
+            elif name.endswith("Request") and side == "client" and not prefix:
+                types[(method, "request")] = name
+            elif name.endswith("Notification") and side in ("client", "protocol") and not prefix:
+                types[(method, "notification")] = name
     return types
 
 

@@ -148,6 +148,7 @@ async def test_always_allow_is_persisted_readably_and_applies_now(project: Path)
     config_home = project.parent / "config"
     remembered = settings_paths(project, config_home=config_home)["remembered"]
     saved = json.loads(remembered.read_text(encoding="utf-8"))
+    assert list(saved.pop("answeredAt")) == ["allow:Bash(npm run test *)"]  # when, for /permissions
     assert saved == {"permissions": {"allow": ["Bash(npm run test *)"]}}
     assert not (project / ".earshot").exists()  # nothing in the project directory
     assert (await check(gate, user, bash("npm run test"))).allowed
@@ -205,5 +206,15 @@ async def test_decided_calls_do_not_prompt(project: Path) -> None:
 
 def test_the_gate_has_no_way_to_grant_other_than_an_answer() -> None:
     public = {name for name in dir(PermissionGate) if not name.startswith("_")}
-    # check, plus two questions the search tools ask (neither changes any rule).
-    assert public == {"check", "read_denied", "read_deny_globs"}
+    # check, two questions the search tools ask, what `/permissions` lists (none changes any
+    # rule), and `forget`, which only takes back what an answer granted or refused. The file
+    # rules live in a `RuleBook` the gate's users never see.
+    assert public == {
+        "answered_rules",
+        "check",
+        "forget",
+        "protected",
+        "read_denied",
+        "read_deny_globs",
+        "rules",
+    }

@@ -335,9 +335,10 @@ def test_remember_rule_creates_the_users_file_for_the_project(scopes: Scopes) ->
     assert path == scopes.paths["remembered"]
     assert path.parent == scopes.config_home / "earshot" / "projects"
     assert path.name.startswith("project-") and path.suffix == ".json"
-    assert json.loads(path.read_text(encoding="utf-8")) == {
-        "permissions": {"allow": ["Bash(npm test)"]}
-    }
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    answered = saved.pop("answeredAt")  # when, for `/permissions`
+    assert saved == {"permissions": {"allow": ["Bash(npm test)"]}}
+    assert list(answered) == ["allow:Bash(npm test)"]
     settings = scopes.load()
     assert settings.rules("allow") == ["Bash(npm test)"]
     assert [r.scope for r in settings.permission_rules] == ["remembered"]
@@ -368,6 +369,7 @@ def test_remember_rule_keeps_other_content(scopes: Scopes) -> None:
     remember_rule(scopes.cwd, "allow", "Bash(ls *)", config_home=scopes.config_home)
     remember_rule(scopes.cwd, "allow", "Bash(ls *)", config_home=scopes.config_home)  # once
     data = json.loads(scopes.paths["remembered"].read_text(encoding="utf-8"))
+    assert list(data.pop("answeredAt")) == ["allow:Bash(ls *)"]
     assert data == {
         "model": "openai/gpt-5",
         "permissions": {"allow": ["Read", "Bash(ls *)"], "deny": ["Bash(curl *)"]},

@@ -64,6 +64,12 @@ def fail(reason: str) -> str:
     raise ToolError(f"failed on purpose: {reason}")
 
 
+@server.prompt()
+def review(path: str, focus: str = "bugs") -> str:
+    """Review a file."""
+    return f"Please review {path}, looking for {focus}."
+
+
 def main() -> None:
     pid_file = os.environ.get("DEMO_PID_FILE")
     if pid_file:

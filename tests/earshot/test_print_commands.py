@@ -108,7 +108,8 @@ def test_mode_and_model_commands_answer_without_calling_the_model(env: Env) -> N
     assert {"kind": "mode_changed", "mode": "plan"} in lines
     code, err, lines = run(env, "/model")
     assert code == 0, err
-    assert lines[-1]["text"] == "Model: scripted-test/anything."
+    assert lines[-1]["text"].startswith("Model: scripted-test/anything. Choices")
+    assert "- scripted-test/anything (current)" in lines[-1]["text"]
     code, err, lines = run(env, "/mode warp")
     assert code == 0, err
     assert "Unknown mode `warp`" in lines[-1]["text"]
@@ -127,3 +128,22 @@ def test_a_prompt_that_only_starts_with_a_slash_is_a_prompt(env: Env) -> None:
     code, err, lines = run(env, "/etc/hosts: what is it for?")
     assert code == 0, err
     assert lines[-1]["text"] == "A path, then."
+
+
+def test_permissions_and_user_commands_run_in_print_mode(env: Env) -> None:
+    script(env, "Summary.")
+    code, err, lines = run(env, "/permissions allow Bash(ls *)")
+    assert code == 0, err
+    [output] = [line for line in lines if line["kind"] == "command_output"]
+    assert output["text"].startswith("Added `Bash(ls *)` to allow")
+    assert output["data"]["permissions"]["scopes"][0]["scope"] == "session"
+    code, err, lines = run(env, "/permissions")
+    assert "allow: Bash(ls *)" in lines[-1]["text"]
+    commands = env.config_home / "earshot" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "sum.md").write_text("Summarise $ARGUMENTS.", encoding="utf-8")
+    code, err, lines = run(env, "/sum the diff")
+    assert code == 0, err
+    found, _ = stored(env, session_id(lines))
+    texts = [e.message.text for e in found if isinstance(e, MessageEntry)]
+    assert texts == ["Summarise the diff.", "Summary."]

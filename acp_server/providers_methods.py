@@ -1,0 +1,150 @@
+"""ACP's unstable provider methods: `providers/list`, `providers/set`, `providers/disable`
+(`schema.unstable.json`; advertised as `agentCapabilities.providers`).
+
+What they mean for earshot (which file is written, how a key in a header is kept) is the
+composition root's (`earshot.provider_admin`, behind `ProviderConfig`). Here: the params are
+checked, the answer shaped, and after a change every open session's model picker follows at once
+(`config_option_update`, after the models of a new OpenAI-compatible server were asked), without a
+restart. No header value is echoed in an answer or an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+
+from acp_server.framing import InvalidParams, RawObject, RpcError
+from acp_server.jsonrpc import RequestContext, RequestHandler
+
+JsonObject = dict[str, Any]
+
+if TYPE_CHECKING:
+    from acp_server.factory import SessionFactory
+    from acp_server.live import LiveSession
+
+PROVIDERS_CAPABILITY: JsonObject = {}
+"""`agentCapabilities.providers`: `{}` says the provider methods are supported."""
+
+
+@runtime_checkable
+class ProviderConfig(Protocol):
+    """What a `SessionFactory` implements to offer the provider methods."""
+
+    def list_providers(self, cwd: Path) -> list[JsonObject]: ...
+
+    def set_provider(
+        self,
+        cwd: Path,
+        *,
+        provider_id: str,
+        api_type: str,
+        base_url: str,
+        headers: Mapping[str, str],
+    ) -> None:
+        """Raises: ValueError with a `field` attribute (the param at fault, or None)."""
+        ...
+
+    def disable_provider(self, cwd: Path, provider_id: str) -> None:
+        """Raises: ValueError with a `field` attribute (the param at fault, or None)."""
+        ...
+
+
+class ProviderMethods:
+    """The three handlers, over the server's factory and open sessions."""
+
+    def __init__(
+        self,
+        *,
+        factory: Callable[[], SessionFactory],
+        sessions: Callable[[], Sequence[LiveSession]],
+    ) -> None:
+        self._factory = factory
+        self._sessions = sessions
+
+    def handlers(self) -> dict[str, RequestHandler]:
+        return {
+            "providers/list": self.list,
+            "providers/set": self.set,
+            "providers/disable": self.disable,
+        }
+
+    async def _config(self) -> ProviderConfig:
+        factory = self._factory()
+        if not isinstance(factory, ProviderConfig):
+            raise RpcError(-32601, "method not found: providers are not configurable here")
+        return factory
+
+    def _cwd(self) -> Path:
+        """Whose settings: the first open session's directory, else the process's."""
+        for live in self._sessions():
+            return live.agent.cwd
+        return Path.cwd()
+
+    async def list(self, params: RawObject, context: RequestContext) -> JsonObject:
+        config = await self._config()
+        return {"providers": config.list_providers(self._cwd())}
+
+    async def set(self, params: RawObject, context: RequestContext) -> JsonObject:
+        config = await self._config()
+        provider_id = _string(params, "providerId")
+        api_type = _string(params, "apiType")
+        base_url = _string(params, "baseUrl")
+        raw_headers: object = params.get("headers") or {}
+        if not isinstance(raw_headers, dict) or not all(
+            isinstance(value, str) for value in cast("dict[str, Any]", raw_headers).values()
+        ):
+            raise InvalidParams("headers", "invalid params: headers is an object of strings")
+        headers = cast("dict[str, str]", raw_headers)
+        try:
+            config.set_provider(
+                self._cwd(),
+                provider_id=provider_id,
+                api_type=api_type,
+                base_url=base_url,
+                headers=headers,
+            )
+        except ValueError as error:
+            raise _invalid(error) from None
+        context.after_response.append(self._follow)
+        return {}
+
+    async def disable(self, params: RawObject, context: RequestContext) -> JsonObject:
+        config = await self._config()
+        provider_id = _string(params, "providerId")
+        try:
+            config.disable_provider(self._cwd(), provider_id)
+        except ValueError as error:
+            raise _invalid(error) from None
+        context.after_response.append(self._follow)
+        return {}
+
+    async def _follow(self) -> None:
+        """Every open session's picker shows the providers as they now are."""
+        factory = self._factory()
+        for live in self._sessions():
+            factory.refresh(live.agent.cwd)
+        for live in self._sessions():
+            if live.closed:
+                continue
+            await live.refresh_models()
+            await live.pickers.send_options()
+
+
+def _string(params: RawObject, name: str) -> str:
+    value = params.get(name)
+    if not isinstance(value, str) or not value:
+        raise InvalidParams(name, f"invalid params: {name} is a non-empty string")
+    return value
+
+
+def _invalid(error: ValueError) -> RpcError:
+    field = getattr(error, "field", None)
+    if isinstance(field, str):
+        return InvalidParams(field, f"invalid params: {error}")
+    from acp_server.errors import settings_error
+
+    return settings_error(error)  # the user settings file: -32001, naming it
+
+
+__all__ = ["PROVIDERS_CAPABILITY", "ProviderConfig", "ProviderMethods"]
