@@ -87,6 +87,8 @@ class ToolCallProgress(Record):
     call_id: str
     text: str = ""
     terminal_id: str | None = None
+    child_session_id: str | None = None
+    """A `task` call's subagent runs in this (child) session."""
     parent_call_id: str | None = None
     kind: Literal["tool_call_progress"] = "tool_call_progress"
 
@@ -189,6 +191,9 @@ class CommandOutput(Record):
     """What a slash command says (`/mode plan` -> "Mode: plan.")."""
 
     text: str
+    branch_changed: bool = False
+    """The conversation's current branch changed (`/rewind`): a front end that shows the
+    conversation shows it again."""
     kind: Literal["command_output"] = "command_output"
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
+from agent.branches import Branches
 from agent.context import CompactionResult, ContextShaper, ShapeContext
 from agent.events import (
     AgentEvent,
@@ -49,7 +50,7 @@ from agent.session_setup import (
 )
 from agent.session_transcript import SessionTranscript
 from agent.slash_commands import CommandCall, run_builtin, skill_prompt
-from agent.subagent import SubagentRunner
+from agent.subagent import ChildSessions, SubagentRunner
 from agent.system_prompt import build_system_prompt
 from agent.tooling import Tooling
 from agent.tools.base import ReadTracker, ScopeContract
@@ -131,6 +132,7 @@ async def create_session(
         interaction=interaction or DenyingInteraction(),
         roots=roots,
         setup=setup,
+        store=store,
     )
 
 
@@ -151,8 +153,10 @@ class AgentSession:
         interaction: Interaction,
         roots: tuple[Path, ...],
         setup: SessionSetup,
+        store: SessionStore | None = None,
     ) -> None:
         self.transcript = transcript
+        self._store = store
         self._options = options
         self._model_factory = model_factory
         self._catalog = catalog
@@ -221,6 +225,13 @@ class AgentSession:
             hooks=setup.hooks, session_id=self.id, appended=self._prompt_appended
         )
         self._undo = BatchUndo(setup.undo, transcript, self.cwd)
+        self.branches = Branches(
+            transcript=transcript,
+            undo=self._undo,
+            store=store,
+            settings=lambda: (self.model_name, self.reasoning_effort, self.mode),
+        )
+        """`/rewind` and `/fork` (`agent.branches`)."""
         notices = (setup.sandbox.notice(), self._undo.notice(), *options.notices)
         self._notices = [text for text in notices if text]
         """Said once, at the start of the first turn."""
@@ -258,7 +269,12 @@ class AgentSession:
             raise RuntimeError("a turn is running: run the command once it has ended")
 
         async def command(emit: Callable[[AgentEvent], None], scope: anyio.CancelScope) -> None:
-            await run_builtin(self, call, emit)
+            stream = self._stream
+            assert stream is not None
+            await run_builtin(self, call, emit, OrderedInteraction(self._interaction, stream))
+            if call.name == "rewind":
+                self.todos = self.transcript.todos()
+                emit(TodosChanged(items=self.todos))
 
         return self._start(command)
 
@@ -428,6 +444,9 @@ class AgentSession:
                 tooling=tooling,
                 emit=emit,
                 usage=self.usage.subagent_call,
+                children=None
+                if self._store is None
+                else ChildSessions(self._store, self.transcript, lambda: self.model_name),
             )
             tooling = dataclasses.replace(
                 tooling,

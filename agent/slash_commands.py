@@ -13,7 +13,9 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from agent.backends import MODES, Mode
+from agent.backends import MODES, Interaction, Mode
+from agent.branch_commands import fork_command, rewind_command
+from agent.branches import Branches
 from agent.events import AgentEvent, CommandOutput
 from providers.types import ReasoningEffort
 
@@ -23,6 +25,16 @@ BUILTIN_COMMANDS: Final[tuple[tuple[str, str, str | None], ...]] = (
     ("mode", "Switch mode: plan, ask, accept-edits, auto, yolo", "mode"),
     ("model", "Switch model (provider/model)", "provider/model"),
     ("clear", "Start over: later turns no longer see the conversation so far", None),
+    (
+        "rewind",
+        "Go back to before a user message (lists them without N); can restore files too",
+        "message number (empty: list them)",
+    ),
+    (
+        "fork",
+        "Copy the conversation (up to before message N) into a new session",
+        "message number (empty: the whole conversation)",
+    ),
 )
 """(name, description, input hint) of each built-in command."""
 BUILTIN_NAMES: Final = frozenset(name for name, _, _ in BUILTIN_COMMANDS)
@@ -74,6 +86,8 @@ class CommandTarget(Protocol):
     def model_name(self) -> str: ...
     @property
     def reasoning_effort(self) -> ReasoningEffort | None: ...
+    @property
+    def branches(self) -> Branches: ...
 
     async def set_mode(self, mode: Mode) -> None: ...
     async def set_model(
@@ -84,9 +98,13 @@ class CommandTarget(Protocol):
 
 
 async def run_builtin(
-    session: CommandTarget, call: CommandCall, emit: Callable[[AgentEvent], None]
+    session: CommandTarget,
+    call: CommandCall,
+    emit: Callable[[AgentEvent], None],
+    interaction: Interaction | None = None,
 ) -> None:
-    """Run the built-in command `call` (not `/compact`: the session runs that one itself)."""
+    """Run the built-in command `call` (not `/compact`: the session runs that one itself).
+    `interaction` asks the user what a command needs to know (`/rewind`: the files too?)."""
 
     def say(text: str) -> None:
         emit(CommandOutput(text=text))
@@ -115,5 +133,9 @@ async def run_builtin(
         case "clear":
             await session.clear()
             say("Cleared: the next prompt starts a fresh conversation.")
+        case "rewind":
+            await rewind_command(session.branches, call.argument, emit, interaction)
+        case "fork":
+            await fork_command(session.branches, call.argument, emit)
         case _:
             say(f"Unknown command /{call.name}.")
