@@ -30,6 +30,7 @@ def initialize_result(version: str) -> JsonObject:
                 "close": {},
                 "delete": {},
                 "additionalDirectories": {},
+                "fork": {},
             },
             "auth": {"logout": {}},
         },

@@ -42,6 +42,7 @@ from acp_server.updates import UpdateTranslator, message_chunk
 from agent.backends import FileBackend, Mode
 from agent.events import (
     AgentEvent,
+    CommandOutput,
     ModeChanged,
     ModelChanged,
     Notice,
@@ -309,6 +310,10 @@ class LiveSession:
                 await self._send_config()
             case ModelChanged():
                 await self._send_config()
+            case CommandOutput(branch_changed=True):
+                from acp_server.branches import rewound_replay
+
+                await rewound_replay(self)
             case _:
                 pass
 

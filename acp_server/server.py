@@ -54,6 +54,17 @@ def _no_log(event: str, fields: Any) -> None:
     return None
 
 
+def _deferred(server: AcpServer, module: str, name: str) -> RequestHandler:
+    """A handler kept in a module of its own, imported when the method is first called (off
+    the start-up path): `handler(server, params, context)`."""
+
+    async def handle(params: JsonObject, context: RequestContext) -> JsonObject:
+        handler = getattr(importlib.import_module(module), name)
+        return await handler(server, params, context)
+
+    return handle
+
+
 class AcpServer:
     """Serves one client over one connection."""
 
@@ -96,6 +107,7 @@ class AcpServer:
             "session/set_mode": self.session_set_mode,
             "session/set_config_option": self.session_set_config_option,
             "session/prompt": self.session_prompt,
+            "session/fork": _deferred(self, "acp_server.branches", "session_fork"),
         }
 
     def notifications(self) -> dict[str, NotificationHandler]:
@@ -408,13 +420,18 @@ class AcpServer:
         cwd = (
             Path(p.require_absolute_path(params, "cwd")) if params.get("cwd") is not None else None
         )
+        from acp_server.branches import list_filter, list_meta
+
         cursor = p.optional_str(params, "cursor")
+        children, parent_id = list_filter(params)
         factory = await self.factory()
         with anyio.move_on_after(5):
             # A session answered in advance is listed once its transcript exists.
             await self._pending.wait_all()
         try:
-            page = factory.store.list(cwd, cursor=cursor, limit=SESSION_LIST_PAGE)
+            page = factory.store.list(
+                cwd, cursor=cursor, limit=SESSION_LIST_PAGE, children=children, parent_id=parent_id
+            )
         except ValueError as exc:
             raise InvalidParams("cursor", f"invalid params: bad cursor ({exc})") from exc
         sessions: list[JsonObject] = []
@@ -424,6 +441,8 @@ class AcpServer:
                 info["title"] = item.title
             if item.additional_directories:
                 info["additionalDirectories"] = list(item.additional_directories)
+            if (meta := list_meta(item)) is not None:
+                info["_meta"] = meta
             sessions.append(info)
         result: JsonObject = {"sessions": sessions}
         if page.next_cursor is not None:

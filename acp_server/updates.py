@@ -149,6 +149,8 @@ class _Call:
     subagent_text: list[str] = field(default_factory=lambda: [])
     subagent_message: str | None = None
     subagent_dirty: bool = False
+    child_session_id: str | None = None
+    """The session a `task` call's subagent runs in (`child_session_link`)."""
 
     def content(self, extra: list[JsonObject] | None = None) -> list[JsonObject]:
         items = _diffs(self.ui)
@@ -158,6 +160,8 @@ class _Call:
             items.append({"type": "content", "content": text_block(self.output)})
         if self.subagent_text:
             items.append({"type": "content", "content": text_block("".join(self.subagent_text))})
+        if self.child_session_id is not None:
+            items.append({"type": "content", "content": child_session_link(self.child_session_id)})
         if extra:
             items.extend(extra)
         return items
@@ -188,8 +192,9 @@ class UpdateTranslator:
         }
         if raw_input is not None:
             update["rawInput"] = raw_input
-        if call.parent_call_id is not None:
-            update["_meta"] = {"earshot": {"parentToolCallId": call.parent_call_id}}
+        meta = _call_meta(call)
+        if meta is not None:
+            update["_meta"] = meta
         return update
 
     def _call(self, call_id: str, name: str = "", parent: str | None = None) -> _Call:
@@ -291,18 +296,23 @@ class UpdateTranslator:
                 return updates
             case ToolCallProgress():
                 call = self._call(event.call_id, parent=event.parent_call_id)
+                if event.child_session_id is not None:
+                    call.child_session_id = event.child_session_id
+                    if self.replaying:
+                        return []  # shown with the call's final state
                 if event.terminal_id is not None:
                     call.terminal_id = event.terminal_id
                 if event.text:
                     call.output = (call.output + event.text)[-OUTPUT_DISPLAY_LIMIT:]
                 updates = self._ensure_announced(call)
-                updates.append(
-                    {
-                        "sessionUpdate": "tool_call_update",
-                        "toolCallId": call.call_id,
-                        "content": call.content(),
-                    }
-                )
+                progress: JsonObject = {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": call.call_id,
+                    "content": call.content(),
+                }
+                if event.child_session_id is not None:
+                    progress["_meta"] = _call_meta(call)
+                updates.append(progress)
                 return updates
             case ToolCallFinished():
                 return self._finished(event)
@@ -389,6 +399,8 @@ class UpdateTranslator:
         }
         raw_output: Any = event.raw_output
         update["rawOutput"] = raw_output if raw_output is not None else event.result.text
+        if call.child_session_id is not None:
+            update["_meta"] = _call_meta(call)
         updates.append(update)
         # The client keeps the final state; forgetting the call keeps long sessions small.
         del self.calls[event.call_id]
@@ -455,6 +467,27 @@ class UpdateTranslator:
 
 
 # ------------------------------------------------------------------------ permission prompts
+
+
+def child_session_link(session_id: str) -> JsonObject:
+    """The `resource_link` a `task` call shows to the child session its subagent ran in (open
+    it with `session/load`; `earshot sessions show` prints it)."""
+    return {
+        "type": "resource_link",
+        "uri": f"earshot://session/{session_id}",
+        "name": f"Subagent session {session_id}",
+        "title": "Subagent session",
+        "description": "What the subagent did: load this session to read it",
+    }
+
+
+def _call_meta(call: _Call) -> JsonObject | None:
+    earshot: JsonObject = {}
+    if call.parent_call_id is not None:
+        earshot["parentToolCallId"] = call.parent_call_id
+    if call.child_session_id is not None:
+        earshot["childSessionId"] = call.child_session_id
+    return {"earshot": earshot} if earshot else None
 
 
 def permission_request(translator: UpdateTranslator, prompt: PermissionPrompt) -> JsonObject:

@@ -34,23 +34,39 @@ RequestHandler = Callable[["AcpClient", Json], Awaitable[Any]]
 """Answers one agent->client request: called with the client and the request's `params`."""
 
 
-@cache
-def _schema() -> Json:
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+UNSTABLE_SCHEMA_PATH = SCHEMA_PATH.with_name("schema.unstable.json")
+"""The unstable methods we offer (`session/fork`) validate against this one."""
 
 
 @cache
-def _validator(definition: str) -> Draft202012Validator:
-    defs = _schema()["$defs"]
+def _schema(path: Path = SCHEMA_PATH) -> Json:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@cache
+def _validator(definition: str, path: Path = SCHEMA_PATH) -> Draft202012Validator:
+    defs = _schema(path)["$defs"]
     assert definition in defs, definition
     return Draft202012Validator({"$defs": defs, "$ref": f"#/$defs/{definition}"})
 
 
+UNSTABLE_METHODS = frozenset({"session/fork"})
+
+
 @cache
 def _method_types() -> dict[tuple[str, str], str]:
-    """(x-method, kind) -> $defs name, kind in request|response|notification (agent side view)."""
+    """(x-method, kind) -> $defs name, kind in request|response|notification (agent side view);
+    the unstable methods we offer come from the unstable schema."""
+    types = _method_types_of(SCHEMA_PATH)
+    for key, name in _method_types_of(UNSTABLE_SCHEMA_PATH).items():
+        if key[0] in UNSTABLE_METHODS:
+            types[key] = name
+    return types
+
+
+def _method_types_of(path: Path) -> dict[tuple[str, str], str]:
     types: dict[tuple[str, str], str] = {}
-    for name, definition in _schema()["$defs"].items():
+    for name, definition in _schema(path)["$defs"].items():
         method = definition.get("x-method")
         if method is None:
             continue
@@ -71,8 +87,8 @@ class _ErrorIterator(Protocol):
     def iter_errors(self, instance: Any) -> Iterator[ValidationError]: ...
 
 
-def schema_errors(definition: str, value: Any) -> list[str]:
-    validator = cast(_ErrorIterator, _validator(definition))
+def schema_errors(definition: str, value: Any, path: Path = SCHEMA_PATH) -> list[str]:
+    validator = cast(_ErrorIterator, _validator(definition, path))
     return [
         f"{definition} at /{'/'.join(str(p) for p in error.absolute_path)}: {error.message}"
         for error in validator.iter_errors(value)
@@ -183,7 +199,8 @@ class AcpClient:
         if definition is None:
             self.violations.append(f"unexpected {key[1]} {key[0]!r}: {json.dumps(message)[:200]}")
             return
-        for error in schema_errors(definition, value):
+        path = UNSTABLE_SCHEMA_PATH if key[0] in UNSTABLE_METHODS else SCHEMA_PATH
+        for error in schema_errors(definition, value, path):
             self.violations.append(f"{error} in {json.dumps(message)[:300]}")
 
     # ------------------------------------------------------------------------ writing

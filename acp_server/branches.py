@@ -1,0 +1,155 @@
+"""The session tree over ACP: `session/fork` (unstable), children in `session/list`, and the
+conversation sent again after `/rewind`.
+
+`session/fork` copies the source's current branch into a new session (its own id and file, whose
+header records the origin) and opens it like `session/resume`: the answer is `session/new`'s
+(modes, config options), and `session/load` of the new id replays the copied history. Where the
+copy ends is, in `_meta.earshot`:
+- nothing: the whole current branch;
+- `beforeUserMessage: N`: just before the Nth user message of the branch (what `/fork N` does);
+- `upToMessageId: ID`: up to and including that message (a `messageId` the editor was shown:
+  replayed user messages and assistant chunks carry their entry's id).
+
+`session/list` marks a subagent's session with `_meta.earshot.parent: {sessionId, toolCallId}`
+(and a fork with `_meta.earshot.forkedFrom`). A request's `_meta.earshot.children` filters:
+`false` leaves children out, and `parentSessionId: ID` lists only the children of ID.
+
+After `/rewind` the editor still shows the old conversation, and ACP has no way to clear it. So
+the live session sends the rewound branch again, as `session/load` would, between two agent
+text lines that say what follows (`rewound_replay`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from acp_server import params as p
+from acp_server.jsonrpc import InvalidParams, JsonObject, RequestContext
+from acp_server.setup_params import parse_setup
+from acp_server.updates import message_chunk
+
+if TYPE_CHECKING:
+    from acp_server.factory import SessionIO
+    from acp_server.live import LiveSession
+    from acp_server.server import AcpServer
+    from agent.session import AgentSession
+    from sessions import SessionStore, SessionSummary
+
+REWIND_START = "\n\n— Rewound. The conversation as it now stands: —\n\n"
+REWIND_END = "\n\n— End of the rewound conversation. —\n\n"
+
+
+async def session_fork(
+    server: AcpServer, params: JsonObject, context: RequestContext
+) -> JsonObject:
+    """`session/fork`: a new session from the source's branch, open and ready for prompts."""
+    source_id = p.require_session_id(params)
+    setup = parse_setup(params)
+    factory = await server.factory()
+    # The copy is what is on disk: forking a session whose turn is still running copies it as
+    # far as it got (calls without results are answered "interrupted" in the copy).
+    at_entry = await fork_point(factory.store, source_id, params)
+    forked = await factory.store.fork(source_id, at_entry=at_entry)
+    forked_id = forked.id
+    await forked.aclose()
+    factory.refresh(setup.cwd)
+
+    async def make(io: SessionIO) -> AgentSession:
+        return await factory.resume(
+            forked_id,
+            cwd=setup.cwd,
+            additional_directories=setup.additional_directories,
+            mcp_servers=setup.mcp_servers,
+            io=io,
+        )
+
+    opened = await server._open(setup, make)  # pyright: ignore[reportPrivateUsage]
+    context.after_response.append(opened.send_commands)
+    return {"sessionId": opened.id, **opened.setup_result()}
+
+
+async def fork_point(store: SessionStore, source_id: str, params: JsonObject) -> str | None:
+    """The entry the fork's copy ends at (None: the source's leaf), from `_meta.earshot`.
+
+    Raises:
+        InvalidParams: the meta names no message of the source's branch.
+        sessions.SessionNotFound: no such source.
+    """
+    from agent.branches import user_messages
+
+    meta = _earshot_meta(params)
+    number = meta.get("beforeUserMessage")
+    message_id = meta.get("upToMessageId")
+    if number is None and message_id is None:
+        return None
+    source = await store.open(source_id, claim=False)
+    try:
+        entries = source.path_entries()
+    finally:
+        await source.aclose()
+    if number is not None:
+        messages = user_messages(entries)
+        if not isinstance(number, int) or isinstance(number, bool):
+            raise InvalidParams("_meta.earshot.beforeUserMessage", "invalid params: not a number")
+        if not 1 <= number <= len(messages):
+            raise InvalidParams(
+                "_meta.earshot.beforeUserMessage",
+                f"invalid params: the branch has {len(messages)} user message(s)",
+            )
+        before = messages[number - 1].before
+        if before is None:
+            raise InvalidParams(
+                "_meta.earshot.beforeUserMessage", "invalid params: nothing comes before it"
+            )
+        return before
+    if not isinstance(message_id, str) or all(entry.id != message_id for entry in entries):
+        raise InvalidParams(
+            "_meta.earshot.upToMessageId",
+            f"invalid params: no message {p.shown(message_id)} on the source's branch",
+        )
+    return message_id
+
+
+def list_filter(params: JsonObject) -> tuple[bool, str | None]:
+    """`(children, parent_id)` for `SessionStore.list` from a `session/list` request."""
+    meta = _earshot_meta(params)
+    children = meta.get("children", True)
+    parent_id = meta.get("parentSessionId")
+    if not isinstance(children, bool):
+        raise InvalidParams("_meta.earshot.children", "invalid params: children is a boolean")
+    if parent_id is not None and not isinstance(parent_id, str):
+        raise InvalidParams(
+            "_meta.earshot.parentSessionId", "invalid params: parentSessionId is a session id"
+        )
+    return children, parent_id
+
+
+def list_meta(item: SessionSummary) -> JsonObject | None:
+    """The `_meta` of one `session/list` row: where a child or fork came from."""
+    earshot: JsonObject = {}
+    if item.parent is not None:
+        earshot["parent"] = {
+            "sessionId": item.parent.session_id,
+            "toolCallId": item.parent.call_id,
+        }
+    if item.forked_from is not None:
+        earshot["forkedFrom"] = {
+            "sessionId": item.forked_from.session_id,
+            "entryId": item.forked_from.entry_id,
+        }
+    return {"earshot": earshot} if earshot else None
+
+
+async def rewound_replay(live: LiveSession) -> None:
+    """After `/rewind`: the current branch again, between two lines saying what it is."""
+    await live.channel.update(message_chunk("agent_message_chunk", REWIND_START, None))
+    await live.replay()
+    await live.channel.update(message_chunk("agent_message_chunk", REWIND_END, None))
+
+
+def _earshot_meta(params: JsonObject) -> JsonObject:
+    meta = params.get("_meta")
+    if not isinstance(meta, dict):
+        return {}
+    earshot = cast("JsonObject", meta).get("earshot")
+    return cast("JsonObject", earshot) if isinstance(earshot, dict) else {}
