@@ -21,7 +21,8 @@ DESCRIPTION = """earshot: a coding agent that editors run over the Agent Client 
   earshot --stdio                      serve ACP on stdin/stdout (what an editor starts)
   earshot -p "fix the failing test"    one turn, headless, in this directory
   earshot sessions list [--all]        sessions of this directory (or all)
-  earshot sessions show ID             a session's transcript
+  earshot sessions show ID [--branch B] a session's transcript (B: a branch of `tree`)
+  earshot sessions tree ID             its branches, subagent sessions and forks
   earshot models [--provider P]        providers with credentials, and their models
   earshot models --refresh             first download the models.dev catalog (network)
   earshot undo                         undo the last change batch of this directory's session
@@ -75,6 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--resume", metavar="ID", help="continue the session with this id")
     parser.add_argument(
+        "--fork", metavar="ID", help="continue from a copy of this session (it stays as it is)"
+    )
+    parser.add_argument(
         "-c",
         "--continue",
         dest="continue_latest",
@@ -99,6 +103,13 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--all", action="store_true", help="every directory, not just this one")
     show = session_commands.add_parser("show", help="a session's transcript")
     show.add_argument("id")
+    show.add_argument(
+        "--branch",
+        metavar="B",
+        help="show this branch (number from `sessions tree`, `current`, or an entry id)",
+    )
+    tree = session_commands.add_parser("tree", help="a session's branches, children and forks")
+    tree.add_argument("id")
     models = commands.add_parser("models", help="providers and models from the catalog")
     models.add_argument("--provider", metavar="ID", help="list this provider's models")
     models.add_argument(
@@ -210,7 +221,16 @@ def _sessions(options: argparse.Namespace, cwd: Path) -> int:
         return sessions_list(cwd, all_directories=bool(options.all), out=sys.stdout)
     import anyio
 
+    from earshot.session_tree import sessions_show_branch, sessions_tree
+
     session_id = cast("str", options.id)
+    if options.sessions_command == "tree":
+        return anyio.run(lambda: sessions_tree(session_id, out=sys.stdout, err=sys.stderr))
+    branch = cast("str | None", options.branch)
+    if branch is not None:
+        return anyio.run(
+            lambda: sessions_show_branch(session_id, branch, out=sys.stdout, err=sys.stderr)
+        )
     return anyio.run(lambda: sessions_show(session_id, out=sys.stdout, err=sys.stderr))
 
 
@@ -314,6 +334,7 @@ def _print_mode(options: argparse.Namespace, cwd: Path) -> int:
             permission_mode=options.permission_mode,
             model=options.model,
             resume=options.resume,
+            fork=options.fork,
             continue_latest=bool(options.continue_latest),
             images=tuple(Path(path) for path in cast("list[str]", options.image)),
         )

@@ -105,6 +105,8 @@ class PrintOptions:
     permission_mode: Mode | None = None
     model: str | None = None
     resume: str | None = None
+    fork: str | None = None
+    """Continue from a copy of this session (`earshot.session_tree.fork_for_print`)."""
     continue_latest: bool = False
     images: tuple[Path, ...] = ()
 
@@ -450,6 +452,8 @@ async def _resume_id(
 ) -> str | None:
     if options.resume is not None and options.continue_latest:
         raise UsageError("--resume and --continue cannot be used together")
+    if options.fork is not None:
+        return await _forked(options, renderer)
     if options.resume is not None:
         return resolve_session_id(options.resume)
     if not options.continue_latest:
@@ -462,6 +466,16 @@ async def _resume_id(
         return None
     await latest.aclose()
     return latest.id
+
+
+async def _forked(options: PrintOptions, renderer: Renderer) -> str:
+    from earshot.session_tree import fork_for_print
+
+    if options.resume is not None or options.continue_latest:
+        raise UsageError("--fork cannot be used with --resume or --continue")
+    forked = await fork_for_print(resolve_session_id(options.fork or ""), PROCESS_NAME)
+    renderer.note(f"forked session {options.fork} into {forked}")
+    return forked
 
 
 def _pick(options: PrintOptions, composition: Composition, *, resuming: bool) -> ModelPick:
