@@ -36,6 +36,7 @@ from agent.events import (
     ToolCallRunning,
     ToolCallStarted,
 )
+from agent.inbox import title_from
 from agent.loop import TurnLoop
 from agent.replay import SUBAGENT_LINK
 from agent.session_transcript import SessionTranscript
@@ -110,7 +111,8 @@ class SubagentRunner:
             # The session's current model (a switch applies at the subagent's next call too).
             return dataclasses.replace(self._config(), tools=chosen, system_prompt=system)
 
-        child = None if self._children is None else await self._children.open(call_id, config())
+        children = self._children
+        child = None if children is None else await children.open(call_id, config(), prompt)
         own = UsageTracker(model_info=config().model_info)
 
         async def usage(used: Usage | None, context_tokens: int) -> None:
@@ -162,9 +164,9 @@ class ChildSessions:
         self._parent = parent
         self._model_name = model_name
 
-    async def open(self, call_id: str, config: TurnConfig) -> Session:
+    async def open(self, call_id: str, config: TurnConfig, prompt: str) -> Session:
         """The child session of `call_id`, created (its header naming the parent session and
-        call) with the model it runs recorded, and linked from the parent.
+        call) with the model it runs and a title from its prompt, and linked from the parent.
 
         Raises:
             sessions.SessionWriteFailed: the child's file could not be written.
@@ -176,11 +178,11 @@ class ChildSessions:
             parent=ParentLink(session_id=parent.id, call_id=call_id),
         )
         try:
-            await SessionTranscript(child).record_settings(
-                model=self._model_name(),
-                effort=config.reasoning_effort,
-                mode=None,
+            transcript = SessionTranscript(child)
+            await transcript.record_settings(
+                model=self._model_name(), effort=config.reasoning_effort, mode=None
             )
+            await transcript.record_title(f"Subagent: {title_from(prompt) or call_id}")
             with anyio.CancelScope(shield=True):
                 await parent.append(
                     ExtensionEntry(

@@ -188,7 +188,7 @@ class SessionStore:
 
     async def latest(self, cwd: Path) -> Session | None:
         """The most recently updated session of `cwd` (for `--continue`), or None; read-only
-        (open it by id to write to it)."""
+        (open it by id to write to it). A subagent's session (a child) is never it."""
         absolute = os.path.abspath(cwd)
         candidates = sorted(self._scan([self.root / cwd_hash(absolute)]), key=_newest, reverse=True)
         for found in candidates:
@@ -196,7 +196,7 @@ class SessionStore:
                 session = await anyio.to_thread.run_sync(load, found.path, self.process)
             except (FileNotFoundError, SessionUnreadable):
                 continue
-            if session.header.cwd == absolute:
+            if session.header.cwd == absolute and session.header.parent is None:
                 return session
             await session.aclose()
         return None

@@ -4,6 +4,7 @@ usage kept on the child and rolled up into the parent."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import anyio
@@ -88,6 +89,15 @@ async def test_a_subagent_runs_in_a_child_session_linked_both_ways(tmp_path: Pat
     only = where.store.list(where.cwd, parent_id=session.id).items
     assert [item.id for item in only] == [child_id]
     assert only[0].parent is not None and only[0].parent.call_id == "task_1"
+
+    assert only[0].title == "Subagent: What is in the project?"
+    # `--continue` never picks a child, even one written last.
+    child_path = where.store.root / child.path.parent.name / f"{child_id}.jsonl"
+    newest = child_path.stat().st_mtime_ns + 10**9
+    os.utime(child_path, ns=(newest, newest))
+    latest = await where.store.latest(where.cwd)
+    assert latest is not None and latest.id == session.id
+    await latest.aclose()
 
     # A reopened parent replays the link.
     replayed = session.replay_events()
