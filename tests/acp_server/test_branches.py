@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from tests.acp_server.client import AcpClient, AgentEnv, initialize, json_list, spawn_agent
@@ -285,3 +287,69 @@ async def test_a_task_runs_in_a_child_session_linked_listed_and_loadable(
         )
         replayed = [u for u in client.updates(parent) if u.get("toolCallId") == "task_1"]
         assert replayed[-1]["_meta"]["earshot"]["childSessionId"] == child
+
+
+async def test_cancelling_the_parent_cancels_its_child_which_stays_loadable(
+    agent_env: AgentEnv,
+) -> None:
+    task = {
+        "id": "task_1",
+        "name": "task",
+        "arguments": {"description": "Survey", "prompt": "List the project"},
+    }
+    agent_env.script(
+        [
+            {"tool_calls": [task], "usage": {"input_tokens": 10, "output_tokens": 1}},
+            {
+                "tool_calls": [{"id": "c1", "name": "ls", "arguments": {"path": "."}}],
+                "usage": {"input_tokens": 100, "output_tokens": 10},
+            },
+            {"text": "still looking", "hang": True},
+        ]
+    )
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        parent = (await new_session(client, agent_env))["sessionId"]
+        prompt = await client.start_request("session/prompt", text_prompt(parent, "survey"))
+
+        def child_call_done() -> bool:
+            return any(
+                u.get("toolCallId") == "c1" and u.get("status") == "completed"
+                for u in client.updates(parent)
+            )
+
+        # The child's call is done; its next model call streams, then hangs.
+        await client.wait_for(child_call_done)
+        await client.notify("session/cancel", {"sessionId": parent})
+        answer = await client.response(prompt)
+        assert answer["result"] == {"stopReason": "cancelled"}
+        linked = [
+            u["_meta"]["earshot"]["childSessionId"]
+            for u in client.updates(parent)
+            if u.get("toolCallId") == "task_1" and "_meta" in u
+        ]
+        child = linked[0]
+
+    # The child's file: its finished call, then nothing half-written; usage kept on it and
+    # counted in the parent's.
+    sessions = agent_env.data_home / "earshot" / "sessions"
+    (child_file,) = sessions.glob(f"*/{child}.jsonl")
+    (parent_file,) = sessions.glob(f"*/{parent}.jsonl")
+
+    def usage_totals(path: Path) -> list[int]:
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+        return [
+            line["data"]["input_tokens"]
+            for line in lines
+            if line["kind"] == "extension" and line["name"] == "usage"
+        ]
+
+    assert usage_totals(child_file)[-1] == 100
+    assert usage_totals(parent_file)[-1] == 110
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        await client.call(
+            "session/load", {"sessionId": child, "cwd": str(agent_env.workspace), "mcpServers": []}
+        )
+        calls = [u for u in client.updates(child) if u["sessionUpdate"] == "tool_call"]
+        assert [(c["toolCallId"], c["status"]) for c in calls] == [("c1", "completed")]
