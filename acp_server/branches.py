@@ -21,31 +21,48 @@ text lines that say what follows (`rewound_replay`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol, cast
 
 from acp_server import params as p
 from acp_server.jsonrpc import InvalidParams, JsonObject, RequestContext
-from acp_server.setup_params import parse_setup
+from acp_server.setup_params import SessionSetup, parse_setup
 from acp_server.updates import message_chunk
 
 if TYPE_CHECKING:
-    from acp_server.factory import SessionIO
-    from acp_server.live import LiveSession
-    from acp_server.server import AcpServer
+    from acp_server.client_io import SessionChannel
+    from acp_server.factory import SessionFactory, SessionIO
     from agent.session import AgentSession
     from sessions import SessionStore, SessionSummary
+
+
+class Opened(Protocol):
+    """What `session/fork` needs of the live session it opened (`LiveSession`)."""
+
+    @property
+    def id(self) -> str: ...
+    def setup_result(self) -> JsonObject: ...
+    async def send_commands(self) -> None: ...
+
+
+Make = Callable[["SessionIO"], Awaitable["AgentSession"]]
+OpenSession = Callable[[SessionSetup, Make], Awaitable[Opened]]
 
 REWIND_START = "\n\n— Rewound. The conversation as it now stands: —\n\n"
 REWIND_END = "\n\n— End of the rewound conversation. —\n\n"
 
 
 async def session_fork(
-    server: AcpServer, params: JsonObject, context: RequestContext
+    get_factory: Callable[[], Awaitable[SessionFactory]],
+    open_session: OpenSession,
+    params: JsonObject,
+    context: RequestContext,
 ) -> JsonObject:
-    """`session/fork`: a new session from the source's branch, open and ready for prompts."""
+    """`session/fork`: a new session from the source's branch, open and ready for prompts
+    (`open_session` is the server's, as for `session/resume`)."""
     source_id = p.require_session_id(params)
     setup = parse_setup(params)
-    factory = await server.factory()
+    factory = await get_factory()
     # The copy is what is on disk: forking a session whose turn is still running copies it as
     # far as it got (calls without results are answered "interrupted" in the copy).
     at_entry = await fork_point(factory.store, source_id, params)
@@ -63,7 +80,7 @@ async def session_fork(
             io=io,
         )
 
-    opened = await server._open(setup, make)  # pyright: ignore[reportPrivateUsage]
+    opened = await open_session(setup, make)
     context.after_response.append(opened.send_commands)
     return {"sessionId": opened.id, **opened.setup_result()}
 
@@ -140,11 +157,12 @@ def list_meta(item: SessionSummary) -> JsonObject | None:
     return {"earshot": earshot} if earshot else None
 
 
-async def rewound_replay(live: LiveSession) -> None:
-    """After `/rewind`: the current branch again, between two lines saying what it is."""
-    await live.channel.update(message_chunk("agent_message_chunk", REWIND_START, None))
-    await live.replay()
-    await live.channel.update(message_chunk("agent_message_chunk", REWIND_END, None))
+async def rewound_replay(channel: SessionChannel, replay: Callable[[], Awaitable[None]]) -> None:
+    """After `/rewind`: the current branch again (`replay`: as `session/load` sends it),
+    between two lines saying what it is."""
+    await channel.update(message_chunk("agent_message_chunk", REWIND_START, None))
+    await replay()
+    await channel.update(message_chunk("agent_message_chunk", REWIND_END, None))
 
 
 def _earshot_meta(params: JsonObject) -> JsonObject:

@@ -313,7 +313,7 @@ class LiveSession:
             case CommandOutput(branch_changed=True):
                 from acp_server.branches import rewound_replay
 
-                await rewound_replay(self)
+                await rewound_replay(self.channel, self.replay)
             case _:
                 pass
 

@@ -54,13 +54,19 @@ def _no_log(event: str, fields: Any) -> None:
     return None
 
 
-def _deferred(server: AcpServer, module: str, name: str) -> RequestHandler:
-    """A handler kept in a module of its own, imported when the method is first called (off
-    the start-up path): `handler(server, params, context)`."""
+def _fork_handler(server: AcpServer) -> RequestHandler:
+    """`session/fork`, kept in `acp_server.branches` (imported at its first call, off the
+    start-up path); it opens the fork as `session/resume` opens a session."""
 
     async def handle(params: JsonObject, context: RequestContext) -> JsonObject:
-        handler = getattr(importlib.import_module(module), name)
-        return await handler(server, params, context)
+        from acp_server.branches import session_fork
+
+        return await session_fork(
+            server.factory,
+            server._open,  # pyright: ignore[reportPrivateUsage]
+            params,
+            context,
+        )
 
     return handle
 
@@ -107,7 +113,7 @@ class AcpServer:
             "session/set_mode": self.session_set_mode,
             "session/set_config_option": self.session_set_config_option,
             "session/prompt": self.session_prompt,
-            "session/fork": _deferred(self, "acp_server.branches", "session_fork"),
+            "session/fork": _fork_handler(self),
         }
 
     def notifications(self) -> dict[str, NotificationHandler]:

@@ -157,6 +157,17 @@ class ToolExecutor:
             return scrub(f"A pre_tool_use hook failed, so the call was not run: {exc}")
         if getattr(verdict, "blocked", False):
             reason = getattr(verdict, "reason", None) or "no reason given"
+            if self._tooling.trail is not None:
+                await self._tooling.trail.decision(
+                    call_id=item.call.id,
+                    tool=item.call.name,
+                    request=None,
+                    read_only=item.tool.read_only,
+                    allowed=False,
+                    source="hook",
+                    mode=self._tooling.mode(),
+                    reason=str(reason),
+                )
             return f"Blocked by a pre_tool_use hook: {reason}"
         return None
 
@@ -224,6 +235,22 @@ class ToolExecutor:
                 answer=verdict.answer,
             )
         )
+        if tooling.trail is not None:
+            await tooling.trail.decision(
+                call_id=call.id,
+                tool=call.name,
+                request=request,
+                read_only=item.tool.read_only,
+                allowed=verdict.allowed,
+                source=verdict.source,
+                mode=tooling.mode(),
+                answer=verdict.answer,
+                reason=verdict.reason,
+                rule=verdict.rule,
+                rule_file=verdict.rule_file,
+                unsandboxed=verdict.unsandboxed,
+                follow_up=follow_up is not None,
+            )
         if verdict.allowed:
             # Only the user's answer to a prompt that said so runs a command unconfined.
             item.ctx.unsandboxed = verdict.unsandboxed
@@ -259,6 +286,11 @@ class ToolExecutor:
                 terminal_id=terminal_id,
             )
         )
+        trail = self._tooling.trail
+        if trail is not None and raw_output is not None:
+            await trail.outcome(
+                call_id=result.tool_call_id, tool=result.name, status=status, raw_output=raw_output
+            )
 
 
 def _groups(batch: Sequence[CheckedCall]) -> list[list[CheckedCall]]:

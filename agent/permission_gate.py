@@ -51,6 +51,10 @@ class GateOutcome:
     reason: str
     unsandboxed: bool = False
     """The user chose to run this command outside the command sandbox (this call only)."""
+    rule: str | None = None
+    """The rule that decided (`Bash(npm test *)`), when one did."""
+    rule_file: str | None = None
+    """The settings file that rule came from, when known."""
 
 
 PersistRule: TypeAlias = Callable[[str, str], None]
@@ -169,11 +173,18 @@ class PermissionGate:
         if self._sandbox == "unavailable":
             decision = _without_sandbox(decision, request)
         source = _decision_source(decision)
+        rule = decision.rule
+        rule_text = None if rule is None else str(rule)
+        rule_file = None if rule is None else rule.file
         match decision.outcome:
             case "allow":
-                return GateOutcome(True, False, source, None, decision.reason)
+                return GateOutcome(
+                    True, False, source, None, decision.reason, rule=rule_text, rule_file=rule_file
+                )
             case "deny":
-                return GateOutcome(False, False, source, None, decision.reason)
+                return GateOutcome(
+                    False, False, source, None, decision.reason, rule=rule_text, rule_file=rule_file
+                )
             case "ask":
                 pass
             case _:

@@ -46,6 +46,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
+from dataclasses import field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -71,6 +72,8 @@ class Rule(Record, kw_only=False):
     tool: str
     pattern: str | None
     source: str
+    file: str | None = field(default=None, compare=False)
+    """The settings file the rule was read from (for the audit trail), when it came from one."""
 
     def __str__(self) -> str:
         return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
@@ -116,7 +119,8 @@ class PermissionRules(Record, kw_only=False):
         lists: dict[str, list[Rule]] = {"allow": [], "ask": [], "deny": []}
         for entry in settings.permission_rules:
             try:
-                lists[entry.list_name].append(parse_rule(entry.rule, entry.scope))
+                rule = replace(parse_rule(entry.rule, entry.scope), file=str(entry.source))
+                lists[entry.list_name].append(rule)
             except ValueError as error:
                 raise ValueError(
                     f"{entry.source}: permissions.{entry.list_name}: {error}"

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from agent.audit_trail import AuditTrail
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
 from agent.branches import Branches
 from agent.context import CompactionResult, ContextShaper, ShapeContext
@@ -232,6 +233,7 @@ class AgentSession:
             settings=lambda: (self.model_name, self.reasoning_effort, self.mode),
         )
         """`/rewind` and `/fork` (`agent.branches`)."""
+        self._trail = AuditTrail(transcript.stored)
         notices = (setup.sandbox.notice(), self._undo.notice(), *options.notices)
         self._notices = [text for text in notices if text]
         """Said once, at the start of the first turn."""
@@ -425,6 +427,7 @@ class AgentSession:
             reads=self._reads,
             turn=turn,
             snapshot=self._undo.snapshot,
+            trail=self._trail,
         )
 
     async def _turn(

@@ -31,6 +31,7 @@ from providers.types import ReasoningEffort
 from sessions import ModelChangeEntry, Session, data_dir
 
 if TYPE_CHECKING:
+    from agent.audit_trail import AuditTrail
     from providers.model import Model
 
 _log = get_logger(__name__)
@@ -98,6 +99,7 @@ class SessionSetup:
         reads: ReadTracker,
         turn: anyio.CancelScope,
         snapshot: Snapshot,
+        trail: AuditTrail | None = None,
     ) -> Tooling:
         """A turn's `Tooling`, with the services every tool may find: the skill index, and the
         `Read` deny rules' verdict on a path (search tools leave denied paths out of results)."""
@@ -122,6 +124,7 @@ class SessionSetup:
             sandbox=self.sandbox,
             hooks=self.hooks,
             snapshot=snapshot,
+            trail=trail,
         )
 
 

@@ -21,6 +21,7 @@ from typing import Any, Final, cast
 
 import anyio
 
+from agent.audit_trail import AuditTrail
 from agent.context import ContextShaper
 from agent.events import (
     AgentEvent,
@@ -130,7 +131,13 @@ class SubagentRunner:
             config=config,
             transcript=transcript,
             shaper=ContextShaper(),
-            tooling=dataclasses.replace(self._tooling, reads=ReadTracker(), services=services),
+            tooling=dataclasses.replace(
+                self._tooling,
+                reads=ReadTracker(),
+                services=services,
+                # The child's decisions and outcomes go with its calls, in its own file.
+                trail=self._tooling.trail if child is None else AuditTrail(child),
+            ),
             usage=usage,
             emit=_forwarder(self._emit, call_id),
             scope=anyio.CancelScope(),

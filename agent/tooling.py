@@ -25,6 +25,7 @@ from agent.tools.base import PermissionRequest, ReadTracker, ScopeContract, Tool
 if TYPE_CHECKING:
     import anyio
 
+    from agent.audit_trail import AuditTrail
     from agent.sandbox import Sandbox
     from agent.tool_calls import CallSinks
 
@@ -44,6 +45,10 @@ class GateVerdict(Protocol):
     def reason(self) -> str: ...
     @property
     def unsandboxed(self) -> bool: ...
+    @property
+    def rule(self) -> str | None: ...
+    @property
+    def rule_file(self) -> str | None: ...
 
 
 class Gate(Protocol):
@@ -108,6 +113,8 @@ class Tooling:
     sandbox: Sandbox | None = None
     hooks: Hooks | None = None
     snapshot: Snapshot | None = None
+    trail: AuditTrail | None = None
+    """Records each decision and each call's raw output in the transcript (`earshot audit`)."""
 
     def context(self, sinks: CallSinks) -> ToolContext:
         """A call's `ToolContext`."""

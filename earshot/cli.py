@@ -23,6 +23,10 @@ DESCRIPTION = """earshot: a coding agent that editors run over the Agent Client 
   earshot sessions list [--all]        sessions of this directory (or all)
   earshot sessions show ID [--branch B] a session's transcript (B: a branch of `tree`)
   earshot sessions tree ID             its branches, subagent sessions and forks
+  earshot sessions replay ID [--html F] the session as it happened (terminal, or a shareable page)
+  earshot audit [--since 7d] [--all]   what agents did here: commands, writes, fetches, decisions
+  earshot blame FILE [--json]          which session, turn and tool call wrote each line
+  earshot eval TASKS --model M         run an evaluation task set (pass rate, turns, tokens, cost)
   earshot models [--provider P]        providers with credentials, and their models
   earshot models --refresh             first download the models.dev catalog (network)
   earshot undo                         undo the last change batch of this directory's session
@@ -110,6 +114,31 @@ def _parser() -> argparse.ArgumentParser:
     )
     tree = session_commands.add_parser("tree", help="a session's branches, children and forks")
     tree.add_argument("id")
+    replay = session_commands.add_parser(
+        "replay", help="the session as it happened: every branch, call, diff and decision"
+    )
+    replay.add_argument("id")
+    replay.add_argument(
+        "--html", metavar="OUT", help="write a self-contained HTML page to OUT instead"
+    )
+    audit = commands.add_parser(
+        "audit",
+        help="what agents did in this directory: commands (exit code, sandboxed or not), file "
+        "writes, fetches, MCP calls and every permission decision",
+    )
+    audit.add_argument(
+        "--since", metavar="DATE", help="only since DATE (2025-06-01, 2025-06-01T14:00, 7d, 12h)"
+    )
+    audit.add_argument("--all", action="store_true", help="every directory, not just this one")
+    audit.add_argument("--json", action="store_true", help="one JSON document")
+    blame = commands.add_parser(
+        "blame", help="for each line of FILE, the session, turn and tool call that last wrote it"
+    )
+    blame.add_argument("file", metavar="FILE")
+    blame.add_argument("--json", action="store_true", help="JSON for editors")
+    from earshot.eval_cli import add_eval_parser
+
+    add_eval_parser(commands)
     models = commands.add_parser("models", help="providers and models from the catalog")
     models.add_argument("--provider", metavar="ID", help="list this provider's models")
     models.add_argument(
@@ -196,6 +225,8 @@ def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> i
             from earshot.doctor import run_doctor
 
             return run_doctor(cwd, out=sys.stdout)
+        case "audit" | "blame" | "eval":
+            return _inspect(options, cwd)
         case _:
             pass
     if options.prompt is None:
@@ -226,12 +257,50 @@ def _sessions(options: argparse.Namespace, cwd: Path) -> int:
     session_id = cast("str", options.id)
     if options.sessions_command == "tree":
         return anyio.run(lambda: sessions_tree(session_id, out=sys.stdout, err=sys.stderr))
-    branch = cast("str | None", options.branch)
+    branch = cast("str | None", getattr(options, "branch", None))
     if branch is not None:
         return anyio.run(
             lambda: sessions_show_branch(session_id, branch, out=sys.stdout, err=sys.stderr)
         )
+    if options.sessions_command == "replay":
+        from earshot.replay_cli import run_replay
+
+        html_out = cast("str | None", options.html)
+        return anyio.run(
+            lambda: run_replay(session_id, html_out=html_out, out=sys.stdout, err=sys.stderr)
+        )
     return anyio.run(lambda: sessions_show(session_id, out=sys.stdout, err=sys.stderr))
+
+
+def _inspect(options: argparse.Namespace, cwd: Path) -> int:
+    """`earshot audit`, `earshot blame` and `earshot eval`: read transcripts, or run tasks."""
+    import anyio
+
+    if options.command == "audit":
+        from earshot.audit import run_audit
+
+        return anyio.run(
+            lambda: run_audit(
+                cwd,
+                since=cast("str | None", options.since),
+                all_directories=bool(options.all),
+                as_json=bool(options.json),
+                out=sys.stdout,
+                err=sys.stderr,
+            )
+        )
+    if options.command == "blame":
+        from earshot.blame import run_blame
+
+        file = cast("str", options.file)
+        return anyio.run(
+            lambda: run_blame(
+                file, cwd=cwd, as_json=bool(options.json), out=sys.stdout, err=sys.stderr
+            )
+        )
+    from earshot.eval_cli import run_eval_command
+
+    return run_eval_command(options, cwd)
 
 
 CATALOG_URL_VARIABLE = "EARSHOT_CATALOG_URL"
@@ -321,11 +390,14 @@ def _print_mode(options: argparse.Namespace, cwd: Path) -> int:
     prompt = cast("str", options.prompt)
     if prompt == "-":
         prompt = sys.stdin.read()
-    if not prompt.strip():
+    problem = "the prompt is empty" if not prompt.strip() else None
+    if options.fork is not None and (options.resume is not None or options.continue_latest):
+        problem = "--fork cannot be used with --resume or --continue"
+    if problem is not None:
         from earshot.print_mode import Renderer, usage_failure
 
         renderer = Renderer(options.output_format, sys.stdout, sys.stderr)
-        return usage_failure(renderer, "the prompt is empty")
+        return usage_failure(renderer, problem)
     return run_print(
         PrintOptions(
             prompt=prompt,

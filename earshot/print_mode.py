@@ -2,7 +2,11 @@
 
 `--output-format text` writes the answer to stdout and progress (model, tool calls, notices,
 errors) to stderr; `json` writes one JSON object per line to stdout: a `session` line, every agent
-event as it happens (serialised from its dataclass, `kind` first), and a closing `result` line.
+event as it happens (serialised from its dataclass, `kind` first), and a closing `result` line:
+the exit code, session id, stop reason, refused calls and answer text, and what the run cost:
+`turns` (the agent's own model calls: each answer or batch of tool calls), `usage` (tokens of
+every model call of this run, subagents' and compaction summaries' included), `cost_usd` (None
+when a price is unknown, never a guessed zero) and `duration_ms` (wall time of the run).
 
 Permission prompts cannot be answered headless: they are rejected, unless `--permission-mode` or
 the settings' rules allow the call without asking.
@@ -57,6 +61,8 @@ from agent.events import (
     UsageUpdated,
 )
 from agent.regular_files import read_regular
+from earshot.print_meter import RunMeter
+from earshot.session_tree import fork_for_print
 from providers.types import ImagePart, TextPart
 
 if TYPE_CHECKING:
@@ -105,8 +111,7 @@ class PrintOptions:
     permission_mode: Mode | None = None
     model: str | None = None
     resume: str | None = None
-    fork: str | None = None
-    """Continue from a copy of this session (`earshot.session_tree.fork_for_print`)."""
+    fork: str | None = None  # continue from a copy of this session (ignores resume/continue)
     continue_latest: bool = False
     images: tuple[Path, ...] = ()
 
@@ -230,6 +235,7 @@ class Renderer:
         self.interrupted = False
         """Ctrl-C or SIGTERM cancelled the run."""
         self._line_open = False
+        self.run = RunMeter()
 
     def line(self, data: Mapping[str, Any]) -> None:
         self.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
@@ -260,6 +266,7 @@ class Renderer:
                 self.answer.append(event.text)
             case _:
                 pass
+        self.run.observe(event)
         if self.format == "json":
             self.line(to_json(event))
         else:
@@ -284,6 +291,7 @@ class Renderer:
             "stop_reason": end.reason if end else None,
             "denied": self.denied,
             "text": "".join(self.answer),
+            **self.run.summary(self.usage),
         }
         if error is not None:
             data["error"] = error
@@ -452,8 +460,8 @@ async def _resume_id(
 ) -> str | None:
     if options.resume is not None and options.continue_latest:
         raise UsageError("--resume and --continue cannot be used together")
-    if options.fork is not None:
-        return await _forked(options, renderer)
+    if options.fork is not None:  # the CLI refuses it with --resume or --continue
+        return await fork_for_print(resolve_session_id(options.fork), PROCESS_NAME, renderer.note)
     if options.resume is not None:
         return resolve_session_id(options.resume)
     if not options.continue_latest:
@@ -466,16 +474,6 @@ async def _resume_id(
         return None
     await latest.aclose()
     return latest.id
-
-
-async def _forked(options: PrintOptions, renderer: Renderer) -> str:
-    from earshot.session_tree import fork_for_print
-
-    if options.resume is not None or options.continue_latest:
-        raise UsageError("--fork cannot be used with --resume or --continue")
-    forked = await fork_for_print(resolve_session_id(options.fork or ""), PROCESS_NAME)
-    renderer.note(f"forked session {options.fork} into {forked}")
-    return forked
 
 
 def _pick(options: PrintOptions, composition: Composition, *, resuming: bool) -> ModelPick:
@@ -556,6 +554,7 @@ async def _run(
             }
         )
     renderer.note(f"model {session.model_name} ({reason}), mode {session.mode}")
+    renderer.run.baseline = session.usage.so_far()
     await tasks.start(_watch_signals, session, renderer)
     command = None if options.images else parse_slash_command(options.prompt, session.skill_names)
     try:

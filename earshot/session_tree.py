@@ -10,7 +10,7 @@ recursively.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
@@ -155,8 +155,9 @@ async def sessions_show_branch(session_id: str, selector: str, *, out: TextIO, e
     return EXIT_OK
 
 
-async def fork_for_print(source_id: str, process: str) -> str:
-    """`earshot -p --fork ID`: a copy of the session's current branch, to continue in; its id.
+async def fork_for_print(source_id: str, process: str, note: Callable[[str], None]) -> str:
+    """`earshot -p --fork ID`: a copy of the session's current branch, to continue in; its id
+    (`note` says which it is).
 
     Raises:
         sessions.SessionNotFound: no such session.
@@ -165,6 +166,7 @@ async def fork_for_print(source_id: str, process: str) -> str:
 
     forked = await SessionStore(process=process).fork(source_id)
     await forked.aclose()
+    note(f"forked session {source_id} into {forked.id}")
     return forked.id
 
 

@@ -7,6 +7,7 @@ import io
 import json
 
 import anyio
+import pytest
 
 from earshot.session_tree import sessions_show_branch, sessions_tree
 from tests.earshot.support import Env
@@ -89,11 +90,17 @@ def test_fork_of_an_unknown_session_is_a_usage_error(env: Env) -> None:
     _script(env, [{"text": "never"}])
     code, err, _ = run(env, "hi", fork="nope")
     assert code == 2 and "no session 'nope'" in err
-    code, err, _ = run(env, "hi", fork="nope", resume="nope")
-    assert code == 2
 
 
 def test_tree_of_an_unknown_session(env: Env) -> None:
     out, err = io.StringIO(), io.StringIO()
     assert anyio.run(lambda: sessions_tree("missing", out=out, err=err)) == 2
     assert "no readable session" in err.getvalue()
+
+
+def test_the_cli_refuses_fork_with_resume(env: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    from earshot.cli import main
+
+    code = main(["-p", "hi", "--fork", "a", "--resume", "b", "--cwd", str(env.workspace)])
+    assert code == 2
+    assert "--fork cannot be used with --resume or --continue" in capsys.readouterr().err
