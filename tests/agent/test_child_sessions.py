@@ -4,11 +4,13 @@ usage kept on the child and rolled up into the parent."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import anyio
 
+from agent.audit_trail import PERMISSION_EXTENSION
 from agent.events import AgentEvent, ToolCallProgress, TurnEnded, UsageUpdated
 from agent.subagent import SUBAGENT_EXTENSION
 from agent.tool_calls import INTERRUPTED_TEXT
@@ -16,7 +18,16 @@ from agent.usage import USAGE_EXTENSION
 from providers.types import ToolResultPart, Usage
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import ExtensionEntry, MessageEntry
-from tests.agent.loop_support import collect, env, make_session, of, results_of
+from tests.agent.loop_support import (
+    Answering,
+    Board,
+    collect,
+    env,
+    make_session,
+    of,
+    results_of,
+    waiting_tool,
+)
 from tests.agent.test_task import TwoLevelScript
 
 
@@ -145,4 +156,44 @@ async def test_cancelling_the_parent_cancels_the_child_and_leaves_it_whole(
     ]
     assert answered and all(p.text != INTERRUPTED_TEXT or p.is_error for p in answered)
     await child.aclose()
+    await session.aclose()
+
+
+async def test_a_childs_permission_decisions_are_audited_in_its_own_file(tmp_path: Path) -> None:
+    where = env(tmp_path)
+    board = Board()
+    touch = waiting_tool(board, "touch", read_only=False)
+    task = ScriptedCall(
+        name="task",
+        id="task_1",
+        arguments={"description": "Touch", "prompt": "touch w", "tools": ["touch"]},
+    )
+    script = TwoLevelScript(
+        parent=[ScriptedTurn(tool_calls=[task]), ScriptedTurn(text="done")],
+        child=[
+            ScriptedTurn(tool_calls=[ScriptedCall(name="touch", id="t1", arguments={"key": "w"})]),
+            ScriptedTurn(text="touched"),
+        ],
+    )
+    session = await make_session(
+        where, ScriptedModel(script), tools=[touch], interaction=Answering("allow_once")
+    )
+    events = await collect(session.run_turn("go"))
+    child_id = next(e.child_session_id for e in of(ToolCallProgress, events) if e.child_session_id)
+    assert child_id is not None and board.log == ["start w", "end w"]
+
+    async def audited(session_id: str) -> list[object]:
+        opened = await where.store.open(session_id, claim=False)
+        try:
+            return [
+                e.data
+                for e in opened.entries
+                if isinstance(e, ExtensionEntry) and e.name == PERMISSION_EXTENSION
+            ]
+        finally:
+            await opened.aclose()
+
+    decisions = await audited(child_id)
+    assert len(decisions) == 1 and "t1" in json.dumps(decisions[0])
+    assert await audited(session.id) == []
     await session.aclose()
