@@ -2,7 +2,7 @@
 conversation sent again after `/rewind`.
 
 `session/fork` copies the source's current branch into a new session (its own id and file, whose
-header records the origin) and opens it like `session/resume`: the answer is `session/new`'s
+header records the origin) and opens it with `session/resume`: the answer is `session/new`'s
 (modes, config options), and `session/load` of the new id replays the copied history. Where the
 copy ends is, in `_meta.earshot`:
 - nothing: the whole current branch;
@@ -22,67 +22,40 @@ text lines that say what follows (`rewound_replay`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, cast
 
 from acp_server import params as p
 from acp_server.jsonrpc import InvalidParams, JsonObject, RequestContext
-from acp_server.setup_params import SessionSetup, parse_setup
+from acp_server.setup_params import parse_setup
 from acp_server.updates import message_chunk
 
 if TYPE_CHECKING:
     from acp_server.client_io import SessionChannel
-    from acp_server.factory import SessionFactory, SessionIO
-    from agent.session import AgentSession
     from sessions import SessionStore, SessionSummary
 
 
-class Opened(Protocol):
-    """What `session/fork` needs of the live session it opened (`LiveSession`)."""
-
-    @property
-    def id(self) -> str: ...
-    def setup_result(self) -> JsonObject: ...
-    async def send_commands(self) -> None: ...
-
-
-Make = Callable[["SessionIO"], Awaitable["AgentSession"]]
-OpenSession = Callable[[SessionSetup, Make], Awaitable[Opened]]
-
 REWIND_START = "\n\n— Rewound. The conversation as it now stands: —\n\n"
 REWIND_END = "\n\n— End of the rewound conversation. —\n\n"
+Handler = Callable[[JsonObject, RequestContext], Awaitable[JsonObject]]
 
 
 async def session_fork(
-    get_factory: Callable[[], Awaitable[SessionFactory]],
-    open_session: OpenSession,
-    params: JsonObject,
-    context: RequestContext,
+    store: SessionStore, resume: Handler, params: JsonObject, context: RequestContext
 ) -> JsonObject:
-    """`session/fork`: a new session from the source's branch, open and ready for prompts
-    (`open_session` is the server's, as for `session/resume`)."""
+    """`session/fork`: the copy is made on disk, then opened by the server's `session/resume`
+    (`resume`: the same params, the fork's id), whose answer it is, with that id. The params
+    are checked before anything is copied."""
     source_id = p.require_session_id(params)
-    setup = parse_setup(params)
-    factory = await get_factory()
+    parse_setup(params)
     # The copy is what is on disk: forking a session whose turn is still running copies it as
     # far as it got (calls without results are answered "interrupted" in the copy).
-    at_entry = await fork_point(factory.store, source_id, params)
-    forked = await factory.store.fork(source_id, at_entry=at_entry)
+    at_entry = await fork_point(store, source_id, params)
+    forked = await store.fork(source_id, at_entry=at_entry)
     forked_id = forked.id
     await forked.aclose()
-    factory.refresh(setup.cwd)
-
-    async def make(io: SessionIO) -> AgentSession:
-        return await factory.resume(
-            forked_id,
-            cwd=setup.cwd,
-            additional_directories=setup.additional_directories,
-            mcp_servers=setup.mcp_servers,
-            io=io,
-        )
-
-    opened = await open_session(setup, make)
-    context.after_response.append(opened.send_commands)
-    return {"sessionId": opened.id, **opened.setup_result()}
+    opened = {key: value for key, value in params.items() if key != "_meta"}
+    answer = await resume({**opened, "sessionId": forked_id}, context)
+    return {"sessionId": forked_id, **answer}
 
 
 async def fork_point(store: SessionStore, source_id: str, params: JsonObject) -> str | None:

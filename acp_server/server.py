@@ -55,18 +55,14 @@ def _no_log(event: str, fields: Any) -> None:
 
 
 def _fork_handler(server: AcpServer) -> RequestHandler:
-    """`session/fork`, kept in `acp_server.branches` (imported at its first call, off the
-    start-up path); it opens the fork as `session/resume` opens a session."""
+    """`session/fork` (`acp_server.branches`, imported at its first call): the copy is opened
+    by `session/resume`."""
 
     async def handle(params: JsonObject, context: RequestContext) -> JsonObject:
         from acp_server.branches import session_fork
 
-        return await session_fork(
-            server.factory,
-            server._open,  # pyright: ignore[reportPrivateUsage]
-            params,
-            context,
-        )
+        store = (await server.factory()).store
+        return await session_fork(store, server.session_resume, params, context)
 
     return handle
 
