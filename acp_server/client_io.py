@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import anyio
 
+from acp_server.background_terminals import TerminalCommand
 from acp_server.capabilities import ClientCapabilities
 from acp_server.jsonrpc import ClientError, Connection, ConnectionClosed, JsonObject
 from acp_server.updates import UpdateTranslator, permission_request
@@ -282,6 +283,15 @@ class AcpProcesses:
             return await self._terminal(argv, cwd, timeout, output_limit, env, on_terminal)
         async with confine.launch(argv, cwd=cwd, scrub_env=True) as confined:
             return await self._terminal(confined, cwd, timeout, output_limit, env, on_terminal)
+
+    async def start_background(
+        self, argv: Sequence[str], *, cwd: Path, output_limit: int
+    ) -> TerminalCommand | None:
+        """A command left running in an editor terminal (`agent.background`); None without
+        the terminal capability (it runs locally then)."""
+        if not self.channel.client.terminal:
+            return None
+        return await TerminalCommand.create(self.channel, argv, cwd=cwd, output_limit=output_limit)
 
     async def _terminal(
         self,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -40,7 +41,7 @@ from agent.tooling import Tooling
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput
 from agent.tools.services import RECHECK_PERMISSION
 from providers.logs import get_logger
-from providers.types import JsonValue, TextPart, ToolResultPart
+from providers.types import ImagePart, JsonValue, TextPart, ToolResultPart
 
 _log = get_logger(__name__)
 
@@ -57,6 +58,10 @@ class BatchState:
     results: dict[str, ToolResultPart] = field(default_factory=lambda: {})
     """Finished calls by id: each is recorded (on disk, for a session) and a ToolCallFinished
     has been emitted for it."""
+    edited: list[Path] = field(default_factory=lambda: [])
+    """The files the batch's successful edits changed so far (for the verify commands)."""
+    last_edit: str | None = None
+    """The id of the batch's last file-edit call: the verify commands run after it."""
 
 
 class ToolExecutor:
@@ -75,6 +80,9 @@ class ToolExecutor:
         only then is the call shown as finished (`ToolCallFinished`): what the user saw finish
         is on disk. Cancellation propagates (calls finished so far are in `state`)."""
         snapshot_paths, whole_tree = _mutation_paths(batch)
+        if self._tooling.checks is not None and self._tooling.checks.enabled:
+            edits = [item.call.id for item in batch if _edited_paths(item)]
+            state.last_edit = edits[-1] if edits else None
         snapshot_taken = False
         for group in _groups(batch):
             if len(group) == 1:
@@ -118,6 +126,9 @@ class ToolExecutor:
             await self._finish(record, state, error_result(call, blocked), "denied")
             return
         self._emit(ToolCallRunning(call_id=call.id))
+        checks = self._tooling.checks
+        edited = _edited_paths(item) if checks is not None and checks.enabled else []
+        before = await checks.before_edit(edited, self._tooling.files) if checks and edited else {}
         output: ToolOutput
         try:
             output = await tool.execute(item.args, self._running_context(item))
@@ -127,19 +138,52 @@ class ToolExecutor:
             _log.warning("tool raised", tool=tool.name, exc_info=True)
             output = ToolOutput.error(scrub(f"{tool.name} failed: {type(exc).__name__}: {exc}"))
         content = list(output.content) or [TextPart(text="(no output)")]
-        result = ToolResultPart(
-            tool_call_id=call.id, name=call.name, content=content, is_error=output.is_error
-        )
-        await self._post_hook(item, result)
-        await self._finish(
+        status: ToolStatus = "failed" if output.is_error else "completed"
+        finish = partial(
+            self._finish,
             record,
             state,
-            result,
-            "failed" if output.is_error else "completed",
+            status=status,
             ui=output.ui,
             raw_output=output.raw_output,
             terminal_id=item.sinks.terminal_id,
         )
+        if checks is not None and edited:
+            try:
+                notes = await self._checked(item, edited, before, output.is_error, state)
+            except anyio.get_cancelled_exc_class():
+                # The edit is made: the model must learn that, not "interrupted".
+                with anyio.CancelScope(shield=True):
+                    await finish(_result(item, content, output.is_error))
+                raise
+            content.extend(notes)
+        result = _result(item, content, output.is_error)
+        await self._post_hook(item, result)
+        await finish(result)
+
+    async def _checked(
+        self,
+        item: ValidCall,
+        edited: list[Path],
+        before: dict[Path, str],
+        failed: bool,
+        state: BatchState,
+    ) -> list[TextPart]:
+        """What the language servers and, after the batch's last edit, the verify commands
+        say about the edits (`agent.edit_checks`): text to append to the call's result."""
+        checks = self._tooling.checks
+        assert checks is not None
+        notes: list[str | None] = []
+        try:
+            if not failed:
+                state.edited.extend(path for path in edited if path not in state.edited)
+                notes.append(await checks.after_edit(before, self._tooling.files))
+            if item.call.id == state.last_edit:
+                notes.append(await checks.after_batch(state.edited, self._tooling, item.call.id))
+        except Exception:
+            # A check is help for the model; its failure must not cost the edit's result.
+            _log.warning("edit checks failed", exc_info=True)
+        return [TextPart(text=f"\n{scrub(note)}") for note in notes if note]
 
     async def _pre_hook(self, item: ValidCall) -> str | None:
         hooks = self._tooling.hooks
@@ -308,6 +352,22 @@ def _groups(batch: Sequence[CheckedCall]) -> list[list[CheckedCall]]:
     if current:
         groups.append(current)
     return groups
+
+
+def _result(item: ValidCall, content: list[TextPart | ImagePart], error: bool) -> ToolResultPart:
+    call = item.call
+    return ToolResultPart(tool_call_id=call.id, name=call.name, content=content, is_error=error)
+
+
+def _edited_paths(item: CheckedCall) -> list[Path]:
+    """The files a file-edit call (`edit`, `write`) changes; empty for any other call."""
+    if not isinstance(item, ValidCall) or item.tool.read_only:
+        return []
+    try:
+        request = permission_request(item)
+    except Exception:
+        return []
+    return list(request.paths) if request.is_file_edit else []
 
 
 def _mutation_paths(batch: Sequence[CheckedCall]) -> tuple[list[Path], bool]:

@@ -397,6 +397,7 @@ class AgentSession:
             await self._config.model.aclose()
             await self.transcript.stored.aclose()
         finally:
+            await self._setup.aclose()
             for close in self._options.on_close:
                 await close()
 
@@ -465,6 +466,10 @@ class AgentSession:
                 emit=emit,
                 scope=scope,
             )
+            repo_map = await self._setup.turn_started(message.text, self._reads, emit)
+            if repo_map is not None:  # once per session: it stays for the later requests
+                prompt = f"{self._config.system_prompt}\n\n{repo_map}"
+                self._config = dataclasses.replace(self._config, system_prompt=prompt)
             end = await loop.run(message)
             # The loop closed the inbox when it stopped: nothing queued can be waiting here for
             # an answer that would never come.

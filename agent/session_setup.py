@@ -5,26 +5,30 @@ the command sandbox, hooks, undo, skills)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
+from agent.background import BackgroundJobs
+from agent.code_index_host import CodeIndexHost
+from agent.edit_checks import EditChecks
 from agent.hooks import HookRunner
 from agent.local import LocalFiles, LocalProcesses
 from agent.permissions import PermissionGate, PermissionRules
 from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.sandbox import Sandbox, open_sandbox
 from agent.sandbox_config import SandboxConfig
+from agent.session_worker import SessionWorker
 from agent.settings import Settings
 from agent.settings_edits import append_rule
 from agent.skills import SkillIndex
 from agent.tool_env import add_credential_variables
 from agent.tooling import Snapshot, Tooling
 from agent.tools.base import AnyTool, ReadTracker, ScopeContract
-from agent.tools.services import READ_DENIED, READ_DENY_GLOBS, SKILLS
+from agent.tools.services import BACKGROUND, CODE_INDEX, READ_DENIED, READ_DENY_GLOBS, SKILLS
 from agent.undo import UndoStore
 from providers.logs import get_logger
 from providers.types import ReasoningEffort
@@ -32,6 +36,7 @@ from sessions import ModelChangeEntry, Session, data_dir
 
 if TYPE_CHECKING:
     from agent.audit_trail import AuditTrail
+    from agent.events import AgentEvent
     from providers.model import Model
 
 _log = get_logger(__name__)
@@ -86,6 +91,36 @@ class SessionSetup:
     hooks: HookRunner | None
     undo: UndoStore | None
     skills: SkillIndex | None
+    checks: EditChecks | None = None
+    code_index: CodeIndexHost | None = None
+    background: BackgroundJobs | None = None
+    worker: SessionWorker = field(default_factory=SessionWorker)
+    """The loop of what outlives a turn (language servers, index refreshes), started at its
+    first use."""
+
+    async def turn_started(
+        self, prompt_text: str, reads: ReadTracker, emit: Callable[[AgentEvent], None]
+    ) -> str | None:
+        """At a turn's start: the code index's refresh (with `repoMap`), and the map for the
+        system prompt the first time there is one."""
+        host = self.code_index
+        if host is None:
+            return None
+        await host.turn_started()
+        repo_map = await host.system_prompt_map(
+            prompt_text, list(reads.seen), self.gate.read_denied
+        )
+        host.announce(emit)  # after the map's bounded wait: by then a refresh knows its size
+        return repo_map
+
+    async def aclose(self) -> None:
+        """Stop the background commands, the code index and the language servers."""
+        with anyio.CancelScope(shield=True):
+            if self.background is not None:
+                await self.background.aclose()
+            if self.code_index is not None:
+                await self.code_index.aclose()
+            await self.worker.aclose()
 
     def tooling(
         self,
@@ -107,6 +142,8 @@ class SessionSetup:
             SKILLS: self.skills,
             READ_DENIED: self.gate.read_denied,
             READ_DENY_GLOBS: self.gate.read_deny_globs,
+            CODE_INDEX: self.code_index,
+            BACKGROUND: self.background,
         }
         return Tooling(
             session_id=session_id,
@@ -124,6 +161,7 @@ class SessionSetup:
             sandbox=self.sandbox,
             hooks=self.hooks,
             snapshot=snapshot,
+            checks=self.checks,
             trail=trail,
         )
 
@@ -139,6 +177,8 @@ async def set_up(
 ) -> SessionSetup:
     """Build what a session needs from settings, with local defaults for anything not given."""
     rules = PermissionRules() if settings is None else PermissionRules.from_settings(settings)
+    processes = processes or LocalProcesses()
+    worker = SessionWorker()
     remembered = None if settings is None else settings.remembered
     sandbox = await _sandbox(settings, roots)
     gate = PermissionGate(
@@ -151,7 +191,7 @@ async def set_up(
     )
     return SessionSetup(
         files=files or LocalFiles(),
-        processes=processes or LocalProcesses(),
+        processes=processes,
         gate=gate,
         sandbox=sandbox,
         hooks=HookRunner(settings.hooks, cwd=cwd)
@@ -159,6 +199,17 @@ async def set_up(
         else None,
         undo=UndoStore(cwd, data if data is not None else data_dir()),
         skills=_skills(cwd, settings, gate),
+        checks=EditChecks(settings.code, cwd, worker, sandbox)
+        if settings is not None and (settings.code.verify or settings.code.lsp)
+        else None,
+        background=BackgroundJobs(cwd, processes),
+        code_index=CodeIndexHost(
+            cwd,
+            data_dir=data,
+            repo_map=settings is not None and settings.code.repo_map,
+            worker=worker,
+        ),
+        worker=worker,
     )
 
 

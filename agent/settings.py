@@ -42,6 +42,7 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
+from agent.code_settings import CodeConfig, merge_code
 from agent.sandbox_config import SandboxConfig, merge_sandbox
 from agent.settings_schema import (
     HOOK_EVENTS,
@@ -174,6 +175,9 @@ class Settings(Record):
     """The user's own file for this cwd, where "always" answers are saved (`remember_rule`)."""
     stream_timeouts: StreamTimeoutSettings = field(default_factory=StreamTimeoutSettings)
     """`streamTimeouts`, each key from the most local scope that sets it (None: the default)."""
+    code: CodeConfig = field(default_factory=CodeConfig)
+    """`verify`, `lsp` and `repoMap` (`agent.code_settings`: a repository's commands and
+    servers only when trusted)."""
 
     def rules(self, list_name: PermissionList) -> list[str]:
         """The rule strings of one list, all scopes."""
@@ -385,6 +389,7 @@ def load_settings(
         trusted=workspace_trusted,
         remembered=paths["remembered"],
         stream_timeouts=merged.stream_timeouts,
+        code=merged.code,
     )
 
 
@@ -408,6 +413,7 @@ class _Merge:
         self.sources: list[Path] = []
         self.ignored = IgnoredSettings()
         self.stream_timeouts = StreamTimeoutSettings()
+        self.code = CodeConfig()
 
     def add(
         self, scope: Scope, path: Path, parsed: SettingsFile, *, cwd: Path, grants: bool
@@ -477,6 +483,9 @@ class _Merge:
         )
         if weakened:
             self._ignore(path, sandbox=weakened)
+        self.code, verify, lsp = merge_code(self.code, parsed, grants=grants)
+        if verify or lsp:
+            self._ignore(path, verify=verify, lsp=lsp)
 
     def _same_provider(self, model: str) -> bool:
         """Whether `model` runs on the provider of the model the user's own scopes chose."""
@@ -503,6 +512,8 @@ class _Merge:
         mode: Mode | None = None,
         model: str | None = None,
         sandbox: tuple[str, ...] = (),
+        verify: tuple[str, ...] = (),
+        lsp: tuple[str, ...] = (),
     ) -> None:
         old = self.ignored
         self.ignored = replace(
@@ -514,6 +525,8 @@ class _Merge:
             mode=mode or old.mode,
             model=model or old.model,
             sandbox=old.sandbox + sandbox,
+            verify=old.verify + verify,
+            lsp=old.lsp + lsp,
             sources=old.sources if path in old.sources else (*old.sources, path),
         )
 

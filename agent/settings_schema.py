@@ -211,6 +211,32 @@ class SandboxSettings(FileSection, Record):
     """Absolute or `~/...` paths commands may write besides the workspace and the temp dir."""
 
 
+class VerifySettings(FileSection, Record):
+    """One `verify` entry: the command to run after edits to files matching a glob
+    (`agent.verify`)."""
+
+    files: str
+    command: str
+    """`{files}` is replaced by the matching files, shell-quoted."""
+    timeout: float | None = None
+    """Seconds (default `agent.verify.DEFAULT_TIMEOUT`)."""
+
+
+class LspServerSettings(FileSection, Record):
+    """`lsp.<name>`: a language server that checks edits to files with these suffixes
+    (`agent.lsp`)."""
+
+    command: str
+    args: list[str] = field(default_factory=list[str])
+    extensions: list[str] = field(default_factory=list[str])
+    """File suffixes with the dot: `[".py", ".pyi"]`."""
+    language_id: str | None = None
+    initialization_options: object = None
+    """Any JSON value, sent as `initializationOptions`."""
+    timeout: float | None = None
+    """Seconds to wait for an edit's diagnostics."""
+
+
 class SettingsFile(FileSection, Record):
     """The content of one settings file."""
 
@@ -228,6 +254,9 @@ class SettingsFile(FileSection, Record):
     """User scope only: directories whose repository settings may grant and run (see
     `agent.trust`)."""
     stream_timeouts: StreamTimeoutSettings | None = None
+    verify: list[VerifySettings] = field(default_factory=list[VerifySettings])
+    lsp: dict[str, LspServerSettings] = field(default_factory=dict[str, LspServerSettings])
+    repo_map: bool | None = None
 
 
 # ---------------------------------------------------------------------------- checkers
@@ -291,6 +320,19 @@ def absolute_path(value: object, path: str, problems: list[Problem]) -> object:
     if isinstance(value, str) and (value.startswith("/") or value == "~" or value.startswith("~/")):
         return value
     problems.append((path, "must be an absolute path or start with ~/"))
+    return INVALID
+
+
+def any_json(value: object, path: str, problems: list[Problem]) -> object:
+    """Any JSON value, kept as parsed (options passed through to a program)."""
+    return value
+
+
+def suffix(value: object, path: str, problems: list[Problem]) -> object:
+    """A file suffix with its dot: `.py`."""
+    if isinstance(value, str) and value.startswith(".") and len(value) > 1 and "/" not in value:
+        return value
+    problems.append((path, 'must be a file suffix starting with a dot, like ".py"'))
     return INVALID
 
 
@@ -497,6 +539,25 @@ _SANDBOX = schema_object(
         Field("writablePaths", "writable_paths", list_of(absolute_path)),
     ],
 )
+_VERIFY = schema_object(
+    VerifySettings,
+    [
+        Field("files", "files", string, required=True),
+        Field("command", "command", string, required=True),
+        Field("timeout", "timeout", optional(positive_float)),
+    ],
+)
+_LSP_SERVER = schema_object(
+    LspServerSettings,
+    [
+        Field("command", "command", string, required=True),
+        Field("args", "args", _STRINGS),
+        Field("extensions", "extensions", list_of(suffix), required=True),
+        Field("languageId", "language_id", _OPTIONAL_STRING),
+        Field("initializationOptions", "initialization_options", any_json),
+        Field("timeout", "timeout", optional(positive_float)),
+    ],
+)
 _SETTINGS_FILE = schema_object(
     SettingsFile,
     [
@@ -511,6 +572,9 @@ _SETTINGS_FILE = schema_object(
         Field("sandbox", "sandbox", _SANDBOX),
         Field("trustedDirectories", "trusted_directories", _STRINGS),
         Field("streamTimeouts", "stream_timeouts", optional(_STREAM_TIMEOUTS)),
+        Field("verify", "verify", list_of(_VERIFY)),
+        Field("lsp", "lsp", map_of(_LSP_SERVER)),
+        Field("repoMap", "repo_map", optional(boolean)),
     ],
 )
 
@@ -526,5 +590,7 @@ _OBJECT_CHECKERS: Mapping[type[FileSection], Checker] = {
     HookSettings: _HOOK,
     HooksSettings: _HOOKS,
     SandboxSettings: _SANDBOX,
+    VerifySettings: _VERIFY,
+    LspServerSettings: _LSP_SERVER,
     SettingsFile: _SETTINGS_FILE,
 }

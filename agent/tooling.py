@@ -88,6 +88,21 @@ class Hooks(Protocol):
     ) -> None: ...
 
 
+class EditCheck(Protocol):
+    """`agent.edit_checks.EditChecks`, as the executor calls it."""
+
+    @property
+    def enabled(self) -> bool: ...
+
+    async def before_edit(self, paths: Sequence[Path], files: FileBackend) -> dict[Path, str]: ...
+
+    async def after_edit(self, before: dict[Path, str], files: FileBackend) -> str | None: ...
+
+    async def after_batch(
+        self, touched: Sequence[Path], tooling: Tooling, call_id: str
+    ) -> str | None: ...
+
+
 Snapshot = Callable[[Sequence[Path], bool], Awaitable[None]]
 """`snapshot(paths, whole_tree)`: record what a batch may change before it runs (undo)."""
 
@@ -113,6 +128,8 @@ class Tooling:
     sandbox: Sandbox | None = None
     hooks: Hooks | None = None
     snapshot: Snapshot | None = None
+    checks: EditCheck | None = None
+    """LSP diagnostics and verify commands after edits (`agent.edit_checks`)."""
     trail: AuditTrail | None = None
     """Records each decision and each call's raw output in the transcript (`earshot audit`)."""
 

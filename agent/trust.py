@@ -16,8 +16,9 @@ or anyone: every file inside the project directory is repository content.
   trusted: `allow` rules, `hooks`, `mcpServers`, a more permissive `mode`, `providers` and a
   `model` on any other provider (they decide where the conversation is sent), and the
   project's skills (`agent.skills`: instructions the model would follow, and text sent with the
-  first request), and whatever weakens the command sandbox (`sandbox.enabled: false`,
-  `sandbox.network: true`, `sandbox.writablePaths`; see `agent.sandbox_config`).
+  first request), whatever weakens the command sandbox (`sandbox.enabled: false`,
+  `sandbox.network: true`, `sandbox.writablePaths`; see `agent.sandbox_config`), and the
+  `verify` commands and `lsp` servers that would run on edits (`agent.code_settings`).
 
 What the user said stays theirs without trusting anything: their user settings, and the
 REMEMBERED file, `$XDG_CONFIG_HOME/earshot/projects/<dir name>-<hash>.json`, where "always
@@ -115,6 +116,10 @@ class IgnoredSettings:
     """A model on one of those providers."""
     sandbox: tuple[str, ...] = ()
     """What would have weakened the command sandbox, e.g. `sandbox.enabled: false`."""
+    verify: tuple[str, ...] = ()
+    """`verify` commands (they would run after edits)."""
+    lsp: tuple[str, ...] = ()
+    """`lsp.<name>: command` per language server (they would run on edits)."""
     sources: tuple[Path, ...] = ()
     """The files (and the skills directory) the ignored settings came from."""
 
@@ -128,6 +133,8 @@ class IgnoredSettings:
             or self.model
             or self.skills
             or self.sandbox
+            or self.verify
+            or self.lsp
         )
 
     def notice(self, cwd: Path) -> str:
@@ -151,6 +158,10 @@ class IgnoredSettings:
             parts.append("skills " + _listed(self.skills))
         if self.sandbox:
             parts.append(_listed(self.sandbox))
+        if self.verify:
+            parts.append("verify commands " + _listed(self.verify))
+        if self.lsp:
+            parts.append("language servers " + _listed(self.lsp))
         files = ", ".join(_shown(str(source), limit=400) for source in self.sources)
         directory = _shown(str(resolve_directory(cwd)), limit=400)
         notice = (

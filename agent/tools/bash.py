@@ -32,6 +32,12 @@ class BashInput(BaseModel):
         description="What the command does in 5-10 words, shown to the user "
         "(e.g. 'Run the unit tests').",
     )
+    background: bool = Field(
+        default=False,
+        description="Start the command and return at once with a handle (a dev server, a test "
+        "watcher); read its output with bash_output, stop it with bash_kill. `timeout` does "
+        "not apply.",
+    )
 
 
 DESCRIPTION = f"""Run a bash command (`bash -c`) in the working directory and return its output.
@@ -50,6 +56,9 @@ to the next call; chain with `&&` instead.
 and never to `.git/` or `.earshot/` (so `git add`/`git commit` are stopped too). When the \
 sandbox stops a command, the result says so and the user is asked whether to run it outside \
 the sandbox; never try to get around the sandbox another way.
+- `background: true` starts a long-running command (a dev server, a watcher) and returns a \
+handle at once; `bash_output` reads its new output, `bash_kill` stops it. Background commands \
+end when the session closes.
 - Prefer the read, grep, glob, ls and edit tools over cat, grep, find, ls and sed: they are \
 faster and their results are easier to use."""
 
@@ -73,6 +82,10 @@ async def _execute(params: BashInput, ctx: ToolContext) -> ToolOutput:
     if not params.command.strip():
         raise ToolError("The command is empty.")
     sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.active else None
+    if params.background:
+        from agent.tools.background_tools import start_background
+
+        return await start_background(params.command, ctx, None if ctx.unsandboxed else sandbox)
     if sandbox is None or ctx.unsandboxed:
         result = await _run(params, ctx, None)
         return _output(result, params.timeout, sandbox="outside" if sandbox else None)

@@ -19,6 +19,8 @@ BUILTIN_TOOL_NAMES: Final = (
     "write",
     "edit",
     "bash",
+    "bash_output",
+    "bash_kill",
     "grep",
     "glob",
     "ls",
@@ -26,6 +28,8 @@ BUILTIN_TOOL_NAMES: Final = (
     "todo",
     "question",
     "declare_scope",
+    "repo_map",
+    "search_code",
 )
 SKILL_TOOL_NAME: Final = "skill"
 TASK_TOOL_NAME: Final = "task"
@@ -37,10 +41,13 @@ def builtin_tool_names(*, skills: SkillIndex | None = None) -> tuple[str, ...]:
 
 
 def builtin_tools(*, skills: SkillIndex | None = None) -> list[AnyTool]:
-    """read, write, edit, bash, grep, glob, ls, fetch, todo, question, declare_scope, and skill
-    when `skills` has any (the session adds `task` itself)."""
+    """read, write, edit, bash (with bash_output and bash_kill), grep, glob, ls, fetch, todo,
+    question, declare_scope, repo_map, search_code, and skill when `skills` has any (the session
+    adds `task` itself)."""
     # Imported here: see the module docstring (start-up cost).
+    from agent.tools.background_tools import bash_kill_tool, bash_output_tool
     from agent.tools.bash import bash_tool
+    from agent.tools.code_index import repo_map_tool, search_code_tool
     from agent.tools.edit import edit_tool
     from agent.tools.fetch import fetch_tool
     from agent.tools.glob_tool import glob_tool
@@ -58,6 +65,8 @@ def builtin_tools(*, skills: SkillIndex | None = None) -> list[AnyTool]:
         write_tool,
         edit_tool,
         bash_tool,
+        bash_output_tool,
+        bash_kill_tool,
         grep_tool,
         glob_tool,
         ls_tool,
@@ -65,6 +74,8 @@ def builtin_tools(*, skills: SkillIndex | None = None) -> list[AnyTool]:
         todo_tool,
         question_tool,
         scope_tool,
+        repo_map_tool,
+        search_code_tool,
     ]
     if skills:
         tools.append(skill_tool(skills))

@@ -29,6 +29,12 @@ RECHECK_PERMISSION = "recheck_permission"
 applied to a follow-up request of the running call (a fetch's redirect to another host, a host
 that resolved to a local address), asking the user if the policy says so. Set per call by the
 executor; absent (a tool run outside a session), a tool must treat the follow-up as refused."""
+BACKGROUND = "background"
+"""`ctx.services[BACKGROUND]`: the session's `agent.background.BackgroundJobs` (`bash` with
+`background: true`, `bash_output`, `bash_kill`). Without it background commands are refused."""
+CODE_INDEX = "code_index"
+"""`ctx.services[CODE_INDEX]`: the session's code index: an object whose `async ready()` gives
+the `agent.codeindex.index.CodeIndex` (`agent.code_index_host.CodeIndexHost`), or the index."""
 READ_DENY_GLOBS = "read_deny_globs"
 """`ctx.services[READ_DENY_GLOBS]`: `Callable[[], tuple[str, ...]]`, name globs ripgrep can skip
 (`--glob=!<glob>`) before the results are filtered."""

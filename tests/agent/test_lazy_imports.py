@@ -64,3 +64,38 @@ def test_a_session_is_created_before_any_tool_or_pydantic_loads(tmp_path: Path) 
         "anyio.run(main)\n"
     )
     assert json.loads(out) == {"loaded": [], "bash": True, "task": True}
+
+
+def test_a_turn_loads_no_parser_language_client_or_worker_until_used(tmp_path: Path) -> None:
+    # `lsp` and `verify` configured, `repoMap` off: a turn without an edit or a code-index call
+    # imports neither tree-sitter, the index's store nor lsprotocol, and starts no worker loop.
+    out = _run(
+        "import sys, json, threading, anyio\n"
+        "from pathlib import Path\n"
+        "from agent.code_settings import CodeConfig, VerifyRule\n"
+        "from agent.session import SessionOptions, create_session\n"
+        "from agent.settings import Settings\n"
+        "from agent.settings_schema import LspServerSettings\n"
+        "from providers.wire.scripted import ScriptedModel, ScriptedTurn\n"
+        "from sessions import SessionStore\n"
+        "async def main():\n"
+        f"    root = Path({str(tmp_path)!r})\n"
+        "    code = CodeConfig(verify=(VerifyRule(files='*.py', command='true'),),\n"
+        "        lsp={'x': LspServerSettings(command='x', extensions=['.py'])})\n"
+        "    session = await create_session(\n"
+        "        store=SessionStore(root / 'sessions'), cwd=root,\n"
+        "        options=SessionOptions(model_name='scripted/test'),\n"
+        "        settings=Settings(code=code),\n"
+        "        model_factory=lambda name: ScriptedModel([ScriptedTurn(text='hi')]),\n"
+        "        data_dir=root / 'data')\n"
+        "    async for _ in session.run_turn('hello'):\n"
+        "        pass\n"
+        "    tools = 'repo_map' in session.tools and 'bash_output' in session.tools\n"
+        "    loaded = sorted(m for m in sys.modules if m.startswith(('tree_sitter', 'lsprotocol',\n"
+        "        'agent.codeindex.engine', 'agent.lsp', 'sqlite3')))\n"
+        "    workers = [t.name for t in threading.enumerate() if t.name == 'earshot-session']\n"
+        "    await session.aclose()\n"
+        "    print(json.dumps({'loaded': loaded, 'workers': workers, 'tools': tools}))\n"
+        "anyio.run(main)\n"
+    )
+    assert json.loads(out) == {"loaded": [], "workers": [], "tools": True}

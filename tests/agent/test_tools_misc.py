@@ -140,6 +140,8 @@ def test_builtin_tools(tmp_path: Path) -> None:
         "write",
         "edit",
         "bash",
+        "bash_output",
+        "bash_kill",
         "grep",
         "glob",
         "ls",
@@ -147,6 +149,8 @@ def test_builtin_tools(tmp_path: Path) -> None:
         "todo",
         "question",
         "declare_scope",
+        "repo_map",
+        "search_code",
     ]
     with_skills = builtin_tools(skills=skills_in(tmp_path))
     assert [tool.name for tool in with_skills][-1] == "skill"
