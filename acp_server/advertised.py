@@ -1,9 +1,11 @@
-"""What we advertise in `initialize`. Standard library only: the start-up fast path builds the
-`initialize` reply from this before anything heavy is imported."""
+"""What we advertise in `initialize` (what we learn from the client is in `capabilities`)."""
 
 from __future__ import annotations
 
-from acp_server.wire import JsonObject
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from acp_server.protocol.connection import InitializeResponse, SessionCapabilities
 
 PROTOCOL_VERSION = 1
 
@@ -16,22 +18,24 @@ AUTH_DESCRIPTION = (
 )
 
 
-def initialize_result(version: str) -> JsonObject:
+def initialize_result(version: str) -> InitializeResponse:
     """The `initialize` result: only capabilities that are wired."""
+    sessions: SessionCapabilities = {
+        "list": {},
+        "resume": {},
+        "close": {},
+        "delete": {},
+        "additionalDirectories": {},
+    }
+    # `session/fork` is unstable (schema.unstable.json): the stable type has no `fork`.
+    cast("dict[str, object]", sessions)["fork"] = {}
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": {
             "loadSession": True,
             "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
             "mcpCapabilities": {"http": True, "sse": True},
-            "sessionCapabilities": {
-                "list": {},
-                "resume": {},
-                "close": {},
-                "delete": {},
-                "additionalDirectories": {},
-                "fork": {},
-            },
+            "sessionCapabilities": sessions,
             "auth": {"logout": {}},
         },
         "authMethods": [

@@ -11,7 +11,8 @@ from typing import Any, Final, Protocol, cast
 
 import anyio
 
-from acp_server.jsonrpc import ClientError, ConnectionClosed, JsonObject
+from acp_server.framing import RawObject as JsonObject
+from acp_server.outgoing import ClientError, ConnectionClosed
 from agent.background import READ_LIMIT, JobOutput
 
 

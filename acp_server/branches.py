@@ -25,40 +25,44 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, cast
 
 from acp_server import params as p
-from acp_server.jsonrpc import InvalidParams, JsonObject, RequestContext
-from acp_server.setup_params import parse_setup
+from acp_server.framing import InvalidParams, RawObject, shown
 from acp_server.updates import message_chunk
 
 if TYPE_CHECKING:
     from acp_server.client_io import SessionChannel
+    from acp_server.jsonrpc import RequestContext
+    from acp_server.protocol.common import JsonValue
+    from acp_server.protocol.sessions import (
+        ListSessionsRequest,
+        ResumeSessionRequest,
+        ResumeSessionResponse,
+    )
     from sessions import SessionStore, SessionSummary
-
 
 REWIND_START = "\n\n— Rewound. The conversation as it now stands: —\n\n"
 REWIND_END = "\n\n— End of the rewound conversation. —\n\n"
-Handler = Callable[[JsonObject, RequestContext], Awaitable[JsonObject]]
+Resume = Callable[["ResumeSessionRequest", "RequestContext"], Awaitable["ResumeSessionResponse"]]
 
 
 async def session_fork(
-    store: SessionStore, resume: Handler, params: JsonObject, context: RequestContext
-) -> JsonObject:
+    store: SessionStore, resume: Resume, params: RawObject, context: RequestContext
+) -> dict[str, JsonValue]:
     """`session/fork`: the copy is made on disk, then opened by the server's `session/resume`
     (`resume`: the same params, the fork's id), whose answer it is, with that id. The params
-    are checked before anything is copied."""
-    source_id = p.require_session_id(params)
-    parse_setup(params)
+    are checked (as `session/resume`'s) before anything is copied."""
+    request = p.resume_session(params)
+    source_id = request["sessionId"]
     # The copy is what is on disk: forking a session whose turn is still running copies it as
     # far as it got (calls without results are answered "interrupted" in the copy).
     at_entry = await fork_point(store, source_id, params)
     forked = await store.fork(source_id, at_entry=at_entry)
     forked_id = forked.id
     await forked.aclose()
-    opened = {key: value for key, value in params.items() if key != "_meta"}
-    answer = await resume({**opened, "sessionId": forked_id}, context)
-    return {"sessionId": forked_id, **answer}
+    answer = await resume({**request, "sessionId": forked_id}, context)
+    return {"sessionId": forked_id, **cast("dict[str, JsonValue]", answer)}
 
 
-async def fork_point(store: SessionStore, source_id: str, params: JsonObject) -> str | None:
+async def fork_point(store: SessionStore, source_id: str, params: RawObject) -> str | None:
     """The entry the fork's copy ends at (None: the source's leaf), from `_meta.earshot`.
 
     Raises:
@@ -95,14 +99,14 @@ async def fork_point(store: SessionStore, source_id: str, params: JsonObject) ->
     if not isinstance(message_id, str) or all(entry.id != message_id for entry in entries):
         raise InvalidParams(
             "_meta.earshot.upToMessageId",
-            f"invalid params: no message {p.shown(message_id)} on the source's branch",
+            f"invalid params: no message {shown(message_id)} on the source's branch",
         )
     return message_id
 
 
-def list_filter(params: JsonObject) -> tuple[bool, str | None]:
+def list_filter(request: ListSessionsRequest) -> tuple[bool, str | None]:
     """`(children, parent_id)` for `SessionStore.list` from a `session/list` request."""
-    meta = _earshot_meta(params)
+    meta = _earshot_meta(cast("RawObject", request))
     children = meta.get("children", True)
     parent_id = meta.get("parentSessionId")
     if not isinstance(children, bool):
@@ -114,9 +118,9 @@ def list_filter(params: JsonObject) -> tuple[bool, str | None]:
     return children, parent_id
 
 
-def list_meta(item: SessionSummary) -> JsonObject | None:
+def list_meta(item: SessionSummary) -> dict[str, JsonValue] | None:
     """The `_meta` of one `session/list` row: where a child or fork came from."""
-    earshot: JsonObject = {}
+    earshot: dict[str, JsonValue] = {}
     if item.parent is not None:
         earshot["parent"] = {
             "sessionId": item.parent.session_id,
@@ -138,9 +142,9 @@ async def rewound_replay(channel: SessionChannel, replay: Callable[[], Awaitable
     await channel.update(message_chunk("agent_message_chunk", REWIND_END, None))
 
 
-def _earshot_meta(params: JsonObject) -> JsonObject:
+def _earshot_meta(params: RawObject) -> RawObject:
     meta = params.get("_meta")
     if not isinstance(meta, dict):
         return {}
-    earshot = cast("JsonObject", meta).get("earshot")
-    return cast("JsonObject", earshot) if isinstance(earshot, dict) else {}
+    earshot = cast("RawObject", meta).get("earshot")
+    return cast("RawObject", earshot) if isinstance(earshot, dict) else {}

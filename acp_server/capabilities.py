@@ -1,18 +1,65 @@
-"""What we learn from the client's capabilities (what we advertise is in `advertised`)."""
+"""What we learn from the client's capabilities (what we advertise is in `advertised`).
+
+`checked` is the boundary: the `clientCapabilities` of `initialize` as the protocol's typed
+shape, read leniently (a capability of an unexpected shape is one the client does not have, never
+an error: clients add members freely). `ClientCapabilities` is what the server keeps of it.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from acp_server.protocol.connection import (
+        ClientCapabilities as WireCapabilities,
+    )
+    from acp_server.protocol.connection import (
+        ClientSessionCapabilities,
+        ElicitationCapabilities,
+        FileSystemCapabilities,
+    )
+
+_Fields = dict[str, object]
 
 
-def _flag(value: object) -> bool:
-    return value is True
+def _fields(value: object) -> _Fields | None:
+    return cast("_Fields", value) if isinstance(value, dict) else None
 
 
-def _present(value: object) -> bool:
+def _bools(fields: _Fields, *names: str) -> dict[str, bool]:
+    return {name: fields[name] is True for name in names if name in fields}
+
+
+def _present(fields: _Fields, *names: str) -> dict[str, object]:
     """ACP marks a capability as supported with an object; null/absent means unsupported."""
-    return isinstance(value, dict)
+    return {name: {} for name in names if isinstance(fields.get(name), dict)}
+
+
+def checked(raw: object) -> WireCapabilities:
+    """`clientCapabilities` as its typed shape, keeping only the members earshot reads, each of
+    the right type."""
+    caps = _fields(raw) or {}
+    result: WireCapabilities = {}
+    fs = _fields(caps.get("fs"))
+    if fs is not None:
+        result["fs"] = cast("FileSystemCapabilities", _bools(fs, "readTextFile", "writeTextFile"))
+    if "terminal" in caps:
+        result["terminal"] = caps["terminal"] is True
+    session = _fields(caps.get("session"))
+    if session is not None:
+        kept: dict[str, object] = _present(session, "notices", "compaction")
+        config = _fields(session.get("configOptions"))
+        if config is not None:
+            kept["configOptions"] = _present(config, "boolean")
+        result["session"] = cast("ClientSessionCapabilities", kept)
+    elicitation = _fields(caps.get("elicitation"))
+    if elicitation is not None:
+        result["elicitation"] = cast("ElicitationCapabilities", _present(elicitation, "form"))
+    meta = _fields(caps.get("_meta"))
+    if meta is not None and "terminal_output" in meta:
+        result["_meta"] = {"terminal_output": meta["terminal_output"] is True}
+    return result
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,29 +76,19 @@ class ClientCapabilities:
     terminal_output_meta: bool = False
 
     @classmethod
-    def parse(cls, raw: object) -> ClientCapabilities:
-        if not isinstance(raw, dict):
-            return cls()
-        caps = cast("dict[str, Any]", raw)
-        fs = caps.get("fs")
-        fs_caps = cast("dict[str, Any]", fs) if isinstance(fs, dict) else {}
-        elicitation = caps.get("elicitation")
-        elicitation_caps = (
-            cast("dict[str, Any]", elicitation) if isinstance(elicitation, dict) else {}
-        )
-        session = caps.get("session")
-        session_caps = cast("dict[str, Any]", session) if isinstance(session, dict) else {}
-        config = session_caps.get("configOptions")
-        config_caps = cast("dict[str, Any]", config) if isinstance(config, dict) else {}
-        meta = caps.get("_meta")
-        meta_caps = cast("dict[str, Any]", meta) if isinstance(meta, dict) else {}
+    def of(cls, caps: WireCapabilities) -> ClientCapabilities:
+        fs = caps.get("fs") or {}
+        session = caps.get("session") or {}
+        config = session.get("configOptions") or {}
+        elicitation = caps.get("elicitation") or {}
+        meta = caps.get("_meta") or {}
         return cls(
-            read_text_file=_flag(fs_caps.get("readTextFile")),
-            write_text_file=_flag(fs_caps.get("writeTextFile")),
-            terminal=_flag(caps.get("terminal")),
-            elicitation_form=_present(elicitation_caps.get("form")),
-            notices=_present(session_caps.get("notices")),
-            compaction=_present(session_caps.get("compaction")),
-            boolean_config=_present(config_caps.get("boolean")),
-            terminal_output_meta=_flag(meta_caps.get("terminal_output")),
+            read_text_file=fs.get("readTextFile") is True,
+            write_text_file=fs.get("writeTextFile") is True,
+            terminal=caps.get("terminal") is True,
+            elicitation_form=elicitation.get("form") is not None,
+            notices=session.get("notices") is not None,
+            compaction=session.get("compaction") is not None,
+            boolean_config=config.get("boolean") is not None,
+            terminal_output_meta=meta.get("terminal_output") is True,
         )

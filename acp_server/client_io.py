@@ -11,13 +11,14 @@ import contextlib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, cast
 
 import anyio
 
 from acp_server.background_terminals import TerminalCommand
 from acp_server.capabilities import ClientCapabilities
-from acp_server.jsonrpc import ClientError, Connection, ConnectionClosed, JsonObject
+from acp_server.framing import Message
+from acp_server.jsonrpc import ClientError, Connection, ConnectionClosed
 from acp_server.updates import UpdateTranslator, permission_request
 from agent.backends import (
     Confinement,
@@ -34,6 +35,12 @@ from agent.backends import (
 )
 from agent.regular_files import check_regular, read_regular
 
+if TYPE_CHECKING:
+    from acp_server.protocol.client import CreateTerminalRequest
+    from acp_server.protocol.client import PermissionOption as WireOption
+    from acp_server.protocol.elicitation import ElicitationPropertySchema
+    from acp_server.protocol.prompt import SessionUpdate
+
 _TERMINAL_CLEANUP_SECONDS = 5.0
 _BINARY_SNIFF_BYTES = 8192
 
@@ -49,26 +56,28 @@ class SessionChannel:
         self.session_id = ""
         self.translator = UpdateTranslator(client=client)
 
-    async def update(self, update: JsonObject) -> None:
+    async def update(self, update: SessionUpdate) -> None:
         await self.connection.notify(
             "session/update", {"sessionId": self.session_id, "update": update}
         )
 
-    async def request(self, method: str, params: JsonObject) -> Any:
+    async def request(self, method: str, params: Message) -> object:
+        """Ask the client (`sessionId` added); the answer as it came, for the caller to read."""
         return await self.connection.request(method, {"sessionId": self.session_id, **params})
 
 
 # ----------------------------------------------------------------------------- interaction
 
 
+def _fields(value: object) -> dict[str, object]:
+    """An answer's members (an answer of another shape has none: the client is not trusted to
+    answer in shape)."""
+    return cast("dict[str, object]", value) if isinstance(value, dict) else {}
+
+
 def _selected(result: object) -> str | None:
     """The chosen option id, or None for a cancelled (or unreadable) outcome."""
-    if not isinstance(result, dict):
-        return None
-    outcome = cast("dict[str, Any]", result).get("outcome")
-    if not isinstance(outcome, dict):
-        return None
-    outcome_fields = cast("dict[str, Any]", outcome)
+    outcome_fields = _fields(_fields(result).get("outcome"))
     if outcome_fields.get("outcome") != "selected":
         return None
     option_id = outcome_fields.get("optionId")
@@ -108,15 +117,18 @@ class AcpInteraction:
             return QuestionAnswer(declined=True)
 
     async def _elicit(self, question: Question) -> QuestionAnswer:
-        answer: JsonObject
+        answer: ElicitationPropertySchema
         if question.choices and question.multiple:
-            items: JsonObject = {"type": "string", "enum": list(question.choices)}
-            answer = {"type": "array", "title": "Answer", "items": items}
+            answer = {
+                "type": "array",
+                "title": "Answer",
+                "items": {"type": "string", "enum": list(question.choices)},
+            }
         elif question.choices:
             answer = {"type": "string", "title": "Answer", "enum": list(question.choices)}
         else:
             answer = {"type": "string", "title": "Answer"}
-        properties: JsonObject = {"answer": answer}
+        properties: dict[str, ElicitationPropertySchema] = {"answer": answer}
         required = ["answer"]
         if question.choices and question.allow_other:
             properties["other"] = {
@@ -125,20 +137,17 @@ class AcpInteraction:
                 "description": "Your own answer instead of the choices",
             }
             required = []
-        params: JsonObject = {
+        params: Message = {
             "mode": "form",
             "message": question.question,
             "toolCallId": question.call_id,
             "requestedSchema": {"type": "object", "properties": properties, "required": required},
         }
         result = await self.channel.request("elicitation/create", params)
-        if not isinstance(result, dict):
-            return QuestionAnswer(declined=True)
-        response = cast("dict[str, Any]", result)
+        response = _fields(result)
         if response.get("action") != "accept":
             return QuestionAnswer(declined=True)
-        content = response.get("content")
-        values = cast("dict[str, Any]", content) if isinstance(content, dict) else {}
+        values = _fields(response.get("content"))
         answers: list[str] = []
         other = values.get("other")
         if isinstance(other, str) and other.strip():
@@ -157,12 +166,12 @@ class AcpInteraction:
             # Without elicitation there is no free-text input in ACP: decline at once, never hang.
             return QuestionAnswer(declined=True)
         channel = self.channel
-        options: list[JsonObject] = [
+        options: list[WireOption] = [
             {"optionId": f"choice-{index}", "name": choice, "kind": "allow_once"}
             for index, choice in enumerate(question.choices)
         ]
         options.append({"optionId": "decline", "name": "Don't answer", "kind": "reject_once"})
-        params: JsonObject = {
+        params: Message = {
             "toolCall": {"toolCallId": question.call_id, "title": question.question},
             "options": options,
         }
@@ -220,9 +229,7 @@ class AcpFiles:
             result = await self.channel.request("fs/read_text_file", {"path": str(path)})
         except ClientError:
             return await self.local.read_text(path)
-        content = (
-            cast("dict[str, Any]", result).get("content") if isinstance(result, dict) else None
-        )
+        content = _fields(result).get("content")
         if not isinstance(content, str):
             return await self.local.read_text(path)
         return content
@@ -302,7 +309,8 @@ class AcpProcesses:
         env: Mapping[str, str] | None,
         on_terminal: TerminalSink | None,
     ) -> ProcessResult:
-        params: JsonObject = {
+        params: CreateTerminalRequest = {
+            "sessionId": self.channel.session_id,
             "command": argv[0],
             "args": list(argv[1:]),
             "cwd": str(cwd),
@@ -311,9 +319,7 @@ class AcpProcesses:
         if env:
             params["env"] = [{"name": name, "value": value} for name, value in env.items()]
         created = await self.channel.request("terminal/create", params)
-        terminal_id = (
-            cast("dict[str, Any]", created).get("terminalId") if isinstance(created, dict) else None
-        )
+        terminal_id = _fields(created).get("terminalId")
         if not isinstance(terminal_id, str):
             raise OSError("the editor did not create a terminal")
         try:
@@ -329,7 +335,7 @@ class AcpProcesses:
     async def _follow(
         self, terminal_id: str, timeout: float, on_terminal: TerminalSink | None
     ) -> ProcessResult:
-        ids: JsonObject = {"terminalId": terminal_id}
+        ids: Message = {"terminalId": terminal_id}
         if on_terminal is not None:
             await on_terminal(terminal_id)
         status: object = None
@@ -348,11 +354,11 @@ class AcpProcesses:
         if timed_out:
             await self.channel.request("terminal/kill", ids)
         output = await self.channel.request("terminal/output", ids)
-        output_fields = cast("dict[str, Any]", output) if isinstance(output, dict) else {}
+        output_fields = _fields(output)
         exit_fields: object = output_fields.get("exitStatus")
         if not timed_out and status is not None:
             exit_fields = status
-        exit_status = cast("dict[str, Any]", exit_fields) if isinstance(exit_fields, dict) else {}
+        exit_status = _fields(exit_fields)
         exit_code = exit_status.get("exitCode")
         signal = exit_status.get("signal")
         return ProcessResult(

@@ -4,16 +4,19 @@ run is the agent's (`agent.slash_commands`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from acp_server.factory import SkillCommand
-from acp_server.jsonrpc import JsonObject
 from agent.slash_commands import BUILTIN_COMMANDS, BUILTIN_NAMES
 
+if TYPE_CHECKING:
+    from acp_server.protocol.prompt import AvailableCommand, SessionUpdateAvailableCommandsUpdate
 
-def available_commands(skills: Sequence[SkillCommand]) -> JsonObject:
-    commands: list[JsonObject] = []
+
+def available_commands(skills: Sequence[SkillCommand]) -> SessionUpdateAvailableCommandsUpdate:
+    commands: list[AvailableCommand] = []
     for name, description, hint in BUILTIN_COMMANDS:
-        command: JsonObject = {"name": name, "description": description}
+        command: AvailableCommand = {"name": name, "description": description}
         if hint is not None:
             command["input"] = {"hint": hint}
         commands.append(command)

@@ -8,16 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeAlias
 
-# Light imports only: the start-up path answers the first `session/new` with this module
-# (`acp_server.early_session`) before the event loop and the agent load.
-from acp_server.wire import JsonObject
+# Light imports only: `session/new` is answered with this module before the agent loads.
 from agent.modes import MODES, Mode
 
 if TYPE_CHECKING:
     from acp_server.factory import ModelChoice
+    from acp_server.protocol.common import (
+        SessionConfigOption,
+        SessionConfigSelectGroup,
+        SessionConfigSelectOption,
+    )
+    from acp_server.protocol.sessions import LoadSessionResponse, SessionModeState
     from providers.types import ReasoningEffort
+
+    SetupResult: TypeAlias = LoadSessionResponse
+    """What `session/new`, `session/load` and `session/resume` answer besides the id."""
 
 MODE_DESCRIPTIONS: dict[Mode, tuple[str, str]] = {
     "plan": ("Plan", "Read and plan only: every change is refused"),
@@ -65,7 +72,7 @@ class ConfigState:
     models: Sequence[ModelChoice]
 
 
-def modes_state(mode: Mode) -> JsonObject:
+def modes_state(mode: Mode) -> SessionModeState:
     return {
         "currentModeId": mode,
         "availableModes": [
@@ -75,8 +82,8 @@ def modes_state(mode: Mode) -> JsonObject:
     }
 
 
-def _model_options(state: ConfigState) -> list[JsonObject]:
-    groups: dict[str, JsonObject] = {}
+def _model_options(state: ConfigState) -> list[SessionConfigSelectGroup]:
+    groups: dict[str, SessionConfigSelectGroup] = {}
     names: set[str] = set()
     for choice in state.models:
         if choice.name in names:
@@ -86,21 +93,21 @@ def _model_options(state: ConfigState) -> list[JsonObject]:
             choice.provider,
             {"group": choice.provider, "name": choice.provider_label, "options": []},
         )
-        cast("list[JsonObject]", group["options"]).append(
-            {"value": choice.name, "name": choice.label}
-        )
+        group["options"].append({"value": choice.name, "name": choice.label})
     if state.model not in names:
         provider = state.model.split("/", 1)[0]
         group = groups.setdefault(provider, {"group": provider, "name": provider, "options": []})
-        cast("list[JsonObject]", group["options"]).insert(
-            0, {"value": state.model, "name": state.model}
-        )
+        group["options"].insert(0, {"value": state.model, "name": state.model})
     return list(groups.values())
 
 
-def config_options(state: ConfigState) -> list[JsonObject]:
+def config_options(state: ConfigState) -> list[SessionConfigOption]:
     """The COMPLETE option list, in priority order."""
-    options: list[JsonObject] = [
+    mode_values: list[SessionConfigSelectOption] = [
+        {"value": mode_id, "name": name, "description": description}
+        for mode_id, (name, description) in MODE_DESCRIPTIONS.items()
+    ]
+    options: list[SessionConfigOption] = [
         {
             "id": "mode",
             "name": "Mode",
@@ -108,10 +115,7 @@ def config_options(state: ConfigState) -> list[JsonObject]:
             "category": "mode",
             "type": "select",
             "currentValue": state.mode,
-            "options": [
-                {"value": mode_id, "name": name, "description": description}
-                for mode_id, (name, description) in MODE_DESCRIPTIONS.items()
-            ],
+            "options": mode_values,
         },
         {
             "id": "model",
@@ -137,6 +141,6 @@ def config_options(state: ConfigState) -> list[JsonObject]:
     return options
 
 
-def setup_result(state: ConfigState) -> JsonObject:
+def setup_result(state: ConfigState) -> SetupResult:
     """The part of a `session/new`, `session/load` and `session/resume` answer after the id."""
     return {"modes": modes_state(state.mode), "configOptions": config_options(state)}

@@ -22,17 +22,19 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, assert_never, cast
 from urllib.parse import unquote, urlparse
 
 import anyio
 import anyio.to_thread
 
-from acp_server.jsonrpc import InvalidParams
-from acp_server.params import shown
+from acp_server.framing import InvalidParams, shown
 from agent.backends import FileBackend
 from agent.regular_files import check_regular, read_regular_async
 from providers.types import ImagePart, TextPart
+
+if TYPE_CHECKING:
+    from acp_server.protocol.common import ContentBlock
 
 INLINE_LIMIT = 512_000
 """Characters of one attached file inlined into the prompt."""
@@ -52,50 +54,56 @@ class _BadUri(ValueError):
     """A `file:` URI that names no file; the message says why."""
 
 
-def check_blocks(raw: Sequence[Any]) -> list[dict[str, Any]]:
-    """Validate the shape of every block (no I/O)."""
-    blocks: list[dict[str, Any]] = []
+def _require(block: dict[str, object], name: str, where: str, what: str = "a string") -> None:
+    if not isinstance(block.get(name), str):
+        raise InvalidParams(f"{where}.{name}", f"invalid params: {where}.{name} must be {what}")
+
+
+def _optional(block: dict[str, object], name: str, where: str) -> None:
+    if block.get(name) is not None:
+        _require(block, name, where)
+
+
+def _check_resource(resource: object, where: str) -> None:
+    fields = cast("dict[str, object]", resource) if isinstance(resource, dict) else None
+    if fields is None or not isinstance(fields.get("uri"), str):
+        raise InvalidParams(f"{where}.resource", f"invalid params: {where}.resource needs a uri")
+    _optional(fields, "mimeType", f"{where}.resource")
+    if not isinstance(fields.get("text"), str) and not isinstance(fields.get("blob"), str):
+        raise InvalidParams(
+            f"{where}.resource", f"invalid params: {where}.resource needs a text or a blob"
+        )
+
+
+def check_blocks(raw: Sequence[object]) -> list[ContentBlock]:
+    """Every block checked for the members `prompt_parts` reads (no I/O), as its typed shape.
+    Audio is refused here: earshot does not advertise it."""
+    blocks: list[ContentBlock] = []
     for index, item in enumerate(raw):
         where = f"prompt[{index}]"
         if not isinstance(item, dict):
             raise InvalidParams(where, f"invalid params: {where} must be a content block object")
-        block = cast("dict[str, Any]", item)
+        block = cast("dict[str, object]", item)
         kind = block.get("type")
         match kind:
             case "text":
-                if not isinstance(block.get("text"), str):
-                    raise InvalidParams(
-                        f"{where}.text", f"invalid params: {where}.text must be a string"
-                    )
+                _require(block, "text", where)
             case "image":
-                if not isinstance(block.get("mimeType"), str):
-                    raise InvalidParams(
-                        f"{where}.mimeType", f"invalid params: {where}.mimeType must be a string"
-                    )
-                if not isinstance(block.get("data"), str):
-                    raise InvalidParams(
-                        f"{where}.data", f"invalid params: {where}.data must be base64"
-                    )
+                _require(block, "mimeType", where)
+                _require(block, "data", where, "base64")
             case "resource_link":
-                for name in ("uri", "name"):
-                    if not isinstance(block.get(name), str):
-                        raise InvalidParams(
-                            f"{where}.{name}", f"invalid params: {where}.{name} must be a string"
-                        )
+                _require(block, "uri", where)
+                _require(block, "name", where)
+                _optional(block, "title", where)
+                _optional(block, "mimeType", where)
                 try:
-                    _file_path(block["uri"])
+                    _file_path(cast("str", block["uri"]))
                 except _BadUri as exc:
                     raise InvalidParams(
                         f"{where}.uri", f"invalid params: {where}.uri {exc}"
                     ) from None
             case "resource":
-                resource = block.get("resource")
-                if not isinstance(resource, dict) or not isinstance(
-                    cast("dict[str, Any]", resource).get("uri"), str
-                ):
-                    raise InvalidParams(
-                        f"{where}.resource", f"invalid params: {where}.resource needs a uri"
-                    )
+                _check_resource(block.get("resource"), where)
             case "audio":
                 raise InvalidParams(
                     f"{where}.type", "invalid params: audio prompts are not supported"
@@ -104,15 +112,9 @@ def check_blocks(raw: Sequence[Any]) -> list[dict[str, Any]]:
                 raise InvalidParams(
                     f"{where}.type", f"invalid params: unknown content block type {shown(kind)}"
                 )
-        blocks.append(block)
+        # Checked above for every member read later (the type names the variant).
+        blocks.append(cast("ContentBlock", block))
     return blocks
-
-
-def leading_text(blocks: Sequence[dict[str, Any]]) -> str | None:
-    """The prompt's text when it is text only (slash commands are plain text)."""
-    if not blocks or any(block.get("type") != "text" for block in blocks):
-        return None
-    return "".join(str(block["text"]) for block in blocks)
 
 
 def _file_path(uri: str) -> Path | None:
@@ -209,7 +211,7 @@ async def _read_linked(path: Path, mime_type: str | None, files: FileBackend) ->
 
 
 async def prompt_parts(
-    blocks: Sequence[dict[str, Any]], files: FileBackend, problems: list[str] | None = None
+    blocks: Sequence[ContentBlock], files: FileBackend, problems: list[str] | None = None
 ) -> list[PromptPart]:
     """Convert checked blocks; reads attached files. A linked file that cannot be read becomes
     a note in the prompt (the model learns why), and its sentence is added to `problems` (for
@@ -237,20 +239,20 @@ async def prompt_parts(
                         if problems is not None:
                             problems.append(sentence)
             case "resource":
-                resource = cast("dict[str, Any]", block["resource"])
+                resource = block["resource"]
                 uri = resource["uri"]
                 mime_type = resource.get("mimeType")
-                if isinstance(resource.get("text"), str):
+                if "text" in resource:
                     parts.append(_context(_label(uri), resource["text"]))
-                elif isinstance(resource.get("blob"), str) and str(mime_type or "").startswith(
-                    "image/"
-                ):
+                elif str(mime_type or "").startswith("image/"):
                     parts.append(_image(resource["blob"], str(mime_type), f"{where}.resource"))
                 else:
                     kind = f" ({mime_type})" if mime_type else ""
                     parts.append(
                         TextPart(text=f"\n[Attached binary resource {uri}{kind}: not shown]\n")
                     )
-            case _:
+            case "audio":
                 raise InvalidParams(f"{where}.type", "invalid params: unsupported content block")
+            case _:
+                assert_never(block)
     return parts

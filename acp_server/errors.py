@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 
-from acp_server.jsonrpc import (
+from acp_server.framing import (
     AUTH_REQUIRED,
     INVALID_PARAMS,
     RESOURCE_NOT_FOUND,

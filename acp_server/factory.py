@@ -8,18 +8,19 @@ what to do with them.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from providers.records import Record
+
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
     from agent.session import AgentSession
     from sessions import SessionStore
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class McpStdioServer:
+class McpStdioServer(Record):
     name: str
     command: str
     args: tuple[str, ...] = ()
@@ -27,8 +28,7 @@ class McpStdioServer:
     """Name/value pairs, in the client's order."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class McpRemoteServer:
+class McpRemoteServer(Record):
     name: str
     url: str
     transport: Literal["http", "sse"]
@@ -38,8 +38,7 @@ class McpRemoteServer:
 McpServerSpec = McpStdioServer | McpRemoteServer
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionIO:
+class SessionIO(Record):
     """The editor-backed I/O for one session (None: the factory uses local I/O)."""
 
     files: FileBackend | None
@@ -47,12 +46,11 @@ class SessionIO:
     interaction: Interaction
     spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], object] | None = None
     """Starts a background task that may outlive the request (the connection's task group), e.g.
-    an MCP client, which must stay in one task from connect to close. None: no such place (the
-    factory then cannot connect MCP servers)."""
+    an MCP client, which must stay in one task from connect to close. None: the factory's own,
+    if it has one (without any, it cannot connect MCP servers)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelChoice:
+class ModelChoice(Record):
     """One entry of the model picker."""
 
     name: str
@@ -63,9 +61,8 @@ class ModelChoice:
     provider_label: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionPlan:
-    """What a new session in a directory will be, known before it is built: everything the
+class SessionDefaults(Record):
+    """What a new session in a directory starts with, known before it is built: everything the
     `session/new` answer shows."""
 
     mode: Mode
@@ -78,16 +75,9 @@ class SessionPlan:
     problem: str | None
     """Why the model cannot be created (missing credentials: a sentence naming what to set);
     None when it can."""
-    sessions_root: Path | None = None
-    """Where the session store keeps session files: an answer given before the session is built
-    reserves the new session's file there first (`sessions.reserve`), so another process can
-    load it as soon as the id is out. None: nothing is reserved (the build writes the file)."""
-    earshot_version: str = ""
-    """Recorded in a reserved file's header."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SkillCommand:
+class SkillCommand(Record):
     """A project or user skill, offered as `/name args`."""
 
     name: str
@@ -116,21 +106,36 @@ class SessionFactory(Protocol):
         seconds. True when `available_models` changed."""
         ...
 
-    def plan_new(self, cwd: Path) -> SessionPlan:
+    def defaults(self, cwd: Path) -> SessionDefaults:
         """What `create` in `cwd` would make next, without making it: the settings are read
-        again first (as `refresh` does), and `create` then uses what this read. Cheap, and
-        callable before the event loop exists: the start-up path answers the first
-        `session/new` from it and builds the session afterwards (`acp_server.early_session`).
+        again first (as `refresh` does), and `create` then uses what this read. Cheap (settings,
+        credentials, the catalog): `session/new` is answered from it, before the session is
+        built.
 
         Raises:
             agent.settings.SettingsError: a settings file is invalid.
         """
         ...
 
+    def reserve(self, cwd: Path, additional_directories: Sequence[Path]) -> str:
+        """A new session id, its file already on disk (the header line, `sessions.reserve`)
+        with this process holding its writer lock: another process can load the session as soon
+        as the id is out, and `create(session_id=...)` adopts the file.
+
+        Raises:
+            sessions.SessionWriteFailed: the session file cannot be written.
+        """
+        ...
+
+    def release(self, session_id: str, cwd: Path) -> None:
+        """Let go of the writer lock `reserve` took for a session that was never built (its build
+        failed, or the input closed first). Its file stays: another process can load it."""
+        ...
+
     def refresh(self, cwd: Path) -> None:
         """Re-read what may have changed since the last session in `cwd` (settings files: a
         permission remembered for the project, an edit, `earshot trust`). Called before every
-        `session/load` and `session/resume` (`plan_new` does it for `session/new`); must stay
+        `session/load` and `session/resume` (`defaults` does it for `session/new`); must stay
         cheap.
 
         Raises:
@@ -138,9 +143,13 @@ class SessionFactory(Protocol):
         """
         ...
 
-    def prepare(self, cwd: Path) -> None:
-        """Load ahead what sessions in `cwd` will need (called once, right after `initialize`);
-        must not fail loudly: errors surface again when a session is made."""
+    def warm_up(self, session: AgentSession) -> Callable[[], None]:
+        """What the session's first prompt would load or build (the model's wire module, its
+        provider's SDK and the model's client, the tool modules, the transcript codec), as a
+        function doing it: imports, and what is safe to build off the loop (the model's client:
+        `SdkModel.prepare`), touching no other state of the session. The server runs it in a
+        worker thread once the session is open, so the first prompt reaches the model at once.
+        The function never raises: a failure shows at the first call."""
         ...
 
     async def create(
@@ -153,7 +162,7 @@ class SessionFactory(Protocol):
         session_id: str | None = None,
     ) -> AgentSession:
         """A new session (a new transcript) with the default model and mode; `session_id` is
-        the id already promised to the client (None: a new one)."""
+        the id `reserve` gave (None: a new one)."""
         ...
 
     async def resume(

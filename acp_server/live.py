@@ -19,27 +19,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import TYPE_CHECKING, assert_never
 
 import anyio
 
 from acp_server.client_io import SessionChannel
 from acp_server.commands import available_commands
-from acp_server.config import (
-    ConfigState,
-    config_options,
-    modes_state,
-    parse_effort,
-    parse_mode,
-    setup_result,
-)
 from acp_server.content import prompt_parts
-from acp_server.errors import AuthRequired
 from acp_server.factory import SessionFactory, SkillCommand
-from acp_server.jsonrpc import InvalidParams, JsonObject
-from acp_server.params import shown
+from acp_server.pickers import SessionPickers
 from acp_server.updates import UpdateTranslator, message_chunk
-from agent.backends import FileBackend, Mode
+from agent.backends import FileBackend
 from agent.events import (
     AgentEvent,
     CommandOutput,
@@ -53,13 +43,15 @@ from agent.events import (
 from agent.slash_commands import parse_slash_command
 
 if TYPE_CHECKING:
+    from acp_server.protocol.common import ContentBlock
+    from acp_server.protocol.prompt import StopReason as WireStopReason
     from agent.session import AgentSession
 
 CLOSE_WAIT_SECONDS = 4.0
 """How long closing a session waits for its cancelled turn to settle."""
 
 
-def wire_stop_reason(reason: StopReason) -> str:
+def wire_stop_reason(reason: StopReason) -> WireStopReason:
     match reason:
         case "end_turn" | "error":
             return "end_turn"
@@ -82,7 +74,7 @@ class _Turn:
     done: anyio.Event = field(default_factory=anyio.Event)
     cancelled: bool = False
     """A cancel arrived while it ran: its prompt is answered `cancelled` whatever happened."""
-    stop: str = "end_turn"
+    stop: WireStopReason = "end_turn"
 
 
 class LiveSession:
@@ -102,8 +94,13 @@ class LiveSession:
         self.factory = factory
         self.files = files
         self.skills = tuple(skills)
+        self.pickers = SessionPickers(agent=agent, channel=channel, factory=factory)
         self.running: _Turn | None = None
         self.closed = False
+        self.warming: anyio.Event | None = None
+        """Set once the warm-up that follows the session's open has ended (None: none runs).
+        The warm-up imports in a worker thread what a turn imports: a turn waits for it rather
+        than import the same modules at once and meet one half-imported by the other."""
         self._turn_lock = anyio.Lock()
         self._waiting: set[anyio.CancelScope] = set()
         """The scopes of prompts not running yet (reading their attached files, queued into the
@@ -113,94 +110,22 @@ class LiveSession:
     def id(self) -> str:
         return self.agent.id
 
-    # --------------------------------------------------------------------------- pickers
-
-    def config_state(self) -> ConfigState:
-        info = self.agent.model_info
-        return ConfigState(
-            mode=self.agent.mode,
-            model=self.agent.model_name,
-            effort=self.agent.reasoning_effort,
-            reasoning=bool(info is not None and info.reasoning),
-            models=self.factory.available_models(self.agent.cwd),
-        )
-
-    def config_options(self) -> list[JsonObject]:
-        return config_options(self.config_state())
-
-    def modes(self) -> JsonObject:
-        return modes_state(self.agent.mode)
-
-    def setup_result(self) -> JsonObject:
-        return setup_result(self.config_state())
-
     async def send_commands(self) -> None:
         await self.channel.update(available_commands(self.skills))
 
     async def refresh_models(self) -> None:
         """In the background once the session is open: the servers that list their own models
-        are asked (`SessionFactory.refresh_models`); when the picker changed, the client gets
-        the new options. Failures only cost the refresh."""
+        are asked; when the picker changed, the client gets the new options. Failures only cost
+        the refresh."""
         try:
-            changed = await self.factory.refresh_models(self.agent.cwd, self.agent.model_name)
+            changed = await self.pickers.refresh_models()
         except Exception as exc:
             from acp_server.log import log
 
             log("refreshing the model list failed", {"error": repr(exc), "exc": exc})
             return
         if changed and not self.closed:
-            await self._send_config()
-
-    async def _send_config(self) -> None:
-        await self.channel.update(
-            {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
-        )
-
-    async def _send_mode(self) -> None:
-        await self.channel.update(
-            {"sessionUpdate": "current_mode_update", "currentModeId": self.agent.mode}
-        )
-
-    async def set_mode(self, mode: Mode) -> None:
-        """A client-side mode change (set_mode or the mode option): tell the other picker."""
-        await self.agent.set_mode(mode)
-        await self._send_mode()
-        await self._send_config()
-
-    async def set_config_option(self, config_id: str, value: object) -> list[JsonObject]:
-        match config_id:
-            case "mode":
-                mode = parse_mode(value)
-                if mode is None:
-                    raise InvalidParams("value", f"invalid params: unknown mode {shown(value)}")
-                await self.agent.set_mode(mode)
-                await self._send_mode()
-            case "model":
-                if not isinstance(value, str) or "/" not in value:
-                    raise InvalidParams("value", "invalid params: a model is provider/model")
-                await self._switch_model(value)
-            case "thought_level":
-                valid, effort = parse_effort(value)
-                if not valid or not self.config_state().reasoning:
-                    raise InvalidParams(
-                        "value", f"invalid params: unknown thought level {shown(value)}"
-                    )
-                await self.agent.set_model(self.agent.model_name, effort)
-            case _:
-                raise InvalidParams(
-                    "configId", f"invalid params: unknown config option {shown(config_id)}"
-                )
-        return self.config_options()
-
-    async def _switch_model(self, name: str) -> None:
-        known = {choice.name for choice in self.factory.available_models(self.agent.cwd)}
-        if name not in known and name != self.agent.model_name:
-            raise InvalidParams("value", f"invalid params: unknown model {shown(name)}")
-        problem = self.factory.check_credentials(name, self.agent.cwd)
-        if problem is not None:
-            raise AuthRequired(problem)
-        effort = self.agent.reasoning_effort
-        await self.agent.set_model(name, effort)
+            await self.pickers.send_options()
 
     # ----------------------------------------------------------------------------- turns
 
@@ -213,14 +138,14 @@ class LiveSession:
             running.cancelled = True
             self.agent.cancel()
 
-    async def prompt(self, blocks: Sequence[dict[str, Any]]) -> str:
+    async def prompt(self, blocks: Sequence[ContentBlock]) -> WireStopReason:
         """Run (or queue) one prompt; returns the ACP stop reason.
 
         Raises:
             sessions.SessionBusy: another process has the session open (it is read-only here).
             sessions.SessionWriteFailed: the session cannot be written at all.
         """
-        ready: Callable[[], AsyncIterator[AgentEvent]] | str | None = None
+        ready: Callable[[], AsyncIterator[AgentEvent]] | WireStopReason | None = None
         with anyio.CancelScope() as waiting:
             # Registered before the first await: a cancel dispatched right after this request
             # finds it.
@@ -229,10 +154,10 @@ class LiveSession:
                 ready = await self._until_turn(blocks)
             finally:
                 self._waiting.discard(waiting)
-        if isinstance(ready, str):
-            return ready  # queued into the running turn, which answered it
         if ready is None:
             return "cancelled"
+        if not callable(ready):
+            return ready  # queued into the running turn, which answered it
         try:
             if waiting.cancel_called:  # after the lock was taken: nothing was started
                 return "cancelled"
@@ -241,19 +166,20 @@ class LiveSession:
             self._turn_lock.release()
 
     async def _until_turn(
-        self, blocks: Sequence[dict[str, Any]]
-    ) -> Callable[[], AsyncIterator[AgentEvent]] | str:
+        self, blocks: Sequence[ContentBlock]
+    ) -> Callable[[], AsyncIterator[AgentEvent]] | WireStopReason:
         """Read the prompt, then queue it into the running turn (the stop reason once that has
         ended) or take the turn lock and return what starts its own turn or command."""
+        if self.warming is not None:
+            await self.warming.wait()
         if self.running is None:
             # Before anything is read or recorded: a session another process has open is
             # read-only here, and a prompt says who has it (or takes it over once it is free).
             await self.agent.ensure_writable()
-        text = (
-            blocks[0].get("text") if len(blocks) == 1 and blocks[0].get("type") == "text" else None
-        )
+        first = blocks[0] if len(blocks) == 1 else None
+        text = first["text"] if first is not None and first["type"] == "text" else None
         names = [skill.name for skill in self.skills]
-        command = parse_slash_command(text if isinstance(text, str) else None, names)
+        command = parse_slash_command(text, names)
         if command is not None:
             await self._turn_lock.acquire()
             return partial(self.agent.run_command, command)
@@ -268,7 +194,7 @@ class LiveSession:
         await self._turn_lock.acquire()
         return partial(self.agent.run_turn, parts)
 
-    async def _run(self, events: AsyncIterator[AgentEvent]) -> str:
+    async def _run(self, events: AsyncIterator[AgentEvent]) -> WireStopReason:
         turn = _Turn()
         self.running = turn
         try:
@@ -281,8 +207,8 @@ class LiveSession:
             turn.done.set()
         return "cancelled" if turn.cancelled else turn.stop
 
-    async def _consume(self, events: AsyncIterator[AgentEvent]) -> str:
-        stop = "end_turn"
+    async def _consume(self, events: AsyncIterator[AgentEvent]) -> WireStopReason:
+        stop: WireStopReason = "end_turn"
         try:
             async for event in events:
                 await self.emit(event)
@@ -306,10 +232,10 @@ class LiveSession:
             await self.channel.update(update)
         match event:
             case ModeChanged():
-                await self._send_mode()
-                await self._send_config()
+                await self.pickers.send_mode()
+                await self.pickers.send_options()
             case ModelChanged():
-                await self._send_config()
+                await self.pickers.send_options()
             case CommandOutput(branch_changed=True):
                 from acp_server.branches import rewound_replay
 

@@ -1,20 +1,33 @@
-"""Running the server on the process's stdin/stdout.
+"""Running the server on the process's stdin/stdout: the one start-up path.
 
 Before anything else, fd 1 is duplicated for the JSON-RPC writer and then pointed at stderr (as is
 `sys.stdout`), so a stray print, a library warning or a child process can never corrupt the
-stream.
+stream. Then the event loop starts and the transport reads `initialize` like any other request:
+what loads before that reply is the event loop (asyncio, anyio), the transport and the
+capability tables, nothing of the agent, no pydantic, no vendor SDK
+(`tests/acp_server/test_stdio.py` checks it).
+
+By hand: started in a terminal, the server says on stderr what it is and how to talk to it;
+Ctrl-C ends it quietly at any point (exit status 130).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from acp_server.early_session import Planner
-    from acp_server.server import FactoryProvider
+    from acp_server.factory import SessionFactory
+
+INTERRUPTED = 130
+"""The exit status after Ctrl-C (128 + SIGINT), as shells and print mode report it."""
+BANNER = (
+    "earshot {version}: a coding agent speaking the Agent Client Protocol (JSON-RPC 2.0, one "
+    "message per line) on stdin/stdout, for editors to start; type a request such as "
+    '{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":1}}}} '
+    "and Ctrl-D to end."
+)
 
 
 def protect_stdout() -> int:
@@ -25,40 +38,30 @@ def protect_stdout() -> int:
     return wire
 
 
-def serve_stdio(
-    *, factory_provider: FactoryProvider, version: str, planner: Planner | None = None
-) -> int:
-    """Serve until stdin closes; then exit at once (no slow interpreter teardown). `planner`
-    lets the server answer a `session/new` that arrives before the session machinery has
-    loaded, building the session afterwards (`acp_server.early_session`)."""
-    wire = protect_stdout()
-    # Nothing heavy loads before the reply. Loading the event loop first (asyncio + anyio) was
-    # measured: it takes ~30 ms off the first `session/new` but adds ~30-50 ms to the reply
-    # (~80 ms median on a loaded 2-CPU machine, some runs over 100 ms), while spawn -> session
-    # ready stays the same.
-    from acp_server.early import answer_initialize_early
-
+def serve_stdio(*, factory: SessionFactory, version: str) -> int:
+    """Serve until stdin closes and every request read is answered; then exit at once (no slow
+    interpreter teardown)."""
+    status = 0
     try:
-        early = answer_initialize_early(0, wire, version, planner)
-    except (BrokenPipeError, ConnectionResetError):
-        os._exit(0)
-    import anyio
+        output = protect_stdout()
+        if os.isatty(0):
+            print(BANNER.format(version=version), file=sys.stderr, flush=True)
+        import anyio
 
-    from acp_server.server import AcpServer
-
-    def lazy_log(event: str, fields: object) -> None:
         from acp_server.log import log
+        from acp_server.server import AcpServer
 
-        log(event, fields)  # pyright: ignore[reportArgumentType]
+        server = AcpServer(factory=factory, version=version, log=log)
 
-    server = AcpServer(
-        factory_provider=factory_provider, version=version, log=lazy_log, planner=planner
-    )
+        async def main() -> None:
+            await server.serve(read_fd=0, write_fd=output)
 
-    async def main() -> None:
-        await server.serve(read_fd=0, write_fd=wire, early=early)
-
-    with contextlib.suppress(KeyboardInterrupt):
         anyio.run(main)
-    sys.stderr.flush()
-    os._exit(0)
+    except KeyboardInterrupt:
+        status = INTERRUPTED
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    try:
+        sys.stderr.flush()
+    finally:
+        os._exit(status)

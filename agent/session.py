@@ -104,7 +104,14 @@ async def create_session(
             cwd, additional_directories=[str(p) for p in extra_roots], session_id=promised_id
         )
         model_name, effort, mode = options.model_name, options.reasoning_effort, options.mode
-        await SessionTranscript(stored).record_settings(model=model_name, effort=effort, mode=mode)
+        try:
+            await SessionTranscript(stored).record_settings(
+                model=model_name, effort=effort, mode=mode
+            )
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await stored.aclose()  # its writer lock with it
+            raise
     else:
         stored = await store.open(resume_id)
         try:
@@ -118,9 +125,16 @@ async def create_session(
             if Path(directory) not in extra_roots:
                 extra_roots.append(Path(directory))
     roots = (cwd, *(root for root in extra_roots if root != cwd))
-    setup = await set_up(
-        cwd=cwd, roots=roots, settings=settings, files=files, processes=processes, data=data_dir
-    )
+    try:
+        setup = await set_up(
+            cwd=cwd, roots=roots, settings=settings, files=files, processes=processes, data=data_dir
+        )
+    except BaseException:
+        # Failed or cancelled (the front end stopped): the session file's writer lock must not
+        # outlive the attempt (a front end in a longer-lived process opens the session again).
+        with anyio.CancelScope(shield=True):
+            await stored.aclose()
+        raise
     return AgentSession(
         transcript=SessionTranscript(stored),
         options=options,
@@ -186,7 +200,7 @@ class AgentSession:
         self.usage = SessionUsage(
             tracker,
             observe=self._shaper.observe,
-            info=lambda: _info(self._catalog, self._config.model),
+            info=lambda: _info(self._catalog, self.turn_config.model),
             record=transcript.record_usage,
             announce=self._announce,
         )
@@ -207,7 +221,7 @@ class AgentSession:
         )
         self.tools = tools
         """What the model may call: the built-in tools, `task`, and the composition's."""
-        self._config = TurnConfig(
+        self.turn_config = TurnConfig(
             model=model,
             model_info=self.model_info,
             reasoning_effort=reasoning_effort,
@@ -221,6 +235,8 @@ class AgentSession:
                 max_delay=options.retry_max_delay,
             ),
         )
+        """What the next model call is made with (frozen: a model switch replaces it whole).
+        Read it, never assign it from outside: the session keeps it in step with its state."""
         """Replaced whole on a model switch; the loop reads it at each model call."""
         self._inbox = PromptInbox(
             hooks=setup.hooks, session_id=self.id, appended=self._prompt_appended
@@ -251,8 +267,10 @@ class AgentSession:
             raise RuntimeError("a turn is already running: queue the prompt or cancel the turn")
         # Looked up again: a server may have reported the model's window since (the catalog
         # learns it in the background).
-        self.model_info = self.usage.tracker.model_info = _info(self._catalog, self._config.model)
-        self._config = dataclasses.replace(self._config, model_info=self.model_info)
+        self.model_info = self.usage.tracker.model_info = _info(
+            self._catalog, self.turn_config.model
+        )
+        self.turn_config = dataclasses.replace(self.turn_config, model_info=self.model_info)
         message = prompt_message(prompt, self.model_name, self.model_info)
         return self._start(partial(self._turn, message))
 
@@ -338,12 +356,15 @@ class AgentSession:
         """
         await self.ensure_writable()
         model = build_model(self._model_factory, model_name)
-        old = self._config.model
+        old = self.turn_config.model
         self.model_name = model_name
         self.reasoning_effort = reasoning_effort
         self.model_info = self.usage.tracker.model_info = _info(self._catalog, model)
-        self._config = dataclasses.replace(
-            self._config, model=model, model_info=self.model_info, reasoning_effort=reasoning_effort
+        self.turn_config = dataclasses.replace(
+            self.turn_config,
+            model=model,
+            model_info=self.model_info,
+            reasoning_effort=reasoning_effort,
         )
         await self.transcript.record_settings(model=model_name, effort=reasoning_effort, mode=None)
         self._announce(ModelChanged(model=model_name, reasoning_effort=reasoning_effort))
@@ -394,7 +415,7 @@ class AgentSession:
             with anyio.move_on_after(_CLOSE_WAIT_SECONDS):
                 await stream.done.wait()
         try:
-            await self._config.model.aclose()
+            await self.turn_config.model.aclose()
             await self.transcript.stored.aclose()
         finally:
             await self._setup.aclose()
@@ -444,7 +465,7 @@ class AgentSession:
             self._notices = []
             tooling = self._tooling(scope, OrderedInteraction(self._interaction, stream))
             subagents = SubagentRunner(
-                config=lambda: self._config,
+                config=lambda: self.turn_config,
                 tooling=tooling,
                 emit=emit,
                 usage=self.usage.subagent_call,
@@ -457,7 +478,7 @@ class AgentSession:
                 services={**tooling.services, TODOS: self._publish_todos, SUBAGENTS: subagents},
             )
             loop = TurnLoop(
-                config=lambda: self._config,
+                config=lambda: self.turn_config,
                 transcript=self.transcript,
                 shaper=self._shaper,
                 tooling=tooling,
@@ -468,8 +489,8 @@ class AgentSession:
             )
             repo_map = await self._setup.turn_started(message.text, self._reads, emit)
             if repo_map is not None:  # once per session: it stays for the later requests
-                prompt = f"{self._config.system_prompt}\n\n{repo_map}"
-                self._config = dataclasses.replace(self._config, system_prompt=prompt)
+                prompt = f"{self.turn_config.system_prompt}\n\n{repo_map}"
+                self.turn_config = dataclasses.replace(self.turn_config, system_prompt=prompt)
             end = await loop.run(message)
             # The loop closed the inbox when it stopped: nothing queued can be waiting here for
             # an answer that would never come.
@@ -486,7 +507,7 @@ class AgentSession:
     ) -> None:
         compaction_id = uuid.uuid4().hex
         emit(CompactionStarted(compaction_id=compaction_id, manual=True))
-        config = self._config
+        config = self.turn_config
         ctx = ShapeContext(
             model=config.model,
             model_info=config.model_info,

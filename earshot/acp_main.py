@@ -1,9 +1,9 @@
 """`earshot --stdio`: the ACP server, composed with settings, providers, sessions and the agent.
 
-Nothing here runs before the `initialize` reply except fd juggling. A `session/new` sent right
-after it is answered from `EarshotFactory.plan_new` (settings, credentials, catalog: no event
-loop, no session store yet) and its session is built in the background; the rest of the factory
-loads right after `initialize` is answered.
+Nothing here runs before the `initialize` reply: the factory is cheap to make. `session/new` is
+answered from `EarshotFactory.defaults` (settings, credentials, catalog) and `reserve` (the id and
+its file: no session store yet); the server then builds the session (`create`) on the event loop
+and, once it is open, imports the model's SDK in a worker thread (`warm_up`).
 
 MCP servers, from settings and from the client's `session/new`, are connected through
 `earshot.compose.open_session`; the server itself never imports `mcp`.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from acp_server.factory import (
         McpServerSpec,
         ModelChoice,
+        SessionDefaults,
         SessionIO,
-        SessionPlan,
         SkillCommand,
     )
     from agent.session import AgentSession
@@ -38,8 +38,8 @@ class EarshotFactory:
     directory; MCP servers (the settings' and the editor's) are connected for every session, their
     long-lived tasks started on the connection through `spawn`.
 
-    Cheap to make: the session store loads at first use, so the start-up path can plan the first
-    session (`plan_new`) before anything else has loaded."""
+    Cheap to make: the session store loads at first use, so the first `session/new` is answered
+    (`defaults`, `reserve`) before anything else has loaded."""
 
     def __init__(
         self, spawn: Spawn | None = None, environ: Mapping[str, str] | None = None
@@ -48,10 +48,6 @@ class EarshotFactory:
         self._environ = dict(os.environ if environ is None else environ)
         self._store: SessionStore | None = None
         self._compositions: dict[Path, Composition] = {}
-
-    def bind(self, spawn: Spawn) -> None:
-        """Where MCP clients' long-lived tasks start (the connection, once it exists)."""
-        self._spawn = spawn
 
     @property
     def store(self) -> SessionStore:
@@ -81,32 +77,8 @@ class EarshotFactory:
         else:
             self._compositions[cwd] = current.reload()
 
-    def prepare(self, cwd: Path) -> None:
-        """Load what the first `session/new` in `cwd` needs besides the session itself: the
-        modules, the settings, the catalog, the model's wire module and the version the session
-        header records. Errors are left for `session/new` to report."""
-        import contextlib
-        import importlib
-
-        from providers.registry import split_model_name
-        from sessions.store import earshot_version
-
-        for module in ("agent.session", "agent.local", "agent.undo", "earshot.mcp_tools"):
-            importlib.import_module(module)
-        composition = self.composition(cwd)
-        model = composition.default_model().name
-        self.available_models(cwd)
-        earshot_version()
-        with contextlib.suppress(ValueError):
-            composition.catalog.get(*split_model_name(model))
-        if composition.check_credentials(model) is None:
-            # A throwaway model: building one imports its wire module (not its SDK, which
-            # loads at the first request).
-            with contextlib.suppress(Exception):
-                composition.model_factory()(model)
-
-    def plan_new(self, cwd: Path) -> SessionPlan:
-        from acp_server.factory import SessionPlan
+    def defaults(self, cwd: Path) -> SessionDefaults:
+        from acp_server.factory import SessionDefaults
         from providers.registry import split_model_name
 
         self.refresh(cwd)
@@ -116,17 +88,71 @@ class EarshotFactory:
             info = composition.catalog.get(*split_model_name(model))
         except ValueError:
             info = None
-        from earshot import __version__
-
-        return SessionPlan(
+        return SessionDefaults(
             mode=composition.settings.mode,
             model=model,
             reasoning=bool(info is not None and info.reasoning),
             models=self.available_models(cwd),
             problem=composition.check_credentials(model),
-            sessions_root=self._sessions_root(),
-            earshot_version=__version__,
         )
+
+    def reserve(self, cwd: Path, additional_directories: Sequence[Path]) -> str:
+        from earshot import __version__
+        from sessions.ids import new_id
+        from sessions.reserve import reserve
+
+        session_id = new_id()
+        # The cwd as `agent.session.create_session` records it (resolved), so the build adopts
+        # this file rather than refusing the id.
+        try:
+            reserve(
+                self._sessions_root(),
+                session_id=session_id,
+                cwd=str(cwd.resolve()),
+                additional_directories=[str(p.resolve()) for p in additional_directories],
+                earshot_version=__version__,
+            )
+        except OSError as exc:
+            from sessions import SessionWriteFailed
+
+            raise SessionWriteFailed(str(self._sessions_root()), exc) from exc
+        return session_id
+
+    def release(self, session_id: str, cwd: Path) -> None:
+        import os
+
+        from sessions.reserve import cwd_hash, take_reserved_lock
+
+        lock = self._sessions_root() / cwd_hash(cwd.resolve()) / f"{session_id}.lock"
+        fd = take_reserved_lock(lock)
+        if fd is not None:
+            os.close(fd)
+
+    def warm_up(self, session: AgentSession) -> Callable[[], None]:
+        from providers.registry import first_call_warm_up
+
+        composition = self.composition(session.cwd)
+        first_call = first_call_warm_up(
+            session.model_name, user_providers=composition.user_providers, environ=self._environ
+        )
+        model = session.turn_config.model
+
+        def warm_up() -> None:
+            from agent.tools.builtin import builtin_tools, task_tool
+            from providers import codec
+            from providers.wire.sdk_model import SdkModel
+
+            codec.warm_up()  # the first prompt's append to the transcript
+            # The tool modules (pydantic input models, the shell parser, the HTTP client): the
+            # first turn loads them. Pure imports: the tools are module-level values.
+            builtin_tools()
+            task_tool()
+            if isinstance(model, SdkModel):
+                model.prepare()  # the SDK, and the model's own client (the CA bundle loaded)
+            else:
+                first_call()
+
+        return warm_up
 
     def _sessions_root(self) -> Path:
         """Where the store keeps sessions (known before the store itself loads)."""
@@ -223,7 +249,7 @@ class EarshotFactory:
         session_id: str | None = None,
     ) -> AgentSession:
         return await self._open(
-            None, cwd, additional_directories, mcp_servers, io, promised_id=session_id
+            None, cwd, additional_directories, mcp_servers, io, new_id=session_id
         )
 
     async def resume(
@@ -245,7 +271,7 @@ class EarshotFactory:
         mcp_servers: Sequence[McpServerSpec],
         io: SessionIO,
         *,
-        promised_id: str | None = None,
+        new_id: str | None = None,
     ) -> AgentSession:
         from earshot.compose import open_session
 
@@ -259,10 +285,10 @@ class EarshotFactory:
             model_name=pick.name,
             notices=[announce] if announce else [],
             resume_id=session_id,
-            promised_id=promised_id,
+            new_id=new_id,
             additional_directories=additional_directories,
             client_servers=mcp_servers,
-            spawn=self._spawn,
+            spawn=io.spawn or self._spawn,
             files=io.files,
             processes=io.processes,
             interaction=io.interaction,
@@ -274,13 +300,7 @@ def run_stdio() -> int:
     from acp_server.stdio import serve_stdio
     from earshot import __version__
 
-    factory = EarshotFactory()
-
-    async def provide(spawn: Spawn) -> EarshotFactory:
-        factory.bind(spawn)
-        return factory
-
-    return serve_stdio(factory_provider=provide, version=__version__, planner=factory.plan_new)
+    return serve_stdio(factory=EarshotFactory(), version=__version__)
 
 
 def main() -> int:

@@ -31,6 +31,7 @@ DESCRIPTION = """earshot: a coding agent that editors run over the Agent Client 
   earshot models --refresh             first download the models.dev catalog (network)
   earshot undo                         undo the last change batch of this directory's session
   earshot doctor                       check the setup: settings, keys, model, tools, editors
+  earshot serve [--port N]             serve ACP over WebSocket (loopback, bearer token)
   earshot trust [DIR] | --list         let DIR's settings (default: here) grant and run commands
   earshot untrust [DIR]                stop trusting DIR
 """
@@ -152,6 +153,16 @@ def _parser() -> argparse.ArgumentParser:
         help="check the setup (Python, settings, keys, model, git, ripgrep, sandbox, MCP "
         "servers, editor entries) and say how to fix what is wrong",
     )
+    serve = commands.add_parser(
+        "serve",
+        help="serve ACP over WebSocket for remote clients: loopback by default, a bearer token "
+        "required (generated and printed, or from --token-file)",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="port (8765; 0 picks a free one)")
+    serve.add_argument(
+        "--token-file", metavar="PATH", help="read the token from PATH (mode 600) instead"
+    )
     trust = commands.add_parser(
         "trust",
         help="trust a directory: its .earshot settings may add allow rules, hooks, MCP servers",
@@ -227,6 +238,14 @@ def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> i
             return run_doctor(cwd, out=sys.stdout)
         case "audit" | "blame" | "eval":
             return _inspect(options, cwd)
+        case "serve":
+            from earshot.serve_cli import run_serve
+
+            return run_serve(
+                host=cast("str", options.host),
+                port=cast("int", options.port),
+                token_file=cast("str | None", options.token_file),
+            )
         case _:
             pass
     if options.prompt is None:

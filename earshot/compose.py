@@ -303,7 +303,7 @@ async def open_session(
     mode: Mode | None = None,
     notices: Sequence[str] = (),
     resume_id: str | None = None,
-    promised_id: str | None = None,
+    new_id: str | None = None,
     additional_directories: Sequence[Path] = (),
     client_servers: Sequence[McpServerSpec] = (),
     spawn: Spawn | None = None,
@@ -319,7 +319,7 @@ async def open_session(
 
     `spawn` starts the MCP clients' long-lived tasks; None leaves MCP servers unconnected (and
     says so). `notices` are said at the start of the first turn, before the ones found here.
-    `promised_id`: the id of a new session, already announced to the client.
+    `new_id`: the id of a new session, already given to the client (its file reserved).
 
     Raises:
         agent.session.ModelUnavailable: the model cannot be built.
@@ -376,7 +376,7 @@ async def open_session(
             interaction=interaction,
             additional_directories=additional_directories,
             resume_id=resume_id,
-            promised_id=promised_id,
+            promised_id=new_id,
         )
     except BaseException:
         await connections.aclose()

@@ -33,6 +33,13 @@ def _event_adapter() -> Any:
     return TypeAdapter(Annotated[StreamEvent, Discriminator("kind")])
 
 
+def warm_up() -> None:
+    """Build the message adapter now, off the path of a session's first append (a front end
+    calls this from a worker thread once a session is open; a first append that comes sooner
+    builds it too, and one of the two is kept)."""
+    _message_adapter()
+
+
 def message_to_json(message: Message) -> dict[str, JsonValue]:
     """A JSON-ready dict of `message` (parts tagged by `kind`)."""
     return _message_adapter().dump_python(message, mode="json")

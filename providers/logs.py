@@ -7,9 +7,12 @@ a healthy session rarely logs, so nothing imports it until a line is logged: `ge
 a stand-in, and the first line logged anywhere imports structlog and applies the configuration
 (`configure`, which the front end calls at start-up without paying for the import).
 
-Lines are JSON on stderr (or appended to `EARSHOT_LOG_FILE`), at `EARSHOT_LOG_LEVEL` and above
+Lines go to stderr (or are appended to `EARSHOT_LOG_FILE`), at `EARSHOT_LOG_LEVEL` and above
 (default INFO), tracebacks as plain text: never on stdout, which carries JSON-RPC (ACP) or the
-answer (print mode).
+answer (print mode). On a terminal they are for a person (`2026-01-01T10:00:00Z [info] ignored
+notification method=...`); anywhere else (an editor's log pane, a pipe, the log file) they are
+JSON, one object per line: JSON on a terminal would look like protocol messages to someone typing
+them into `earshot --stdio`.
 """
 
 from __future__ import annotations
@@ -43,8 +46,9 @@ _wanted: _Wanted | None = None
 
 def configure(*, environ: Mapping[str, str] | None = None, stream: TextIO | None = None) -> None:
     """Send every line of the process to `stream` (default: stderr, or the file named by
-    `EARSHOT_LOG_FILE`) as JSON, at `EARSHOT_LOG_LEVEL` and above. Applied at the first line
-    logged; at once when structlog is already in use. Idempotent."""
+    `EARSHOT_LOG_FILE`) at `EARSHOT_LOG_LEVEL` and above: plain lines on a terminal, JSON
+    elsewhere. Applied at the first line logged; at once when structlog is already in use (every
+    logger follows: none is cached). Idempotent."""
     global _wanted
     environ = os.environ if environ is None else environ
     _wanted = _Wanted(
@@ -63,17 +67,34 @@ def _apply(wanted: _Wanted) -> None:
     if wanted.file is not None:
         stream = open(wanted.file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 (kept open)
     level = getattr(logging, wanted.level, logging.INFO)
+    processors: list[Any] = [
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    if for_a_person(stream):
+        processors.append(
+            structlog.dev.ConsoleRenderer(
+                colors=False, exception_formatter=structlog.dev.plain_traceback
+            )
+        )
+    else:
+        processors.append(structlog.processors.format_exc_info)
+        processors.append(structlog.processors.JSONRenderer(default=repr))
     structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            structlog.processors.JSONRenderer(default=repr),
-        ],
+        processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(file=stream),
-        cache_logger_on_first_use=True,
+        # Not cached: `configure` may point every logger elsewhere (logging is rare).
+        cache_logger_on_first_use=False,
     )
+
+
+def for_a_person(stream: TextIO) -> bool:
+    """Whether lines written to `stream` are read on a terminal (then plain text, not JSON)."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _structlog_logger(name: str) -> Any:

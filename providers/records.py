@@ -35,6 +35,9 @@ _processing = threading.RLock()
 
 _PROCESSING = "processing"
 
+_defined: list[type[Any]] = []
+"""Every record class defined so far (`unprocessed` filters those processed already)."""
+
 
 @dataclass_transform(frozen_default=True, kw_only_default=True, eq_default=True)
 class RecordMeta(type):
@@ -65,6 +68,7 @@ class RecordMeta(type):
         namespace[_OPTIONS] = {"frozen": frozen, "kw_only": kw_only, "eq": eq}
         namespace["__init__"] = first_init
         created = super().__new__(mcls, name, bases, namespace)
+        _defined.append(created)
         return created
 
     def __getattr__(cls, name: str) -> Any:
@@ -105,3 +109,10 @@ def realise(cls: type[Any]) -> type[Any]:
         dataclasses.dataclass(frozen=flags["frozen"], kw_only=flags["kw_only"], eq=flags["eq"])(cls)
         type.__setattr__(cls, _OPTIONS, None)
     return cls
+
+
+def unprocessed() -> list[type[Any]]:
+    """The record classes defined so far that were not processed yet: what a front end may
+    `realise` ahead of use (one at a time, on the thread that uses them), when it has nothing
+    better to do, so that the first turn does not pay for them."""
+    return [cls for cls in _defined if isinstance(cls.__dict__.get(_OPTIONS), dict)]

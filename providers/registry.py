@@ -10,11 +10,12 @@ and never loads a vendor SDK.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final, Protocol, assert_never
@@ -89,6 +90,33 @@ _WIRE_MODULES: Final[Mapping[WireApi, str]] = {
     "gemini": "providers.wire.gemini",
     "scripted": "providers.wire.scripted",
 }
+
+
+def first_call_warm_up(
+    name: str,
+    *,
+    user_providers: Mapping[str, UserProviderConfig] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Callable[[], None]:
+    """A function loading what the first call to `provider/model` loads: its wire module, its
+    vendor SDK and the parts of it a call uses (each SDK adapter's `warm_up`). A front end runs
+    it in a worker thread once a session is open, so the user's first prompt does not wait for
+    a few hundred milliseconds of imports. It touches nothing shared and never raises (a failure
+    shows at the first call); for a name no provider resolves, it does nothing."""
+    try:
+        provider_id, _ = split_model_name(name)
+        api = resolve_endpoint(provider_id, user_providers, environ).api
+    except (ValueError, UnknownProvider, MissingCredentials):
+        api = "scripted"
+    module_name = _WIRE_MODULES[api]
+
+    def warm_up() -> None:
+        if api == "scripted":
+            return
+        with contextlib.suppress(Exception):
+            importlib.import_module(module_name).warm_up()
+
+    return warm_up
 
 
 def provider_spec(provider_id: str) -> ProviderSpec | None:

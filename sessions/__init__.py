@@ -6,9 +6,9 @@ session at a time (`sessions.writer_lock`; `SessionBusy` elsewhere), every appen
 it returns, and calls a stopped process left without results are answered when the next one
 takes the session (`sessions.repair`).
 
-The names below load on first use (PEP 562): `sessions.ids` alone must stay importable without
-the store, because the ACP start-up path mints the id of the first session before anything else
-has loaded (`acp_server.early`).
+The names below load on first use (PEP 562): `sessions.ids` and `sessions.reserve` alone must
+stay importable without the store, because the ACP server answers `session/new` with a new id
+(its file reserved) before the session machinery has loaded (`acp_server.opening`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A new session's file, written before the session behind it is built.
 
-The ACP server answers the first `session/new` before the session machinery has loaded
-(`acp_server.early_session`). A client may hand the id to another process at once: acpx's
+The ACP server answers `session/new` before the session behind it is built
+(`acp_server.opening`). A client may hand the id to another process at once: acpx's
 documented flow is `sessions new` in one process, then `prompt` in another, which sends
 `session/load` or `session/resume`. That process looks the id up on disk, so "the session exists"
 has to mean "its file is on disk when the answer is written", not "once this process has built
@@ -14,11 +14,12 @@ The reserving process takes the session's writer lock (`sessions.writer_lock`) b
 appears, and keeps it for the build (`take_reserved_lock`): another process that loads the id at
 once reads the session but cannot take it from the process that announced it.
 
-Stdlib only, and cheap (well under a millisecond on an idle machine): it runs on the start-up
-path, before asyncio, pydantic or the session store are loaded. The file appears atomically
-(written under a dot name, then renamed), so a listing in another process never sees it
-half-written. A session nothing was ever said in stays a header-only file: `session/load` of it
-replays nothing and starts from the current settings.
+Stdlib only, and cheap (well under a millisecond on an idle machine): it runs before the
+`session/new` answer, before pydantic or the session store are loaded. If the session is never
+built (the input closed first), the server lets the lock go (`take_reserved_lock`). The file
+appears atomically (written under a dot name, then renamed), so a listing in another process
+never sees it half-written. A session nothing was ever said in stays a header-only file:
+`session/load` of it replays nothing and starts from the current settings.
 """
 
 from __future__ import annotations

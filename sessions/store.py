@@ -154,12 +154,19 @@ class SessionStore:
         """
         # The lock the reservation took in this process, handed over (not taken anew).
         writer = WriterLock.take_reserved(path, self.process)
-        session = await anyio.to_thread.run_sync(load, path, self.process, writer)
+        try:
+            session = await anyio.to_thread.run_sync(load, path, self.process, writer)
+        except BaseException:
+            # Cancelled (the server is stopping) or unreadable: the lock must not outlive it.
+            if writer is not None:
+                writer.release()
+            raise
         if session.header.cwd == cwd and not session.path_entries():
             try:
                 await session.claim()
             except BaseException:
-                await session.aclose()
+                with anyio.CancelScope(shield=True):  # cancelled too: the lock goes with it
+                    await session.aclose()
                 raise
             return session
         await session.aclose()

@@ -105,6 +105,9 @@ def create_model(
 class AnthropicMessagesModel(SdkModel["AsyncAnthropic"]):
     """Streams Messages API calls; the SDK client is built on the first call."""
 
+    def _touch(self, client: AsyncAnthropic) -> None:
+        _ = client.messages  # the resource module loads on first access
+
     def _new_client(self) -> AsyncAnthropic:
         from anthropic import AsyncAnthropic
 
@@ -146,6 +149,15 @@ class AnthropicMessagesModel(SdkModel["AsyncAnthropic"]):
 
     def _map_errors(self, exc: Exception) -> ProviderError:
         return _map_errors(exc, self.provider_id, self._secrets)
+
+
+def warm_up() -> None:
+    """Load what the first call loads (the SDK, its HTTP stack, the messages resource) by
+    building a throwaway client that is never used (`registry.first_call_warm_up`)."""
+    from anthropic import AsyncAnthropic
+
+    client = AsyncAnthropic(api_key="unused", base_url="http://127.0.0.1:9", max_retries=0)
+    _ = client.messages  # the resource module loads on first access
 
 
 def _to_dict(event: RawMessageStreamEvent) -> JsonDict:

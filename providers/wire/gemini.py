@@ -121,6 +121,9 @@ def create_model(
 class GeminiModel(SdkModel["Client"]):
     """Streams `generateContent` calls; the SDK client is built on the first call."""
 
+    def _touch(self, client: Client) -> None:
+        _ = client.aio.models  # the resource module loads on first access
+
     def _new_client(self) -> Client:
         from google.genai import Client
         from google.genai.types import HttpOptions
@@ -158,6 +161,15 @@ class GeminiModel(SdkModel["Client"]):
 
     def _map_errors(self, exc: Exception) -> ProviderError:
         return _map_errors(exc, self.provider_id, self._secrets)
+
+
+def warm_up() -> None:
+    """Load what the first call loads (the SDK, its HTTP stack, the async models API) by
+    building a throwaway client that is never used (`registry.first_call_warm_up`)."""
+    from google.genai import Client
+
+    client = Client(vertexai=False, api_key="unused")
+    _ = client.aio.models
 
 
 def client_settings(endpoint: Endpoint) -> dict[str, Any]:

@@ -4,6 +4,8 @@ keeps every SDK to its adapter)."""
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -37,6 +39,8 @@ class SdkModel(ABC, Generic[ClientT]):
         self._endpoint = endpoint
         self._http_client = http_client
         self._client: ClientT | None = None
+        self._client_lock = threading.Lock()
+        """`prepare` may build the client in a worker thread while the loop asks for it."""
         self._secrets = auth_secrets(endpoint.api_key, endpoint.headers)
         """The key and auth header values `_map_errors` masks in messages, whatever their shape:
         a vendor may echo a key back, and `redact` alone knows only the common key shapes."""
@@ -67,9 +71,25 @@ class SdkModel(ABC, Generic[ClientT]):
             await self._close_client(client)
 
     def _sdk_client(self) -> ClientT:
-        if self._client is None:
-            self._client = self._new_client()
-        return self._client
+        client = self._client
+        if client is None:
+            with self._client_lock:
+                if self._client is None:
+                    self._client = self._new_client()
+                client = self._client
+        return client
+
+    def prepare(self) -> None:
+        """Build the SDK client now, off the event loop (a front end's warm-up, in a worker
+        thread, once a session is open): the first call then neither imports the SDK nor loads
+        the CA bundle (tens of milliseconds for every new client). Never raises: a client that
+        cannot be built fails the first call, as it would have."""
+        with contextlib.suppress(Exception):
+            self._touch(self._sdk_client())
+
+    def _touch(self, client: ClientT) -> None:
+        """Load what the first call through `client` loads beyond building it (the resource
+        modules the SDK imports on first access); `prepare` calls it. Default: nothing."""
 
     @abstractmethod
     def _new_client(self) -> ClientT:

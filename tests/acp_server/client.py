@@ -1,37 +1,64 @@
-"""A small ACP client for the tests: spawns the real server (`python -m earshot --stdio`), plays the
-editor, and validates EVERY message the server writes against the official ACP schema.
+"""A small ACP client for the tests: plays the editor and validates EVERY message the server
+writes against the official ACP schema.
+
+It drives the server one of two ways:
+- `open_agent`: in this process, over a socketpair into the same `Connection` the real server
+  uses (as the MCP SDK's tests use memory streams): the server's whole protocol path, without
+  a process start (most tests);
+- `spawn_agent`: the real `python -m earshot --stdio` process, for what only a process has
+  (start-up, fd 1, end of input and exit, signals, two processes on one session).
 
 Validation lives here so no test can forget it: a message that fails (or a line that is not JSON)
-is recorded, and leaving the `AcpClient` context raises if anything was recorded.
+is recorded, and leaving either context raises if anything was recorded.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
-import subprocess
+import socket
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass, field
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    Callable,
+    Generator,
+    Iterator,
+    Mapping,
+)
+from contextlib import asynccontextmanager, contextmanager, suppress
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 import anyio.abc
-from anyio.streams.text import TextReceiveStream
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
+
+from tests.acp_server.editor import (
+    DEFAULT_HANDLERS,
+    ClientError,
+    RequestHandler,
+    Terminal,
+    close_terminals,
+)
+from tests.acp_server.env import FULL_CAPABILITIES as FULL_CAPABILITIES
+from tests.acp_server.env import AgentEnv as AgentEnv
+from tests.acp_server.env import make_env as make_env
+
+if TYPE_CHECKING:
+    from acp_server.factory import SessionFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "acp_server" / "schema" / "schema.json"
 """The official ACP v1 schema, vendored with its source and licence in acp_server/schema/."""
-WAIT_SECONDS = 10.0
+WAIT_SECONDS = 30.0
+"""How long a test waits for what it expects: generous, since it only bounds a failure (a
+loaded machine must not turn a pass into one)."""
 
 Json = dict[str, Any]
-RequestHandler = Callable[["AcpClient", Json], Awaitable[Any]]
-"""Answers one agent->client request: called with the client and the request's `params`."""
 
 
 UNSTABLE_SCHEMA_PATH = SCHEMA_PATH.with_name("schema.unstable.json")
@@ -104,28 +131,67 @@ class ClientFailure(AssertionError):
     pass
 
 
-@dataclass
-class Terminal:
-    process: anyio.abc.Process
-    output: bytearray = field(default_factory=bytearray)
-    limit: int | None = None
-    exit_code: int | None = None
-    signal: str | None = None
-    exited: anyio.Event = field(default_factory=anyio.Event)
-    released: bool = False
+class Transport(Protocol):
+    """The client's end of the server's stdin/stdout."""
+
+    async def send(self, data: bytes) -> None: ...
+
+    def receive(self) -> AsyncIterable[bytes]: ...
+
+    async def close_input(self) -> None:
+        """Close the server's input (its stdin reaches EOF)."""
+        ...
+
+
+class ProcessTransport:
+    def __init__(self, process: anyio.abc.Process) -> None:
+        self.process = process
+
+    async def send(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send(data)
+
+    def receive(self) -> AsyncIterable[bytes]:
+        assert self.process.stdout is not None
+        return self.process.stdout
+
+    async def close_input(self) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.aclose()
+
+
+class SocketTransport:
+    def __init__(self, stream: anyio.abc.SocketStream) -> None:
+        self.stream = stream
+
+    async def send(self, data: bytes) -> None:
+        await self.stream.send(data)
+
+    async def receive(self) -> AsyncGenerator[bytes]:
+        with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            while True:
+                yield await self.stream.receive()
+
+    async def close_input(self) -> None:
+        with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await self.stream.send_eof()
 
 
 class AcpClient:
-    """Drive the server. Create with `spawn_agent`."""
+    """Drive the server. Create with `open_agent` (in process) or `spawn_agent` (a process)."""
 
-    def __init__(self, process: anyio.abc.Process, task_group: anyio.abc.TaskGroup) -> None:
-        self.process = process
+    def __init__(self, transport: Transport, task_group: anyio.abc.TaskGroup) -> None:
+        self.transport = transport
         self.task_group = task_group
         self.violations: list[str] = []
         self.messages: list[Json] = []
         """Every message the server wrote, in order."""
         self.raw_lines: list[str] = []
         self._next_id = 0
+        self.input_closed = False
+        self._sending = anyio.Lock()
+        """One message at a time: answers to the server's requests are sent from their own
+        tasks, while the test sends its own."""
         self._pending: dict[Any, tuple[str, anyio.Event, list[Json]]] = {}
         self._changed = anyio.Event()
         self.handlers: dict[str, RequestHandler] = {}
@@ -134,20 +200,29 @@ class AcpClient:
         self.terminals: dict[str, Terminal] = {}
         self.files_written: dict[str, str] = {}
         self.closed = False
-        self.stderr_path: Path | None = None
         self.stderr = ""
+        """What the server logged (its stderr, or the log of a server in this process)."""
+        self.server_done = anyio.Event()
+        """Set when the server has stopped (the process exited, or `serve` returned)."""
+        self.environ = dict(os.environ)
+        """The editor's own environment (what its terminals inherit)."""
+
+    @property
+    def process(self) -> anyio.abc.Process:
+        """The server process (`spawn_agent` only)."""
+        assert isinstance(self.transport, ProcessTransport), "a server in this process"
+        return self.transport.process
 
     # ------------------------------------------------------------------------ reading
 
     async def read_output(self) -> None:
         """Consume the server's stdout until EOF, recording and validating each line."""
-        assert self.process.stdout is not None
-        buffer = ""
-        async for chunk in TextReceiveStream(self.process.stdout):
+        buffer = b""
+        async for chunk in self.transport.receive():
             buffer += chunk
-            while "\n" in buffer:
-                line, buffer = buffer.split("\n", 1)
-                self._line(line)
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                self._line(line.decode("utf-8", "replace"))
         if buffer:
             self.violations.append(f"unterminated output at EOF: {buffer[:200]!r}")
         self.closed = True
@@ -207,14 +282,17 @@ class AcpClient:
 
     async def send(self, message: Json | str | bytes) -> None:
         """Write one message (a dict), or raw text/bytes for hostile-input tests."""
-        assert self.process.stdin is not None
         if isinstance(message, dict):
             data = (json.dumps(message) + "\n").encode()
         elif isinstance(message, str):
             data = message.encode()
         else:
             data = message
-        await self.process.stdin.send(data)
+        async with self._sending:
+            if self.input_closed:
+                # As a pipe the editor closed: nothing more reaches the server.
+                raise anyio.ClosedResourceError
+            await self.transport.send(data)
 
     def _new_id(self) -> int:
         self._next_id += 1
@@ -306,7 +384,7 @@ class AcpClient:
 
     async def _answer(self, message: Json) -> None:
         method = message["method"]
-        handler = self.handlers.get(method) or _DEFAULT_HANDLERS.get(method)
+        handler = self.handlers.get(method) or DEFAULT_HANDLERS.get(method)
         reply: Json = {"jsonrpc": "2.0", "id": message["id"]}
         if handler is None:
             reply["error"] = {"code": -32601, "message": f"method not found: {method}"}
@@ -320,219 +398,31 @@ class AcpClient:
                 await self.send(reply)
 
     async def close_stdin(self) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.aclose()
+        async with self._sending:  # after a message being written, before any other
+            self.input_closed = True
+            await self.transport.close_input()
+
+    async def stopped(self) -> None:
+        """Until the server has stopped (after the end of its input, it answers what it read
+        first)."""
+        with anyio.fail_after(WAIT_SECONDS):
+            await self.server_done.wait()
 
 
-class ClientError(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-# ------------------------------------------------------------------- default handlers
-
-
-async def allow_once(client: AcpClient, params: Json) -> Json:
-    option = next(o for o in params["options"] if o["kind"] == "allow_once")
-    return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
-
-
-async def read_text_file(client: AcpClient, params: Json) -> Json:
-    path = Path(params["path"])
-    if not path.exists():
-        raise ClientError(-32002, f"file not found: {path}")
-    return {"content": path.read_text(encoding="utf-8")}
-
-
-async def write_text_file(client: AcpClient, params: Json) -> Json:
-    Path(params["path"]).write_text(params["content"], encoding="utf-8")
-    client.files_written[params["path"]] = params["content"]
-    return {}
-
-
-async def terminal_create(client: AcpClient, params: Json) -> Json:
-    command = [params["command"], *params.get("args", [])]
-    env = dict(os.environ)
-    env.update({item["name"]: item["value"] for item in params.get("env", [])})
-    process = await anyio.open_process(
-        command,
-        cwd=params.get("cwd"),
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    terminal_id = f"term-{len(client.terminals) + 1}"
-    terminal = Terminal(process=process, limit=params.get("outputByteLimit"))
-    client.terminals[terminal_id] = terminal
-    client.task_group.start_soon(_pump_terminal, terminal)
-    return {"terminalId": terminal_id}
-
-
-async def _pump_terminal(terminal: Terminal) -> None:
-    assert terminal.process.stdout is not None
-    try:
-        async for chunk in terminal.process.stdout:
-            terminal.output += chunk
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-        pass
-    code = await terminal.process.wait()
-    if code < 0:
-        import signal
-
-        terminal.signal = signal.Signals(-code).name
-    else:
-        terminal.exit_code = code
-    terminal.exited.set()
-
-
-def _terminal(client: AcpClient, params: Json) -> Terminal:
-    terminal = client.terminals.get(params["terminalId"])
-    if terminal is None or terminal.released:
-        raise ClientError(-32002, "unknown terminal")
-    return terminal
-
-
-def _exit_status(terminal: Terminal) -> Json:
-    return {"exitCode": terminal.exit_code, "signal": terminal.signal}
-
-
-async def terminal_wait(client: AcpClient, params: Json) -> Json:
-    terminal = _terminal(client, params)
-    await terminal.exited.wait()
-    return _exit_status(terminal)
-
-
-async def terminal_output(client: AcpClient, params: Json) -> Json:
-    terminal = _terminal(client, params)
-    data = bytes(terminal.output)
-    truncated = terminal.limit is not None and len(data) > terminal.limit
-    if truncated:
-        data = data[-(terminal.limit or 0) :]
-    result: Json = {"output": data.decode("utf-8", "replace"), "truncated": truncated}
-    if terminal.exited.is_set():
-        result["exitStatus"] = _exit_status(terminal)
-    return result
-
-
-def _kill(terminal: Terminal) -> None:
-    import signal
-
-    if not terminal.exited.is_set():
-        with suppress(ProcessLookupError):
-            os.killpg(terminal.process.pid, signal.SIGKILL)
-
-
-async def terminal_kill(client: AcpClient, params: Json) -> Json:
-    _kill(_terminal(client, params))
-    return {}
-
-
-async def terminal_release(client: AcpClient, params: Json) -> Json:
-    terminal = _terminal(client, params)
-    _kill(terminal)
-    terminal.released = True
-    return {}
-
-
-_DEFAULT_HANDLERS: dict[str, RequestHandler] = {
-    "session/request_permission": allow_once,
-    "fs/read_text_file": read_text_file,
-    "fs/write_text_file": write_text_file,
-    "terminal/create": terminal_create,
-    "terminal/wait_for_exit": terminal_wait,
-    "terminal/output": terminal_output,
-    "terminal/kill": terminal_kill,
-    "terminal/release": terminal_release,
-}
-
-
-# ----------------------------------------------------------------------- environment
-
-
-@dataclass
-class AgentEnv:
-    """Temp XDG dirs, a workspace, and the scripted model selected by the user settings."""
-
-    root: Path
-    workspace: Path
-    config_home: Path
-    data_home: Path
-    extra_env: dict[str, str] = field(default_factory=lambda: {})
-
-    @property
-    def settings_path(self) -> Path:
-        return self.config_home / "earshot" / "settings.json"
-
-    def write_settings(self, settings: Json) -> None:
-        self.settings_path.parent.mkdir(parents=True, exist_ok=True)
-        self.settings_path.write_text(json.dumps(settings), encoding="utf-8")
-
-    def script(
-        self,
-        turns: list[Json],
-        *,
-        models: Json | None = None,
-        mode: str | None = None,
-        extra: Json | None = None,
-    ) -> Path:
-        """Select the scripted model playing `turns` (each process starts the script afresh)."""
-        path = self.root / "script.json"
-        path.write_text(json.dumps({"turns": turns}), encoding="utf-8")
-        settings: Json = {
-            "providers": {"scripted-test": {"api": "scripted", "script": str(path)}},
-            "model": "scripted-test/anything",
-        }
-        if models is not None:
-            settings["models"] = models
-        if mode is not None:
-            settings["mode"] = mode
-        settings.update(extra or {})
-        self.write_settings(settings)
-        return path
-
-    def environ(self) -> dict[str, str]:
-        env = {
-            key: value
-            for key, value in os.environ.items()
-            if not key.endswith(("_API_KEY", "_TOKEN")) and not key.startswith("EARSHOT_")
-        }
-        env.update(
-            {
-                "XDG_CONFIG_HOME": str(self.config_home),
-                "XDG_DATA_HOME": str(self.data_home),
-                "HOME": str(self.root / "home"),
-                "PYTHONUNBUFFERED": "1",
-            }
+def _raise_violations(client: AcpClient, log: str) -> None:
+    if client.violations:
+        raise ClientFailure(
+            "schema violations:\n"
+            + "\n".join(client.violations)
+            + f"\n--- server log ---\n{log[-3000:]}"
         )
-        env.update(self.extra_env)
-        return env
-
-
-def make_env(tmp_path: Path) -> AgentEnv:
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    (tmp_path / "home").mkdir()
-    return AgentEnv(
-        root=tmp_path,
-        workspace=workspace.resolve(),
-        config_home=tmp_path / "config",
-        data_home=tmp_path / "data",
-    )
-
-
-FULL_CAPABILITIES: Json = {
-    "fs": {"readTextFile": True, "writeTextFile": True},
-    "terminal": True,
-}
 
 
 @asynccontextmanager
 async def spawn_agent(env: AgentEnv, *, check: bool = True) -> AsyncGenerator[AcpClient]:
-    """Run the server; on exit close its stdin, wait for it to exit, and fail on any schema
-    violation (`check=False` leaves the violations to the test)."""
+    """Run the server as a process (`python -m earshot --stdio`); on exit close its stdin, wait
+    for it to exit, and fail on any schema violation (`check=False` leaves the violations to the
+    test). `client.process` is the process."""
     stderr_path = env.root / f"stderr-{os.urandom(3).hex()}.log"
     client: AcpClient | None = None
     with stderr_path.open("wb") as stderr:
@@ -544,9 +434,15 @@ async def spawn_agent(env: AgentEnv, *, check: bool = True) -> AsyncGenerator[Ac
         )
         try:
             async with anyio.create_task_group() as task_group:
-                client = AcpClient(process, task_group)
-                client.stderr_path = stderr_path
+                client = AcpClient(ProcessTransport(process), task_group)
+
+                async def exited() -> None:
+                    await process.wait()
+                    assert client is not None
+                    client.server_done.set()
+
                 task_group.start_soon(client.read_output)
+                task_group.start_soon(exited)
                 try:
                     yield client
                     if process.returncode is None:
@@ -554,6 +450,7 @@ async def spawn_agent(env: AgentEnv, *, check: bool = True) -> AsyncGenerator[Ac
                     with anyio.fail_after(WAIT_SECONDS):
                         await process.wait()
                 finally:
+                    await close_terminals(client)
                     task_group.cancel_scope.cancel()
         finally:
             if process.returncode is None:
@@ -563,13 +460,89 @@ async def spawn_agent(env: AgentEnv, *, check: bool = True) -> AsyncGenerator[Ac
     # Only None if spawning failed, and then the exception is already on its way out.
     assert client is not None
     log = stderr_path.read_text(encoding="utf-8", errors="replace")
-    if check and client.violations:
-        raise ClientFailure(
-            "schema violations:\n"
-            + "\n".join(client.violations)
-            + f"\n--- stderr ---\n{log[-3000:]}"
-        )
+    if check:
+        _raise_violations(client, log)
     client.stderr = log
+
+
+@contextmanager
+def _environment(environ: Mapping[str, str]) -> Generator[None]:
+    """The process environment replaced for a server in this process (what its settings, data
+    dir, HOME and tools see), restored after."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@asynccontextmanager
+async def open_agent(
+    env: AgentEnv,
+    *,
+    check: bool = True,
+    factory: Callable[[dict[str, str]], SessionFactory] | None = None,
+) -> AsyncGenerator[AcpClient]:
+    """Run the server in this process, over a socketpair: the transport, the server and the
+    agent are the real ones, only the process around them is not. On exit close its input, wait
+    for it to stop, and fail on any schema violation (`check=False` leaves them to the test).
+    Everything the server logs (its own events, the agent's) is `client.stderr` afterwards.
+    `factory` makes the session factory from the environment (default: earshot's own)."""
+    if env.over_websocket:
+        from tests.acp_server.websocket_client import open_agent_over_websocket
+
+        async with open_agent_over_websocket(env, check=check, factory=factory) as client:
+            yield client
+        return
+    from acp_server.log import log, log_to
+    from acp_server.server import AcpServer, ServerLimits
+    from earshot import __version__
+    from earshot.acp_main import EarshotFactory
+
+    environ = env.environ()
+    editor_environ = dict(os.environ)
+    logged = io.StringIO()
+    server_end, client_end = socket.socketpair()
+    client: AcpClient | None = None
+    stream = await anyio.abc.SocketStream.from_socket(client_end)  # it owns `client_end`
+    with _environment(environ), server_end:
+        log_to(logged)
+        server = AcpServer(
+            factory=factory(environ) if factory else EarshotFactory(environ=environ),
+            version=__version__,
+            log=log,
+            limits=ServerLimits.from_environ(environ),
+        )
+        async with stream, anyio.create_task_group() as task_group:
+            client = AcpClient(SocketTransport(stream), task_group)
+            client.environ = editor_environ
+
+            async def serve() -> None:
+                assert client is not None
+                try:
+                    await server.serve(read_fd=server_end.fileno(), write_fd=server_end.fileno())
+                finally:
+                    with suppress(OSError):
+                        server_end.shutdown(socket.SHUT_WR)
+                    client.server_done.set()
+
+            task_group.start_soon(serve)
+            task_group.start_soon(client.read_output)
+            try:
+                yield client
+                await client.close_stdin()
+                await client.stopped()
+                await client.wait_for(lambda: client.closed)
+            finally:
+                await close_terminals(client)
+                task_group.cancel_scope.cancel()
+    assert client is not None
+    client.stderr = logged.getvalue()
+    if check:
+        _raise_violations(client, client.stderr)
 
 
 async def initialize(client: AcpClient, capabilities: Mapping[str, Any] | None = None) -> Json:

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import anyio
 
 from tests.acp_server.client import (
     FULL_CAPABILITIES,
+    WAIT_SECONDS,
     AcpClient,
     AgentEnv,
     initialize,
-    spawn_agent,
+    open_agent,
 )
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import bash_call, call_updates, write_call
@@ -24,7 +24,7 @@ from tests.processes import running_with_argv, unique_sleep
 
 async def test_cancel_while_the_model_streams(agent_env: AgentEnv) -> None:
     agent_env.script([{"text": "partial answer", "hang": True}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         prompt_id = await client.start_request("session/prompt", text_prompt(session_id, "go"))
@@ -38,7 +38,7 @@ async def test_cancel_while_the_model_streams(agent_env: AgentEnv) -> None:
 
 async def test_cancel_request_on_the_prompt_answers_cancelled(agent_env: AgentEnv) -> None:
     agent_env.script([{"text": "partial", "hang": True}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         prompt_id = await client.start_request("session/prompt", text_prompt(session_id, "go"))
@@ -50,7 +50,7 @@ async def test_cancel_request_on_the_prompt_answers_cancelled(agent_env: AgentEn
 
 async def test_cancel_sent_with_the_prompt_cancels_it(agent_env: AgentEnv) -> None:
     agent_env.script([{"text": "never"}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         prompt = {
@@ -73,7 +73,7 @@ async def test_cancel_sent_with_the_prompt_cancels_it(agent_env: AgentEnv) -> No
 async def test_cancel_while_awaiting_permission(agent_env: AgentEnv) -> None:
     target = agent_env.workspace / "f.txt"
     agent_env.script([{"tool_calls": [write_call(str(target), "x")]}, {"text": "unused"}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         asked = anyio.Event()
 
         async def never_answer(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
@@ -84,14 +84,13 @@ async def test_cancel_while_awaiting_permission(agent_env: AgentEnv) -> None:
         client.handlers["session/request_permission"] = never_answer
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
-        started = time.perf_counter()
         prompt_id = await client.start_request("session/prompt", text_prompt(session_id, "go"))
-        with anyio.fail_after(10):
+        with anyio.fail_after(WAIT_SECONDS):
             await asked.wait()
         await client.notify("session/cancel", {"sessionId": session_id})
+        # Answered although the permission request never is: the cancel withdrew it.
         response = await client.response(prompt_id)
         assert response["result"] == {"stopReason": "cancelled"}
-        assert time.perf_counter() - started < 3
         [request] = client.requests_named("session/request_permission")
         # Our pending request was withdrawn, and the call ended failed before the answer.
         await client.wait_for(lambda: request["id"] in client.cancel_requests)
@@ -113,7 +112,7 @@ async def test_cancel_while_awaiting_permission(agent_env: AgentEnv) -> None:
 async def test_a_cancelled_permission_outcome_cancels_the_turn(agent_env: AgentEnv) -> None:
     target = agent_env.workspace / "f.txt"
     agent_env.script([{"tool_calls": [write_call(str(target), "x")]}, {"text": "unused"}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
 
         async def cancelled(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
             return {"outcome": {"outcome": "cancelled"}}
@@ -129,16 +128,15 @@ async def test_a_cancelled_permission_outcome_cancels_the_turn(agent_env: AgentE
 
 async def test_cancel_while_a_terminal_command_runs(agent_env: AgentEnv) -> None:
     agent_env.script([{"tool_calls": [bash_call("sleep 30")]}, {"text": "unused"}], mode="yolo")
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env))["sessionId"]
         prompt_id = await client.start_request("session/prompt", text_prompt(session_id, "go"))
         await client.wait_for(lambda: client.requests_named("terminal/wait_for_exit"))
-        started = time.perf_counter()
         await client.notify("session/cancel", {"sessionId": session_id})
+        # Answered although `sleep 30` is far from done: the cancel killed it.
         response = await client.response(prompt_id)
         assert response["result"] == {"stopReason": "cancelled"}
-        assert time.perf_counter() - started < 3
         methods = [
             r["method"] for r in client.agent_requests if r["method"].startswith("terminal/")
         ]
@@ -146,7 +144,7 @@ async def test_cancel_while_a_terminal_command_runs(agent_env: AgentEnv) -> None
         assert methods[-1] == "terminal/release"
         [terminal] = client.terminals.values()
         assert terminal.released
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT_SECONDS):
             await terminal.exited.wait()
         wait_request = client.requests_named("terminal/wait_for_exit")[0]
         assert wait_request["id"] in client.cancel_requests
@@ -172,7 +170,7 @@ async def test_a_prompt_sent_during_a_turn_is_queued_into_it(agent_env: AgentEnv
                 },
             }
         )
-        async with spawn_agent(agent_env) as client:
+        async with open_agent(agent_env) as client:
             asked = anyio.Event()
             release = anyio.Event()
 
@@ -188,7 +186,7 @@ async def test_a_prompt_sent_during_a_turn_is_queued_into_it(agent_env: AgentEnv
             first = await client.start_request(
                 "session/prompt", text_prompt(session_id, "first words")
             )
-            with anyio.fail_after(10):
+            with anyio.fail_after(WAIT_SECONDS):
                 await asked.wait()
             second = await client.start_request(
                 "session/prompt", text_prompt(session_id, "queued words")
@@ -222,7 +220,7 @@ async def test_eof_mid_turn_kills_the_command_and_keeps_the_transcript(
         ],
         mode="yolo",
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.start_request("session/prompt", text_prompt(session_id, "remember me"))
@@ -230,16 +228,13 @@ async def test_eof_mid_turn_kills_the_command_and_keeps_the_transcript(
         await client.wait_for(
             lambda: "started" in str(call_updates(client, session_id, "call-bash"))
         )
-        started = time.perf_counter()
         await client.close_stdin()
-        with anyio.fail_after(5):
-            await client.process.wait()
-        assert time.perf_counter() - started < 3
-    with anyio.fail_after(5):
-        while running_with_argv(sleep):
-            await anyio.sleep(0.02)
+        # The server stops although the command had 30 s to go: the end of input cancelled
+        # the turn, which killed the command before the server closed the session.
+        await client.stopped()
+        assert not running_with_argv(sleep)
 
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         await client.call(
             "session/load",
@@ -253,7 +248,7 @@ async def test_eof_mid_turn_kills_the_command_and_keeps_the_transcript(
 
 async def test_an_id_reused_while_in_flight_is_refused(agent_env: AgentEnv) -> None:
     agent_env.script([{"text": "streaming", "hang": True}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         prompt_id = await client.start_request(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.acp_server.client import AcpClient, AgentEnv, initialize, spawn_agent
+from tests.acp_server.client import AcpClient, AgentEnv, initialize, open_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 
 MODELS = {
@@ -28,7 +28,7 @@ def last_update(client: AcpClient, session_id: str, kind: str) -> dict[str, Any]
 
 async def test_modes_and_the_mode_option_stay_in_sync(agent_env: AgentEnv) -> None:
     agent_env.script([])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         assert (
@@ -59,7 +59,7 @@ async def test_modes_and_the_mode_option_stay_in_sync(agent_env: AgentEnv) -> No
 
 async def test_model_and_thought_level_options(agent_env: AgentEnv) -> None:
     agent_env.script([], models=MODELS)
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         result = await new_session(client, agent_env)
         session_id = result["sessionId"]
@@ -107,7 +107,7 @@ async def test_slash_commands(agent_env: AgentEnv) -> None:
         encoding="utf-8",
     )
     agent_env.script([{"text": "First answer."}, {"text": "Using the skill."}], models=MODELS)
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         commands = await client.wait_for(
@@ -161,7 +161,7 @@ async def test_compact_command_shows_a_compaction(agent_env: AgentEnv) -> None:
             {"text": "Summary: we said hello."},
         ]
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/prompt", text_prompt(session_id, "hello"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from tests.acp_server.client import FULL_CAPABILITIES, AcpClient, AgentEnv, initialize, spawn_agent
+from tests.acp_server.client import FULL_CAPABILITIES, AcpClient, AgentEnv, initialize, open_agent
 from tests.acp_server.test_sessions import new_session
 
 PNG = base64.b64encode(
@@ -36,7 +36,7 @@ async def test_an_image_goes_to_a_vision_model(agent_env: AgentEnv) -> None:
     agent_env.script(
         [{"text": "A single pixel."}], models={"scripted-test/anything": {"vision": True}}
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         result = await client.call(
@@ -55,7 +55,7 @@ async def test_an_image_for_a_model_without_vision_is_refused(agent_env: AgentEn
     agent_env.script(
         [{"text": "Text is fine."}], models={"scripted-test/anything": {"vision": False}}
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         error = await client.error(
@@ -73,7 +73,7 @@ async def test_an_image_for_a_model_without_vision_is_refused(agent_env: AgentEn
 
 async def test_bad_blocks_are_invalid_params(agent_env: AgentEnv) -> None:
     agent_env.script([])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         # Any: the blocks are deliberately malformed, one is not even an object.
@@ -95,7 +95,7 @@ async def test_linked_and_embedded_files_become_context(agent_env: AgentEnv) -> 
     linked = agent_env.workspace / "linked.py"
     linked.write_text("def linked(): ...\n", encoding="utf-8")
     agent_env.script([{"text": "Read them."}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
 
         async def editor_copy(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
             return {"content": "def linked_unsaved(): ...\n"}

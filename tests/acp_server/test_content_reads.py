@@ -8,6 +8,7 @@ import anyio
 import pytest
 
 from acp_server import content
+from acp_server.protocol.common import ContentBlock
 from providers.types import TextPart
 
 
@@ -28,7 +29,7 @@ async def test_a_read_that_never_completes_becomes_a_note_after_the_time_limit(
     monkeypatch.setattr(content, "READ_TIMEOUT_SECONDS", 0.05)
     linked = tmp_path / "notes.md"
     linked.write_text("notes\n", encoding="utf-8")
-    block = {"type": "resource_link", "uri": linked.as_uri(), "name": "notes.md"}
+    block: ContentBlock = {"type": "resource_link", "uri": linked.as_uri(), "name": "notes.md"}
     problems: list[str] = []
     with anyio.fail_after(10):
         [part] = await content.prompt_parts([block], StalledEditor(), problems)

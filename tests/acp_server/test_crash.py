@@ -271,6 +271,8 @@ async def test_sigkill_at_any_point_of_a_turn_loses_nothing_the_client_saw(
             assert call_id in results, f"{call_id} shown {update['status']} but not saved {where}"
             assert results[call_id].get("is_error", False) == (update["status"] == "failed")
         if crash.answered:
+            # (Which entries ended the file, if not the final message: seen once under load.)
+            assert "message" in entries[-1], (where, [sorted(entry) for entry in entries[-3:]])
             assert entries[-1]["message"]["parts"][-1]["text"] == "All done here.", where
 
     # A fresh process, whose settings point the same provider at a validating model.

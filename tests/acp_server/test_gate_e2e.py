@@ -9,7 +9,7 @@ import json
 import subprocess
 from typing import Any
 
-from tests.acp_server.client import FULL_CAPABILITIES, AcpClient, AgentEnv, initialize, spawn_agent
+from tests.acp_server.client import FULL_CAPABILITIES, AcpClient, AgentEnv, initialize, open_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import bash_call, call_updates, write_call
 from tests.loopback import Reply, loopback
@@ -69,7 +69,7 @@ async def test_a_repository_faking_the_users_local_file_runs_nothing(
     agent_env.script(
         [{"tool_calls": [bash_call(f"touch {markers / 'bash'}", call_id="b")]}, {"text": "ok"}]
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         client.handlers["session/request_permission"] = answering("reject_once")
         session_id = await one_prompt(agent_env, client)
     assert sorted(path.name for path in markers.iterdir()) == []
@@ -93,7 +93,7 @@ async def test_the_model_cannot_write_earshot_settings_in_accept_edits(
         ],
         mode="accept-edits",
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         client.handlers["session/request_permission"] = answering("reject_once")
         session_id = await one_prompt(agent_env, client)
     assert ordinary.read_text(encoding="utf-8") == "notes\n"  # accept-edits still edits
@@ -124,7 +124,7 @@ async def test_reading_a_private_key_is_denied_without_a_prompt(agent_env: Agent
         ],
         mode="yolo",
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await one_prompt(agent_env, client)
     assert client.requests_named("session/request_permission") == []
     assert "sekrit" not in everything_sent(client)
@@ -139,7 +139,7 @@ async def test_fetching_loopback_asks_and_a_redirect_to_another_port_asks_again(
         second.replies[:] = [Reply(body="reached", headers=TEXT)]
         call = {"name": "fetch", "id": "f", "arguments": {"url": f"{first.url}/start"}}
         agent_env.script([{"tool_calls": [call]}, {"text": "done"}], mode="auto")
-        async with spawn_agent(agent_env) as client:
+        async with open_agent(agent_env) as client:
             client.handlers["session/request_permission"] = answering("allow_once", "reject_once")
             session_id = await one_prompt(agent_env, client)
         assert [r.path for r in first.requests] == ["/start"]

@@ -12,8 +12,10 @@ from typing import Any
 
 import anyio
 
-from acp_server.jsonrpc import ClientError, Connection, JsonObject, RequestContext
+from acp_server.jsonrpc import ClientError, Connection, RequestContext
 from tests.acp_server.client import schema_errors
+
+JsonObject = dict[str, Any]
 
 
 class Peer:

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 
 from providers.catalog import ASSUMED_CONTEXT_WINDOW
-from tests.acp_server.client import AcpClient, AgentEnv, initialize, spawn_agent
+from tests.acp_server.client import AcpClient, AgentEnv, initialize, open_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.earshot.support import text_reply
 from tests.loopback import LoopbackServer, Reply, loopback
@@ -61,7 +61,7 @@ async def test_the_picker_lists_the_servers_models_and_the_meter_its_window(
             {"id": "fake-model-max", "object": "model"},
         )
         local_settings(agent_env, server)
-        async with spawn_agent(agent_env) as client:
+        async with open_agent(agent_env) as client:
             await initialize(client)
             created = await new_session(client, agent_env)
             session_id = created["sessionId"]
@@ -90,7 +90,7 @@ async def test_the_picker_lists_the_servers_models_and_the_meter_its_window(
             assert "_meta" not in usage
 
         # A second process offers the cached list at once and does not ask again (fresh).
-        async with spawn_agent(agent_env) as client:
+        async with open_agent(agent_env) as client:
             await initialize(client)
             again = await new_session(client, agent_env)
             assert model_values(again["configOptions"]) == served
@@ -101,7 +101,7 @@ async def test_a_server_that_says_no_window_gets_the_assumed_one(agent_env: Agen
     with loopback(text_reply("Hi.")) as server:
         serve_models(server, {"id": "fake-model-mini"})
         local_settings(agent_env, server)
-        async with spawn_agent(agent_env) as client:
+        async with open_agent(agent_env) as client:
             await initialize(client)
             session_id = (await new_session(client, agent_env))["sessionId"]
             await client.wait_for(lambda: picker_updates(client, session_id))
@@ -117,7 +117,7 @@ async def test_a_server_that_cannot_list_its_models_changes_nothing(agent_env: A
     with loopback(text_reply("Still here.")) as server:
         # No route: the list request gets a 404.
         local_settings(agent_env, server)
-        async with spawn_agent(agent_env) as client:
+        async with open_agent(agent_env) as client:
             await initialize(client)
             session_id = (await new_session(client, agent_env))["sessionId"]
             asked = functools.partial(server.wait_until, lambda _: list_requests(server) == 1, 10)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.acp_server.client import AgentEnv, initialize, spawn_agent
+from tests.acp_server.client import AgentEnv, initialize, open_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.earshot.support import text_reply
 from tests.loopback import Reply, loopback
@@ -42,7 +42,7 @@ async def test_a_stalled_stream_is_retried_after_the_idle_time_and_the_turn_comp
                 "streamTimeouts": {"idle": 1},
             }
         )
-        async with spawn_agent(agent_env) as client:
+        async with open_agent(agent_env) as client:
             await initialize(client)
             session_id = (await new_session(client, agent_env))["sessionId"]
             result = await client.call("session/prompt", text_prompt(session_id, "go"))

@@ -6,7 +6,7 @@ from typing import Any
 
 import anyio
 
-from tests.acp_server.client import AcpClient, AgentEnv, Json, initialize, spawn_agent
+from tests.acp_server.client import AcpClient, AgentEnv, Json, initialize, open_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import call_updates
 
@@ -29,7 +29,7 @@ def answer_of(client: AcpClient, session_id: str) -> str:
 
 async def test_a_choice_question_becomes_an_elicitation_form(agent_env: AgentEnv) -> None:
     agent_env.script([{"tool_calls": [question("Which one?", ["red", "blue"])]}, {"text": "ok"}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
 
         async def pick_blue(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
             return {"action": "accept", "content": {"answer": "blue"}}
@@ -55,7 +55,7 @@ async def test_a_multiple_choice_question_is_an_array_of_strings(agent_env: Agen
     agent_env.script(
         [{"tool_calls": [question("Which?", ["red", "blue"], multiple=True)]}, {"text": "ok"}]
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
 
         async def pick_both(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
             return {"action": "accept", "content": {"answer": ["red", "blue"]}}
@@ -78,7 +78,7 @@ async def test_a_free_text_question_and_a_declined_one(agent_env: AgentEnv) -> N
             {"text": "ok"},
         ]
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         answers = iter([{"action": "accept", "content": {"answer": "Ada"}}, {"action": "decline"}])
 
         async def reply(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
@@ -105,7 +105,7 @@ async def test_without_elicitation_choices_fall_back_to_permission_options(
             {"text": "ok"},
         ]
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
 
         async def second_choice(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
             choices = [o for o in params["options"] if o["kind"] == "allow_once"]
@@ -128,7 +128,7 @@ async def test_without_elicitation_choices_fall_back_to_permission_options(
 
 async def test_cancel_while_a_question_is_open(agent_env: AgentEnv) -> None:
     agent_env.script([{"tool_calls": [question("Which one?", ["a", "b"])]}, {"text": "unused"}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         asked = anyio.Event()
 
         async def never(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:

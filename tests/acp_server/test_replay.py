@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.acp_server.client import AgentEnv, initialize, json_list, spawn_agent
+from tests.acp_server.client import AgentEnv, initialize, json_list, open_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 
 Json = dict[str, Any]
@@ -13,7 +13,7 @@ Json = dict[str, Any]
 
 async def _load(env: AgentEnv, session_id: str) -> list[Json]:
     """The updates a fresh process sends while answering `session/load`."""
-    async with spawn_agent(env) as client:
+    async with open_agent(env) as client:
         await initialize(client)
         await client.call(
             "session/load", {"sessionId": session_id, "cwd": str(env.workspace), "mcpServers": []}
@@ -68,7 +68,7 @@ async def test_a_created_file_replays_as_created_and_every_call_in_its_final_sta
         ],
         mode="yolo",
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/prompt", text_prompt(session_id, "go"))

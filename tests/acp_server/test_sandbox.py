@@ -19,7 +19,7 @@ from tests.acp_server.client import (
     AcpClient,
     AgentEnv,
     initialize,
-    spawn_agent,
+    open_agent,
 )
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import bash_call, call_updates
@@ -59,7 +59,7 @@ async def test_the_editor_terminal_runs_the_sandbox_command_line(
         mode="yolo",
         extra={"sandbox": {"enabled": sandbox}},
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/prompt", text_prompt(session_id, "run"))
@@ -87,7 +87,7 @@ async def test_a_stopped_terminal_command_asks_the_editor_to_run_it_outside(
     agent_env.script(
         [{"tool_calls": [bash_call(f"echo x > {target}")]}, {"text": "ok"}], mode="yolo"
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env))["sessionId"]
         # The default answer is the first allow_once option: here, "run outside".
@@ -127,7 +127,7 @@ async def test_the_permission_prompt_offers_running_outside_the_sandbox(
         )
         return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
 
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         client.handlers["session/request_permission"] = outside_once
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env))["sessionId"]

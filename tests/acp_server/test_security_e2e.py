@@ -17,7 +17,14 @@ from typing import Any
 
 import pytest
 
-from tests.acp_server.client import FULL_CAPABILITIES, AcpClient, AgentEnv, initialize, spawn_agent
+from tests.acp_server.client import (
+    FULL_CAPABILITIES,
+    AcpClient,
+    AgentEnv,
+    initialize,
+    open_agent,
+    spawn_agent,
+)
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import bash_call, call_updates
 
@@ -56,7 +63,7 @@ async def test_a_command_in_auto_cannot_write_outside(
     target = outside / "f"
     command = f"python3 -c \"open('{target}', 'w').write('x')\""
     agent_env.script([{"tool_calls": [bash_call(command)]}, {"text": "ok"}], mode="auto")
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         client.handlers["session/request_permission"] = keep_in_sandbox
         await initialize(client, capabilities)
         session_id = (await new_session(client, agent_env))["sessionId"]
@@ -109,6 +116,7 @@ async def test_a_command_cannot_read_earshots_environment_or_settings(
     settings = json.loads(agent_env.settings_path.read_text(encoding="utf-8"))
     settings["providers"]["vault"] = vault
     agent_env.settings_path.write_text(json.dumps(settings), encoding="utf-8")
+    # A real process: the command reads its parent's environment, which must be earshot's.
     async with spawn_agent(agent_env) as client:
         await initialize(client, LOCAL_ONLY)
         session_id = (await new_session(client, agent_env))["sessionId"]

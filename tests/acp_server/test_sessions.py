@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.acp_server.client import AcpClient, AgentEnv, initialize, json_list, spawn_agent
+from tests.acp_server.client import AcpClient, AgentEnv, initialize, json_list, open_agent
 
 
 async def new_session(client: AcpClient, env: AgentEnv, **extra: Any) -> dict[str, Any]:
@@ -21,7 +21,7 @@ async def test_new_session_then_a_scripted_prompt(agent_env: AgentEnv) -> None:
     agent_env.script(
         [{"text": "Hello there, editor!", "reasoning": "Greet back.", "chunk_size": 5}]
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         result = await new_session(client, agent_env)
         session_id = result["sessionId"]
@@ -72,7 +72,7 @@ async def test_a_model_error_is_reported_as_text_and_end_turn(agent_env: AgentEn
     agent_env.script(
         [{"error": {"kind": "invalid_request", "message": "the model refused the request"}}]
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         result = await client.call("session/prompt", text_prompt(session_id, "hi"))
@@ -82,7 +82,7 @@ async def test_a_model_error_is_reported_as_text_and_end_turn(agent_env: AgentEn
 
 async def test_missing_credentials_answer_auth_required(agent_env: AgentEnv) -> None:
     agent_env.write_settings({"model": "anthropic/claude-sonnet-4-5"})
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         response = await client.response(
             await client.start_request(
@@ -112,13 +112,13 @@ async def test_load_replays_everything_in_a_fresh_process(agent_env: AgentEnv) -
         ],
         mode="yolo",
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/prompt", text_prompt(session_id, "please write notes"))
     assert target.read_text(encoding="utf-8") == "hi\n"
 
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         result = await client.call(
             "session/load",
@@ -163,7 +163,7 @@ async def test_load_replays_everything_in_a_fresh_process(agent_env: AgentEnv) -
 
 async def test_list_resume_close_delete(agent_env: AgentEnv) -> None:
     agent_env.script([{"text": "one"}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         assert (await client.call("session/list", {}))["sessions"] == []
         first = (await new_session(client, agent_env))["sessionId"]
@@ -209,9 +209,15 @@ async def test_list_resume_close_delete(agent_env: AgentEnv) -> None:
 async def test_list_pages_with_a_cursor(agent_env: AgentEnv) -> None:
     agent_env.script([])
     agent_env.extra_env["EARSHOT_ACP_LIST_PAGE"] = "2"
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         created = {(await new_session(client, agent_env))["sessionId"] for _ in range(3)}
+        # Built (their first entries written): a session updated while paging moves to the
+        # front and is not repeated, which is not what this test is about.
+        for session_id in created:
+            await client.wait_for(
+                lambda sid=session_id: "available_commands_update" in client.kinds(sid)
+            )
         seen: list[str] = []
         page = await client.call("session/list", {})
         seen += [item["sessionId"] for item in page["sessions"]]
@@ -229,7 +235,7 @@ async def test_invalid_settings_answer_a_settings_error_naming_file_and_key(
 ) -> None:
     agent_env.write_settings({"model": "anthropic/claude-sonnet-4-5", "colour": "sk-secret-x"})
     project = agent_env.workspace / ".earshot" / "settings.json"
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         error = await client.error(
             "session/new", {"cwd": str(agent_env.workspace), "mcpServers": []}
@@ -269,7 +275,7 @@ async def test_a_missing_or_relative_cwd_is_invalid_params(agent_env: AgentEnv) 
     missing = str(agent_env.root / "no-such-dir")
     a_file = agent_env.root / "a-file"
     a_file.write_text("", encoding="utf-8")
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/close", {"sessionId": session_id})
@@ -290,7 +296,7 @@ async def test_an_automatically_picked_model_is_announced_once(agent_env: AgentE
     del settings["model"]
     settings["models"] = {"scripted-test/anything": {"toolCall": True}}
     agent_env.write_settings(settings)
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client, {"session": {"notices": {}}})
         result = await new_session(client, agent_env)
         session_id = result["sessionId"]
@@ -305,7 +311,7 @@ async def test_an_automatically_picked_model_is_announced_once(agent_env: AgentE
         assert client.text(session_id) == "onetwo"
 
     # Without the notices capability it is said as agent text, before the answer.
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/prompt", text_prompt(session_id, "hi"))

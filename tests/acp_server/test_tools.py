@@ -13,7 +13,7 @@ from tests.acp_server.client import (
     Json,
     initialize,
     json_list,
-    spawn_agent,
+    open_agent,
 )
 from tests.acp_server.test_sessions import new_session, text_prompt
 
@@ -48,7 +48,7 @@ async def test_permission_round_trip_for_an_edit(agent_env: AgentEnv) -> None:
             {"text": "Edited."},
         ]
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         result = await client.call("session/prompt", text_prompt(session_id, "edit it"))
@@ -102,7 +102,7 @@ async def test_a_rejected_permission_fails_the_call_and_the_turn_goes_on(
 ) -> None:
     target = agent_env.workspace / "new.txt"
     agent_env.script([{"tool_calls": [write_call(str(target), "x")]}, {"text": "Understood."}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
 
         async def reject(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
             option = next(o for o in params["options"] if o["kind"] == "reject_once")
@@ -139,7 +139,7 @@ async def test_reads_and_writes_go_through_the_editor_when_advertised(
         ],
         mode="yolo",
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
 
         async def editor_buffer(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
             return {"content": "unsaved buffer\n"}
@@ -163,7 +163,7 @@ async def test_without_fs_capability_everything_is_local(agent_env: AgentEnv) ->
     agent_env.script(
         [{"tool_calls": [write_call(str(written), "local\n")]}, {"text": "ok"}], mode="yolo"
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client, {"fs": {"readTextFile": False, "writeTextFile": False}})
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/prompt", text_prompt(session_id, "go"))
@@ -175,7 +175,7 @@ async def test_commands_run_in_an_editor_terminal(agent_env: AgentEnv) -> None:
     agent_env.script(
         [{"tool_calls": [bash_call("echo from-terminal; exit 3")]}, {"text": "ran"}], mode="yolo"
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env))["sessionId"]
         result = await client.call("session/prompt", text_prompt(session_id, "run"))
@@ -226,7 +226,7 @@ async def test_without_terminal_capability_output_streams_into_the_call(
     agent_env.script(
         [{"tool_calls": [bash_call("echo line-one; echo line-two")]}, {"text": "ran"}], mode="yolo"
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client, {"fs": {"readTextFile": True, "writeTextFile": True}})
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/prompt", text_prompt(session_id, "run"))
@@ -249,7 +249,7 @@ async def test_always_allow_in_this_project_is_remembered_across_processes(
             {"text": "ok"},
         ]
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
 
         async def always(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
             option = next(
@@ -276,7 +276,7 @@ async def test_always_allow_in_this_project_is_remembered_across_processes(
     assert not (agent_env.workspace / ".earshot").exists()
     assert first.exists()
 
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         # A fresh process plays the script from the start: the same command, now allowed.
@@ -294,7 +294,7 @@ async def test_always_allow_in_this_project_reaches_the_next_session_of_the_same
 ) -> None:
     target = agent_env.workspace / "one.txt"
     agent_env.script([{"tool_calls": [bash_call(f"touch {target}", call_id="b1")]}, {"text": "ok"}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
 
         async def always(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
             option = next(
@@ -322,7 +322,7 @@ async def test_settings_edited_between_sessions_apply_to_the_next_one(
     agent_env: AgentEnv,
 ) -> None:
     agent_env.script([{"text": "ok"}], mode="plan")
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         assert (await new_session(client, agent_env))["modes"]["currentModeId"] == "plan"
         agent_env.script([{"text": "ok"}], mode="yolo")
@@ -339,7 +339,7 @@ async def test_an_editor_terminal_that_times_out_is_killed_read_and_released(
         ],
         mode="yolo",
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env))["sessionId"]
         result = await client.call("session/prompt", text_prompt(session_id, "run"))

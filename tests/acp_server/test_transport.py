@@ -1,17 +1,15 @@
-"""The JSON-RPC layer against the real server process: initialize, errors, hostile input, EOF."""
+"""The JSON-RPC layer of the real server (in this process): initialize, errors, hostile input.
+What needs a process (stdin's end, exit, signals, fd 1) is in `test_stdio.py`."""
 
 from __future__ import annotations
 
 import json
-import time
 
-import anyio
-
-from tests.acp_server.client import AgentEnv, Json, initialize, spawn_agent
+from tests.acp_server.client import AgentEnv, initialize, open_agent
 
 
 async def test_initialize_advertises_what_is_wired(agent_env: AgentEnv) -> None:
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         result = await initialize(client, {"fs": {"readTextFile": True}, "terminal": True})
     assert result["protocolVersion"] == 1
     assert result["agentInfo"]["name"] == "earshot"
@@ -31,12 +29,10 @@ async def test_initialize_advertises_what_is_wired(agent_env: AgentEnv) -> None:
     [method] = result["authMethods"]
     assert method["id"] == "env"
     assert "ANTHROPIC_API_KEY" in method["description"]
-    # The initialize reply is the very first thing on stdout.
-    assert json.loads(client.raw_lines[0])["id"] == 1
 
 
 async def test_initialize_answers_version_one_to_any_version(agent_env: AgentEnv) -> None:
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         result = await client.call("initialize", {"protocolVersion": 2})
         assert result["protocolVersion"] == 1
         error = await client.error("initialize", {"protocolVersion": "one"})
@@ -45,7 +41,7 @@ async def test_initialize_answers_version_one_to_any_version(agent_env: AgentEnv
 
 
 async def test_authenticate_and_logout_are_idempotent(agent_env: AgentEnv) -> None:
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         assert await client.call("authenticate", {"methodId": "env"}) == {}
         assert await client.call("authenticate", {"methodId": "env"}) == {}
@@ -55,7 +51,7 @@ async def test_authenticate_and_logout_are_idempotent(agent_env: AgentEnv) -> No
 
 
 async def test_malformed_lines_are_answered_and_serving_continues(agent_env: AgentEnv) -> None:
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await client.send("this is not json\n")
         await client.send("[1, 2, 3]\n")
         await client.send("42\n")
@@ -69,6 +65,10 @@ async def test_malformed_lines_are_answered_and_serving_continues(agent_env: Age
             )
         )
         codes = [(m["id"], m["error"]["code"]) for m in errors]
+        # A parse error says where: the input's line and the column in it.
+        assert errors[0]["error"]["data"] == {"line": 1, "column": 1}
+        assert "line 1, column 1: Expecting value" in errors[0]["error"]["message"]
+        assert errors[-1]["error"]["data"]["line"] == 6
         assert codes == [
             (None, -32700),
             (None, -32600),
@@ -83,7 +83,7 @@ async def test_malformed_lines_are_answered_and_serving_continues(agent_env: Age
 
 
 async def test_unknown_methods_wrong_types_and_reused_ids(agent_env: AgentEnv) -> None:
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         error = await client.error("session/frobnicate", {"sessionId": "x"})
         assert error["code"] == -32601
@@ -113,7 +113,7 @@ async def test_unknown_methods_wrong_types_and_reused_ids(agent_env: AgentEnv) -
 
 
 async def test_a_ten_megabyte_line_is_handled(agent_env: AgentEnv) -> None:
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         huge = "x" * (10 * 1024 * 1024)
         error = await client.error("authenticate", {"methodId": huge})
@@ -122,39 +122,8 @@ async def test_a_ten_megabyte_line_is_handled(agent_env: AgentEnv) -> None:
         assert await client.call("logout", {}) == {}
 
 
-async def test_eof_exits_promptly(agent_env: AgentEnv) -> None:
-    async with spawn_agent(agent_env) as client:
-        await initialize(client)
-        started = time.perf_counter()
-        await client.close_stdin()
-        with anyio.fail_after(5):
-            await client.process.wait()
-        elapsed = time.perf_counter() - started
-    assert client.process.returncode == 0
-    assert elapsed < 1.0
-
-
-async def test_initialize_and_more_in_one_write_then_eof(agent_env: AgentEnv) -> None:
-    lines: list[Json] = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
-        {"jsonrpc": "2.0", "id": 2, "method": "logout", "params": {}},
-        {"jsonrpc": "2.0", "id": 3, "method": "nope"},
-    ]
-    async with spawn_agent(agent_env) as client:
-        # The requests go out as one raw write, so register their ids the way `start_request` would.
-        client._pending.update(  # pyright: ignore[reportPrivateUsage]
-            {i: (m["method"], anyio.Event(), []) for i, m in enumerate(lines, start=1)}
-        )
-        await client.send("".join(json.dumps(line) + "\n" for line in lines))
-        await client.close_stdin()
-        assert (await client.response(1))["result"]["protocolVersion"] == 1
-        assert (await client.response(2))["result"] == {}
-        assert (await client.response(3))["error"]["code"] == -32601
-    assert [m["id"] for m in client.messages] == [1, 2, 3]
-
-
 async def test_a_first_line_that_is_not_initialize_is_served_normally(agent_env: AgentEnv) -> None:
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         assert await client.call("logout", {}) == {}
         await client.send('{"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {}}\n')
         result = await initialize(client)
@@ -165,7 +134,7 @@ async def test_a_first_line_that_is_not_initialize_is_served_normally(agent_env:
 
 async def test_a_line_over_the_limit_is_a_parse_error(agent_env: AgentEnv) -> None:
     agent_env.extra_env["EARSHOT_ACP_LINE_LIMIT"] = str(1024 * 1024)
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         await client.send('{"jsonrpc": "2.0", "id": 5, "method": "logout", "params": {"x": "')
         await client.send("y" * (3 * 1024 * 1024))

@@ -3,8 +3,10 @@ compaction updates (only when advertised), and client MCP server definitions."""
 
 from __future__ import annotations
 
+import pytest
+
 from providers.catalog import ASSUMED_CONTEXT_WINDOW
-from tests.acp_server.client import AgentEnv, Json, initialize, spawn_agent
+from tests.acp_server.client import AgentEnv, Json, initialize, open_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import call_updates
 
@@ -40,7 +42,7 @@ async def test_usage_plan_and_title(agent_env: AgentEnv) -> None:
             }
         },
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/prompt", text_prompt(session_id, "Fix the login bug please"))
@@ -68,7 +70,7 @@ async def test_a_reopened_session_shows_its_usage_so_far(agent_env: AgentEnv) ->
         [{"text": "Hi.", "usage": {"input_tokens": 300, "output_tokens": 20}}],
         models={"scripted-test/anything": {"contextWindow": 10_000, "cost": {"input": 1.0}}},
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         assert "usage_update" not in client.kinds(session_id)
@@ -77,7 +79,7 @@ async def test_a_reopened_session_shows_its_usage_so_far(agent_env: AgentEnv) ->
 
     reopen: Json = {"sessionId": session_id, "cwd": str(agent_env.workspace), "mcpServers": []}
     for method in ("session/load", "session/resume"):
-        async with spawn_agent(agent_env) as client:
+        async with open_agent(agent_env) as client:
             await initialize(client)
             await client.call(method, reopen)
             await client.wait_for(lambda: "usage_update" in client.kinds(session_id))
@@ -86,16 +88,16 @@ async def test_a_reopened_session_shows_its_usage_so_far(agent_env: AgentEnv) ->
             ]
             assert usage == live, method
             if method == "session/load":
-                # After the replay, as the last word of the history.
-                assert client.kinds(session_id)[-2:] == [
-                    "usage_update",
-                    "available_commands_update",
-                ]
+                # After the replay: the last word of the history.
+                kinds = client.kinds(session_id)
+                history = ("user_message_chunk", "agent_message_chunk", "tool_call")
+                last = max(i for i, kind in enumerate(kinds) if kind in history)
+                assert kinds.index("usage_update") > last
 
 
 async def test_a_window_nobody_knows_is_sent_as_an_assumed_size(agent_env: AgentEnv) -> None:
     agent_env.script([{"text": "hi", "usage": {"input_tokens": 5, "output_tokens": 1}}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/prompt", text_prompt(session_id, "hello"))
@@ -121,7 +123,7 @@ async def test_a_subagent_shows_inside_its_task_call(agent_env: AgentEnv) -> Non
         ],
         mode="yolo",
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         session_id = (await new_session(client, agent_env))["sessionId"]
         result = await client.call("session/prompt", text_prompt(session_id, "delegate"))
@@ -138,7 +140,7 @@ async def test_a_subagent_shows_inside_its_task_call(agent_env: AgentEnv) -> Non
 async def test_compaction_updates_only_when_advertised(agent_env: AgentEnv) -> None:
     # Two turns: the latest one is kept verbatim, so there is something before it to summarise.
     agent_env.script([{"text": "Something."}, {"text": "More."}, {"text": "Summary."}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client, {"session": {"compaction": {}, "notices": {}}})
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/prompt", text_prompt(session_id, "hello"))
@@ -160,7 +162,7 @@ async def test_compaction_updates_only_when_advertised(agent_env: AgentEnv) -> N
 
 async def test_client_mcp_servers_are_parsed(agent_env: AgentEnv) -> None:
     agent_env.script([])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         servers: list[Json] = [
             {
@@ -192,9 +194,15 @@ async def test_client_mcp_servers_are_parsed(agent_env: AgentEnv) -> None:
     assert "test-key" not in client.stderr
 
 
-async def test_an_editor_mcp_server_is_connected_and_its_tool_called(agent_env: AgentEnv) -> None:
+async def test_an_editor_mcp_server_is_connected_and_its_tool_called(
+    agent_env: AgentEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import sys
     from pathlib import Path
+
+    # The server is a Python process importing the MCP SDK: on a loaded machine it may take
+    # longer than the product's 10 s to start, which is not what this test is about.
+    monkeypatch.setattr("earshot.mcp_tools.CONNECT_TIMEOUT_SECONDS", 120.0)
 
     time_server = Path(sys.executable).parent / "mcp-server-time"
     agent_env.script(
@@ -212,7 +220,7 @@ async def test_an_editor_mcp_server_is_connected_and_its_tool_called(agent_env: 
         ],
         mode="yolo",
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         servers: list[Json] = [{"name": "time", "command": str(time_server), "args": [], "env": []}]
         session_id = (await new_session(client, agent_env, mcpServers=servers))["sessionId"]

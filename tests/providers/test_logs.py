@@ -54,3 +54,40 @@ def test_the_log_file_variable_sends_lines_to_a_file(tmp_path: Path) -> None:
     line = json.loads(path.read_text(encoding="utf-8"))
     assert line["event"] == "failed" and line["level"] == "error"
     assert "ValueError: bad" in line["exception"]
+
+
+TERMINAL_CODE = """
+import io, sys
+from providers.logs import configure, get_logger
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+terminal, pipe = Terminal(), io.StringIO()
+log = get_logger("x")
+configure(stream=terminal)
+log.warning("for a person", n=1)
+configure(stream=pipe)  # the same logger follows: nothing is cached
+log.warning("for a program", n=2)
+sys.stdout.write(terminal.getvalue() + "---\\n" + pipe.getvalue())
+"""
+
+
+def test_lines_on_a_terminal_are_plain_text_and_json_elsewhere() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", TERMINAL_CODE],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    shown, piped = result.stdout.split("---\n")
+    [line] = shown.splitlines()
+    assert not line.startswith("{")  # JSON on a terminal looks like a protocol message
+    assert "[warning" in line and "for a person" in line and "n=1" in line
+    assert json.loads(piped) | {"timestamp": None} == {
+        "event": "for a program",
+        "n": 2,
+        "level": "warning",
+        "timestamp": None,
+    }

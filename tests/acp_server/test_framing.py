@@ -1,11 +1,11 @@
-"""The rules both JSON-RPC readers share (`acp_server.wire`): valid text in and out, bounded
+"""The framing rules of the JSON-RPC reader (`acp_server.framing`): valid text in and out, bounded
 errors, ids that can be echoed, responses told from requests."""
 
 from __future__ import annotations
 
 import json
 
-from acp_server.wire import (
+from acp_server.framing import (
     MAX_ID_CHARS,
     RpcError,
     decode_message,
@@ -41,7 +41,7 @@ def test_an_error_bounds_what_it_quotes() -> None:
     error = RpcError(-32601, f"method not found: {huge}", {"method": huge, "nested": [huge]})
     encoded = json.dumps(error.to_json())
     assert len(encoded) < 2000
-    assert error.to_json()["data"]["method"] == "x" * 199 + "\u2026"
+    assert json.loads(encoded)["data"]["method"] == "x" * 199 + "\u2026"
 
 
 def test_ids_that_cannot_be_echoed_and_responses() -> None:

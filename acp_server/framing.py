@@ -1,8 +1,8 @@
-"""The framing shared by the async transport and the start-up fast path: one JSON object per
-line, and the JSON-RPC error codes and errors handlers raise. Standard library only (with
-`providers.text`, which is too), so the start-up fast path can use it before anyio loads.
+"""JSON-RPC framing: one JSON object per line, the JSON-RPC error codes, and the errors handlers
+raise. Standard library only (with `providers.text`, which is too): it is on the path to the
+`initialize` reply.
 
-What both readers must hold to, whatever they read:
+What the reader holds to, whatever it reads:
 - decoded text is valid Unicode: a lone surrogate a client spelled as `"\\ud800"` (valid JSON)
   becomes U+FFFD as the message is decoded (`decode_message`), before any handler sees it;
 - an error never echoes unbounded input: every string an error carries is cut to a bound in one
@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, TypeAlias, cast
+from collections.abc import Mapping
+from typing import TypeAlias, cast
 
 from providers.text import valid_json
 
-JsonObject: TypeAlias = dict[str, Any]
+RawObject: TypeAlias = dict[str, object]
+"""A JSON object as decoded, before anything checked its members."""
+Message: TypeAlias = Mapping[str, object]
+"""A JSON object to write: what a handler returns is written as is."""
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -68,13 +72,19 @@ class RpcError(Exception):
         self.message = message
         self.data = data
 
-    def to_json(self) -> JsonObject:
+    def to_json(self) -> RawObject:
         """The `error` member. The one place an error's text is bounded: whatever a handler
         quoted, the answer stays small."""
-        error: JsonObject = {"code": self.code, "message": bounded(self.message, MAX_MESSAGE_CHARS)}
+        error: RawObject = {"code": self.code, "message": bounded(self.message, MAX_MESSAGE_CHARS)}
         if self.data is not None:
             error["data"] = _bounded_data(self.data)
         return error
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """A value quoted for an error message, cut short (messages never echo big inputs)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class InvalidParams(RpcError):
@@ -91,7 +101,7 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 `json` decodes to one (`surrogatepass`). Lines without it (nearly all) skip the cleaning walk."""
 
 
-def encode_message(message: JsonObject) -> bytes:
+def encode_message(message: Message) -> bytes:
     """One JSON object on one line (json escapes every newline inside strings)."""
     text = _ENCODER.encode(message)
     try:
@@ -115,7 +125,24 @@ def decode_message(line: bytes) -> object:
     return valid_json(decoded)
 
 
-def is_response(message: JsonObject) -> bool:
+def parse_problem(exc: ValueError | RecursionError, line_number: int) -> RpcError:
+    """The -32700 answer to a line that is not JSON: where (the input's line and the column in
+    it, `data.line` / `data.column`) and what was expected, bounded like every error."""
+    where: RawObject = {"line": line_number}
+    if isinstance(exc, json.JSONDecodeError):
+        where["column"] = exc.colno
+        problem = f"line {line_number}, column {exc.colno}: {exc.msg}"
+    elif isinstance(exc, UnicodeDecodeError):
+        where["column"] = exc.start + 1
+        problem = f"line {line_number}, byte {exc.start + 1}: not UTF-8"
+    elif isinstance(exc, RecursionError):
+        problem = f"line {line_number}: nested too deeply"
+    else:
+        problem = f"line {line_number}: {exc}"
+    return RpcError(PARSE_ERROR, f"parse error: not valid JSON at {problem}", where)
+
+
+def is_response(message: Message) -> bool:
     """A response rather than a request or notification: no `method`, and a `result` or an
     `error`. Never answered (answering one could only confuse the peer about ids)."""
     return "method" not in message and ("result" in message or "error" in message)

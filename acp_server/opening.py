@@ -1,0 +1,230 @@
+"""Opening sessions: `session/new` (answered before its session is built), `session/load` and
+`session/resume` (built, then answered), and what follows an open: the slash commands, the model
+list refresh and the warm-up of what the first prompt needs.
+
+`session/new` is answered from `SessionFactory.defaults` (the settings, the credentials, the
+catalog) with an id whose file `SessionFactory.reserve` put on disk (another process can load it
+at once); the session is then built as a task on the event loop, *opening* in the session table
+until then. Once open, what its first prompt needs is loaded in a worker thread (the model's SDK
+and client, the tool modules: `_warm_up` says why).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
+
+import anyio
+
+from acp_server import params as p
+from acp_server.session_table import SessionSlot
+
+if TYPE_CHECKING:
+    from acp_server.capabilities import ClientCapabilities
+    from acp_server.factory import SessionFactory, SessionIO
+    from acp_server.jsonrpc import Connection, Logger, RequestContext
+    from acp_server.live import LiveSession
+    from acp_server.params import SessionSetup
+    from acp_server.protocol.sessions import (
+        LoadSessionRequest,
+        LoadSessionResponse,
+        NewSessionRequest,
+        NewSessionResponse,
+        ResumeSessionRequest,
+        ResumeSessionResponse,
+    )
+    from acp_server.session_table import SessionTable
+    from agent.session import AgentSession
+
+
+class OpeningHost(Protocol):
+    """What opening a session uses of the server (`acp_server.server.AcpServer`)."""
+
+    @property
+    def factory(self) -> SessionFactory: ...
+    @property
+    def client(self) -> ClientCapabilities: ...
+    @property
+    def table(self) -> SessionTable: ...
+    @property
+    def log(self) -> Logger: ...
+    @property
+    def connection(self) -> Connection: ...
+
+
+class SessionOpener:
+    """The `session/new`, `session/load` and `session/resume` handlers of one server."""
+
+    def __init__(self, server: OpeningHost) -> None:
+        self.server = server
+
+    async def new(self, request: NewSessionRequest, context: RequestContext) -> NewSessionResponse:
+        """Answered before the session is built: its id (the file reserved), the modes and the
+        pickers from the settings; the build follows on the loop."""
+        from acp_server.config import ConfigState, setup_result
+        from acp_server.errors import AuthRequired
+
+        setup = p.setup(request)
+        defaults = self.server.factory.defaults(setup.cwd)
+        if defaults.problem is not None:
+            raise AuthRequired(defaults.problem)
+        session_id = self.server.factory.reserve(setup.cwd, setup.additional_directories)
+        slot = SessionSlot(session_id, setup)
+        self.server.table.add(slot)
+        self.server.connection.spawn(self._build_new, slot)
+        state = ConfigState(
+            mode=defaults.mode,
+            model=defaults.model,
+            effort=None,
+            reasoning=defaults.reasoning,
+            models=defaults.models,
+        )
+        return {"sessionId": session_id, **setup_result(state)}
+
+    async def _build_new(self, slot: SessionSlot) -> None:
+        started = time.perf_counter()
+        setup = slot.setup
+
+        async def make(io: SessionIO) -> AgentSession:
+            return await self.server.factory.create(
+                cwd=setup.cwd,
+                additional_directories=setup.additional_directories,
+                mcp_servers=setup.mcp_servers,
+                io=io,
+                session_id=slot.session_id,
+            )
+
+        try:
+            live = await self.server.table.build(
+                slot, lambda: self._open(setup, make), keep_failure=True
+            )
+        finally:
+            if slot.live is None:  # failed, or the input closed first
+                self.server.factory.release(slot.session_id, setup.cwd)
+        if live is None:
+            return
+        await live.send_commands()
+        elapsed = round((time.perf_counter() - started) * 1000, 1)
+        self.server.log("opened a session", {"session": slot.session_id, "ms": elapsed}, debug=True)
+        live.warming = anyio.Event()
+        try:
+            await self._warm_up(live)
+        finally:
+            live.warming.set()
+        # After the warm-up: the refresh's HTTP client would import what the thread imports.
+        self.server.connection.spawn(live.refresh_models)
+
+    async def _warm_up(self, live: LiveSession) -> None:
+        """Load and build what the session's first prompt needs, in a worker thread: an SDK takes
+        a few hundred milliseconds to import and its client tens more to build, which on the
+        loop would hold up every request meanwhile. A prompt that needs a module first waits on
+        the import lock, the model's client on its build lock (no work twice); the warm-up
+        touches nothing else of the session."""
+        import anyio.lowlevel
+        import anyio.to_thread
+
+        started = time.perf_counter()
+        imports = self.server.factory.warm_up(live.agent)
+        await anyio.to_thread.run_sync(imports, abandon_on_cancel=True)
+        # On the loop (the session's own state): its tools loaded and their specs built, which
+        # the first model call would do. With the modules imported this takes milliseconds.
+        try:
+            live.agent.tools.specs  # noqa: B018 (built on first access)
+        except Exception as exc:  # only the warm-up is lost: the first turn builds them again
+            self.server.log("warming up the tools failed", {"error": repr(exc), "exc": exc})
+        # The record classes loaded so far (events, transcript entries...), processed now
+        # rather than at their first use in the first turn: one at a time on the loop (the
+        # thread that uses them), so a request meanwhile waits for one class at most.
+        from providers.records import realise, unprocessed
+
+        for record in unprocessed():
+            realise(record)
+            await anyio.lowlevel.checkpoint()
+        elapsed = round((time.perf_counter() - started) * 1000, 1)
+        self.server.log("warmed up a session", {"session": live.id, "ms": elapsed}, debug=True)
+
+    async def _open(
+        self, setup: SessionSetup, make: Callable[[SessionIO], Awaitable[AgentSession]]
+    ) -> LiveSession:
+        from acp_server.client_io import AcpFiles, AcpInteraction, AcpProcesses, SessionChannel
+        from acp_server.factory import SessionIO
+        from acp_server.live import LiveSession
+        from acp_server.log import install
+        from agent.local import LocalFiles, LocalProcesses
+
+        install()  # before the agent first logs: its loggers go where the server's do
+
+        channel = SessionChannel(self.server.connection, self.server.client)
+        files = AcpFiles(channel, (setup.cwd, *setup.additional_directories), LocalFiles())
+        io = SessionIO(
+            files=files,
+            processes=AcpProcesses(channel, LocalProcesses()),
+            interaction=AcpInteraction(channel),
+            spawn=self._spawn_background,
+        )
+        agent = await make(io)
+        channel.session_id = agent.id
+        files.roots = tuple(agent.roots) or files.roots
+        return LiveSession(
+            agent=agent,
+            channel=channel,
+            factory=self.server.factory,
+            files=files,
+            skills=self.server.factory.skills(setup.cwd),
+        )
+
+    def _spawn_background(self, function: Callable[[], Awaitable[None]]) -> None:
+        async def run() -> None:
+            await function()
+
+        self.server.connection.spawn(run)
+
+    async def _reopen(self, request: LoadSessionRequest | ResumeSessionRequest) -> LiveSession:
+        session_id = request["sessionId"]
+        setup = p.setup(request)
+        slot = self.server.table.get(session_id)
+        if slot is not None and (slot.opening or slot.live is not None):
+            return await slot.session()
+        self.server.factory.refresh(setup.cwd)
+
+        async def make(io: SessionIO) -> AgentSession:
+            return await self.server.factory.resume(
+                session_id,
+                cwd=setup.cwd,
+                additional_directories=setup.additional_directories,
+                mcp_servers=setup.mcp_servers,
+                io=io,
+            )
+
+        slot = SessionSlot(session_id, setup)
+        self.server.table.add(slot)
+        await self.server.table.build(slot, lambda: self._open(setup, make), keep_failure=False)
+        return await slot.session()
+
+    def _refresh_models_later(self, live: LiveSession) -> Callable[[], Awaitable[None]]:
+        """Run after a session's answer: start refreshing its model picker in the background
+        (servers may take seconds to answer, or never; the request is done either way)."""
+
+        async def start() -> None:
+            self.server.connection.spawn(live.refresh_models)
+
+        return start
+
+    async def load(
+        self, request: LoadSessionRequest, context: RequestContext
+    ) -> LoadSessionResponse:
+        live = await self._reopen(request)
+        await live.replay()
+        context.after_response.append(live.send_commands)
+        context.after_response.append(self._refresh_models_later(live))
+        return live.pickers.setup_result()
+
+    async def resume(
+        self, request: ResumeSessionRequest, context: RequestContext
+    ) -> ResumeSessionResponse:
+        live = await self._reopen(request)
+        context.after_response.append(live.send_usage)
+        context.after_response.append(live.send_commands)
+        context.after_response.append(self._refresh_models_later(live))
+        return live.pickers.setup_result()

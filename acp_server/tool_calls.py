@@ -1,0 +1,174 @@
+"""A tool call as the client sees it: its content (diffs, live output or terminal, subagent
+text, the result) and the `tool_call` / `tool_call_update` payloads, built from agent events by
+`acp_server.updates`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, assert_never
+
+from agent.backends import ToolUi
+from agent.events import ToolCallFinished, ToolStatus
+from providers.types import ImagePart, TextPart, ToolResultPart
+
+if TYPE_CHECKING:
+    from acp_server.protocol.common import (
+        ContentBlockImage,
+        ContentBlockResourceLink,
+        ContentBlockText,
+        JsonValue,
+        ToolCallContent,
+        ToolCallLocation,
+        ToolCallStatus,
+    )
+    from acp_server.protocol.prompt import SessionUpdateToolCall, SessionUpdateToolCallUpdate
+
+
+def text_block(text: str) -> ContentBlockText:
+    return {"type": "text", "text": text}
+
+
+def wire_status(status: ToolStatus) -> ToolCallStatus:
+    match status:
+        case "completed":
+            return "completed"
+        case "failed" | "interrupted" | "denied":
+            return "failed"
+        case _:
+            assert_never(status)
+
+
+def locations(ui: ToolUi) -> list[ToolCallLocation]:
+    locations: list[ToolCallLocation] = []
+    for location in ui.locations:
+        item: ToolCallLocation = {"path": location.path}
+        if location.line is not None:
+            item["line"] = location.line
+        locations.append(item)
+    return locations
+
+
+def diffs(ui: ToolUi) -> list[ToolCallContent]:
+    return [
+        {"type": "diff", "path": diff.path, "oldText": diff.old_text, "newText": diff.new_text}
+        for diff in ui.diffs
+    ]
+
+
+def text_content(text: str) -> ToolCallContent:
+    return {"type": "content", "content": text_block(text)}
+
+
+def terminal_verdict(event: ToolCallFinished) -> list[ToolCallContent]:
+    """What the embedded terminal cannot say itself: that the command was killed for running
+    too long (the first line of the result, "Command timed out after 5s and was killed.")."""
+    raw = event.raw_output
+    if not isinstance(raw, dict) or raw.get("timed_out") is not True:
+        return []
+    first_line = event.result.text.split("\n", 1)[0].removesuffix(" Output so far:")
+    return [text_content(first_line)] if first_line else []
+
+
+def result_blocks(result: ToolResultPart) -> list[ToolCallContent]:
+    blocks: list[ToolCallContent] = []
+    for part in result.content:
+        match part:
+            case TextPart():
+                if part.text:
+                    blocks.append(text_content(part.text))
+            case ImagePart():
+                if part.data is not None:
+                    image: ContentBlockImage = {
+                        "type": "image",
+                        "data": part.data,
+                        "mimeType": part.media_type,
+                    }
+                    blocks.append({"type": "content", "content": image})
+                elif part.url is not None:
+                    blocks.append(text_content(part.url))
+            case _:
+                assert_never(part)
+    return blocks
+
+
+def raw_output(event: ToolCallFinished) -> JsonValue:
+    return event.raw_output if event.raw_output is not None else event.result.text
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """What the client was shown of one call (ACP replaces a call's whole `content` on every
+    update, so it is kept)."""
+
+    call_id: str
+    name: str
+    ui: ToolUi
+    parent_call_id: str | None
+    announced: bool = False
+    raw_input: JsonValue = None
+    output: str = ""
+    terminal_id: str | None = None
+    subagent_text: list[str] = field(default_factory=lambda: [])
+    subagent_message: str | None = None
+    subagent_dirty: bool = False
+    child_session_id: str | None = None
+    """The session a `task` call's subagent runs in (`child_session_link`)."""
+
+    def content(self, extra: list[ToolCallContent] | None = None) -> list[ToolCallContent]:
+        items = diffs(self.ui)
+        if self.terminal_id is not None:
+            items.append({"type": "terminal", "terminalId": self.terminal_id})
+        elif self.output:
+            items.append(text_content(self.output))
+        if self.subagent_text:
+            items.append(text_content("".join(self.subagent_text)))
+        if self.child_session_id is not None:
+            items.append({"type": "content", "content": child_session_link(self.child_session_id)})
+        if extra:
+            items.extend(extra)
+        return items
+
+    def update(self) -> SessionUpdateToolCallUpdate:
+        """A `tool_call_update` naming this call, to add fields to."""
+        return {"sessionUpdate": "tool_call_update", "toolCallId": self.call_id}
+
+    def announcement(self, raw_input: JsonValue) -> SessionUpdateToolCall:
+        """The `tool_call` that makes the call known to the client (marks it announced)."""
+        self.announced = True
+        update: SessionUpdateToolCall = {
+            "sessionUpdate": "tool_call",
+            "toolCallId": self.call_id,
+            "title": self.ui.title,
+            "kind": self.ui.kind,
+            "status": "pending",
+            "locations": locations(self.ui),
+            "content": self.content(),
+        }
+        if raw_input is not None:
+            update["rawInput"] = raw_input
+        meta = self.meta()
+        if meta is not None:
+            update["_meta"] = meta
+        return update
+
+    def meta(self) -> dict[str, JsonValue] | None:
+        """`_meta.earshot`: the subagent call this one is nested in, the child session a
+        `task` call runs."""
+        earshot: dict[str, JsonValue] = {}
+        if self.parent_call_id is not None:
+            earshot["parentToolCallId"] = self.parent_call_id
+        if self.child_session_id is not None:
+            earshot["childSessionId"] = self.child_session_id
+        return {"earshot": earshot} if earshot else None
+
+
+def child_session_link(session_id: str) -> ContentBlockResourceLink:
+    """The `resource_link` a `task` call shows to the child session its subagent ran in (open
+    it with `session/load`; `earshot sessions show` prints it)."""
+    return {
+        "type": "resource_link",
+        "uri": f"earshot://session/{session_id}",
+        "name": f"Subagent session {session_id}",
+        "title": "Subagent session",
+        "description": "What the subagent did: load this session to read it",
+    }
