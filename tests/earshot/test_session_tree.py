@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 
 import anyio
-import pytest
 
 from earshot.session_tree import sessions_show_branch, sessions_tree
 from tests.earshot.support import Env
@@ -98,9 +99,15 @@ def test_tree_of_an_unknown_session(env: Env) -> None:
     assert "no readable session" in err.getvalue()
 
 
-def test_the_cli_refuses_fork_with_resume(env: Env, capsys: pytest.CaptureFixture[str]) -> None:
-    from earshot.cli import main
-
-    code = main(["-p", "hi", "--fork", "a", "--resume", "b", "--cwd", str(env.workspace)])
-    assert code == 2
-    assert "--fork cannot be used with --resume or --continue" in capsys.readouterr().err
+def test_the_cli_refuses_fork_with_resume(env: Env) -> None:
+    # A process of its own: the CLI configures logging for the process it runs in.
+    done = subprocess.run(
+        [sys.executable, "-m", "earshot", "-p", "hi", "--fork", "a", "--resume", "b"],
+        cwd=env.workspace,
+        env=env.environ(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--fork cannot be used with --resume or --continue" in done.stderr
