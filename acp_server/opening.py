@@ -107,6 +107,7 @@ class SessionOpener:
         await live.send_commands()
         elapsed = round((time.perf_counter() - started) * 1000, 1)
         self.server.log("opened a session", {"session": slot.session_id, "ms": elapsed}, debug=True)
+        started = time.perf_counter()
         live.warming = anyio.Event()
         try:
             await self._warm_up(live)
@@ -114,6 +115,9 @@ class SessionOpener:
             live.warming.set()
         # After the warm-up: the refresh's HTTP client would import what the thread imports.
         self.server.connection.spawn(live.refresh_models)
+        await _realise_records()
+        elapsed = round((time.perf_counter() - started) * 1000, 1)
+        self.server.log("warmed up a session", {"session": live.id, "ms": elapsed}, debug=True)
 
     async def _warm_up(self, live: LiveSession) -> None:
         """Load and build what the session's first prompt needs, in a worker thread: an SDK takes
@@ -121,10 +125,8 @@ class SessionOpener:
         loop would hold up every request meanwhile. A prompt that needs a module first waits on
         the import lock, the model's client on its build lock (no work twice); the warm-up
         touches nothing else of the session."""
-        import anyio.lowlevel
         import anyio.to_thread
 
-        started = time.perf_counter()
         imports = self.server.factory.warm_up(live.agent)
         await anyio.to_thread.run_sync(imports, abandon_on_cancel=True)
         # On the loop (the session's own state): its tools loaded and their specs built, which
@@ -133,16 +135,6 @@ class SessionOpener:
             live.agent.tools.specs  # noqa: B018 (built on first access)
         except Exception as exc:  # only the warm-up is lost: the first turn builds them again
             self.server.log("warming up the tools failed", {"error": repr(exc), "exc": exc})
-        # The record classes loaded so far (events, transcript entries...), processed now
-        # rather than at their first use in the first turn: one at a time on the loop (the
-        # thread that uses them), so a request meanwhile waits for one class at most.
-        from providers.records import realise, unprocessed
-
-        for record in unprocessed():
-            realise(record)
-            await anyio.lowlevel.checkpoint()
-        elapsed = round((time.perf_counter() - started) * 1000, 1)
-        self.server.log("warmed up a session", {"session": live.id, "ms": elapsed}, debug=True)
 
     async def _open(
         self, setup: SessionSetup, make: Callable[[SessionIO], Awaitable[AgentSession]]
@@ -228,3 +220,16 @@ class SessionOpener:
         context.after_response.append(live.send_commands)
         context.after_response.append(self._refresh_models_later(live))
         return live.pickers.setup_result()
+
+
+async def _realise_records() -> None:
+    """The record classes loaded so far (events, transcript entries...), processed now rather
+    than at their first use in the first turn: one at a time on the loop (the thread that uses
+    them; a turn may run meanwhile), so a request waits for one class at most."""
+    import anyio.lowlevel
+
+    from providers.records import realise, unprocessed
+
+    for record in unprocessed():
+        realise(record)
+        await anyio.lowlevel.checkpoint()
