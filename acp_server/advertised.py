@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
-    from acp_server.protocol.connection import InitializeResponse
+    from acp_server.protocol.connection import InitializeResponse, SessionCapabilities
 
 PROTOCOL_VERSION = 1
 
@@ -19,28 +19,32 @@ AUTH_DESCRIPTION = (
 
 
 def initialize_result(version: str) -> InitializeResponse:
-    """The `initialize` result: only capabilities that are wired, with the unstable `providers`
-    one (`providers/list`, `providers/set`, `providers/disable`: `schema.unstable.json`)."""
+    """The `initialize` result: only capabilities that are wired, with the unstable ones
+    (`schema.unstable.json`): `sessionCapabilities.fork` (`session/fork`) and `providers`
+    (`providers/list`, `providers/set`, `providers/disable`)."""
     result = _stable_result(version)
     capabilities = cast("dict[str, dict[str, object]]", result)["agentCapabilities"]
     capabilities["providers"] = {}
+    sessions = cast("dict[str, object]", capabilities["sessionCapabilities"])
+    sessions["fork"] = {}
     return result
 
 
 def _stable_result(version: str) -> InitializeResponse:
+    sessions: SessionCapabilities = {
+        "list": {},
+        "resume": {},
+        "close": {},
+        "delete": {},
+        "additionalDirectories": {},
+    }
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": {
             "loadSession": True,
             "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
             "mcpCapabilities": {"http": True, "sse": True},
-            "sessionCapabilities": {
-                "list": {},
-                "resume": {},
-                "close": {},
-                "delete": {},
-                "additionalDirectories": {},
-            },
+            "sessionCapabilities": sessions,
             "auth": {"logout": {}},
         },
         "authMethods": [

@@ -32,6 +32,7 @@ from acp_server.updates import UpdateTranslator, message_chunk
 from agent.backends import FileBackend
 from agent.events import (
     AgentEvent,
+    CommandOutput,
     ModeChanged,
     ModelChanged,
     Notice,
@@ -246,6 +247,10 @@ class LiveSession:
                 await self.pickers.send_options()
             case ModelChanged():
                 await self.pickers.send_options()
+            case CommandOutput(branch_changed=True):
+                from acp_server.branches import rewound_replay
+
+                await rewound_replay(self.channel, self.replay)
             case _:
                 pass
 

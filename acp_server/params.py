@@ -5,7 +5,8 @@ Each check names the field at fault (`-32602` with `data.field`). Hand-written r
 validated against the JSON schema: the messages say exactly which field is wrong and why (an
 existing directory, an absolute path), and `jsonschema` costs more to import than all of the
 transport. Only the members the server reads are checked and kept; extension members (`_meta`)
-are dropped here.
+are dropped here, except `session/list`'s (its `_meta.earshot` filters subagents' sessions:
+`acp_server.branches`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from providers.records import Record
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from acp_server.protocol.common import ContentBlock, EnvVariable
+    from acp_server.protocol.common import ContentBlock, EnvVariable, JsonObject
     from acp_server.protocol.connection import AuthenticateRequest, InitializeRequest
     from acp_server.protocol.prompt import CancelNotification, PromptRequest
     from acp_server.protocol.sessions import (
@@ -273,6 +274,10 @@ def list_sessions(params: RawObject) -> ListSessionsRequest:
     request: ListSessionsRequest = {"cursor": _optional_str(params, "cursor")}
     if params.get("cwd") is not None:
         request["cwd"] = _absolute(params, "cwd")
+    meta = _object(params.get("_meta"))
+    if meta is not None:
+        # Checked where it is read (`acp_server.branches.list_filter`).
+        request["_meta"] = cast("JsonObject", meta)
     return request
 
 

@@ -91,6 +91,18 @@ def _typed(
     return run
 
 
+def _fork_handler(server: AcpServer) -> RequestHandler:
+    """`session/fork` (unstable; `acp_server.branches`, imported at its first call): the copy
+    is opened by `session/resume`."""
+
+    async def handle(params: RawObject, context: RequestContext) -> Message:
+        from acp_server.branches import session_fork
+
+        return await session_fork(server.factory.store, server.opener.resume, params, context)
+
+    return handle
+
+
 class AcpServer:
     """Serves one client over one connection."""
 
@@ -133,6 +145,7 @@ class AcpServer:
                 factory=lambda: self.factory,
                 sessions=lambda: [s.live for s in self.table.slots() if s.live is not None],
             ).handlers(),
+            "session/fork": _fork_handler(self),
         }
 
     def notifications(self) -> dict[str, NotificationHandler]:
@@ -200,12 +213,17 @@ class AcpServer:
     ) -> ListSessionsResponse:
         from pathlib import Path
 
+        from acp_server.branches import list_filter, list_meta
+
         cwd = request.get("cwd")
+        children, parent_id = list_filter(request)
         try:
             page = self.factory.store.list(
                 Path(cwd) if cwd is not None else None,
                 cursor=request.get("cursor"),
                 limit=self._limits.list_page,
+                children=children,
+                parent_id=parent_id,
             )
         except ValueError as exc:
             raise InvalidParams("cursor", f"invalid params: bad cursor ({exc})") from exc
@@ -216,6 +234,8 @@ class AcpServer:
                 info["title"] = item.title
             if item.additional_directories:
                 info["additionalDirectories"] = list(item.additional_directories)
+            if (meta := list_meta(item)) is not None:
+                info["_meta"] = meta
             sessions.append(info)
         result: ListSessionsResponse = {"sessions": sessions}
         if page.next_cursor is not None:

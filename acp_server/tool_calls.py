@@ -14,6 +14,7 @@ from providers.types import ImagePart, TextPart, ToolResultPart
 if TYPE_CHECKING:
     from acp_server.protocol.common import (
         ContentBlockImage,
+        ContentBlockResourceLink,
         ContentBlockText,
         JsonValue,
         ToolCallContent,
@@ -110,6 +111,8 @@ class ToolCall:
     subagent_text: list[str] = field(default_factory=lambda: [])
     subagent_message: str | None = None
     subagent_dirty: bool = False
+    child_session_id: str | None = None
+    """The session a `task` call's subagent runs in (`child_session_link`)."""
 
     def content(self, extra: list[ToolCallContent] | None = None) -> list[ToolCallContent]:
         items = diffs(self.ui)
@@ -119,6 +122,8 @@ class ToolCall:
             items.append(text_content(self.output))
         if self.subagent_text:
             items.append(text_content("".join(self.subagent_text)))
+        if self.child_session_id is not None:
+            items.append({"type": "content", "content": child_session_link(self.child_session_id)})
         if extra:
             items.extend(extra)
         return items
@@ -141,6 +146,29 @@ class ToolCall:
         }
         if raw_input is not None:
             update["rawInput"] = raw_input
-        if self.parent_call_id is not None:
-            update["_meta"] = {"earshot": {"parentToolCallId": self.parent_call_id}}
+        meta = self.meta()
+        if meta is not None:
+            update["_meta"] = meta
         return update
+
+    def meta(self) -> dict[str, JsonValue] | None:
+        """`_meta.earshot`: the subagent call this one is nested in, the child session a
+        `task` call runs."""
+        earshot: dict[str, JsonValue] = {}
+        if self.parent_call_id is not None:
+            earshot["parentToolCallId"] = self.parent_call_id
+        if self.child_session_id is not None:
+            earshot["childSessionId"] = self.child_session_id
+        return {"earshot": earshot} if earshot else None
+
+
+def child_session_link(session_id: str) -> ContentBlockResourceLink:
+    """The `resource_link` a `task` call shows to the child session its subagent ran in (open
+    it with `session/load`; `earshot sessions show` prints it)."""
+    return {
+        "type": "resource_link",
+        "uri": f"earshot://session/{session_id}",
+        "name": f"Subagent session {session_id}",
+        "title": "Subagent session",
+        "description": "What the subagent did: load this session to read it",
+    }

@@ -306,6 +306,10 @@ class UpdateTranslator:
 
     def _progress(self, event: ToolCallProgress) -> list[SessionUpdate]:
         call = self._call(event.call_id, parent=event.parent_call_id)
+        if event.child_session_id is not None:
+            call.child_session_id = event.child_session_id
+            if self.replaying:
+                return []  # shown with the call's final state
         if event.terminal_id is not None:
             call.terminal_id = event.terminal_id
         if event.text:
@@ -313,6 +317,8 @@ class UpdateTranslator:
         updates = self._ensure_announced(call)
         update = call.update()
         update["content"] = call.content()
+        if event.child_session_id is not None:
+            update["_meta"] = call.meta()
         updates.append(update)
         return updates
 
@@ -336,6 +342,8 @@ class UpdateTranslator:
         update["locations"] = locations(call.ui)
         update["content"] = call.content(extra)
         update["rawOutput"] = raw_output(event)
+        if call.child_session_id is not None:
+            update["_meta"] = call.meta()
         updates.append(update)
         # The client keeps the final state; forgetting the call keeps long sessions small.
         del self.calls[event.call_id]

@@ -88,6 +88,8 @@ class ToolCallProgress(Record):
     call_id: str
     text: str = ""
     terminal_id: str | None = None
+    child_session_id: str | None = None
+    """A `task` call's subagent runs in this (child) session."""
     parent_call_id: str | None = None
     kind: Literal["tool_call_progress"] = "tool_call_progress"
 
@@ -193,6 +195,9 @@ class CommandOutput(Record):
     data: Mapping[str, object] | None = None
     """What it said as JSON-valued data, for a client to render (`/permissions`: the rules by
     scope); ACP sends it as the message's `_meta.earshot`."""
+    branch_changed: bool = False
+    """The conversation's current branch changed (`/rewind`): a front end that shows the
+    conversation shows it again."""
     kind: Literal["command_output"] = "command_output"
 
 

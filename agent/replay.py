@@ -33,6 +33,7 @@ from agent.events import (
     TitleChanged,
     TodosChanged,
     ToolCallFinished,
+    ToolCallProgress,
     ToolCallReady,
     ToolCallStarted,
     ToolStatus,
@@ -64,6 +65,9 @@ from sessions import (
     UnknownEntry,
 )
 
+SUBAGENT_LINK = "subagent"
+"""The `ExtensionEntry` linking a `task` call to the child session its subagent ran in
+(`agent.subagent`): `{"call_id", "session_id"}`."""
 TOOL_UI_EXTENSION = "tool_ui"
 """The `ExtensionEntry` recording how the calls of the tool message before it were shown."""
 DIFF_CONTEXT_LINES = 3
@@ -114,6 +118,8 @@ def replay_events(
             case ExtensionEntry():
                 if entry.name == TODOS_EXTENSION:
                     events.append(TodosChanged(items=todos_from_json(entry.data)))
+                elif entry.name == SUBAGENT_LINK:
+                    events.extend(_child_link(entry.data))
             case LeafMoveEntry() | UndoSnapshotEntry() | UnknownEntry():
                 pass
             case _:
@@ -205,6 +211,15 @@ def _ui_from_arguments(
     except Exception:
         return title_for(call.name)
     return replace(ui, diffs=())
+
+
+def _child_link(data: JsonValue) -> list[AgentEvent]:
+    if not isinstance(data, dict):
+        return []
+    call_id, session_id = data.get("call_id"), data.get("session_id")
+    if not (isinstance(call_id, str) and isinstance(session_id, str)):
+        return []
+    return [ToolCallProgress(call_id=call_id, child_session_id=session_id)]
 
 
 def _ignore(event: AgentEvent) -> None:

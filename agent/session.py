@@ -22,6 +22,7 @@ import anyio
 
 from agent.audit_trail import AuditTrail
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
+from agent.branches import Branches
 from agent.command_sources import ExtraCommands, run_extra
 from agent.context import CompactionResult, ContextShaper, ShapeContext
 from agent.events import (
@@ -53,7 +54,7 @@ from agent.session_setup import (
 )
 from agent.session_transcript import SessionTranscript
 from agent.slash_commands import CommandCall, run_builtin, skill_prompt
-from agent.subagent import SubagentRunner
+from agent.subagent import ChildSessions, SubagentRunner
 from agent.system_prompt import build_system_prompt
 from agent.tooling import Tooling
 from agent.tools.base import ReadTracker, ScopeContract
@@ -149,6 +150,7 @@ async def create_session(
         interaction=interaction or DenyingInteraction(),
         roots=roots,
         setup=setup,
+        store=store,
     )
 
 
@@ -169,8 +171,10 @@ class AgentSession:
         interaction: Interaction,
         roots: tuple[Path, ...],
         setup: SessionSetup,
+        store: SessionStore | None = None,
     ) -> None:
         self.transcript = transcript
+        self._store = store
         self._options = options
         self._model_factory = model_factory
         self._catalog = catalog
@@ -249,6 +253,13 @@ class AgentSession:
         )
         """`/permissions`: the rules in force, and the user's edits to them."""
         self._undo = BatchUndo(setup.undo, transcript, self.cwd)
+        self.branches = Branches(
+            transcript=transcript,
+            undo=self._undo,
+            store=store,
+            settings=lambda: (self.model_name, self.reasoning_effort, self.mode),
+        )
+        """`/rewind` and `/fork` (`agent.branches`)."""
         self._trail = AuditTrail(transcript.stored)
         notices = (setup.sandbox.notice(), self._undo.notice(), *options.notices)
         self._notices = [text for text in notices if text]
@@ -294,7 +305,12 @@ class AgentSession:
             raise RuntimeError("a turn is running: run the command once it has ended")
 
         async def command(emit: Callable[[AgentEvent], None], scope: anyio.CancelScope) -> None:
-            await run_builtin(self, call, emit)
+            stream = self._stream
+            assert stream is not None
+            await run_builtin(self, call, emit, OrderedInteraction(self._interaction, stream))
+            if call.name == "rewind":
+                self.todos = self.transcript.todos()
+                emit(TodosChanged(items=self.todos))
 
         return self._start(command)
 
@@ -470,6 +486,9 @@ class AgentSession:
                 tooling=tooling,
                 emit=emit,
                 usage=self.usage.subagent_call,
+                children=None
+                if self._store is None
+                else ChildSessions(self._store, self.transcript, lambda: self.model_name),
             )
             tooling = dataclasses.replace(
                 tooling,

@@ -13,7 +13,9 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
-from agent.backends import MODES, Mode
+from agent.backends import MODES, Interaction, Mode
+from agent.branch_commands import fork_command, rewind_command
+from agent.branches import Branches
 from agent.events import AgentEvent, CommandOutput
 from providers.types import ReasoningEffort
 
@@ -30,6 +32,16 @@ BUILTIN_COMMANDS: Final[tuple[tuple[str, str, str | None], ...]] = (
         "permissions",
         "List the permission rules in force; revoke one, or allow, deny or ask for one",
         "revoke RULE | allow RULE | deny RULE | ask RULE",
+    ),
+    (
+        "rewind",
+        "Go back to before a user message (lists them without N); can restore files too",
+        "message number (empty: list them)",
+    ),
+    (
+        "fork",
+        "Copy the conversation (up to before message N) into a new session",
+        "message number (empty: the whole conversation)",
     ),
 )
 """(name, description, input hint) of each built-in command."""
@@ -96,6 +108,8 @@ class CommandTarget(Protocol):
     def mode(self) -> Mode: ...
     @property
     def model_choices(self) -> Callable[[], Sequence[str]]: ...
+    @property
+    def branches(self) -> Branches: ...
 
     async def set_mode(self, mode: Mode) -> None: ...
     async def set_model(
@@ -115,9 +129,13 @@ def _choices(what: str, current: str, choices: Sequence[str]) -> str:
 
 
 async def run_builtin(
-    session: CommandTarget, call: CommandCall, emit: Callable[[AgentEvent], None]
+    session: CommandTarget,
+    call: CommandCall,
+    emit: Callable[[AgentEvent], None],
+    interaction: Interaction | None = None,
 ) -> None:
-    """Run the built-in command `call` (not `/compact`: the session runs that one itself)."""
+    """Run the built-in command `call` (not `/compact`: the session runs that one itself).
+    `interaction` asks the user what a command needs to know (`/rewind`: the files too?)."""
 
     def say(text: str) -> None:
         emit(CommandOutput(text=text))
@@ -152,5 +170,9 @@ async def run_builtin(
         case "permissions":
             report = session.permissions.run(call.argument)
             emit(CommandOutput(text=report.text, data={"permissions": report.data}))
+        case "rewind":
+            await rewind_command(session.branches, call.argument, emit, interaction)
+        case "fork":
+            await fork_command(session.branches, call.argument, emit)
         case _:
             say(f"Unknown command /{call.name}.")

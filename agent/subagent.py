@@ -1,7 +1,11 @@
 """Subagents: what the `task` tool runs (`ctx.services[SUBAGENTS]`).
 
-A subagent runs the same turn loop over an in-memory transcript holding only the task prompt,
-with the session's current model and a restricted tool set (read-only tools unless the call names
+A subagent runs the same turn loop in a session of its own (a child session: its own id and
+JSONL file in the same project, whose header names the parent session and the `task` call), so
+what it did can be listed, loaded and read later; the parent's transcript links the call to the
+child (a `subagent` extension entry) and its `tool_call` shows the child's id. Without a session
+store (a tool run outside a session) the transcript is in memory. The subagent uses the session's
+current model and a restricted tool set (read-only tools unless the call names
 others; never `task` or `todo`). It shares the session's `ScopeContract` and permission gate, so a
 nested agent can neither escape the declared scope nor grant itself anything: its mutating calls
 are gated like the parent's, and a cancelled permission prompt cancels the user's whole turn. Its
@@ -17,6 +21,7 @@ from typing import Any, Final, cast
 
 import anyio
 
+from agent.audit_trail import AuditTrail
 from agent.context import ContextShaper
 from agent.events import (
     AgentEvent,
@@ -32,13 +37,21 @@ from agent.events import (
     ToolCallRunning,
     ToolCallStarted,
 )
+from agent.inbox import title_from
 from agent.loop import TurnLoop
+from agent.replay import SUBAGENT_LINK
+from agent.session_transcript import SessionTranscript
 from agent.tooling import Tooling
 from agent.tools.base import ReadTracker, ToolError
 from agent.tools.services import READ_DENIED, READ_DENY_GLOBS, SKILLS
-from agent.transcript import InMemoryTranscript
+from agent.transcript import InMemoryTranscript, Transcript
 from agent.turn_config import ToolSet, TurnConfig
+from agent.usage import UsageTracker
 from providers.types import Message, TextPart, Usage
+from sessions import ExtensionEntry, ParentLink, Session, SessionStore
+
+SUBAGENT_EXTENSION: Final = SUBAGENT_LINK
+"""The parent's `ExtensionEntry` linking a `task` call to its child session."""
 
 Emit = Callable[[AgentEvent], None]
 
@@ -78,11 +91,13 @@ class SubagentRunner:
         tooling: Tooling,
         emit: Emit,
         usage: Callable[[Usage | None], Awaitable[None]],
+        children: ChildSessions | None = None,
     ) -> None:
         self._config = config
         self._tooling = tooling
         self._emit = emit
         self._usage = usage
+        self._children = children
 
     async def run(self, *, call_id: str, prompt: str, tools: Sequence[str] | None = None) -> str:
         """Run a subagent on `prompt` and return its final text.
@@ -97,20 +112,42 @@ class SubagentRunner:
             # The session's current model (a switch applies at the subagent's next call too).
             return dataclasses.replace(self._config(), tools=chosen, system_prompt=system)
 
+        children = self._children
+        child = None if children is None else await children.open(call_id, config(), prompt)
+        own = UsageTracker(model_info=config().model_info)
+
         async def usage(used: Usage | None, context_tokens: int) -> None:
+            own.record(used, context_tokens=context_tokens)
+            if child is not None:
+                # The child keeps its own totals; the parent's include them.
+                await SessionTranscript(child).record_usage(own.snapshot())
             await self._usage(used)
 
+        if child is not None:
+            self._emit(ToolCallProgress(call_id=call_id, child_session_id=child.id))
+        transcript: Transcript = InMemoryTranscript() if child is None else SessionTranscript(child)
         services = {k: v for k, v in self._tooling.services.items() if k in _INHERITED}
         loop = TurnLoop(
             config=config,
-            transcript=InMemoryTranscript(),
+            transcript=transcript,
             shaper=ContextShaper(),
-            tooling=dataclasses.replace(self._tooling, reads=ReadTracker(), services=services),
+            tooling=dataclasses.replace(
+                self._tooling,
+                reads=ReadTracker(),
+                services=services,
+                # The child's decisions and outcomes go with its calls, in its own file.
+                trail=self._tooling.trail if child is None else AuditTrail(child),
+            ),
             usage=usage,
             emit=_forwarder(self._emit, call_id),
             scope=anyio.CancelScope(),
         )
-        end = await loop.run(Message(role="user", parts=[TextPart(text=prompt)]))
+        try:
+            end = await loop.run(Message(role="user", parts=[TextPart(text=prompt)]))
+        finally:
+            if child is not None:
+                with anyio.CancelScope(shield=True):
+                    await child.aclose()
         match end.reason:
             case "error":
                 raise ToolError(f"The subagent failed: {end.message or 'model call failed'}")
@@ -121,6 +158,49 @@ class SubagentRunner:
                 return f"{text}\n\n[The subagent stopped after its maximum number of model calls.]"
             case "end_turn" | "max_tokens" | "refusal":
                 return loop.last_text or "(the subagent gave no answer)"
+
+
+class ChildSessions:
+    """Creates the session each subagent runs in, under the same project as its parent, and
+    links it from the parent's transcript."""
+
+    def __init__(
+        self, store: SessionStore, parent: SessionTranscript, model_name: Callable[[], str]
+    ) -> None:
+        self._store = store
+        self._parent = parent
+        self._model_name = model_name
+
+    async def open(self, call_id: str, config: TurnConfig, prompt: str) -> Session:
+        """The child session of `call_id`, created (its header naming the parent session and
+        call) with the model it runs and a title from its prompt, and linked from the parent.
+
+        Raises:
+            sessions.SessionWriteFailed: the child's file could not be written.
+        """
+        parent = self._parent.stored
+        child = await self._store.create(
+            parent.cwd,
+            additional_directories=parent.header.additional_directories,
+            parent=ParentLink(session_id=parent.id, call_id=call_id),
+        )
+        try:
+            transcript = SessionTranscript(child)
+            await transcript.record_settings(
+                model=self._model_name(), effort=config.reasoning_effort, mode=None
+            )
+            await transcript.record_title(f"Subagent: {title_from(prompt) or call_id}")
+            with anyio.CancelScope(shield=True):
+                await parent.append(
+                    ExtensionEntry(
+                        name=SUBAGENT_EXTENSION, data={"call_id": call_id, "session_id": child.id}
+                    )
+                )
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await child.aclose()
+            raise
+        return child
 
 
 def _tools(available: ToolSet, names: Sequence[str] | None) -> ToolSet:

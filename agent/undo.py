@@ -167,6 +167,37 @@ class UndoStore:
             await self._git_run("update-ref", "-d", ref, commit)
             return UndoResult(True, _message(manifest, changed, problems), tuple(changed))
 
+    async def restore_snapshots(self, session_id: str, snapshots: Sequence[str]) -> UndoResult:
+        """Restore `snapshots` (ids `snapshot` returned), in the order given (newest first for a
+        rewind), and retire their refs so `/undo` does not restore them again."""
+        if not self.available:
+            return UndoResult(False, self.unavailable_reason or "undo is unavailable")
+        async with self._lock:
+            if not await self._ensure_ready():
+                return UndoResult(False, self.unavailable_reason or "undo is unavailable")
+            changed: list[str] = []
+            problems: list[str] = []
+            for snapshot in snapshots:
+                shown = await self._git_run("cat-file", "blob", f"{snapshot}:manifest.json")
+                if shown.returncode != 0:
+                    problems.append(f"snapshot {snapshot[:12]} ({_err(shown)})")
+                    continue
+                done, failed = await self._restore(json.loads(shown.stdout))
+                changed.extend(name for name in done if name not in changed)
+                problems.extend(failed)
+            name = _ref_name(session_id)
+            for number, ref in await self._session_refs(f"refs/earshot/{name}/"):
+                commit = (await self._git_run("rev-parse", ref)).stdout.decode().strip()
+                if commit in snapshots:
+                    await self._git_run(
+                        "update-ref", f"refs/earshot-undone/{name}/{number:08d}", commit
+                    )
+                    await self._git_run("update-ref", "-d", ref, commit)
+            message = f"Restored {len(changed)} path(s): {', '.join(changed) or 'none'}."
+            if problems:
+                message += f" Could not restore: {'; '.join(problems)}."
+            return UndoResult(not problems, message, tuple(changed))
+
     # --------------------------------------------------------------------------- snapshot
 
     def _absolute(self, raw: Path) -> Path:

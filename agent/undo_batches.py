@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agent.session_transcript import SessionTranscript
 from agent.undo import UndoStore
-from sessions import new_id
+from sessions import UndoSnapshotEntry, new_id
 
 
 class BatchUndo:
@@ -16,6 +16,10 @@ class BatchUndo:
         self._store = store
         self._transcript = transcript
         self._cwd = cwd
+
+    @property
+    def available(self) -> bool:
+        return self._store is not None and self._store.available
 
     def notice(self) -> str | None:
         """Why undo is off in this session, if it is (said once, at the first turn)."""
@@ -44,6 +48,16 @@ class BatchUndo:
         if self._store is None:
             return "Undo is not available in this session."
         result = await self._store.undo_last(self._transcript.stored.id)
+        return result.message
+
+    async def restore(self, snapshots: Sequence[UndoSnapshotEntry]) -> str:
+        """Put back what the batches of `snapshots` (oldest first) changed, newest batch first,
+        so every file ends as it was before the oldest; says what happened."""
+        if self._store is None or not snapshots:
+            return "No file changes to restore."
+        result = await self._store.restore_snapshots(
+            self._transcript.stored.id, [entry.snapshot for entry in reversed(snapshots)]
+        )
         return result.message
 
     def _relative(self, path: Path) -> str:

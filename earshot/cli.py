@@ -21,7 +21,8 @@ DESCRIPTION = """earshot: a coding agent that editors run over the Agent Client 
   earshot --stdio                      serve ACP on stdin/stdout (what an editor starts)
   earshot -p "fix the failing test"    one turn, headless, in this directory
   earshot sessions list [--all]        sessions of this directory (or all)
-  earshot sessions show ID             a session's transcript
+  earshot sessions show ID [--branch B] a session's transcript (B: a branch of `tree`)
+  earshot sessions tree ID             its branches, subagent sessions and forks
   earshot sessions replay ID [--html F] the session as it happened (terminal, or a shareable page)
   earshot audit [--since 7d] [--all]   what agents did here: commands, writes, fetches, decisions
   earshot blame FILE [--json]          which session, turn and tool call wrote each line
@@ -80,6 +81,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--resume", metavar="ID", help="continue the session with this id")
     parser.add_argument(
+        "--fork", metavar="ID", help="continue from a copy of this session (it stays as it is)"
+    )
+    parser.add_argument(
         "-c",
         "--continue",
         dest="continue_latest",
@@ -104,6 +108,13 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--all", action="store_true", help="every directory, not just this one")
     show = session_commands.add_parser("show", help="a session's transcript")
     show.add_argument("id")
+    show.add_argument(
+        "--branch",
+        metavar="B",
+        help="show this branch (number from `sessions tree`, `current`, or an entry id)",
+    )
+    tree = session_commands.add_parser("tree", help="a session's branches, children and forks")
+    tree.add_argument("id")
     replay = session_commands.add_parser(
         "replay", help="the session as it happened: every branch, call, diff and decision"
     )
@@ -260,7 +271,16 @@ def _sessions(options: argparse.Namespace, cwd: Path) -> int:
         return sessions_list(cwd, all_directories=bool(options.all), out=sys.stdout)
     import anyio
 
+    from earshot.session_tree import sessions_show_branch, sessions_tree
+
     session_id = cast("str", options.id)
+    if options.sessions_command == "tree":
+        return anyio.run(lambda: sessions_tree(session_id, out=sys.stdout, err=sys.stderr))
+    branch = cast("str | None", getattr(options, "branch", None))
+    if branch is not None:
+        return anyio.run(
+            lambda: sessions_show_branch(session_id, branch, out=sys.stdout, err=sys.stderr)
+        )
     if options.sessions_command == "replay":
         from earshot.replay_cli import run_replay
 
@@ -389,11 +409,14 @@ def _print_mode(options: argparse.Namespace, cwd: Path) -> int:
     prompt = cast("str", options.prompt)
     if prompt == "-":
         prompt = sys.stdin.read()
-    if not prompt.strip():
+    problem = "the prompt is empty" if not prompt.strip() else None
+    if options.fork is not None and (options.resume is not None or options.continue_latest):
+        problem = "--fork cannot be used with --resume or --continue"
+    if problem is not None:
         from earshot.print_mode import Renderer, usage_failure
 
         renderer = Renderer(options.output_format, sys.stdout, sys.stderr)
-        return usage_failure(renderer, "the prompt is empty")
+        return usage_failure(renderer, problem)
     return run_print(
         PrintOptions(
             prompt=prompt,
@@ -402,6 +425,7 @@ def _print_mode(options: argparse.Namespace, cwd: Path) -> int:
             permission_mode=options.permission_mode,
             model=options.model,
             resume=options.resume,
+            fork=options.fork,
             continue_latest=bool(options.continue_latest),
             images=tuple(Path(path) for path in cast("list[str]", options.image)),
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -70,15 +70,16 @@ async def sessions_show(session_id: str, *, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def render_transcript(session: Session) -> str:
-    """The session as plain text: user prompts, answers, tool calls and their results."""
+def render_transcript(session: Session, entries: Sequence[Entry] | None = None) -> str:
+    """The session as plain text: user prompts, answers, tool calls and their results (of
+    `entries`, default: the current branch's)."""
     header = session.header
     lines = [
         f"session {header.session_id}" + (f" — {session.title}" if session.title else ""),
         f"cwd {header.cwd}, created {header.created[:19].replace('T', ' ')}",
         "",
     ]
-    for entry in session.path_entries():
+    for entry in session.path_entries() if entries is None else entries:
         lines.extend(_entry_lines(entry))
     return "\n".join(lines).rstrip() + "\n"
 

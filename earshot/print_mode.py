@@ -62,6 +62,7 @@ from agent.events import (
 )
 from agent.regular_files import read_regular
 from earshot.print_meter import RunMeter
+from earshot.session_tree import fork_for_print
 from providers.types import ImagePart, TextPart
 
 if TYPE_CHECKING:
@@ -110,6 +111,7 @@ class PrintOptions:
     permission_mode: Mode | None = None
     model: str | None = None
     resume: str | None = None
+    fork: str | None = None  # continue from a copy of this session (ignores resume/continue)
     continue_latest: bool = False
     images: tuple[Path, ...] = ()
 
@@ -458,6 +460,8 @@ async def _resume_id(
 ) -> str | None:
     if options.resume is not None and options.continue_latest:
         raise UsageError("--resume and --continue cannot be used together")
+    if options.fork is not None:  # the CLI refuses it with --resume or --continue
+        return await fork_for_print(resolve_session_id(options.fork), PROCESS_NAME, renderer.note)
     if options.resume is not None:
         return resolve_session_id(options.resume)
     if not options.continue_latest:

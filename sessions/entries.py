@@ -25,6 +25,13 @@ class ForkOrigin(Record):
     """The entry the fork was taken at (None: the source's leaf at the time)."""
 
 
+class ParentLink(Record):
+    """A child session's parent: the session and the `task` tool call that started it."""
+
+    session_id: str
+    call_id: str
+
+
 class Header(Record):
     session_id: str
     cwd: str
@@ -35,6 +42,8 @@ class Header(Record):
     version: int = FORMAT_VERSION
     forked_from: ForkOrigin | None = None
     additional_directories: list[str] = field(default_factory=lambda: [])
+    parent: ParentLink | None = None
+    """Set on a subagent's session (a child): the session and call that ran it."""
     kind: Literal["header"] = "header"
 
 

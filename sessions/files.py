@@ -104,6 +104,31 @@ class SessionFile:
         return file
 
     @classmethod
+    def create_whole(cls, path: Path, content: bytes) -> SessionFile:
+        """`create`, but the file appears with all of `content` or not at all: it is written
+        and synced under a hidden temporary name, then linked to `path` (which must not exist).
+        A fork copies a whole branch at once; a process killed while it copies must not leave
+        a session file holding half of it (or nothing, not even its header).
+
+        Raises:
+            FileExistsError: the path exists.
+        """
+        temporary = path.with_name(f".{path.stem}.{os.getpid()}.partial")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _BINARY | _CLOEXEC, 0o600)
+        try:
+            try:
+                view = memoryview(content)
+                while view:
+                    view = view[os.write(fd, view) :]
+                _sync(fd)
+            finally:
+                os.close(fd)
+            os.link(temporary, path)  # never replaces: FileExistsError when the id is taken
+        finally:
+            temporary.unlink(missing_ok=True)
+        return cls.open(path)
+
+    @classmethod
     def open(cls, path: Path) -> SessionFile:
         """Open an existing session file for reading and appending.
 

@@ -39,6 +39,7 @@ from sessions.entries import (
     MessageEntry,
     ModeChangeEntry,
     ModelChangeEntry,
+    ParentLink,
     TitleEntry,
     UndoSnapshotEntry,
     UnknownEntry,
@@ -73,7 +74,7 @@ def header_to_json(header: Header) -> JsonObject:
             "session_id": header.forked_from.session_id,
             "entry_id": header.forked_from.entry_id,
         }
-    return {
+    line: JsonObject = {
         "kind": "header",
         "version": header.version,
         "session_id": header.session_id,
@@ -83,6 +84,10 @@ def header_to_json(header: Header) -> JsonObject:
         "forked_from": forked,
         "additional_directories": list[JsonValue](header.additional_directories),
     }
+    if header.parent is not None:
+        # Only on a child's header (readers that predate children never see the key).
+        line["parent"] = {"session_id": header.parent.session_id, "call_id": header.parent.call_id}
+    return line
 
 
 def header_from_json(data: JsonValue) -> Header:
@@ -101,6 +106,12 @@ def header_from_json(data: JsonValue) -> Header:
             session_id=_str(forked, "session_id"), entry_id=_opt_str(forked, "entry_id")
         )
     directories = data.get("additional_directories")
+    parent = data.get("parent")
+    link = None
+    if isinstance(parent, dict):
+        parent_id, call_id = parent.get("session_id"), parent.get("call_id")
+        if isinstance(parent_id, str) and isinstance(call_id, str):
+            link = ParentLink(session_id=parent_id, call_id=call_id)
     return Header(
         session_id=_str(data, "session_id"),
         cwd=_str(data, "cwd"),
@@ -111,6 +122,7 @@ def header_from_json(data: JsonValue) -> Header:
         additional_directories=[d for d in directories if isinstance(d, str)]
         if isinstance(directories, list)
         else [],
+        parent=link,
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import builtins
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -29,7 +30,7 @@ import anyio.to_thread
 
 from providers.logs import get_logger
 from providers.records import Record
-from sessions.entries import FORMAT_VERSION, ForkOrigin, Header
+from sessions.entries import FORMAT_VERSION, ForkOrigin, Header, ParentLink
 from sessions.errors import (
     InvalidCursor,
     SessionBusy,
@@ -68,6 +69,9 @@ class SessionSummary(Record):
     """ISO 8601 UTC: the file's modification time."""
     size_bytes: int
     additional_directories: tuple[str, ...] = field(default=())
+    parent: ParentLink | None = None
+    """Set for a subagent's session: the session and `task` call that ran it."""
+    forked_from: ForkOrigin | None = None
 
 
 class SessionPage(Record):
@@ -116,11 +120,13 @@ class SessionStore:
         additional_directories: Sequence[str] = (),
         forked_from: ForkOrigin | None = None,
         session_id: str | None = None,
+        parent: ParentLink | None = None,
     ) -> Session:
         """Start an empty session in `cwd` (made absolute). `session_id` is an id minted earlier
         with `sessions.ids.new_id` (the ACP server promises it before the session is built);
         None mints one now. A file `sessions.reserve` wrote for that id (the header alone, same
-        cwd) is adopted: the session continues in it.
+        cwd) is adopted: the session continues in it. `parent` makes it a child session (a
+        subagent's), listed with that link.
 
         Raises:
             ValueError: `session_id` is not an id, or a session with entries already has it.
@@ -134,6 +140,8 @@ class SessionStore:
         header = self._header(
             str(os.path.abspath(cwd)), list(additional_directories), forked_from, session_id
         )
+        if parent is not None:
+            header = dataclasses.replace(header, parent=parent)
         return self._write_new(header, [])
 
     async def _adopt(self, path: Path, cwd: str) -> Session:
@@ -187,7 +195,7 @@ class SessionStore:
 
     async def latest(self, cwd: Path) -> Session | None:
         """The most recently updated session of `cwd` (for `--continue`), or None; read-only
-        (open it by id to write to it)."""
+        (open it by id to write to it). A subagent's session (a child) is never it."""
         absolute = os.path.abspath(cwd)
         candidates = sorted(self._scan([self.root / cwd_hash(absolute)]), key=_newest, reverse=True)
         for found in candidates:
@@ -195,16 +203,24 @@ class SessionStore:
                 session = await anyio.to_thread.run_sync(load, found.path, self.process)
             except (FileNotFoundError, SessionUnreadable):
                 continue
-            if session.header.cwd == absolute:
+            if session.header.cwd == absolute and session.header.parent is None:
                 return session
             await session.aclose()
         return None
 
     def list(
-        self, cwd: Path | None = None, *, cursor: str | None = None, limit: int = 50
+        self,
+        cwd: Path | None = None,
+        *,
+        cursor: str | None = None,
+        limit: int = 50,
+        children: bool = True,
+        parent_id: str | None = None,
     ) -> SessionPage:
         """Sessions newest first (by last update), one page at a time; all cwds when `cwd` is
-        None. A session updated while paging moves to the front and is not repeated.
+        None. A session updated while paging moves to the front and is not repeated. Without
+        `children`, subagents' sessions are left out; with `parent_id`, only the children of
+        that session are listed.
 
         Raises:
             InvalidCursor: `cursor` is not one this store handed out.
@@ -225,7 +241,7 @@ class SessionStore:
         while examined < len(found) and len(items) < limit:
             summary = _summarise(found[examined], absolute)
             examined += 1
-            if summary is not None:
+            if summary is not None and _wanted(summary, children, parent_id):
                 items.append(summary)
         more = examined < len(found)
         return SessionPage(
@@ -320,7 +336,12 @@ class SessionStore:
             writer = WriterLock.try_acquire(path, self.process)
             if writer is None:  # only a process that guessed this brand-new id could hold it
                 raise SessionBusy(header.session_id, read_holder(path))
-            file = SessionFile.create(path, content)
+            # A fork's copy appears whole or not at all (a kill mid-copy leaves no half file).
+            file = (
+                SessionFile.create_whole(path, content)
+                if lines
+                else SessionFile.create(path, content)
+            )
         except OSError as exc:
             if writer is not None:
                 writer.release()
@@ -389,6 +410,12 @@ class SessionStore:
         return found
 
 
+def _wanted(summary: SessionSummary, children: bool, parent_id: str | None) -> bool:
+    if parent_id is not None:
+        return summary.parent is not None and summary.parent.session_id == parent_id
+    return children or summary.parent is None
+
+
 def _names(directory: Path) -> builtins.list[str]:
     try:
         return os.listdir(directory)
@@ -427,6 +454,8 @@ def _summarise(found: _Found, cwd: str | None) -> SessionSummary | None:
         updated=utc_from_ns(found.mtime_ns),
         size_bytes=found.size,
         additional_directories=tuple(header.additional_directories),
+        parent=header.parent,
+        forked_from=header.forked_from,
     )
 
 

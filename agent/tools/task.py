@@ -1,8 +1,9 @@
 """`task`: hand a self-contained job to a subagent with a fresh context.
 
 The tool only describes the call; the session's subagent runner (`agent.subagent`, found in
-`ctx.services[SUBAGENTS]`) runs it: the same turn loop over an in-memory transcript, with the
-same model and a restricted tool set. Its final text is the task's result.
+`ctx.services[SUBAGENTS]`) runs it: the same turn loop in a child session of its own (its own
+file, linked from the parent), with the same model and a restricted tool set. Its final text is
+the task's result.
 """
 
 from __future__ import annotations

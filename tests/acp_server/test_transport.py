@@ -23,6 +23,7 @@ async def test_initialize_advertises_what_is_wired(agent_env: AgentEnv) -> None:
         "close",
         "delete",
         "additionalDirectories",
+        "fork",
     }
     assert caps["auth"] == {"logout": {}}
     [method] = result["authMethods"]
@@ -84,7 +85,7 @@ async def test_malformed_lines_are_answered_and_serving_continues(agent_env: Age
 async def test_unknown_methods_wrong_types_and_reused_ids(agent_env: AgentEnv) -> None:
     async with open_agent(agent_env) as client:
         await initialize(client)
-        error = await client.error("session/fork", {"sessionId": "x"})
+        error = await client.error("session/frobnicate", {"sessionId": "x"})
         assert error["code"] == -32601
         error = await client.error("_zed.dev/custom", {})
         assert error["code"] == -32601

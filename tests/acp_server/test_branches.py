@@ -1,0 +1,355 @@
+"""The session tree driven as an editor drives it: `session/fork` (unstable, validated against
+`schema.unstable.json`), `/rewind` with and without the files, subagents as child sessions in
+`session/list` and `session/load`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.acp_server.client import AcpClient, AgentEnv, initialize, json_list, spawn_agent
+from tests.acp_server.test_sessions import new_session, text_prompt
+from tests.earshot.support import text_reply
+from tests.loopback import LoopbackServer, Recorded, Reply, loopback
+
+Json = dict[str, Any]
+
+
+def _chat_env(env: AgentEnv, server: LoopbackServer) -> AgentEnv:
+    env.write_settings(
+        {
+            "providers": {
+                "loop": {"api": "openai-chat", "baseUrl": f"{server.url}/v1", "apiKey": "k"}
+            },
+            "model": "loop/anything",
+        }
+    )
+    return env
+
+
+def _echo(request: Recorded) -> Reply:
+    if request.method != "POST":
+        return Reply.json({"error": {"message": "not a model call"}}, status=404)
+    users = [m for m in request.json()["messages"] if m["role"] == "user"]
+    return text_reply(f"answer to {users[-1]['content']}")
+
+
+def _user_texts(request: Recorded) -> list[str]:
+    return [m["content"] for m in request.json()["messages"] if m["role"] == "user"]
+
+
+def _posts(server: LoopbackServer) -> list[Recorded]:
+    return [r for r in server.requests if r.method == "POST"]
+
+
+async def _prompt(client: AcpClient, session_id: str, text: str) -> None:
+    assert await client.call("session/prompt", text_prompt(session_id, text)) == {
+        "stopReason": "end_turn"
+    }
+
+
+async def test_fork_at_the_leaf_and_before_a_message_each_continue_with_their_own_history(
+    agent_env: AgentEnv,
+) -> None:
+    with loopback() as server:
+        server.responder = _echo
+        env = _chat_env(agent_env, server)
+        async with spawn_agent(env) as client:
+            init = await initialize(client)
+            assert init["agentCapabilities"]["sessionCapabilities"]["fork"] == {}
+            source = (await new_session(client, env))["sessionId"]
+            await _prompt(client, source, "one")
+            await _prompt(client, source, "two")
+
+            params: Json = {"sessionId": source, "cwd": str(env.workspace), "mcpServers": []}
+            whole = await client.call("session/fork", params)
+            assert whole["sessionId"] != source
+            assert whole["modes"]["currentModeId"] == "ask"
+            assert {o["id"] for o in whole["configOptions"]} >= {"mode", "model"}
+            early = await client.call(
+                "session/fork", {**params, "_meta": {"earshot": {"beforeUserMessage": 2}}}
+            )
+
+            await _prompt(client, whole["sessionId"], "three")
+            assert _user_texts(_posts(server)[-1]) == ["one", "two", "three"]
+            await _prompt(client, early["sessionId"], "again")
+            assert _user_texts(_posts(server)[-1]) == ["one", "again"]
+            await _prompt(client, source, "four")
+            assert _user_texts(_posts(server)[-1]) == ["one", "two", "four"]
+
+            bad = await client.error(
+                "session/fork", {**params, "_meta": {"earshot": {"beforeUserMessage": 9}}}
+            )
+            assert bad["code"] == -32602
+            missing = await client.error("session/fork", {**params, "sessionId": "nope"})
+            assert missing["code"] == -32002
+
+            listed = await client.call("session/list", {"cwd": str(env.workspace)})
+            rows = {row["sessionId"]: row for row in listed["sessions"]}
+            assert rows[early["sessionId"]]["_meta"]["earshot"]["forkedFrom"]["sessionId"] == (
+                source
+            )
+
+        # A fresh process loads the fork: its own branch, nothing of the source's later turns.
+        async with spawn_agent(env) as client:
+            await initialize(client)
+            await client.call(
+                "session/load",
+                {"sessionId": early["sessionId"], "cwd": str(env.workspace), "mcpServers": []},
+            )
+            said = client.text(early["sessionId"], "user_message_chunk")
+            assert said == "oneagain"
+
+
+def _rewind_script(env: AgentEnv) -> None:
+    notes = str(env.workspace / "notes.txt")
+
+    def write(content: str) -> Json:
+        return {"name": "write", "arguments": {"path": notes, "content": content}}
+
+    env.script(
+        [
+            {"tool_calls": [{"name": "read", "arguments": {"path": notes}}, write("v2\n")]},
+            {"text": "wrote v2"},
+            {"tool_calls": [{"name": "read", "arguments": {"path": notes}}, write("v3\n")]},
+            {"text": "wrote v3"},
+            {"text": "fresh start"},
+        ],
+        mode="yolo",
+    )
+
+
+async def _rewind(env: AgentEnv, choice: str) -> tuple[list[Json], list[Json], str]:
+    """Two turns that write notes.txt, then `/rewind 2` answered with `choice`; the rewind's
+    updates, the permission requests and the session id."""
+    (env.workspace / "notes.txt").write_bytes(b"v1\n")
+    _rewind_script(env)
+    async with spawn_agent(env) as client:
+        await initialize(client)
+
+        async def answer(client: AcpClient, params: Json) -> Json:
+            return {"outcome": {"outcome": "selected", "optionId": choice}}
+
+        client.handlers["session/request_permission"] = answer
+        session_id = (await new_session(client, env))["sessionId"]
+        await client.wait_for(lambda: "available_commands_update" in client.kinds(session_id))
+        commands = {
+            c["name"]: c
+            for u in client.updates(session_id)
+            if u["sessionUpdate"] == "available_commands_update"
+            for c in u["availableCommands"]
+        }
+        assert commands["rewind"]["input"]["hint"] and commands["fork"]["input"]["hint"]
+        await _prompt(client, session_id, "first")
+        await _prompt(client, session_id, "second")
+        listed_before = len(client.updates(session_id))
+        await _prompt(client, session_id, "/rewind")
+        assert "1. first\n2. second" in client.text(session_id)
+        start = len(client.updates(session_id))
+        assert start > listed_before
+        await _prompt(client, session_id, "/rewind 2")
+        updates = client.updates(session_id)[start:]
+        asked = [m["params"] for m in client.requests_named("session/request_permission")]
+        await _prompt(client, session_id, "after")
+    return updates, asked, session_id
+
+
+async def test_rewind_with_files_restores_them_and_the_editor_is_shown_the_rewound_branch(
+    agent_env: AgentEnv,
+) -> None:
+    updates, asked, session_id = await _rewind(agent_env, "rewind-files")
+    assert [o["name"] for o in asked[0]["options"]] == [
+        "Rewind conversation and files",
+        "Conversation only",
+    ]
+    # The prompt names a call the editor was shown first.
+    call_id = asked[0]["toolCall"]["toolCallId"]
+    announced = [u for u in updates if u.get("toolCallId") == call_id]
+    assert announced[0]["sessionUpdate"] == "tool_call"
+    assert (agent_env.workspace / "notes.txt").read_bytes() == b"v2\n"
+    text = "".join(
+        u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk"
+    )
+    assert "Rewound to before message 2" in text
+    assert "Rewound. The conversation as it now stands" in text
+    replayed_users = [
+        u["content"]["text"] for u in updates if u["sessionUpdate"] == "user_message_chunk"
+    ]
+    assert replayed_users == ["first"]
+    assert text.rstrip().endswith("End of the rewound conversation. —")
+
+    # A load in a fresh process shows the rewound branch, with the prompt after it.
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        await client.call(
+            "session/load",
+            {"sessionId": session_id, "cwd": str(agent_env.workspace), "mcpServers": []},
+        )
+        assert client.text(session_id, "user_message_chunk") == "firstafter"
+        assert "wrote v3" not in client.text(session_id)
+
+
+async def test_rewind_of_the_conversation_only_leaves_the_files(agent_env: AgentEnv) -> None:
+    updates, asked, _ = await _rewind(agent_env, "rewind-conversation")
+    assert len(asked) == 1
+    assert (agent_env.workspace / "notes.txt").read_bytes() == b"v3\n"
+    assert any(u["sessionUpdate"] == "user_message_chunk" for u in updates)
+
+
+async def test_a_task_runs_in_a_child_session_linked_listed_and_loadable(
+    agent_env: AgentEnv,
+) -> None:
+    (agent_env.workspace / "a.txt").write_text("alpha\n", encoding="utf-8")
+    task = {
+        "id": "task_1",
+        "name": "task",
+        "arguments": {"description": "Survey", "prompt": "List the project"},
+    }
+    agent_env.script(
+        [
+            {"tool_calls": [task], "usage": {"input_tokens": 10, "output_tokens": 1}},
+            {
+                "tool_calls": [{"id": "c1", "name": "ls", "arguments": {"path": "."}}],
+                "usage": {"input_tokens": 100, "output_tokens": 10},
+            },
+            {"text": "Only a.txt.", "usage": {"input_tokens": 200, "output_tokens": 20}},
+            {
+                "text": "The subagent found a.txt.",
+                "usage": {"input_tokens": 30, "output_tokens": 3},
+            },
+        ]
+    )
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        parent = (await new_session(client, agent_env))["sessionId"]
+        await _prompt(client, parent, "survey")
+        task_updates = [u for u in client.updates(parent) if u.get("toolCallId") == "task_1"]
+        linked = [
+            u for u in task_updates if "childSessionId" in u.get("_meta", {}).get("earshot", {})
+        ]
+        assert linked, task_updates
+        child = linked[0]["_meta"]["earshot"]["childSessionId"]
+        links = [
+            c["content"]
+            for c in json_list(task_updates[-1].get("content"))
+            if c["content"]["type"] == "resource_link"
+        ]
+        assert links == [
+            {
+                "type": "resource_link",
+                "uri": f"earshot://session/{child}",
+                "name": f"Subagent session {child}",
+                "title": "Subagent session",
+                "description": "What the subagent did: load this session to read it",
+            }
+        ]
+        # The child's tool call is shown nested under the task, as before.
+        nested = [
+            u
+            for u in client.updates(parent)
+            if u.get("_meta", {}).get("earshot", {}).get("parentToolCallId") == "task_1"
+        ]
+        assert nested
+        # Usage rolled up: the parent's meter counts the child's calls.
+        usage = [u for u in client.updates(parent) if u["sessionUpdate"] == "usage_update"]
+        assert usage
+
+        listed = await client.call("session/list", {"cwd": str(agent_env.workspace)})
+        rows = {row["sessionId"]: row for row in listed["sessions"]}
+        assert rows[child]["_meta"]["earshot"]["parent"] == {
+            "sessionId": parent,
+            "toolCallId": "task_1",
+        }
+        top = await client.call(
+            "session/list",
+            {"cwd": str(agent_env.workspace), "_meta": {"earshot": {"children": False}}},
+        )
+        assert [row["sessionId"] for row in top["sessions"]] == [parent]
+        only = await client.call(
+            "session/list",
+            {"cwd": str(agent_env.workspace), "_meta": {"earshot": {"parentSessionId": parent}}},
+        )
+        assert [row["sessionId"] for row in only["sessions"]] == [child]
+
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        await client.call(
+            "session/load", {"sessionId": child, "cwd": str(agent_env.workspace), "mcpServers": []}
+        )
+        assert client.text(child, "user_message_chunk") == "List the project"
+        assert client.text(child) == "Only a.txt."
+        calls = [u for u in client.updates(child) if u["sessionUpdate"] == "tool_call"]
+        assert [c["toolCallId"] for c in calls] == ["c1"]
+        # The parent's replay links its task call to the child again.
+        await client.call(
+            "session/load", {"sessionId": parent, "cwd": str(agent_env.workspace), "mcpServers": []}
+        )
+        replayed = [u for u in client.updates(parent) if u.get("toolCallId") == "task_1"]
+        assert replayed[-1]["_meta"]["earshot"]["childSessionId"] == child
+
+
+async def test_cancelling_the_parent_cancels_its_child_which_stays_loadable(
+    agent_env: AgentEnv,
+) -> None:
+    task = {
+        "id": "task_1",
+        "name": "task",
+        "arguments": {"description": "Survey", "prompt": "List the project"},
+    }
+    agent_env.script(
+        [
+            {"tool_calls": [task], "usage": {"input_tokens": 10, "output_tokens": 1}},
+            {
+                "tool_calls": [{"id": "c1", "name": "ls", "arguments": {"path": "."}}],
+                "usage": {"input_tokens": 100, "output_tokens": 10},
+            },
+            {"text": "still looking", "hang": True},
+        ]
+    )
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        parent = (await new_session(client, agent_env))["sessionId"]
+        prompt = await client.start_request("session/prompt", text_prompt(parent, "survey"))
+
+        def child_call_done() -> bool:
+            return any(
+                u.get("toolCallId") == "c1" and u.get("status") == "completed"
+                for u in client.updates(parent)
+            )
+
+        # The child's call is done; its next model call streams, then hangs.
+        await client.wait_for(child_call_done)
+        await client.notify("session/cancel", {"sessionId": parent})
+        answer = await client.response(prompt)
+        assert answer["result"] == {"stopReason": "cancelled"}
+        linked = [
+            u["_meta"]["earshot"]["childSessionId"]
+            for u in client.updates(parent)
+            if u.get("toolCallId") == "task_1" and "_meta" in u
+        ]
+        child = linked[0]
+
+    # The child's file: its finished call, then nothing half-written; usage kept on it and
+    # counted in the parent's.
+    sessions = agent_env.data_home / "earshot" / "sessions"
+    (child_file,) = sessions.glob(f"*/{child}.jsonl")
+    (parent_file,) = sessions.glob(f"*/{parent}.jsonl")
+
+    def usage_totals(path: Path) -> list[int]:
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+        return [
+            line["data"]["input_tokens"]
+            for line in lines
+            if line["kind"] == "extension" and line["name"] == "usage"
+        ]
+
+    assert usage_totals(child_file)[-1] == 100
+    assert usage_totals(parent_file)[-1] == 110
+    async with spawn_agent(agent_env) as client:
+        await initialize(client)
+        await client.call(
+            "session/load", {"sessionId": child, "cwd": str(agent_env.workspace), "mcpServers": []}
+        )
+        calls = [u for u in client.updates(child) if u["sessionUpdate"] == "tool_call"]
+        assert [(c["toolCallId"], c["status"]) for c in calls] == [("c1", "completed")]
