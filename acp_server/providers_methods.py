@@ -11,7 +11,6 @@ restart. No header value is echoed in an answer or an error.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from acp_server.framing import InvalidParams, RawObject, RpcError
@@ -20,6 +19,8 @@ from acp_server.jsonrpc import RequestContext, RequestHandler
 JsonObject = dict[str, Any]
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from acp_server.factory import SessionFactory
     from acp_server.live import LiveSession
 
@@ -79,6 +80,8 @@ class ProviderMethods:
         """Whose settings: the first open session's directory, else the process's."""
         for live in self._sessions():
             return live.agent.cwd
+        from pathlib import Path  # off the `initialize` path, as everywhere in the transport
+
         return Path.cwd()
 
     async def list(self, params: RawObject, context: RequestContext) -> JsonObject:

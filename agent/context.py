@@ -90,6 +90,17 @@ class CompactionResult(Record):
     tokens_before: int | None = None
     tokens_after: int | None = None
 
+    def finished(self, compaction_id: str) -> CompactionFinished:
+        """The event that ends compaction `compaction_id` with this result."""
+        return CompactionFinished(
+            compaction_id=compaction_id,
+            ok=self.ok,
+            summary=self.summary,
+            error=self.error,
+            tokens_before=self.tokens_before,
+            tokens_after=self.tokens_after,
+        )
+
 
 class _Overhead(MutableRecord, kw_only=False):
     system: str = ""
@@ -300,16 +311,7 @@ class ContextShaper:
                 tokens_before=tokens_before,
             )
         if not manual:
-            ctx.emit(
-                CompactionFinished(
-                    compaction_id=compaction_id,
-                    ok=result.ok,
-                    summary=result.summary,
-                    error=result.error,
-                    tokens_before=result.tokens_before,
-                    tokens_after=result.tokens_after,
-                )
-            )
+            ctx.emit(result.finished(compaction_id))
         return result
 
     async def _summarise_and_record(

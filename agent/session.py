@@ -27,7 +27,6 @@ from agent.command_sources import ExtraCommands, run_extra
 from agent.context import CompactionResult, ContextShaper, ShapeContext
 from agent.events import (
     AgentEvent,
-    CompactionFinished,
     CompactionStarted,
     ModeChanged,
     ModelChanged,
@@ -542,16 +541,7 @@ class AgentSession:
                 if self.usage.tracker.calls != calls:
                     # The summary calls cost something; no model call may follow to record them.
                     await self.usage.persist()
-                emit(
-                    CompactionFinished(
-                        compaction_id=compaction_id,
-                        ok=result.ok,
-                        summary=result.summary,
-                        error=result.error,
-                        tokens_before=result.tokens_before,
-                        tokens_after=result.tokens_after,
-                    )
-                )
+                emit(result.finished(compaction_id))
 
     async def _prompt_appended(self, message: Message, entry_id: str) -> None:
         if self.title is not None:

@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from results_md import write_section
+from wheel_venv import build_venv
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## acp"
@@ -47,31 +47,6 @@ DEV_VENV = ROOT / ".venv"
 PROMPT_DELAY = 1.0
 """How long after the `session/new` answer the user's first prompt is sent."""
 SESSIONS_AT_ONCE = 20
-
-
-def build_venv(work: Path) -> Path:
-    """A venv with this tree installed from a wheel; returns its `earshot` script."""
-    wheels = work / "wheels"
-    subprocess.run(
-        [str(DEV_VENV / "bin" / "pip"), "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)],
-        check=True,
-        capture_output=True,
-    )
-    venv = work / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    [wheel] = wheels.glob("*.whl")
-    subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "-q", "--no-deps", str(wheel)],
-        check=True,
-        capture_output=True,
-    )
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    deps = DEV_VENV / "lib" / version / "site-packages"
-    (venv / "lib" / version / "site-packages" / "zz_earshot_deps.pth").write_text(
-        f"{deps}\n", encoding="utf-8"
-    )
-    shutil.rmtree(ROOT / "build", ignore_errors=True)
-    return venv / "bin" / "earshot"
 
 
 # ------------------------------------------------------------------------ loopback model
@@ -561,7 +536,7 @@ def main() -> int:
             if args.dev_venv:
                 earshot, where = DEV_VENV / "bin" / "earshot", "`.venv/bin/earshot` (editable)"
             else:
-                earshot = build_venv(work)
+                earshot, _ = build_venv(work)
                 where = "a fresh venv with this tree installed from its wheel (compiled bytecode)"
             setup = make_setup(work, earshot, args.deltas, model)
             for _ in range(2):  # compile and cache what the runs load

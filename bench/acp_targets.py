@@ -30,7 +30,6 @@ import json
 import os
 import platform
 import queue
-import shutil
 import statistics
 import subprocess
 import sys
@@ -44,6 +43,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from results_md import write_section
+from wheel_venv import build_venv
 
 ROOT = Path(__file__).resolve().parent.parent
 DEV_VENV = ROOT / ".venv"
@@ -51,31 +51,6 @@ SECTION = "## acp targets"
 INIT_RATIO, NEW_RATIO, RSS_MB, PROMPT_MS = 5.0, 10.0, 40.0, 30.0
 IDLE_SECONDS = 1.0
 TIMEOUT_SECONDS = 60.0
-
-
-def build_venv(work: Path) -> tuple[Path, Path]:
-    """A venv with this tree installed from a wheel; returns its (`earshot`, `python`)."""
-    wheels = work / "wheels"
-    subprocess.run(
-        [str(DEV_VENV / "bin" / "pip"), "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)],
-        check=True,
-        capture_output=True,
-    )
-    venv = work / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    [wheel] = wheels.glob("*.whl")
-    subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "-q", "--no-deps", str(wheel)],
-        check=True,
-        capture_output=True,
-    )
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    deps = DEV_VENV / "lib" / version / "site-packages"
-    (venv / "lib" / version / "site-packages" / "zz_earshot_deps.pth").write_text(
-        f"{deps}\n", encoding="utf-8"
-    )
-    shutil.rmtree(ROOT / "build", ignore_errors=True)
-    return venv / "bin" / "earshot", venv / "bin" / "python"
 
 
 # ------------------------------------------------------------------------- the loopback model

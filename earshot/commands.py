@@ -16,7 +16,7 @@ from providers.types import ImagePart, ReasoningPart, TextPart, ToolCallPart, To
 
 if TYPE_CHECKING:
     from earshot.compose import Composition
-    from sessions import Entry, Session
+    from sessions import Entry, Session, SessionStore
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -54,14 +54,23 @@ def sessions_list(cwd: Path, *, all_directories: bool, out: TextIO) -> int:
     return EXIT_OK
 
 
-async def sessions_show(session_id: str, *, out: TextIO, err: TextIO) -> int:
-    """A readable transcript of the session's current branch."""
+async def open_to_read(
+    session_id: str, err: TextIO, store: SessionStore | None = None
+) -> Session | None:
+    """The session opened read-only (never claimed), or None after saying on `err` why not."""
     from sessions import SessionNotFound, SessionStore, SessionUnreadable
 
     try:
-        session = await SessionStore().open(session_id, claim=False)
+        return await (store or SessionStore()).open(session_id, claim=False)
     except (SessionNotFound, SessionUnreadable) as exc:
         err.write(f"earshot: no readable session {session_id!r} ({type(exc).__name__})\n")
+        return None
+
+
+async def sessions_show(session_id: str, *, out: TextIO, err: TextIO) -> int:
+    """A readable transcript of the session's current branch."""
+    session = await open_to_read(session_id, err)
+    if session is None:
         return EXIT_USAGE
     try:
         out.write(render_transcript(session))

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from earshot.commands import EXIT_OK, EXIT_USAGE, render_transcript
+from earshot.commands import EXIT_OK, EXIT_USAGE, open_to_read, render_transcript
 
 if TYPE_CHECKING:
     from sessions import Entry, Session, SessionStore, SessionSummary
@@ -110,13 +110,11 @@ def render_tree(
 
 async def sessions_tree(session_id: str, *, out: TextIO, err: TextIO) -> int:
     """`earshot sessions tree ID`: the branches, children and forks of a session."""
-    from sessions import SessionNotFound, SessionStore, SessionUnreadable
+    from sessions import SessionStore
 
     store = SessionStore()
-    try:
-        session = await store.open(session_id, claim=False)
-    except (SessionNotFound, SessionUnreadable) as exc:
-        err.write(f"earshot: no readable session {session_id!r} ({type(exc).__name__})\n")
+    session = await open_to_read(session_id, err, store)
+    if session is None:
         return EXIT_USAGE
     try:
         everything = _all(store)
@@ -132,12 +130,8 @@ async def sessions_tree(session_id: str, *, out: TextIO, err: TextIO) -> int:
 
 async def sessions_show_branch(session_id: str, selector: str, *, out: TextIO, err: TextIO) -> int:
     """`earshot sessions show ID --branch B`: the transcript of one branch."""
-    from sessions import SessionNotFound, SessionStore, SessionUnreadable
-
-    try:
-        session = await SessionStore().open(session_id, claim=False)
-    except (SessionNotFound, SessionUnreadable) as exc:
-        err.write(f"earshot: no readable session {session_id!r} ({type(exc).__name__})\n")
+    session = await open_to_read(session_id, err)
+    if session is None:
         return EXIT_USAGE
     try:
         found = branches(session)
