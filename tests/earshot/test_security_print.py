@@ -7,37 +7,17 @@ command reading earshot's settings (an `apiKey`); both shown to work without the
 from __future__ import annotations
 
 import json
-import shutil
-import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.earshot.support import Env, earshot, make_env, text_reply, tool_messages, tool_reply
+from tests.earshot.sandbox_fixtures import env as env
+from tests.earshot.sandbox_fixtures import linux_only
+from tests.earshot.sandbox_fixtures import outside as outside
+from tests.earshot.support import Env, earshot, text_reply, tool_messages, tool_reply
 from tests.loopback import loopback
 
-pytestmark = pytest.mark.skipif(
-    not sys.platform.startswith("linux"), reason="the real sandbox tests run on Linux"
-)
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> Env:
-    if shutil.which("bwrap") is None:
-        pytest.fail("bubblewrap (bwrap) is not installed; scripts/test installs it")
-    return make_env(tmp_path)
-
-
-@pytest.fixture
-def outside() -> Iterator[Path]:
-    """A directory outside the workspace and outside the temp dir (which commands may write)."""
-    path = Path(tempfile.mkdtemp(prefix="earshot-outside-", dir="/var/tmp"))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+pytestmark = linux_only
 
 
 @pytest.mark.parametrize("sandbox", [True, False])
