@@ -8,7 +8,7 @@ capability tables, nothing of the agent, no pydantic, no vendor SDK
 (`tests/acp_server/test_stdio.py` checks it).
 
 By hand: started in a terminal, the server says on stderr what it is and how to talk to it;
-Ctrl-C ends it quietly at any point (exit status 130).
+Ctrl-C ends it quietly at any point (exit status 130; `acp_server.interrupt` says how).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from acp_server.interrupt import INTERRUPTED, exit_on_interrupt, run_interruptible
+
 if TYPE_CHECKING:
     from acp_server.factory import SessionFactory
 
-INTERRUPTED = 130
-"""The exit status after Ctrl-C (128 + SIGINT), as shells and print mode report it."""
 BANNER = (
     "earshot {version}: a coding agent speaking the Agent Client Protocol (JSON-RPC 2.0, one "
     "message per line) on stdin/stdout, for editors to start; type a request such as "
@@ -41,24 +41,18 @@ def protect_stdout() -> int:
 def serve_stdio(*, factory: SessionFactory, version: str) -> int:
     """Serve until stdin closes and every request read is answered; then exit at once (no slow
     interpreter teardown)."""
+    exit_on_interrupt()
     status = 0
     try:
         output = protect_stdout()
         if os.isatty(0):
             print(BANNER.format(version=version), file=sys.stderr, flush=True)
-        import anyio
-
         from acp_server.log import log
         from acp_server.server import AcpServer
 
         server = AcpServer(factory=factory, version=version, log=log)
-
-        async def main() -> None:
-            await server.serve(read_fd=0, write_fd=output)
-
-        anyio.run(main)
-    except KeyboardInterrupt:
-        status = INTERRUPTED
+        if run_interruptible(lambda: server.serve(read_fd=0, write_fd=output)):
+            status = INTERRUPTED
     except (BrokenPipeError, ConnectionResetError):
         pass
     try:

@@ -404,8 +404,12 @@ def _trust(options: argparse.Namespace, cwd: Path) -> int:
 def _print_mode(options: argparse.Namespace, cwd: Path) -> int:
     from pathlib import Path
 
+    from acp_server.interrupt import exit_on_interrupt
     from earshot.print_mode import PrintOptions, run_print
 
+    # Outside a turn (loading, reading the prompt, saving), Ctrl-C ends the run at once rather
+    # than raising KeyboardInterrupt wherever it lands (acp_server.interrupt says why).
+    exit_on_interrupt(b"earshot: cancelled\n")
     prompt = cast("str", options.prompt)
     if prompt == "-":
         prompt = sys.stdin.read()

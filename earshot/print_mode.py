@@ -588,13 +588,21 @@ async def _watch_signals(
     task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """First Ctrl-C (or SIGTERM) cancels the turn cleanly; a second one exits at once."""
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        task_status.started()
-        cancelled = False
-        async for _ in signals:
-            if cancelled:
-                sys.stderr.write("earshot: interrupted again, exiting\n")
-                os._exit(EXIT_CANCELLED)
-            cancelled = True
-            renderer.interrupted = True
-            session.cancel()
+    # Leaving the receiver would give SIGINT and SIGTERM to Python's defaults: put back the
+    # handlers they had (the command line's exits at once, never a KeyboardInterrupt).
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            task_status.started()
+            cancelled = False
+            async for _ in signals:
+                if cancelled:
+                    sys.stderr.write("earshot: interrupted again, exiting\n")
+                    os._exit(EXIT_CANCELLED)
+                cancelled = True
+                renderer.interrupted = True
+                session.cancel()
+    finally:
+        for number, handler in previous.items():
+            if handler is not None:
+                signal.signal(number, handler)

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-INTERRUPTED = 130
 DEFAULT_PORT = 8765
 
 
@@ -45,8 +44,9 @@ def read_token_file(path: Path) -> str:
 def run_serve(*, host: str, port: int, token_file: str | None, err: TextIO = sys.stderr) -> int:
     """Serve until Ctrl-C or SIGTERM. Exit status 2 for a bad token file or an address that
     cannot be bound, 130 after Ctrl-C."""
-    import anyio
+    from acp_server.interrupt import INTERRUPTED, exit_on_interrupt, run_interruptible
 
+    exit_on_interrupt()
     from acp_server.log import install
     from acp_server.websocket import LOOPBACK_HOSTS, ServeOptions, serve_websocket
     from earshot import __version__
@@ -76,14 +76,12 @@ def run_serve(*, host: str, port: int, token_file: str | None, err: TextIO = sys
 
     options = ServeOptions(host=host, port=port, token=token)
     try:
-        anyio.run(
+        interrupted = run_interruptible(
             lambda: serve_websocket(
                 options, factory=EarshotFactory, version=__version__, on_listening=listening
             )
         )
-    except KeyboardInterrupt:
-        return INTERRUPTED
     except OSError as exc:
         print(f"earshot serve: cannot listen on {host}:{port}: {exc.strerror or exc}", file=err)
         return 2
-    return 0
+    return INTERRUPTED if interrupted else 0

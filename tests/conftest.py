@@ -7,6 +7,7 @@ the tests that take seconds each are collected first (`LONG_FIRST`)."""
 from __future__ import annotations
 
 import importlib
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -16,6 +17,12 @@ from hypothesis import HealthCheck, settings
 # too slow" health check. On a loaded machine both fail tests that are fine, so both are off.
 settings.register_profile("earshot", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("earshot")
+
+
+# Started as a shell's background job, the suite inherits SIGINT ignored, and so would every
+# server it starts (which then rightly keeps ignoring it): the Ctrl-C tests need the default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True, scope="session")
