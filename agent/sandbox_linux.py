@@ -38,10 +38,7 @@ The command line, in order (later mounts cover earlier ones):
   bwrap creates in the real directory. Those placeholders are removed when the command ends, so
   the project is not littered. Removing a directory that is a mount point in another command's
   namespace would silently unmount it there, so a placeholder is removed only while no other
-  sandboxed command of this user runs: each command holds a shared lock
-  (`<data dir>/sandbox.lock`, itself in a protected place) and removes placeholders only if it
-  can take the lock exclusively; otherwise the last command to finish removes them
-  (`Placeholders`).
+  sandboxed command stands on it (`Placeholders`, `DirectoryLocks`).
 - `--die-with-parent`, `--unshare-pid` and `--new-session`: killing bwrap ends everything the
   command started (even `setsid` daemons), nothing outside is visible or signalable, and the
   command cannot push keystrokes into a terminal (TIOCSTI).
@@ -245,6 +242,65 @@ def scrubbing_prefix() -> list[str]:
 # ---------------------------------------------------------------------------- placeholders
 
 
+class DirectoryLocks:
+    """Shared locks (`flock`) on the directories that hold a command's protected mounts, for as
+    long as the command runs.
+
+    A placeholder may be removed only by whoever can lock its directory exclusively: then no
+    command stands on it, whichever earshot started that command. The lock is the directory
+    itself, so every earshot process of every user agrees on it whatever its environment (two
+    `earshot eval` tasks with data dirs of their own share the home directory's start-up files,
+    and one must not remove the placeholder the other's `bwrap` is about to mount)."""
+
+    def __init__(self) -> None:
+        self._fds: dict[str, int] = {}
+
+    async def take(self, directories: Iterable[str]) -> bool:
+        """Lock these too (shared); True when any was not locked before: a lock waited for may
+        have let another command change what is there, so the caller plans again."""
+        added = False
+        for directory in sorted(set(directories) - self._fds.keys()):
+            try:
+                fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:
+                continue  # gone: the next plan sees that
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                # A command is removing a placeholder there (milliseconds): wait in a thread.
+                await anyio.to_thread.run_sync(fcntl.flock, fd, fcntl.LOCK_SH)
+            self._fds[directory] = fd
+            added = True
+        return added
+
+    def exclusive(self, directory: str) -> bool:
+        """Whether this process alone now holds `directory` (exclusively). A refused upgrade
+        may drop the shared lock (flock conversions are not atomic): call it only when done."""
+        fd = self._fds.get(directory)
+        if fd is None:
+            try:
+                fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:
+                return False
+            self._fds[directory] = fd
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        return True
+
+    def release(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+
+def standing_on(plan: MountPlan) -> set[str]:
+    """The directories holding the protected mounts of `plan`: an existing protected place may
+    be another command's placeholder."""
+    return {os.path.dirname(str(path)) for path in (*plan.read_only, *plan.placeholders)}
+
+
 class Placeholders:
     """The empty directories bwrap creates as mount points for missing protected places, and
     their removal.
@@ -252,11 +308,12 @@ class Placeholders:
     Every sandboxed command holds `<dir>/sandbox.lock` shared while it runs, and records the
     placeholders it is about to create in `<dir>/sandbox-placeholders` (one path a line, appended
     while the lock is held, so no remover can run in between). When it ends, a command that can
-    take the lock exclusively (no other sandboxed command runs) removes every recorded placeholder
-    that is still an empty directory and empties the record; otherwise a later command does. Only
-    recorded directories are ever removed: an empty `.git/` the user made is theirs. `<dir>` is
-    earshot's data dir, a protected place, so a command can neither delete the lock nor forge the
-    record."""
+    take the lock exclusively (no other sandboxed command of this data dir runs) removes every
+    recorded placeholder that is still an empty directory and that no command of any earshot
+    stands on (its directory can be locked exclusively, `DirectoryLocks`); the others stay
+    recorded, for a later command. Only recorded directories are ever removed: an empty `.git/`
+    the user made is theirs. `<dir>` is earshot's data dir, a protected place, so a command can
+    neither delete the lock nor forge the record."""
 
     def __init__(self, directory: Path) -> None:
         self.lock = directory / "sandbox.lock"
@@ -292,8 +349,9 @@ class Placeholders:
         finally:
             os.close(record)
 
-    def remove(self, fd: int | None) -> None:
-        """Remove the recorded placeholders, if no other sandboxed command runs."""
+    def remove(self, fd: int | None, locks: DirectoryLocks) -> None:
+        """Remove the recorded placeholders no command stands on, if no other sandboxed command
+        of this data dir runs."""
         if fd is None:
             return
         try:
@@ -306,12 +364,19 @@ class Placeholders:
             return
         if not recorded:
             return
+        kept: list[str] = []
         for line in dict.fromkeys(recorded.splitlines()):
             path = Path(line)
-            if path.is_absolute() and path.is_dir() and not path.is_symlink():
+            if not path.is_absolute():
+                continue
+            if not locks.exclusive(str(path.parent)):
+                kept.append(line)  # a command of another earshot stands on it
+                continue
+            if path.is_dir() and not path.is_symlink():
                 with contextlib.suppress(OSError):
                     path.rmdir()  # only an empty directory goes
-        self.record.write_bytes(b"")
+        data = "".join(f"{line}\n" for line in kept)
+        self.record.write_bytes(data.encode("utf-8", errors="surrogateescape"))
 
 
 # ------------------------------------------------------------------------------ the engine
@@ -347,16 +412,23 @@ class Bubblewrap:
     ) -> AsyncGenerator[Sequence[str]]:
         placeholders = Placeholders(self._state_dir or data_dir(os.environ))
         async with placeholders.held() as fd:
-            plan = plan_mounts(places)
-            placeholders.add(fd, plan.placeholders)
-            command = bwrap_command(self.executable, plan, argv, cwd=cwd)
-            if scrub_env:
-                command = [*scrubbing_prefix(), *command]
+            locks = DirectoryLocks()
             try:
-                yield command
+                plan = plan_mounts(places)
+                # Plan again once the directories are held: what is there cannot change then.
+                while await locks.take(standing_on(plan)):
+                    plan = plan_mounts(places)
+                placeholders.add(fd, plan.placeholders)
+                command = bwrap_command(self.executable, plan, argv, cwd=cwd)
+                if scrub_env:
+                    command = [*scrubbing_prefix(), *command]
+                try:
+                    yield command
+                finally:
+                    with contextlib.suppress(OSError):
+                        placeholders.remove(fd, locks)
             finally:
-                with contextlib.suppress(OSError):
-                    placeholders.remove(fd)
+                locks.release()
 
     def stopped(self, output: str) -> str | None:
         for line in output.splitlines()[:3]:
@@ -375,6 +447,7 @@ def find_bubblewrap() -> Bubblewrap | str:
 
 __all__ = [
     "Bubblewrap",
+    "DirectoryLocks",
     "MountPlan",
     "Placeholders",
     "bwrap_command",

@@ -287,6 +287,50 @@ async def test_a_placeholder_stays_while_another_command_runs(lab: Lab) -> None:
     assert not os.path.lexists(lab.project / ".earshot")
 
 
+async def test_a_placeholder_stays_while_a_command_of_another_earshot_stands_on_it(
+    lab: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two earshot processes with data dirs of their own (`earshot eval` tasks, or a second
+    # user profile) share the project: the second one's command mounts the first one's
+    # placeholder read-only. Were the first to remove it when its own command ends, the mount
+    # would be detached in the second one's namespace, and `.earshot/` writable there.
+    sandbox = await lab.sandbox()
+    fifos = {name: Fifo(lab.project / name) for name in ("up-a", "go-a", "up-b", "go-b")}
+    attack = (
+        "echo > up-b; read _ < go-b; mkdir -p .earshot; echo '{}' > .earshot/settings.local.json"
+    )
+    first_done = anyio.Event()
+    results: list[str] = []
+    async with anyio.create_task_group() as group:
+
+        async def first() -> None:
+            await lab.run("echo > up-a; read _ < go-a", sandbox)
+            first_done.set()
+
+        async def second() -> None:
+            results.append((await lab.run(attack, sandbox)).output)
+
+        with anyio.fail_after(30):
+            monkeypatch.setenv("XDG_DATA_HOME", str(lab.base / "data-a"))
+            group.start_soon(first)
+            await fifos["up-a"].wait()  # the first placeholder is up
+            monkeypatch.setenv("XDG_DATA_HOME", str(lab.base / "data-b"))
+            group.start_soon(second)
+            await fifos["up-b"].wait()  # the second command stands on it
+            fifos["go-a"].send()
+            await first_done.wait()
+            assert os.path.lexists(lab.project / ".earshot")
+            fifos["go-b"].send()
+    for fifo in fifos.values():
+        fifo.close()
+    assert "Read-only file system" in results[0]
+    assert not os.path.lexists(lab.project / ".earshot" / "settings.local.json")
+    # The first earshot still has it on record: its next command removes it.
+    monkeypatch.setenv("XDG_DATA_HOME", str(lab.base / "data-a"))
+    assert (await lab.run("true", sandbox)).exit_code == 0
+    assert not os.path.lexists(lab.project / ".earshot")
+
+
 async def test_a_timed_out_command_ends_everything_it_started(lab: Lab) -> None:
     sandbox = await lab.sandbox()
     sleep = unique_sleep(1000)
