@@ -69,6 +69,8 @@ from agent.sandbox_engine import Places, SandboxRefused
 from agent.tool_env import tool_environment, tool_secret_variables
 
 PROBE_TIMEOUT_SECONDS = 10.0
+DIRECTORY_LOCK_WAIT_SECONDS = 5.0
+"""How long a command waits for a directory another process holds locked (`DirectoryLocks`)."""
 _SYSTEM_SERVICES = (
     "/run/dbus",
     "/var/run/dbus",
@@ -264,12 +266,8 @@ class DirectoryLocks:
                 fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             except OSError:
                 continue  # gone: the next plan sees that
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                # A command is removing a placeholder there (milliseconds): wait in a thread.
-                await anyio.to_thread.run_sync(fcntl.flock, fd, fcntl.LOCK_SH)
             self._fds[directory] = fd
+            await _shared(fd, directory)
             added = True
         return added
 
@@ -293,6 +291,25 @@ class DirectoryLocks:
         for fd in self._fds.values():
             os.close(fd)
         self._fds.clear()
+
+
+async def _shared(fd: int, directory: str) -> None:
+    """Lock `fd` shared. An earshot removing a placeholder holds a directory exclusively for
+    milliseconds, so the lock is retried briefly; a lock held longer is someone else's (any
+    process that can open the directory can lock it, a sandboxed command too): the command is
+    refused rather than left waiting."""
+    with anyio.move_on_after(DIRECTORY_LOCK_WAIT_SECONDS):
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                await anyio.sleep(0.005)
+            else:
+                return
+    raise SandboxRefused(
+        f"another process holds a lock (flock) on {directory}, so the sandbox cannot know "
+        "whether its protected places are about to change; end that process and retry"
+    )
 
 
 def standing_on(plan: MountPlan) -> set[str]:

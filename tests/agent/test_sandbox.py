@@ -3,6 +3,7 @@ earshot, the network, the placeholders of missing protected places, and the comm
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import socket
@@ -14,6 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from agent import sandbox_linux
 from agent.protected_paths import protected_paths
 from agent.sandbox import Places, Sandbox, SandboxRefused, open_sandbox
 from agent.sandbox_config import SandboxConfig
@@ -328,6 +330,24 @@ async def test_a_placeholder_stays_while_a_command_of_another_earshot_stands_on_
     # The first earshot still has it on record: its next command removes it.
     monkeypatch.setenv("XDG_DATA_HOME", str(lab.base / "data-a"))
     assert (await lab.run("true", sandbox)).exit_code == 0
+    assert not os.path.lexists(lab.project / ".earshot")
+
+
+async def test_a_directory_locked_by_another_process_refuses_the_command_without_hanging(
+    lab: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Any process that can open the project can lock it (a command the model left running in
+    # the background: `flock -x . sleep 1000 &`): the next command must not wait forever.
+    monkeypatch.setattr(sandbox_linux, "DIRECTORY_LOCK_WAIT_SECONDS", 0.2)
+    sandbox = await lab.sandbox()
+    holder = os.open(lab.project, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        with anyio.fail_after(30), pytest.raises(SandboxRefused, match="holds a lock"):
+            await lab.run("true", sandbox)
+    finally:
+        os.close(holder)
+    assert (await lab.run("true", sandbox)).exit_code == 0  # released: commands run again
     assert not os.path.lexists(lab.project / ".earshot")
 
 
