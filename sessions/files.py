@@ -113,6 +113,7 @@ class SessionFile:
         Raises:
             FileExistsError: the path exists.
         """
+        _remove_dead_partials(path.parent)
         temporary = path.with_name(f".{path.stem}.{os.getpid()}.partial")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _BINARY | _CLOEXEC, 0o600)
         try:
@@ -247,3 +248,26 @@ def replace_file(path: Path, content: bytes) -> None:
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise
+
+
+def _remove_dead_partials(directory: Path) -> None:
+    """Remove the temporary files `SessionFile.create_whole` left when its process was killed
+    mid-copy (`.<id>.<pid>.partial`, pid no longer running); a live process's stays."""
+    if sys.platform == "win32":
+        return  # os.kill(pid, 0) would end the process there, not probe it
+    with contextlib.suppress(OSError):
+        for entry in directory.glob(".*.partial"):
+            pid = entry.name.removesuffix(".partial").rpartition(".")[2]
+            if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+                with contextlib.suppress(OSError):
+                    entry.unlink()
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: running
+    return True

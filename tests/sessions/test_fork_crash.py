@@ -48,7 +48,15 @@ async def test_sigkill_mid_fork_leaves_no_partial_session(
     opened = await store.open(source.id, claim=False)
     assert len(opened.path_entries()) == expected
     await opened.aclose()
-    # The next fork works (the leftover hidden temporary file is not in its way).
-    forked = await store.fork(source.id)
-    assert len(forked.path_entries()) == expected
-    await forked.aclose()
+    [leftover] = source.path.parent.glob(".*.partial")
+    # A live process's temporary file (another fork, copying now) is not a leftover.
+    with subprocess.Popen([sys.executable, "-c", "input()"], stdin=subprocess.PIPE) as live:
+        copying = source.path.parent / f".other.{live.pid}.partial"
+        copying.write_bytes(b"")
+        # The next fork works and removes the dead process's leftover.
+        forked = await store.fork(source.id)
+        assert len(forked.path_entries()) == expected
+        await forked.aclose()
+        assert not leftover.exists()
+        assert copying.exists()
+        live.communicate(b"\n")
