@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
+from contextlib import contextmanager
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -42,6 +43,36 @@ def exit_on_interrupt(message: bytes = b"") -> None:
     signal.signal(signal.SIGINT, exit_at_once)
 
 
+@contextmanager
+def handlers_kept(*numbers: int) -> Generator[None]:
+    """Put back the handlers of these signals on leaving: leaving anyio's signal receiver gives
+    them to Python's defaults, and SIGINT's raises."""
+    previous = {number: signal.getsignal(number) for number in numbers}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            if handler is not None:
+                signal.signal(number, handler)
+
+
+async def cancel_on_signals(cancel: Callable[[], None], *, task_status: TaskStatus[None]) -> None:
+    """Print mode's turn: the first Ctrl-C (or SIGTERM) calls `cancel`, a second one ends the
+    process at once."""
+    import anyio
+
+    signals = (signal.SIGINT, signal.SIGTERM)
+    with handlers_kept(*signals), anyio.open_signal_receiver(*signals) as received:
+        task_status.started()
+        cancelled = False
+        async for _ in received:
+            if cancelled:
+                os.write(2, b"earshot: interrupted again, exiting\n")
+                os._exit(INTERRUPTED)
+            cancelled = True
+            cancel()
+
+
 def run_interruptible(main: Callable[[], Awaitable[None]]) -> bool:
     """`anyio.run(main)` with Ctrl-C cancelling `main` (True when it did); call
     `exit_on_interrupt` first, so that no moment is left where Ctrl-C would raise."""
@@ -58,19 +89,14 @@ def run_interruptible(main: Callable[[], Awaitable[None]]) -> bool:
 
             async def watch(*, task_status: TaskStatus[None]) -> None:
                 nonlocal interrupted
-                previous = signal.getsignal(signal.SIGINT)
-                try:
-                    with anyio.open_signal_receiver(signal.SIGINT) as signals:
-                        task_status.started()
-                        async for _ in signals:
-                            interrupted = True
-                            group.cancel_scope.cancel()
-                            break
-                finally:
-                    # Leaving the receiver gives SIGINT to Python's default handler, which
-                    # raises: put `exit_on_interrupt`'s back before anything else runs (so a
-                    # second Ctrl-C, while the cancelled work winds down, ends the process).
-                    signal.signal(signal.SIGINT, previous)
+                # `exit_on_interrupt`'s handler is back as soon as the receiver is left, so a
+                # second Ctrl-C, while the cancelled work winds down, ends the process.
+                with handlers_kept(signal.SIGINT), anyio.open_signal_receiver(signal.SIGINT) as got:
+                    task_status.started()
+                    async for _ in got:
+                        interrupted = True
+                        group.cancel_scope.cancel()
+                        break
 
             await group.start(watch)
             try:
@@ -86,4 +112,10 @@ def run_interruptible(main: Callable[[], Awaitable[None]]) -> bool:
     return interrupted
 
 
-__all__ = ["INTERRUPTED", "exit_on_interrupt", "run_interruptible"]
+__all__ = [
+    "INTERRUPTED",
+    "cancel_on_signals",
+    "exit_on_interrupt",
+    "handlers_kept",
+    "run_interruptible",
+]

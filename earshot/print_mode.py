@@ -33,7 +33,6 @@ import dataclasses
 import json
 import os
 import re
-import signal
 import sys
 from collections.abc import Mapping, Sequence
 from contextlib import aclosing
@@ -42,8 +41,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
 import anyio
-from anyio.abc import TaskStatus
 
+from acp_server.interrupt import cancel_on_signals
 from agent.backends import DenyingInteraction, Mode
 from agent.events import (
     AgentEvent,
@@ -555,7 +554,12 @@ async def _run(
         )
     renderer.note(f"model {session.model_name} ({reason}), mode {session.mode}")
     renderer.run.baseline = session.usage.so_far()
-    await tasks.start(_watch_signals, session, renderer)
+
+    def interrupted() -> None:  # Ctrl-C or SIGTERM: the turn ends cleanly
+        renderer.interrupted = True
+        session.cancel()
+
+    await tasks.start(cancel_on_signals, interrupted)
     extras = [extra.name for extra in session.commands.all(session.skill_names)]
     command = (
         None if options.images else parse_slash_command(options.prompt, session.skill_names, extras)
@@ -579,30 +583,3 @@ async def _run(
     renderer.result(code, session_id=session.id)
     renderer.note(f"session {session.id} (continue with --resume {session.id})")
     return code
-
-
-async def _watch_signals(
-    session: AgentSession,
-    renderer: Renderer,
-    *,
-    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
-) -> None:
-    """First Ctrl-C (or SIGTERM) cancels the turn cleanly; a second one exits at once."""
-    # Leaving the receiver would give SIGINT and SIGTERM to Python's defaults: put back the
-    # handlers they had (the command line's exits at once, never a KeyboardInterrupt).
-    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            task_status.started()
-            cancelled = False
-            async for _ in signals:
-                if cancelled:
-                    sys.stderr.write("earshot: interrupted again, exiting\n")
-                    os._exit(EXIT_CANCELLED)
-                cancelled = True
-                renderer.interrupted = True
-                session.cancel()
-    finally:
-        for number, handler in previous.items():
-            if handler is not None:
-                signal.signal(number, handler)
