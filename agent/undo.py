@@ -90,6 +90,10 @@ class UndoStore:
         )
         self._ready = False
         self._lock = anyio.Lock()
+        self._next_numbers: dict[str, int] = {}
+        """Per session: the number its next snapshot ref takes, once listed. Numbers only grow
+        (undo moves a ref to `refs/earshot-undone/` under the same number) and one process
+        writes a session, so the listing (a git process per snapshot) is needed only once."""
 
     # ------------------------------------------------------------------------------ public
 
@@ -345,13 +349,15 @@ class UndoStore:
             return None
         sha = commit.stdout.decode().strip()
         name = _ref_name(session_id)
-        refs = await self._session_refs(f"refs/earshot/{name}/")
-        refs += await self._session_refs(f"refs/earshot-undone/{name}/")
-        number = max((n for n, _ in refs), default=0) + 1
+        number = self._next_numbers.get(name)
+        if number is None:
+            refs = await self._session_refs(f"refs/earshot/{name}/", f"refs/earshot-undone/{name}/")
+            number = max((n for n, _ in refs), default=0) + 1
         for attempt in range(number, number + 100):
             # "" as the old value: create only, never overwrite a concurrent snapshot's ref
             made = await self._git_run("update-ref", f"refs/earshot/{name}/{attempt:08d}", sha, "")
             if made.returncode == 0:
+                self._next_numbers[name] = attempt + 1
                 return sha
         return None
 
@@ -461,8 +467,8 @@ class UndoStore:
         self._ready = True
         return True
 
-    async def _session_refs(self, prefix: str) -> list[tuple[int, str]]:
-        listed = await self._git_run("for-each-ref", "--format=%(refname)", prefix)
+    async def _session_refs(self, *prefixes: str) -> list[tuple[int, str]]:
+        listed = await self._git_run("for-each-ref", "--format=%(refname)", *prefixes)
         refs: list[tuple[int, str]] = []
         for line in listed.stdout.decode().splitlines():
             tail = line.rsplit("/", 1)[-1]

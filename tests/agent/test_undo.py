@@ -109,6 +109,37 @@ async def test_the_next_undo_goes_one_batch_further_back(repo: Path, tmp_path: P
     assert "nothing to undo" in third.message
 
 
+async def test_snapshots_after_an_undo_and_in_a_new_process_are_undone_newest_first(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The store remembers the next snapshot number instead of listing refs each time; an undo
+    in between and a second store (the next process) must still number after every snapshot."""
+    app = repo / "app.py"
+    store = UndoStore(repo, tmp_path / "data")
+    await store.snapshot("s1", "b1", [app])
+    app.write_text("one\n", encoding="utf-8")
+    await store.snapshot("s1", "b2", [app])
+    app.write_text("two\n", encoding="utf-8")
+    assert (await store.undo_last("s1")).restored  # back to "one"; b2's number is retired
+    await store.snapshot("s1", "b3", [app])
+    app.write_text("three\n", encoding="utf-8")
+    later = UndoStore(repo, tmp_path / "data")
+    await later.snapshot("s1", "b4", [app])
+    app.write_text("four\n", encoding="utf-8")
+
+    assert (await later.undo_last("s1")).restored
+    assert app.read_text(encoding="utf-8") == "three\n"
+    assert (await later.undo_last("s1")).restored
+    assert app.read_text(encoding="utf-8") == "one\n"
+    names = git(store.git_dir, "for-each-ref", "--format=%(refname)").decode().split()
+    assert names == [
+        "refs/earshot-undone/s1/00000002",
+        "refs/earshot-undone/s1/00000003",
+        "refs/earshot-undone/s1/00000004",
+        "refs/earshot/s1/00000001",
+    ]
+
+
 async def test_a_session_cannot_undo_another_sessions_batch(repo: Path, tmp_path: Path) -> None:
     store = UndoStore(repo, tmp_path / "data")
     app = repo / "app.py"
