@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from acp_server.factory import SessionFactory
-    from acp_server.live import LiveSession
+    from acp_server.session_table import SessionSlot
 
 PROVIDERS_CAPABILITY: JsonObject = {}
 """`agentCapabilities.providers`: `{}` says the provider methods are supported."""
@@ -52,16 +52,17 @@ class ProviderConfig(Protocol):
 
 
 class ProviderMethods:
-    """The three handlers, over the server's factory and open sessions."""
+    """The three handlers, over the server's factory and the connection's sessions (their
+    slots: a session answered but still being built counts too)."""
 
     def __init__(
         self,
         *,
         factory: Callable[[], SessionFactory],
-        sessions: Callable[[], Sequence[LiveSession]],
+        slots: Callable[[], Sequence[SessionSlot]],
     ) -> None:
         self._factory = factory
-        self._sessions = sessions
+        self._slots = slots
 
     def handlers(self) -> dict[str, RequestHandler]:
         return {
@@ -77,9 +78,9 @@ class ProviderMethods:
         return factory
 
     def _cwd(self) -> Path:
-        """Whose settings: the first open session's directory, else the process's."""
-        for live in self._sessions():
-            return live.agent.cwd
+        """Whose settings: the first session's directory, else the process's."""
+        for slot in self._slots():
+            return slot.setup.cwd
         from pathlib import Path  # off the `initialize` path, as everywhere in the transport
 
         return Path.cwd()
@@ -123,12 +124,17 @@ class ProviderMethods:
         return {}
 
     async def _follow(self) -> None:
-        """Every open session's picker shows the providers as they now are."""
+        """Every session's picker shows the providers as they now are. A session still being
+        built (`session/new` is answered first) read the settings before this change: it is
+        waited for, then refreshed like the others."""
         factory = self._factory()
-        for live in self._sessions():
-            factory.refresh(live.agent.cwd)
-        for live in self._sessions():
-            if live.closed:
+        slots = self._slots()
+        for cwd in dict.fromkeys(slot.setup.cwd for slot in slots):
+            factory.refresh(cwd)
+        for slot in slots:
+            await slot.settled()
+            live = slot.live
+            if live is None or live.closed:
                 continue
             await live.refresh_models()
             await live.pickers.send_options()

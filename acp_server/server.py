@@ -143,7 +143,7 @@ class AcpServer:
             "session/prompt": _typed(p.prompt, self.session_prompt),
             **ProviderMethods(
                 factory=lambda: self.factory,
-                sessions=lambda: [s.live for s in self.table.slots() if s.live is not None],
+                slots=self.table.slots,
             ).handlers(),
             "session/fork": _fork_handler(self),
         }

@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 
-from tests.acp_server.client import FULL_CAPABILITIES, AgentEnv, initialize, spawn_agent
+from tests.acp_server.client import FULL_CAPABILITIES, AgentEnv, initialize, open_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import bash_call, call_updates
 
@@ -30,7 +30,7 @@ async def test_a_background_command_is_an_editor_terminal_until_the_session_clos
         ],
         mode="yolo",
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env))["sessionId"]
         result = await client.call("session/prompt", text_prompt(session_id, "serve"))

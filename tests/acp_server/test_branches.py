@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.acp_server.client import AcpClient, AgentEnv, initialize, json_list, spawn_agent
+from tests.acp_server.client import AcpClient, AgentEnv, initialize, json_list, open_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.earshot.support import text_reply
 from tests.loopback import LoopbackServer, Recorded, Reply, loopback
@@ -55,7 +55,7 @@ async def test_fork_at_the_leaf_and_before_a_message_each_continue_with_their_ow
     with loopback() as server:
         server.responder = _echo
         env = _chat_env(agent_env, server)
-        async with spawn_agent(env) as client:
+        async with open_agent(env) as client:
             init = await initialize(client)
             assert init["agentCapabilities"]["sessionCapabilities"]["fork"] == {}
             source = (await new_session(client, env))["sessionId"]
@@ -92,7 +92,7 @@ async def test_fork_at_the_leaf_and_before_a_message_each_continue_with_their_ow
             )
 
         # A fresh process loads the fork: its own branch, nothing of the source's later turns.
-        async with spawn_agent(env) as client:
+        async with open_agent(env) as client:
             await initialize(client)
             await client.call(
                 "session/load",
@@ -125,7 +125,7 @@ async def _rewind(env: AgentEnv, choice: str) -> tuple[list[Json], list[Json], s
     updates, the permission requests and the session id."""
     (env.workspace / "notes.txt").write_bytes(b"v1\n")
     _rewind_script(env)
-    async with spawn_agent(env) as client:
+    async with open_agent(env) as client:
         await initialize(client)
 
         async def answer(client: AcpClient, params: Json) -> Json:
@@ -180,7 +180,7 @@ async def test_rewind_with_files_restores_them_and_the_editor_is_shown_the_rewou
     assert text.rstrip().endswith("End of the rewound conversation. —")
 
     # A load in a fresh process shows the rewound branch, with the prompt after it.
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         await client.call(
             "session/load",
@@ -220,7 +220,7 @@ async def test_a_task_runs_in_a_child_session_linked_listed_and_loadable(
             },
         ]
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         parent = (await new_session(client, agent_env))["sessionId"]
         await _prompt(client, parent, "survey")
@@ -272,7 +272,7 @@ async def test_a_task_runs_in_a_child_session_linked_listed_and_loadable(
         )
         assert [row["sessionId"] for row in only["sessions"]] == [child]
 
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         await client.call(
             "session/load", {"sessionId": child, "cwd": str(agent_env.workspace), "mcpServers": []}
@@ -307,7 +307,7 @@ async def test_cancelling_the_parent_cancels_its_child_which_stays_loadable(
             {"text": "still looking", "hang": True},
         ]
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         parent = (await new_session(client, agent_env))["sessionId"]
         prompt = await client.start_request("session/prompt", text_prompt(parent, "survey"))
@@ -346,7 +346,7 @@ async def test_cancelling_the_parent_cancels_its_child_which_stays_loadable(
 
     assert usage_totals(child_file)[-1] == 100
     assert usage_totals(parent_file)[-1] == 110
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         await client.call(
             "session/load", {"sessionId": child, "cwd": str(agent_env.workspace), "mcpServers": []}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from tests.acp_server.client import FULL_CAPABILITIES, AcpClient, AgentEnv, initialize, spawn_agent
+from tests.acp_server.client import FULL_CAPABILITIES, AcpClient, AgentEnv, initialize, open_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.earshot.support import DEMO_SERVER
 
@@ -32,7 +32,7 @@ async def test_a_user_command_round_trip_and_a_new_file_refreshes_the_menu(
         encoding="utf-8",
     )
     agent_env.script([{"text": "It parses."}, {"text": "plain answer"}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.wait_for(lambda: command_lists(client, session_id))
@@ -58,7 +58,7 @@ async def test_a_user_command_round_trip_and_a_new_file_refreshes_the_menu(
 async def test_an_mcp_prompt_round_trip_with_arguments(agent_env: AgentEnv) -> None:
     agent_env.script([{"text": "Looks fine."}])
     demo = {"name": "demo", "command": sys.executable, "args": [str(DEMO_SERVER)], "env": []}
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env, mcpServers=[demo]))["sessionId"]
         await client.wait_for(lambda: command_lists(client, session_id))
@@ -98,7 +98,7 @@ async def test_a_commands_front_matter_cannot_widen_permissions(agent_env: Agent
     agent_env.script(
         [{"tool_calls": [touch]}, {"text": "asked"}, {"tool_calls": [again]}, {"text": "no"}]
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         client.handlers["session/request_permission"] = refuse
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env))["sessionId"]

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.acp_server.client import FULL_CAPABILITIES, AcpClient, AgentEnv, initialize, spawn_agent
+from tests.acp_server.client import FULL_CAPABILITIES, AcpClient, AgentEnv, initialize, open_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import bash_call
 
@@ -57,7 +57,7 @@ async def test_an_always_answer_is_listed_with_its_file_and_revoke_makes_the_nex
             {"text": "made it again"},
         ]
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         client.handlers["session/request_permission"] = choosing("allow_always", "reject_once")
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env))["sessionId"]
@@ -98,7 +98,7 @@ async def test_a_project_rule_in_an_untrusted_directory_is_shown_ignored_and_nev
     content = json.dumps({"permissions": {"allow": ["Bash(make *)"], "deny": ["Read(secret)"]}})
     project.write_text(content, encoding="utf-8")
     agent_env.script([{"text": "unused"}])
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env))["sessionId"]
         text, meta = await command(client, session_id, "/permissions")
@@ -123,7 +123,7 @@ async def test_rules_added_from_the_editor_apply_at_once_and_bad_ones_are_refuse
     agent_env.script(
         [{"tool_calls": [bash_call(f"touch {target}", call_id="touch")]}, {"text": "done"}]
     )
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env))["sessionId"]
         text, _ = await command(client, session_id, "/permissions allow Bash(")
@@ -139,7 +139,7 @@ async def test_rules_added_from_the_editor_apply_at_once_and_bad_ones_are_refuse
 
 async def test_mode_and_model_without_an_argument_list_the_choices(agent_env: AgentEnv) -> None:
     agent_env.script([{"text": "unused"}], models={"scripted-test/other": {"name": "Other"}})
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env))["sessionId"]
         text, _ = await command(client, session_id, "/mode")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from earshot.provider_admin import ProviderEditError, set_provider
-from tests.acp_server.client import AcpClient, AgentEnv, initialize, spawn_agent
+from tests.acp_server.client import AcpClient, AgentEnv, initialize, open_agent
 from tests.acp_server.test_model_lists import model_values, picker_updates, serve_models
 from tests.acp_server.test_sessions import new_session
 from tests.loopback import loopback
@@ -33,7 +33,7 @@ def provider(listed: dict[str, Any], provider_id: str) -> dict[str, Any]:
 async def test_providers_are_listed_without_secrets(agent_env: AgentEnv) -> None:
     agent_env.script([{"text": "unused"}])
     agent_env.extra_env["OPENAI_API_KEY"] = SECRET
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         started = await initialize(client)
         assert started["agentCapabilities"]["providers"] == {}
         listed = await client.call("providers/list", {})
@@ -61,7 +61,7 @@ async def test_set_makes_a_servers_models_appear_and_headers_need_a_private_file
             "baseUrl": f"{server.url}/v1",
             "headers": {"Authorization": f"Bearer {SECRET}"},
         }
-        async with spawn_agent(agent_env) as client:
+        async with open_agent(agent_env) as client:
             await initialize(client)
             session_id = (await new_session(client, agent_env))["sessionId"]
             refused = await client.error("providers/set", request)
@@ -109,7 +109,7 @@ async def test_a_new_settings_file_for_headers_is_created_private(agent_env: Age
     settings = agent_env.settings_path
     script_settings = settings.read_text(encoding="utf-8")
     settings.unlink()
-    async with spawn_agent(agent_env) as client:
+    async with open_agent(agent_env) as client:
         await initialize(client)
         request = {
             "providerId": "box",
