@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Iterable
 from pathlib import Path
 
 import anyio
@@ -70,10 +70,18 @@ class Fifo:
         os.close(self._fd)
 
 
-async def until_gone(alive: Callable[[], object], deadline: float = 30.0) -> None:
-    """Return once `alive()` is falsy. Nothing signals the end of a process that is not our
-    child, so this polls the OS; the deadline is a hang detector sized for a loaded machine,
-    not a speed limit."""
+async def until_gone(pids: Iterable[int], deadline: float = 30.0) -> None:
+    """Return once every process in `pids` has ended. Each is watched through a pidfd, which
+    becomes readable when the process exits, whoever its parent is (Linux 5.3+): an event, not
+    a poll. A pid already gone is skipped. The deadline is a hang detector sized for a loaded
+    machine, not a speed limit."""
     with anyio.fail_after(deadline):
-        while alive():
-            await anyio.sleep(0.02)
+        for pid in pids:
+            try:
+                descriptor = os.pidfd_open(pid)
+            except ProcessLookupError:
+                continue
+            try:
+                await anyio.wait_readable(descriptor)
+            finally:
+                os.close(descriptor)

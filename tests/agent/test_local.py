@@ -183,7 +183,7 @@ async def test_a_child_ignoring_sigterm_is_killed(
     assert result.timed_out
     # SIGKILL is sent, not waited for: the kernel ends the child when it next runs.
     child = int(result.output.split()[0])
-    await until_gone(lambda: running(child))
+    await until_gone([child])
 
 
 async def test_signal_death_is_reported(tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from contextlib import aclosing
 from pathlib import Path
 
@@ -196,7 +195,7 @@ async def test_cancel_while_a_command_runs_kills_it_and_streams_progress_first(
     finished = of(ToolCallFinished, events)
     assert [(f.status, f.result.text) for f in finished] == [("interrupted", INTERRUPTED_TEXT)]
     pid = int(pid_file.read_text(encoding="utf-8"))
-    await until_gone(lambda: _alive(pid))
+    await until_gone([pid])
     await _reloaded_history_is_whole(where, session)
     await session.aclose()
 
@@ -223,21 +222,13 @@ async def test_cancel_while_the_builtin_bash_tool_runs_ends_its_background_child
     assert [(f.name, f.status, f.result.text) for f in finished] == [
         ("bash", "interrupted", INTERRUPTED_TEXT)
     ]
-    await until_gone(lambda: running_with_argv(sleep))
+    await until_gone(running_with_argv(sleep))
     assert len(model.requests) == 1
     reopened = await where.store.open(session.id)
     assert results_of(reopened.history())["call_1_1"].text == INTERRUPTED_TEXT
     await reopened.aclose()
     await _reloaded_history_is_whole(where, session)
     await session.aclose()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def test_cancel_during_a_retry_wait(tmp_path: Path) -> None:

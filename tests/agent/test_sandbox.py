@@ -356,7 +356,7 @@ async def test_a_timed_out_command_ends_everything_it_started(lab: Lab) -> None:
     sleep = unique_sleep(1000)
     result = await lab.run(f"setsid {sleep} & {sleep} & wait", sandbox, timeout=1.0)
     assert result.timed_out
-    await until_gone(lambda: running_with_argv(sleep))
+    await until_gone(running_with_argv(sleep))
 
 
 async def test_background_processes_end_with_the_command(lab: Lab) -> None:
@@ -364,7 +364,7 @@ async def test_background_processes_end_with_the_command(lab: Lab) -> None:
     sleep = unique_sleep(1000)
     result = await lab.run(f"setsid {sleep} > /dev/null 2>&1 & echo started", sandbox)
     assert result.output == "started\n"
-    await until_gone(lambda: running_with_argv(sleep))
+    await until_gone(running_with_argv(sleep))
 
 
 # -------------------------------------------------------------------------- status
