@@ -289,7 +289,28 @@ def _apply_override(base: ModelInfo, override: ModelOverride) -> ModelInfo:
 #  "cost"?: {"input"?, "output"?, "cache_read"?, "cache_write"?}}; absent booleans are false.
 
 
-def _read_pruned(path: Path, *, required: bool) -> dict[str, dict[str, dict[str, Any]]]:
+_Layer = dict[str, dict[str, dict[str, Any]]]
+_parsed: dict[Path, tuple[tuple[int, int, int], _Layer]] = {}
+"""Catalog files as last parsed, keyed by path, with the (inode, mtime, size) they had: every
+session loads a catalog, and the 156 kB snapshot would otherwise be parsed again each time. A
+file rewritten since (`earshot models --refresh`) is parsed again. Readers never mutate a layer."""
+
+
+def _read_pruned(path: Path, *, required: bool) -> _Layer:
+    try:
+        status = path.stat()
+    except OSError:
+        return _parse_layer(path, required=required)
+    key = (status.st_ino, status.st_mtime_ns, status.st_size)
+    cached = _parsed.get(path)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    layer = _parse_layer(path, required=required)
+    _parsed[path] = (key, layer)
+    return layer
+
+
+def _parse_layer(path: Path, *, required: bool) -> _Layer:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict) or cast("dict[str, Any]", data).get("format") != 1:

@@ -189,6 +189,31 @@ def test_the_live_layer_sits_between_snapshot_and_overrides(tmp_path: Path) -> N
     assert haiku is not None and haiku.in_catalog
 
 
+def test_a_live_cache_rewritten_while_running_is_read_by_the_next_catalog(tmp_path: Path) -> None:
+    """Catalog files are parsed once per process while unchanged (every session loads a
+    catalog); a refresh that rewrites the live cache must reach the next session all the same,
+    even when the new file has the old one's size."""
+    write_live(tmp_path, {"anthropic": {"claude-sonnet-4-5": {"context": 111_111}}})
+    first = ModelCatalog.load(data_dir=tmp_path).get(*SONNET)
+    again = ModelCatalog.load(data_dir=tmp_path).get(*SONNET)
+    assert first is not None and again is not None
+    assert first.context_window == again.context_window == 111_111
+    replacement = tmp_path / "catalog.json.new"
+    replacement.write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "source": "test",
+                "providers": {"anthropic": {"claude-sonnet-4-5": {"context": 222_222}}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    replacement.replace(tmp_path / "catalog.json")  # as a refresh writes it: a new file
+    later = ModelCatalog.load(data_dir=tmp_path).get(*SONNET)
+    assert later is not None and later.context_window == 222_222
+
+
 def test_a_broken_live_cache_falls_back_to_the_snapshot(tmp_path: Path) -> None:
     (tmp_path / "catalog.json").write_text("{not json", encoding="utf-8")
     info = ModelCatalog.load(data_dir=tmp_path).get(*SONNET)
