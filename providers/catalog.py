@@ -35,6 +35,8 @@ CATALOG_FORMAT: Final = 1
 LIVE_FILE_NAME: Final = "catalog.json"
 
 _PER_MILLION: Final = 1_000_000
+_Layer = dict[str, dict[str, dict[str, Any]]]
+"""One catalog file's models: provider id -> model id -> the fields `ModelInfo` reads."""
 ASSUMED_CONTEXT_WINDOW: Final = 32_768
 """Tokens assumed for a model whose window no catalog layer, no setting and no server gave. A
 middle guess: short enough that compaction starts before most servers overflow (an overflow is
@@ -110,7 +112,7 @@ class ModelCatalog:
         self._live_path = live_path
         self._snapshot_path = snapshot_path
         self._extra_providers = set(known_providers)
-        self._layers: list[dict[str, dict[str, dict[str, Any]]]] | None = None
+        self._layers: list[_Layer] | None = None
         self._server_windows: dict[str, int] = {}
         """`provider/model` -> the window its server reported (`learn_windows`)."""
         self._built: dict[str, dict[str, ModelInfo] | None] = {}
@@ -177,7 +179,7 @@ class ModelCatalog:
     def _is_known_provider(self, provider: str) -> bool:
         return provider in self._extra_providers or provider_spec(provider) is not None
 
-    def _read_layers(self) -> list[dict[str, dict[str, dict[str, Any]]]]:
+    def _read_layers(self) -> list[_Layer]:
         if self._layers is None:
             layers = [_read_pruned(self._snapshot_path, required=True)]
             if self._live_path is not None:
@@ -289,7 +291,6 @@ def _apply_override(base: ModelInfo, override: ModelOverride) -> ModelInfo:
 #  "cost"?: {"input"?, "output"?, "cache_read"?, "cache_write"?}}; absent booleans are false.
 
 
-_Layer = dict[str, dict[str, dict[str, Any]]]
 _parsed: dict[Path, tuple[tuple[int, int, int], _Layer]] = {}
 """Catalog files as last parsed, keyed by path, with the (inode, mtime, size) they had: every
 session loads a catalog, and the 156 kB snapshot would otherwise be parsed again each time. A
@@ -315,7 +316,7 @@ def _parse_layer(path: Path, *, required: bool) -> _Layer:
         data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict) or cast("dict[str, Any]", data).get("format") != 1:
             raise ValueError(f"{path} is not an earshot catalog (format {CATALOG_FORMAT})")
-        providers = cast("dict[str, dict[str, dict[str, Any]]]", data["providers"])
+        providers = cast("_Layer", data["providers"])
     except (OSError, ValueError, KeyError):
         if required:
             raise
@@ -359,7 +360,7 @@ def _info_from_entry(provider: str, model_id: str, entry: Mapping[str, Any]) -> 
 def prune_catalog(api: Mapping[str, Any], provider_ids: Iterable[str]) -> dict[str, Any]:
     """Reduce models.dev's `api.json` to what earshot reads: the given providers, text-output chat
     models only, and only the fields `ModelInfo` carries."""
-    providers: dict[str, dict[str, dict[str, Any]]] = {}
+    providers: _Layer = {}
     for provider_id in provider_ids:
         provider = api.get(provider_id)
         if not isinstance(provider, dict):
