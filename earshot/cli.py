@@ -190,7 +190,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = parser.parse_args(args)
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else 2
+    from earshot.text_safety import install
+
+    # Every command but the ACP server (dispatched above) writes through `terminal_safe`: what it
+    # shows came from a model, a tool, a transcript or a repository (earshot.text_safety).
+    install(json_stdout=_json_stdout(options))
     return _dispatch(parser, options)
+
+
+def _json_stdout(options: argparse.Namespace) -> bool:
+    """Whether the command writes JSON on stdout (`-p --output-format json`, `--json`)."""
+    printing_json = options.prompt is not None and options.output_format == "json"
+    return printing_json or bool(getattr(options, "json", False))
 
 
 def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> int:

@@ -62,6 +62,7 @@ from agent.events import (
 from agent.regular_files import read_regular
 from earshot.print_meter import RunMeter
 from earshot.session_tree import fork_for_print
+from earshot.text_safety import terminal_safe
 from providers.types import ImagePart, TextPart
 
 if TYPE_CHECKING:
@@ -306,7 +307,8 @@ class Renderer:
                 self.stdout.write(event.text + "\n")
                 self.stdout.flush()
             case ToolCallReady(parent_call_id=None):
-                self._progress(f"→ {event.ui.title}")
+                # One line per call: a command's own newlines must not forge progress lines.
+                self._progress(f"→ {terminal_safe(event.ui.title, single_line=True)}")
             case ToolCallFinished(parent_call_id=None) if event.status not in (
                 "completed",
                 "denied",
