@@ -39,26 +39,94 @@ root, is protected wherever it is."""
 _CASELESS = sys.platform in ("darwin", "win32")
 
 SHELL_STARTUP_FILES = (
+    # bash: login files, Debian's and Ubuntu's `.bashrc` sources `.bash_aliases`, Fedora's
+    # sources every file in `.bashrc.d/`
     ".bashrc",
+    ".bashrc.d",
+    ".bash_aliases",
     ".bash_profile",
     ".bash_login",
     ".bash_logout",
     ".profile",
+    # zsh (macOS's default shell; `$ZDOTDIR` is added when set), and oh-my-zsh, which every
+    # `.zshrc` it installed sources, `custom/` included
     ".zshrc",
     ".zshenv",
     ".zprofile",
     ".zlogin",
     ".zlogout",
+    ".oh-my-zsh",
+    # the other shells
     ".kshrc",
+    ".mkshrc",
     ".cshrc",
     ".tcshrc",
     ".login",
     ".logout",
-    ".inputrc",
+    ".xonshrc",
     ".config/fish",
-    ".config/environment.d",
+    ".config/nushell",
+    ".config/xonsh",
+    ".config/elvish",
+    ".config/powershell",
+    ".inputrc",
 )
-"""Relative to the home directory. Directories cover everything below them."""
+"""Files every shell the user opens runs, relative to the home directory. Directories cover
+everything below them."""
+
+AUTOSTART_PATHS = (
+    # started at login or by the user's service manager, outside any sandbox
+    ".config/autostart",
+    ".config/autostart-scripts",
+    ".config/plasma-workspace",
+    ".config/systemd",
+    ".local/share/systemd",
+    ".config/environment.d",
+    ".pam_environment",
+    ".xprofile",
+    ".xinitrc",
+    ".xsession",
+    ".xsessionrc",
+    "Library/LaunchAgents",
+    # put first on PATH by Debian's, Ubuntu's and Fedora's `.profile`/`.bashrc` when they exist:
+    # a `git` or `ls` there runs instead of the real one
+    ".local/bin",
+    "bin",
+    # run by programs the user starts, outside the sandbox: git everywhere (`core.fsmonitor`,
+    # `alias.*`, `core.pager`), the user's editors and terminal multiplexer, build tools
+    ".gitconfig",
+    ".config/git",
+    ".config/zed",
+    ".config/Code",
+    ".config/nvim",
+    ".vimrc",
+    ".vim",
+    ".emacs",
+    ".emacs.d",
+    ".config/emacs",
+    ".tmux.conf",
+    ".config/tmux",
+    ".cargo/config",
+    ".cargo/config.toml",
+    ".gradle/init.d",
+    ".gradle/init.gradle",
+)
+"""Relative to the home directory: what runs at the user's next login, next program start or
+next build without a prompt. Directories cover everything below them. Checked against Claude
+Code's sandbox runtime (its "dangerous files": shell rc files, `.gitconfig`, `.gitmodules`,
+`.ripgreprc`, `.mcp.json`; "dangerous directories": `.vscode`, `.idea`, `.git/hooks`, its own
+commands) and Codex (`.git`, `.codex`): their project-level names are earshot's `.git` and
+`.earshot`; `.ripgreprc` is read only where `$RIPGREP_CONFIG_PATH` names it (earshot runs ripgrep
+with `--no-config`); a project's `.gitmodules` and editor folders (`.vscode`, `.idea`, `.zed`) are
+project content the model is often asked to edit, and are left writable (README, "Security
+model", says so). The credential places (`CREDENTIAL_PATHS`) are protected too: `~/.ssh/config`
+and `authorized_keys`, `~/.aws/config`'s `credential_process`, `~/.kube/config`'s exec plugins
+and `~/.npmrc`'s `script-shell` run code or let someone in."""
+
+SHELL_VARIABLES = ("ZDOTDIR",)
+"""A directory zsh reads its start-up files from instead of the home directory."""
+SHELL_FILE_VARIABLES = ("BASH_ENV", "ENV")
+"""Files that non-interactive bash (`BASH_ENV`) and interactive sh (`ENV`) run first."""
 
 CREDENTIAL_PATHS = (
     ".ssh",
@@ -117,6 +185,27 @@ def data_dir(environ: Mapping[str, str]) -> Path:
     xdg = environ.get("XDG_DATA_HOME", "")
     base = Path(xdg) if xdg and os.path.isabs(xdg) else _home(environ) / ".local" / "share"
     return base / "earshot"
+
+
+class _Resolver:
+    """`os.path.realpath` for many paths that share directories (one session's protected
+    places, computed again for every sandboxed command): a path's directory is resolved once,
+    and the path itself costs one `lstat` unless it is a symbolic link. Strings, not `Path`s:
+    pathlib's parsing cost more than the system calls."""
+
+    def __init__(self) -> None:
+        self._directories: dict[str, str] = {}
+
+    def __call__(self, path: str) -> str:
+        absolute = os.path.abspath(path)
+        directory, name = os.path.split(absolute)
+        if not name:
+            return absolute
+        real_directory = self._directories.get(directory)
+        if real_directory is None:
+            real_directory = self._directories[directory] = os.path.realpath(directory)
+        joined = os.path.join(real_directory, name)
+        return os.path.realpath(joined) if os.path.islink(joined) else joined
 
 
 def _real(path: Path) -> Path:
@@ -208,45 +297,71 @@ def protected_paths(
     user's own earshot settings files when they are not in the default places (tests, a
     `config_home` override); they are protected and secret too."""
     environ = os.environ if environ is None else environ
+    real = _Resolver()
     resolved_roots = tuple(_real(root) for root in roots)
-    home = _home(environ)
-    config = config_dir(environ)
-    own_settings = [_real(config / "settings.json"), _real(config / "projects")]
-    own_settings += [_real(path) for path in settings_files]
-    named = [config, data_dir(environ), *(home / name for name in SHELL_STARTUP_FILES)]
-    concrete: list[Path] = [*(_real(path) for path in named), *own_settings]
-    lexical: list[Path] = [Path(os.path.abspath(path)) for path in named]
-    for root in resolved_roots:
+    root_names = [str(root) for root in resolved_roots]
+    home = str(_home(environ))
+    config, data = str(config_dir(environ)), str(data_dir(environ))
+    own_settings = [real(f"{config}/settings.json"), real(f"{config}/projects")]
+    own_settings += [str(_real(path)) for path in settings_files]
+    named = [(config, real(config)), (data, real(data))]
+    for place in _startup_places(home, environ):
+        resolved = real(place)
+        # A place the user opened as the project (`~/.config/nvim`, `~/bin`, a dotfiles checkout
+        # at `~/.oh-my-zsh`) is the work itself: protecting it would make every edit ask.
+        if not any(_within_text(root, resolved) for root in root_names):
+            named.append((place, resolved))
+    credentials = [f"{home}/{name}" for name in CREDENTIAL_PATHS]
+    secrets = [real(path) for path in credentials] + own_settings
+    concrete = [*(resolved for _, resolved in named), *secrets]
+    lexical = [os.path.abspath(path) for path in (*(place for place, _ in named), *credentials)]
+    for root in root_names:
         for name in sorted(PROTECTED_DIR_NAMES):
-            concrete.append(root / name)
-            lexical.append(root / name)
-        target = _git_pointer_target(root / ".git")
+            concrete.append(f"{root.rstrip('/')}/{name}")
+            lexical.append(f"{root.rstrip('/')}/{name}")
+        target = _git_pointer_target(Path(root) / ".git")
         if target is not None:
-            concrete.append(target)
-            lexical.append(target)
-    secrets = [_real(home / name) for name in CREDENTIAL_PATHS] + own_settings
+            concrete.append(str(target))
+            lexical.append(str(target))
     return ProtectedPaths(
         roots=resolved_roots,
-        paths=tuple(_outermost(concrete)),
-        secrets=tuple(_unique(secrets)),
-        lexical=tuple(_outermost(lexical)),
-        hidden=tuple(_outermost([_real(config), _real(data_dir(environ))])),
+        paths=_outermost(concrete),
+        secrets=tuple(map(Path, dict.fromkeys(secrets))),
+        lexical=_outermost(lexical),
+        hidden=_outermost([named[0][1], named[1][1]]),
     )
 
 
-def _unique(paths: Iterable[Path]) -> list[Path]:
-    seen: set[Path] = set()
-    result: list[Path] = []
-    for path in paths:
-        if path not in seen:
-            seen.add(path)
-            result.append(path)
-    return result
+def _startup_places(home: str, environ: Mapping[str, str]) -> list[str]:
+    """The shell start-up files and autostart places of the user, as named (not resolved)."""
+    places = [f"{home}/{name}" for name in (*SHELL_STARTUP_FILES, *AUTOSTART_PATHS)]
+    for variable in SHELL_VARIABLES:
+        directory = environ.get(variable, "")
+        if os.path.isabs(directory):
+            places.extend(f"{directory}/{name}" for name in SHELL_STARTUP_FILES if "/" not in name)
+    for variable in SHELL_FILE_VARIABLES:
+        file = environ.get(variable, "")
+        if os.path.isabs(file):
+            places.append(file)
+    return places
 
 
-def _outermost(paths: Iterable[Path]) -> list[Path]:
+def _within_text(path: str, root: str) -> bool:
+    return path == root or path.startswith(root if root.endswith("/") else root + "/")
+
+
+def _outermost(paths: Iterable[str]) -> tuple[Path, ...]:
     """`paths` without those below another of them (already covered; and the sandbox cannot make
     a mount point inside a directory it has made read-only)."""
-    unique = _unique(paths)
+    unique = list(dict.fromkeys(paths))
     kept = set(unique)
-    return [path for path in unique if not any(parent in kept for parent in path.parents)]
+
+    def covered(text: str) -> bool:
+        parent = os.path.dirname(text)
+        while parent != text:
+            if parent in kept:
+                return True
+            text, parent = parent, os.path.dirname(parent)
+        return False
+
+    return tuple(Path(path) for path in unique if not covered(path))
