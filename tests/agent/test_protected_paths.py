@@ -73,3 +73,37 @@ def test_places_below_another_protected_place_are_not_listed_again(tmp_path: Pat
     assert config.resolve() in protected.paths
     assert not [path for path in protected.paths if config.resolve() in path.parents]
     assert protected.covers(config / "projects" / "p-0123.json")
+
+
+def test_autostart_places_credentials_and_zdotdir_are_protected(tmp_path: Path) -> None:
+    project, environ = _lab(tmp_path)
+    home = Path(environ["HOME"])
+    zdotdir = tmp_path / "zsh"
+    protected = protected_paths([project], environ={**environ, "ZDOTDIR": str(zdotdir)})
+    for name in (
+        ".bash_aliases",
+        ".bashrc.d/x.sh",
+        ".config/autostart/x.desktop",
+        ".config/systemd/user/x.service",
+        ".local/share/systemd/user/x.timer",
+        ".local/bin/git",
+        ".gitconfig",
+        ".ssh/authorized_keys",
+        ".aws/config",
+    ):
+        assert protected.covers(home / name), name
+    assert protected.covers(zdotdir / ".zshrc")
+    assert not protected.covers(home / ".local" / "share" / "notes.txt")
+
+
+def test_a_place_the_user_opened_as_the_workspace_is_the_work(tmp_path: Path) -> None:
+    _, environ = _lab(tmp_path)
+    home = Path(environ["HOME"])
+    nvim = home / ".config" / "nvim"
+    nvim.mkdir(parents=True)
+    protected = protected_paths([nvim], environ=environ)
+    assert not protected.covers(nvim / "init.lua")
+    assert protected.covers(home / ".bashrc")
+    assert protected.covers(nvim / ".git" / "config")
+    at_home = protected_paths([home], environ=environ)
+    assert at_home.covers(home / ".config" / "nvim" / "init.lua")
