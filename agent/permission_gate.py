@@ -219,6 +219,9 @@ class PermissionGate:
             scope=scope,
             cwd=self._cwd,
             protected=self._protected,
+            # Every command runs in the sandbox when it is active: only the answer to a prompt
+            # (which this decision would be) runs one outside it.
+            confined=self._sandbox == "active" and request.command is not None,
         )
         if self._sandbox == "unavailable":
             decision = _without_sandbox(decision, request)

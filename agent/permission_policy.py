@@ -15,7 +15,9 @@ resolve symlinks) and its ORDER IS THE POLICY, deliberately not "most specific w
 4. in every mode but `yolo`: a write to a protected path (`.git/`, `.earshot/`, earshot's own
    settings and data, shell start-up files), outside the workspace roots or the declared scope,
    or through a file with more than one hard link (another name may be outside) prompts, and
-   nothing but that prompt can allow it (no rule applies; no "always" answer is offered); a call
+   nothing but that prompt can allow it (no rule applies; no "always" answer is offered); a
+   write whose target bash computes at run time (after `cd`, `> $F`) counts as outside unless
+   the active sandbox runs the command (`confined`), which confines it wherever it lands; a call
    that reaches a local network address (loopback, private, link-local: `agent.network`)
    prompts unless an allow rule names its host exactly (`Fetch(domain:localhost)`);
 5. `yolo` allows;
@@ -83,10 +85,14 @@ def decide(
     scope: ScopeContract | None = None,
     cwd: Path | None = None,
     protected: ProtectedPaths | None = None,
+    confined: bool = False,
 ) -> Decision:
     """Decide one call. `cwd` (relative rule patterns, relative redirections) defaults to the
     first root; `protected` (protected paths and secrets) is computed from `roots` and the
-    environment when not given."""
+    environment when not given. `confined`: the call is a command the active sandbox will run,
+    which the operating system keeps from writing outside the writable places and to protected
+    paths; then a write whose target bash computes at run time (`cd src && echo x > y`, `> $F`)
+    does not ask at step 4: the sandbox, not the parser, decides where it lands."""
     base = resolve_path(cwd or (roots[0] if roots else Path.cwd()), Path("/"))
     subject = Subject.of(request, base)
 
@@ -107,7 +113,7 @@ def decide(
         return Decision("deny", 3, None, "plan mode: nothing may be changed")
 
     if mode != "yolo":
-        guarded = _guarded_write(subject, roots, scope, guard)
+        guarded = _guarded_write(subject, roots, scope, guard, confined=confined)
         if guarded is not None:
             return Decision("ask", 4, None, guarded)
         local = _local_network(rules.allow, subject)
@@ -191,13 +197,17 @@ def _guarded_write(
     roots: Sequence[Path],
     scope: ScopeContract | None,
     guard: ProtectedPaths,
+    *,
+    confined: bool,
 ) -> str | None:
-    """Why a write needs the user's approval of this very call; None when it does not."""
+    """Why a write needs the user's approval of this very call; None when it does not. A target
+    the parser could read and that is protected or outside asks even `confined`: the sandbox
+    would stop it, and the prompt can offer to run it outside instead."""
     for path in subject.writes:
         if guard.covers(path):
             return guard.reason(path)
     outside = _outside(subject.writes, roots, scope)
-    if outside is None and subject.unknown_writes:
+    if outside is None and subject.unknown_writes and not confined:
         outside = f"writes to a path computed at run time: {subject.unknown_writes[0]}"
     if outside is not None:
         return outside

@@ -310,3 +310,42 @@ async def test_a_sandbox_turned_off_leaves_modes_and_rules_as_they_were(lab: Lab
     assert not any("sandbox" in n.message for n in of(Notice, events))
     assert (lab.outside / "f").read_text(encoding="utf-8") == "x"
     await agent.aclose()
+
+
+# ------------------------------------------------- redirections after `cd`: the sandbox decides
+
+
+async def test_a_redirection_after_cd_runs_confined_without_asking_in_auto(lab: Lab) -> None:
+    (lab.project / "src").mkdir()
+    user = User()
+    escape = f"cd {lab.outside} && echo x > escaped.txt"
+    agent = await session(
+        lab,
+        [bash("cd src && echo x > y.txt", "c1"), bash(escape, "c2")],
+        mode="auto",
+        user=user,
+    )
+    events = await run(agent)
+    assert (lab.project / "src" / "y.txt").read_text(encoding="utf-8") == "x\n"
+    # Where bash lands after `cd` is the sandbox's to confine: the escape is stopped, and only
+    # the sandbox's own "run it outside?" is asked (the user keeps it in).
+    assert not (lab.outside / "escaped.txt").exists()
+    [prompt] = user.prompts
+    assert prompt.reason.startswith("the sandbox stopped this command")
+    statuses = [finished.status for finished in of(ToolCallFinished, events)]
+    assert statuses == ["completed", "failed"]
+    await agent.aclose()
+
+
+async def test_without_the_sandbox_a_redirection_after_cd_still_asks(lab: Lab) -> None:
+    (lab.project / "src").mkdir()
+    user = User()
+    settings = Settings(sandbox=SandboxConfig(enabled=False))
+    agent = await session(
+        lab, [bash("cd src && echo x > y.txt")], mode="auto", user=user, settings=settings
+    )
+    await run(agent)
+    [prompt] = user.prompts
+    assert prompt.reason == "writes to a path computed at run time: y.txt"
+    assert not (lab.project / "src" / "y.txt").exists()
+    await agent.aclose()
