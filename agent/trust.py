@@ -22,11 +22,13 @@ or anyone: every file inside the project directory is repository content.
 
 What the user said stays theirs without trusting anything: their user settings, and the
 REMEMBERED file, `$XDG_CONFIG_HOME/earshot/projects/<dir name>-<hash>.json`, where "always
-allow" and "always reject" answers are saved, keyed by the resolved directory (`<hash>` is the
-first 16 hex digits of the SHA-256 of its path). Both live in the user's config directory, which
-no project can write: it is outside the workspace, and a protected path (`agent.protected_paths`)
-that every write asks about in every mode but yolo, so not even a model with an allow rule can
-forge an answer there.
+allow" and "always reject" answers are saved, keyed by the resolved directory and the project it
+holds (`<hash>` is the first 16 hex digits of the SHA-256 of its path and its identity,
+`agent.project_identity`: the directory's and its `.git`'s inode and birth time), so that
+another repository put at the same path starts with no answers. Both live in the user's config
+directory, which no project can write: it is outside the workspace, and a protected path
+(`agent.protected_paths`) that every write asks about in every mode but yolo, so not even a
+model with an allow rule can forge an answer there.
 
 Migration: earlier versions kept "always allow" answers in `.earshot/settings.local.json` and
 applied that file unless git tracked it. Such a file is now repository content; in an untrusted
@@ -81,8 +83,12 @@ def remembered_file_name(directory: Path) -> str:
     import hashlib
     import re
 
+    from agent.project_identity import directory_identity
+
     resolved = str(resolve_directory(directory))
-    digest = hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    # The path AND what is there now: another project at the same path gets another file.
+    key = f"{resolved}\0{directory_identity(Path(resolved))}"
+    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     name = re.sub(r"[^A-Za-z0-9._-]", "_", Path(resolved).name)[:40].strip(".") or "root"
     return f"{name}-{digest}.json"
 

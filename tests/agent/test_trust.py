@@ -345,6 +345,41 @@ async def test_always_allow_is_remembered_in_the_users_config_and_applies_untrus
     assert later.prompts == []
 
 
+async def test_another_repository_at_the_same_path_starts_with_no_answers(
+    ws: Workspace,
+) -> None:
+    import shutil
+
+    def persist(list_name: str, rule: str) -> None:
+        remember_rule(ws.cwd, list_name, rule, config_home=ws.config_home)  # pyright: ignore[reportArgumentType]
+
+    async def asked(settings: Settings, answers: list[str]) -> bool:
+        rules = PermissionRules.from_settings(settings)
+        gate = PermissionGate(rules, cwd=ws.cwd, roots=[ws.cwd], persist_rule=persist)
+        user = FakeUser(answers=answers)
+        assert (await check(gate, user, bash("npm run test"))).allowed
+        return bool(user.prompts)
+
+    git(ws.cwd, "init", "-q")
+    assert await asked(ws.load(), ["allow_always"])
+    git(ws.cwd, "commit", "-q", "--allow-empty", "-m", "ordinary work")
+    assert not await asked(ws.load(), [])  # remembered, through ordinary work
+    # The directory is replaced by another repository (the freed inode number is handed out
+    # again at once on ext4 and tmpfs): the answer does not apply there.
+    shutil.rmtree(ws.cwd)
+    ws.cwd.mkdir()
+    git(ws.cwd, "init", "-q")
+    assert await asked(ws.load(), ["allow_once"])
+    # Nor in the same directory once its repository is another one.
+    shutil.rmtree(ws.cwd)
+    ws.cwd.mkdir()
+    git(ws.cwd, "init", "-q")
+    assert await asked(ws.load(), ["allow_always"])
+    shutil.rmtree(ws.cwd / ".git")
+    git(ws.cwd, "init", "-q")
+    assert await asked(ws.load(), ["allow_once"])
+
+
 def test_the_model_cannot_forge_a_remembered_answer(ws: Workspace) -> None:
     remembered = ws.load().remembered
     assert remembered is not None
