@@ -7,7 +7,9 @@ permission policy asks before it happens (`agent.permission_policy`), and the fe
 what a host name resolves to before it connects (`agent.tools.fetch`).
 
 `local_host` looks at a host as written (no I/O): an IP literal in any form the C resolver
-accepts (`127.1`, `2130706433`, `0x7f.1`, `[::ffff:127.0.0.1]`) or a `localhost` name.
+accepts (`127.1`, `2130706433`, `0x7f.1`, `[::ffff:127.0.0.1]`), a `localhost` name, a name
+under a suffix that only exists on private networks (`.internal`, `.local`, `.home.arpa`...), a
+cloud metadata name, or a name without a dot (resolved in the local search domains).
 `local_address` classifies a resolved address.
 """
 
@@ -18,7 +20,25 @@ import socket
 
 import anyio
 
-_LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
+_LOCAL_NAMES = frozenset(
+    {
+        *("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"),
+        # cloud metadata services (their addresses are link-local: 169.254.169.254, fd00:ec2::254)
+        *("metadata.google.internal", "metadata.goog", "instance-data.ec2.internal"),
+    }
+)
+_LOCAL_SUFFIXES = (
+    ".localhost",  # RFC 6761: loopback
+    ".local",  # RFC 6762: multicast DNS on the local link
+    ".internal",  # reserved by ICANN (2024) for private use; GCP and AWS internal names
+    ".home.arpa",  # RFC 8375: home networks
+    ".localdomain",
+    ".lan",
+    ".home",
+    ".corp",  # never delegated: names on private networks
+)
+"""Names that mean the local machine or network whatever they resolve to (no lookup is needed
+to know it, and behind a proxy none is made: `agent.tools.fetch_guard`)."""
 _LEGACY_IPV4 = frozenset("0123456789abcdefx.")
 
 
@@ -36,7 +56,7 @@ def local_host(host: str) -> bool:
     name = host.strip().lower().rstrip(".")
     if name.startswith("[") and name.endswith("]"):
         name = name[1:-1]
-    if name in _LOCAL_NAMES or name.endswith(".localhost"):
+    if name in _LOCAL_NAMES or name.endswith(_LOCAL_SUFFIXES):
         return True
     ip = _parse(name)
     if ip is None and name and set(name) <= _LEGACY_IPV4:
@@ -45,7 +65,10 @@ def local_host(host: str) -> bool:
             ip = ipaddress.IPv4Address(socket.inet_aton(name))
         except OSError:
             ip = None
-    return ip is not None and _not_public(ip)
+    if ip is None:
+        # A name without a dot is looked up in the local search domains.
+        return bool(name) and "." not in name and ":" not in name
+    return _not_public(ip)
 
 
 def _parse(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:

@@ -4,9 +4,10 @@ The permission was asked for one host. A loopback, private or link-local address
 literal, `localhost`, or a name resolving to one) is the user's own machine or network, so the
 policy asks about it in every mode but yolo; `agent.tools.fetch_guard` checks what a name
 resolves to before connecting, asks when that is local, and pins the connection to the checked
-addresses. A redirect within the same host and port is followed; one to another host or port is
-checked like a new request (the gate may ask the user) and followed only if that is allowed,
-else reported to the model.
+addresses. A redirect within the same origin (scheme, host and port) is followed; one to another
+origin is a new fetch, checked like a new request (the gate may ask the user again) and followed
+only if that is allowed, else reported to the model. Behind a proxy, the proxy resolves names
+(`agent.tools.fetch_guard`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.backends import ToolUi
 from agent.network import local_host
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
-from agent.tools.fetch_guard import FetchGuard, FetchRefused, Recheck, same_origin, uses_proxy
+from agent.tools.fetch_guard import FetchGuard, FetchRefused, Recheck, proxy_for, same_origin
 from agent.tools.results import MAX_RESULT_CHARS, capped, short
 from agent.tools.services import RECHECK_PERMISSION
 
@@ -52,8 +53,8 @@ DESCRIPTION = f"""Fetch a URL over HTTP(S) and return its content as text.
 
 - HTML pages are converted to Markdown; JSON and plain text come back as they are. Binary \
 content (images, PDFs, archives) is not supported.
-- Redirects to another host or port are followed only if that is allowed like a new request; \
-otherwise the result names the new URL.
+- Redirects to another origin (scheme, host or port) are followed only if that is allowed like \
+a new request; otherwise the result names the new URL.
 - Addresses on the user's machine or network (localhost, private, link-local) need the user's \
 approval.
 - Bodies are capped at {MAX_BYTES // 1_000_000} MB and the text at `max_chars`; requests time \
@@ -96,42 +97,45 @@ async def _execute(params: FetchInput, ctx: ToolContext) -> ToolOutput:
     guard = FetchGuard(cast("Recheck | None", ctx.services.get(RECHECK_PERMISSION)))
     await _admit(guard, url, approved_local=local_host(_host(url)))
     headers = {"user-agent": USER_AGENT, "accept": "text/html, text/*;q=0.9, */*;q=0.5"}
-    async with guard.client(
-        timeout=TIMEOUT_SECONDS, headers=headers, proxied=uses_proxy(url)
-    ) as client:
-        for _ in range(MAX_REDIRECTS + 1):
-            try:
-                async with client.stream("GET", url) as response:
-                    if response.is_redirect and "location" in response.headers:
-                        target = urljoin(url, response.headers["location"])
-                        _check_url(target)
-                        refused = await _follow(guard, url, target, response.status_code)
-                        if refused is not None:
-                            return ToolOutput.text(refused)
-                        url = target
-                        continue
-                    body, cut = await _read_body(response)
-                    content_type = response.headers.get("content-type", "")
-                    encoding = response.encoding or "utf-8"
-                    status = response.status_code
-            except httpx2.TimeoutException as error:
-                raise ToolError(f"Fetching {url} timed out after {TIMEOUT_SECONDS:g}s.") from error
-            except httpx2.HTTPError as error:
-                raise ToolError(f"Fetching {url} failed: {error}") from error
-            return _render(url, status, content_type, encoding, body, cut, params.max_chars)
+    for _ in range(MAX_REDIRECTS + 1):
+        # A client per request: a redirect may lead where another proxy, or none, applies.
+        proxy = proxy_for(url)
+        try:
+            async with (
+                guard.client(timeout=TIMEOUT_SECONDS, headers=headers, proxy=proxy) as client,
+                client.stream("GET", url) as response,
+            ):
+                if response.is_redirect and "location" in response.headers:
+                    target = urljoin(url, response.headers["location"])
+                    _check_url(target)
+                    refused = await _follow(guard, url, target, response.status_code)
+                    if refused is not None:
+                        return ToolOutput.text(refused)
+                    url = target
+                    continue
+                body, cut = await _read_body(response)
+                content_type = response.headers.get("content-type", "")
+                encoding = response.encoding or "utf-8"
+                status = response.status_code
+        except httpx2.TimeoutException as error:
+            raise ToolError(f"Fetching {url} timed out after {TIMEOUT_SECONDS:g}s.") from error
+        except httpx2.HTTPError as error:
+            raise ToolError(f"Fetching {url} failed: {error}") from error
+        return _render(url, status, content_type, encoding, body, cut, params.max_chars)
     raise ToolError(f"{params.url} redirected more than {MAX_REDIRECTS} times.")
 
 
 async def _admit(guard: FetchGuard, url: str, *, approved_local: bool) -> None:
     try:
-        await guard.admit(url, approved_local=approved_local)
+        await guard.admit(url, approved_local=approved_local, proxied=proxy_for(url) is not None)
     except FetchRefused as refused:
         raise ToolError(f"Not fetching {url}: {refused}.") from refused
 
 
 async def _follow(guard: FetchGuard, url: str, target: str, status: int) -> str | None:
     """None when the redirect to `target` may be followed (admitted); else the text for the
-    model. Another host or port is a new request: the gate decides (and may ask the user)."""
+    model. Another origin (scheme, host or port) is a new fetch: the gate decides again, and
+    asks again wherever it would have asked for that URL."""
     if same_origin(url, target):
         await _admit(guard, target, approved_local=local_host(_host(url)))
         return None
@@ -139,7 +143,7 @@ async def _follow(guard: FetchGuard, url: str, target: str, status: int) -> str 
     if not await guard.allowed(request):
         why = "Following it was not allowed" if guard.can_ask else "It was not followed"
         return (
-            f"{url} redirects ({status}) to another host or port: {target}\n{why}; fetch that "
+            f"{url} redirects ({status}) to another origin: {target}\n{why}; fetch that "
             "URL if you still want its content."
         )
     await _admit(guard, target, approved_local=request.local_network)

@@ -9,8 +9,14 @@ checked are the only ones the connection may use: the transport's network backen
 them instead of resolving the name again, so a name that answers a public address to the check
 and `127.0.0.1` to the connection (DNS rebinding) reaches nothing it was not allowed to.
 
-With an HTTP proxy configured for the URL (`HTTPS_PROXY`, ...), the proxy resolves the name and
-connects; earshot checks the name it resolves itself, and cannot pin the proxy's answer.
+With an HTTP proxy configured for the URL (`HTTP_PROXY`, `HTTPS_PROXY`, and the host not in
+`NO_PROXY`: `proxy_for`), the proxy resolves the name and connects: on networks where only the
+proxy can resolve names, resolving them here would fail every fetch, and whatever earshot
+resolved, the proxy would connect to its own answer. So earshot does not resolve the name; it
+refuses (or asks about) what it can tell is local from the URL alone: IP literals in any form and
+the names known to mean a local place (`localhost`, `*.localhost`, `*.internal`, `*.local`, the
+cloud metadata names, a name without a dot: `agent.network.local_host`). The request then goes to
+exactly the proxy that was judged, never by the HTTP client's own reading of the environment.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from agent.network import local_address, resolve
+from agent.network import local_address, local_host, resolve
 from agent.tools.base import PermissionRequest
 
 if TYPE_CHECKING:
@@ -41,21 +47,25 @@ def origin(url: str) -> tuple[str, str, int]:
 
 
 def same_origin(old: str, new: str) -> bool:
-    """Whether a redirect from `old` to `new` stays where the user allowed: the same host and
-    port, or the same host moving from http on 80 to https on 443."""
-    before, after = origin(old), origin(new)
-    if before == after:
-        return True
-    return before == ("http", after[1], 80) and after == ("https", before[1], 443)
+    """Whether a redirect from `old` to `new` stays at the origin the user allowed: the same
+    scheme, host and port. Anything else, an upgrade to https included, is a new fetch: checked
+    again, and asked again where the first one was asked (a redirect is the server's choice,
+    not the user's)."""
+    return origin(old) == origin(new)
 
 
-def uses_proxy(url: str) -> bool:
+def proxy_for(url: str) -> str | None:
+    """The proxy URL a fetch of `url` goes through (`HTTP_PROXY`/`HTTPS_PROXY`, unless the host
+    is in `NO_PROXY`), or None for a direct connection."""
     # Here, not at the top: urllib.request brings http.client, ssl and email (~40 ms), which only
     # a fetch needs, and the tools load before a session's first model call.
     import urllib.request
 
     scheme, host, _ = origin(url)
-    return scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(host)
+    proxy = urllib.request.getproxies().get(scheme)
+    if not proxy or urllib.request.proxy_bypass(host):
+        return None
+    return proxy
 
 
 class FetchRefused(Exception):
@@ -78,45 +88,57 @@ class FetchGuard:
         """Ask the gate about `request` (a redirect to another origin); False without a gate."""
         return self._recheck is not None and await self._recheck(request)
 
-    async def admit(self, url: str, *, approved_local: bool) -> None:
+    async def admit(self, url: str, *, approved_local: bool, proxied: bool = False) -> None:
         """Resolve the URL's host and check its addresses; remember them for the connection.
-        `approved_local`: the gate already asked about this host as a local one.
+        `approved_local`: the gate already asked about this host as a local one. `proxied`: the
+        request goes through a proxy, which resolves the name: nothing is resolved here, and
+        only what the URL itself says is local is checked (see the module docstring).
 
         Raises:
             FetchRefused: a local address nobody allowed, or a name that does not resolve.
         """
         _, host, port = origin(url)
+        if proxied:
+            if local_host(host) and not approved_local:
+                await self._ask_local(url, host, f"{host} is a local network address")
+            return
         try:
             addresses = tuple(await self._resolve(host, port))
         except OSError as error:
             raise FetchRefused(f"cannot resolve {host}: {error}") from error
         local = [address for address in addresses if local_address(address)]
         if local and not approved_local:
-            request = PermissionRequest(
-                rule_tool="Fetch",
-                description=f"Fetch {url} ({host} resolves to {local[0]}, a local address)",
-                domain=host,
-                local_network=True,
-            )
-            if not await self.allowed(request):
-                raise FetchRefused(
-                    f"{host} resolves to {local[0]}, a local network address, and fetching it "
-                    "was not allowed"
-                )
+            why = f"{host} resolves to {local[0]}, a local network address"
+            await self._ask_local(url, host, why)
         self._pinned[(host, port)] = addresses
+
+    async def _ask_local(self, url: str, host: str, why: str) -> None:
+        request = PermissionRequest(
+            rule_tool="Fetch", description=f"Fetch {url} ({why})", domain=host, local_network=True
+        )
+        if not await self.allowed(request):
+            raise FetchRefused(f"{why}, and fetching it was not allowed")
 
     def addresses(self, host: str, port: int) -> tuple[str, ...]:
         return self._pinned.get((host.lower(), port), ())
 
     def client(
-        self, *, timeout: float, headers: dict[str, str], proxied: bool
+        self, *, timeout: float, headers: dict[str, str], proxy: str | None
     ) -> httpx2.AsyncClient:
-        """An HTTP client that connects only to admitted addresses (through a proxy, when one
-        is configured for the URL: see the module docstring)."""
+        """An HTTP client that connects only to admitted addresses, or only to `proxy` (the one
+        `proxy_for` chose for the URL: see the module docstring)."""
         import httpx2
 
-        if proxied:
-            return httpx2.AsyncClient(timeout=timeout, follow_redirects=False, headers=headers)
+        if proxy is not None:
+            # The environment is not read again (`trust_env=False`): the request goes to the
+            # proxy judged above, or fails.
+            return httpx2.AsyncClient(
+                timeout=timeout,
+                follow_redirects=False,
+                headers=headers,
+                proxy=proxy,
+                trust_env=False,
+            )
         transport = httpx2.AsyncHTTPTransport(trust_env=False)
         transport._pool = _pinned_pool(self)  # pyright: ignore[reportPrivateUsage]
         return httpx2.AsyncClient(

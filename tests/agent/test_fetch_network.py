@@ -153,7 +153,7 @@ async def test_a_redirect_to_another_port_is_asked_like_a_new_request(tmp_path: 
         )
         assert second.requests == []
         assert len(user.prompts) == 2 and "local network" in user.prompts[1].reason
-        assert f"redirects (302) to another host or port: {second.url}/flushall" in text
+        assert f"redirects (302) to another origin: {second.url}/flushall" in text
         assert "Following it was not allowed" in text
 
 
@@ -197,7 +197,7 @@ async def test_the_connection_goes_only_to_the_addresses_checked(server: Loopbac
     port = int(server.url.rsplit(":", 1)[1])
     guard = FetchGuard(None, resolver)
     await guard.admit(f"http://pinned.test:{port}/", approved_local=True)
-    async with guard.client(timeout=10, headers={}, proxied=False) as client:
+    async with guard.client(timeout=10, headers={}, proxy=None) as client:
         with anyio.fail_after(10):
             response = await client.get(f"http://pinned.test:{port}/")
             assert response.text == "pinned"

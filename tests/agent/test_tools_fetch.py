@@ -89,7 +89,7 @@ async def test_same_host_redirects_are_followed_others_reported(
     reported = text_of(await h.run(fetch_tool, url=f"{server.url}/away"))
     assert followed.startswith(f"{server.url}/final\nHTTP 200 text/plain")
     assert followed.endswith("arrived")
-    assert "redirects (301) to another host or port: http://localhost:1/elsewhere" in reported
+    assert "redirects (301) to another origin: http://localhost:1/elsewhere" in reported
     assert [r.path for r in server.requests] == ["/start", "/final", "/away"]
 
 
