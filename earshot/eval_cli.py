@@ -1,4 +1,9 @@
-"""`earshot eval TASKS [--model M | --scripted NAME] [--jobs N | --ray ADDRESS] [--json]`.
+"""`earshot eval TASKS [--model M | --scripted NAME] [--jobs N | --ray ADDRESS] [--max-mode MODE]
+[--json]`.
+
+Each task runs as an ordinary print-mode session (the permission gate, the command sandbox) in
+the mode its `task.json` asks for, which may be no more permissive than `--max-mode` (default
+`auto`): a task set is someone else's, and cannot give its model `yolo` by asking.
 
 Exit codes: 0 every task passed, 1 at least one failed, 2 usage error (no tasks, a bad option,
 Ray missing or unreachable).
@@ -10,8 +15,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from agent.modes import MODES
+
 if TYPE_CHECKING:
     import argparse
+
+    from agent.modes import Mode
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -41,11 +50,27 @@ def add_eval_parser(commands: Any) -> None:
     parser.add_argument("--only", action="append", default=[], metavar="NAME", help="(repeatable)")
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="per task agent run")
     parser.add_argument("--keep", action="store_true", help="keep each task's work directory")
+    parser.add_argument(
+        "--max-mode",
+        choices=MODES,
+        default="auto",
+        metavar="MODE",
+        help="the most permissive permission mode a task may ask for (default auto; a task "
+        "asking for more is refused, so yolo runs only when you give --max-mode yolo)",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
 
 
 def run_eval_command(options: argparse.Namespace, cwd: Path) -> int:
-    from earshot.evals.tasks import TaskError, load_tasks, payload
+    import os
+
+    from earshot.evals.tasks import (
+        TaskError,
+        check_modes,
+        load_tasks,
+        payload,
+        user_gate_settings,
+    )
 
     jobs = cast("int", options.jobs)
     if jobs < 1:
@@ -55,6 +80,8 @@ def run_eval_command(options: argparse.Namespace, cwd: Path) -> int:
     scripted = cast("str | None", options.scripted)
     try:
         tasks = load_tasks(cwd / Path(cast("str", options.tasks)), cast("list[str]", options.only))
+        check_modes(tasks, cast("Mode", options.max_mode))
+        user_gate = user_gate_settings(os.environ) if scripted is not None else None
         payloads = [
             payload(
                 task,
@@ -62,6 +89,7 @@ def run_eval_command(options: argparse.Namespace, cwd: Path) -> int:
                 scripted=scripted,
                 keep=bool(options.keep),
                 timeout=cast("float | None", options.timeout),
+                user_gate=user_gate,
             )
             for task in tasks
         ]

@@ -3,9 +3,15 @@
 The agent runs through the real command line (`python -m earshot -p PROMPT --output-format json
 --permission-mode MODE`), so an evaluation measures exactly what a user runs; its `result` line
 gives the turns, tokens, cost and time. A scripted run gets a private config and data directory
-(settings that select the scripted model playing the task's file), so the user's settings and
-sessions are not involved; a real run uses the user's own (keys, providers, sessions, which can
-then be replayed with `earshot sessions replay`).
+(settings that select the scripted model playing the task's file, and keep the user's own
+permission rules and sandbox settings), so the user's keys, providers and sessions are not
+involved; a real run uses the user's own settings (keys, providers, sessions, which can then be
+replayed with `earshot sessions replay`).
+
+Either way the agent is an ordinary print-mode session: every tool call goes through the
+permission gate in the task's mode, and every command through the command sandbox. A task's mode
+can be no more permissive than the user allows on the command line (`--max-mode`, default `auto`:
+`earshot.evals.tasks.check_modes`), so a task set cannot give its model `yolo` by asking.
 
 The check runs code the model wrote: it runs in the command sandbox (writable: the work copy and
 the temp dir; no network) with the provider keys removed from its environment, like any command
@@ -123,7 +129,9 @@ def _environment(task: TaskPayload, root: Path) -> dict[str, str]:
     data.mkdir()
     script = root / "script.json"
     script.write_bytes(task.script)
-    settings = {
+    settings: dict[str, Any] = {
+        # What the user allows (their rules, their sandbox) holds for the task too.
+        **(json.loads(task.user_gate) if task.user_gate else {}),
         "model": f"{SCRIPTED_PROVIDER}/{task.name}",
         "providers": {SCRIPTED_PROVIDER: {"api": "scripted", "script": str(script)}},
     }

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast, get_args
@@ -75,6 +75,9 @@ class TaskPayload:
     """`provider/model` (None: the settings' default; ignored with a script)."""
     keep: bool = False
     """Keep the work directory (its path is in the result)."""
+    user_gate: str | None = None
+    """For a scripted run (private settings): the user's own `permissions` and `sandbox`
+    settings, as JSON, which those settings keep: what the user allows holds for a task too."""
 
 
 def load_tasks(root: Path, only: Sequence[str] = ()) -> list[Task]:
@@ -140,6 +143,48 @@ def _seconds(value: object, default: float, path: Path) -> float:
     return float(value)
 
 
+def check_modes(tasks: Sequence[Task], most: Mode) -> None:
+    """Refuse a task set whose tasks ask for a more permissive mode than `most`, the most the
+    user allows on the command line (`--max-mode`): a task directory is someone else's, and
+    `yolo` lets its model write anywhere the tools reach without the gate asking.
+
+    Raises:
+        TaskError: naming the tasks and the flag that would allow them.
+    """
+    from agent.trust import MODE_ORDER
+
+    over = [task for task in tasks if MODE_ORDER[task.mode] > MODE_ORDER[most]]
+    if over:
+        listed = ", ".join(f"{task.name} ({task.mode})" for task in over)
+        raise TaskError(
+            f"tasks asking for a more permissive mode than {most}: {listed}; run them only if "
+            f"you accept that mode, with --max-mode {over[0].mode} (or leave them out: --only)"
+        )
+
+
+def user_gate_settings(environ: Mapping[str, str]) -> str | None:
+    """The `permissions` and `sandbox` sections of the user's settings file, as JSON (None when
+    there is no file or neither section), for a scripted run's private settings.
+
+    Raises:
+        TaskError: the file cannot be read or is not a JSON object.
+    """
+    from agent.settings import settings_paths
+
+    path = settings_paths(Path.cwd(), environ=environ)["user"]
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise TaskError(f"{path}: cannot read your settings ({type(exc).__name__})") from None
+    if not isinstance(data, dict):
+        raise TaskError(f"{path}: settings must be a JSON object")
+    sections = cast("dict[str, Any]", data)
+    kept = {key: sections[key] for key in ("permissions", "sandbox") if key in sections}
+    return json.dumps(kept) if kept else None
+
+
 def payload(
     task: Task,
     *,
@@ -147,6 +192,7 @@ def payload(
     scripted: str | None = None,
     keep: bool = False,
     timeout: float | None = None,
+    user_gate: str | None = None,
 ) -> TaskPayload:
     """The run of `task` with a real model (`model`) or its `scripted` file.
 
@@ -172,6 +218,7 @@ def payload(
         script=script,
         model=None if script is not None else model,
         keep=keep,
+        user_gate=user_gate if script is not None else None,
     )
 
 
