@@ -278,12 +278,21 @@ def read_settings_file(path: Path, scope: Scope) -> SettingsFile | None:
     try:
         parsed = SettingsFile.model_validate(cast("dict[str, object]", data))
     except InvalidSettings as error:
-        raise SettingsError(f"{path}: invalid settings: {error}") from None
+        raise SettingsError(f"{path}: invalid settings: {_printable(str(error))}") from None
     _check_rules(path, parsed)
     _check_trusted_directories(path, scope, parsed)
     if scope == "project":
         _check_project_providers(path, parsed)
     return parsed
+
+
+def _printable(text: str) -> str:
+    """An error naming the file's keys, with a key's newline, escape sequence or bidi control
+    written as a JSON escape (`\\n`, `\\u001b`, `\\u202e`): it is shown on a terminal and in
+    an editor, and must not forge a line or move the text."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else json.dumps(char)[1:-1] for char in text)
 
 
 def _check_trusted_directories(path: Path, scope: Scope, parsed: SettingsFile) -> None:

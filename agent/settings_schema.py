@@ -23,7 +23,6 @@ with it, and never the value: API keys and header tokens live in these files.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Final, Literal, Self, TypeAlias, cast
@@ -266,10 +265,7 @@ class SettingsFile(FileSection, Record):
 
 
 def _at(path: str, key: str | int) -> str:
-    # A key is the file's text, shown in errors on a terminal and in an editor: one with a
-    # newline, an escape sequence or a bidi override is shown quoted and escaped, as JSON.
-    shown = str(key) if isinstance(key, int) or key.isprintable() else json.dumps(key)
-    return f"{path}.{shown}" if path else shown
+    return f"{path}.{key}" if path else str(key)
 
 
 def string(value: object, path: str, problems: list[Problem]) -> object:

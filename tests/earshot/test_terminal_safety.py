@@ -32,7 +32,7 @@ SHOWN = r"A\x1b[2JB\x1b]52;c;cHduZWQ=\x07C"
 splits the text into lines (`splitlines` ends a line at a lone CR too), then `OVER\u202eD`."""
 SHOWN_END = r"OVER\u202eD"
 SHOWN_JSON = r"A\u001b[2JB\u001b]52;c;cHduZWQ=\u0007C\rOVER\u202eD"
-"""HOSTILE in a settings key path: quoted as JSON by the settings error."""
+"""HOSTILE in a settings key path: escaped as in JSON by the settings error."""
 PRINTF = f"printf 'tool-%s\\n' '{HOSTILE}'"
 """A command holding HOSTILE, whose output is `tool-` + HOSTILE."""
 _OBEYED = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
@@ -166,7 +166,7 @@ async def test_a_repository_settings_key_is_escaped(tmp_path: Path) -> None:
         assert _clean(text), text
         assert not any(line.startswith("FORGED") for line in text.splitlines()), text
     for text in (printed.stderr, doctor.stdout):
-        assert f'{SHOWN_JSON}\\nFORGED: settings are fine": unknown key' in text, text
+        assert f"{SHOWN_JSON}\\nFORGED: settings are fine: unknown key" in text, text
 
 
 def test_the_stream_keeps_crlf_and_escapes_a_lone_cr_even_across_writes() -> None:
