@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agent.backends import PermissionOptionKind
 from agent.permissions import PermissionGate, PermissionRules, decide
 from agent.protected_paths import protected_paths
 from agent.session import SessionOptions, create_session
@@ -353,7 +354,7 @@ async def test_another_repository_at_the_same_path_starts_with_no_answers(
     def persist(list_name: str, rule: str) -> None:
         remember_rule(ws.cwd, list_name, rule, config_home=ws.config_home)  # pyright: ignore[reportArgumentType]
 
-    async def asked(settings: Settings, answers: list[str]) -> bool:
+    async def asked(settings: Settings, answers: list[PermissionOptionKind | None]) -> bool:
         rules = PermissionRules.from_settings(settings)
         gate = PermissionGate(rules, cwd=ws.cwd, roots=[ws.cwd], persist_rule=persist)
         user = FakeUser(answers=answers)
