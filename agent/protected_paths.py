@@ -42,7 +42,7 @@ SHELL_STARTUP_FILES = (
     # bash: login files, Debian's and Ubuntu's `.bashrc` sources `.bash_aliases`, Fedora's
     # sources every file in `.bashrc.d/`
     ".bashrc",
-    ".bashrc.d",
+    ".bashrc.d/",
     ".bash_aliases",
     ".bash_profile",
     ".bash_login",
@@ -55,7 +55,7 @@ SHELL_STARTUP_FILES = (
     ".zprofile",
     ".zlogin",
     ".zlogout",
-    ".oh-my-zsh",
+    ".oh-my-zsh/",
     # the other shells
     ".kshrc",
     ".mkshrc",
@@ -64,64 +64,66 @@ SHELL_STARTUP_FILES = (
     ".login",
     ".logout",
     ".xonshrc",
-    ".config/fish",
-    ".config/nushell",
-    ".config/xonsh",
-    ".config/elvish",
-    ".config/powershell",
+    ".config/fish/",
+    ".config/nushell/",
+    ".config/xonsh/",
+    ".config/elvish/",
+    ".config/powershell/",
     ".inputrc",
 )
-"""Files every shell the user opens runs, relative to the home directory. Directories cover
-everything below them."""
+"""Files every shell the user opens runs, relative to the home directory. A name ending in `/`
+is a directory, and covers everything below it; the others are files (which matters for the
+sandbox's placeholder when one is missing: `ProtectedPaths.files`)."""
 
 AUTOSTART_PATHS = (
     # started at login or by the user's service manager, outside any sandbox
-    ".config/autostart",
-    ".config/autostart-scripts",
-    ".config/plasma-workspace",
-    ".config/systemd",
-    ".local/share/systemd",
-    ".config/environment.d",
+    ".config/autostart/",
+    ".config/autostart-scripts/",
+    ".config/plasma-workspace/",
+    ".config/systemd/",
+    ".local/share/systemd/",
+    ".config/environment.d/",
     ".pam_environment",
     ".xprofile",
     ".xinitrc",
     ".xsession",
     ".xsessionrc",
-    "Library/LaunchAgents",
+    "Library/LaunchAgents/",
     # put first on PATH by Debian's, Ubuntu's and Fedora's `.profile`/`.bashrc` when they exist:
     # a `git` or `ls` there runs instead of the real one
-    ".local/bin",
-    "bin",
+    ".local/bin/",
+    "bin/",
     # run by programs the user starts, outside the sandbox: git everywhere (`core.fsmonitor`,
     # `alias.*`, `core.pager`), the user's editors and terminal multiplexer, build tools
     ".gitconfig",
-    ".config/git",
-    ".config/zed",
-    ".config/Code",
-    ".config/nvim",
+    ".config/git/",
+    ".config/zed/",
+    ".config/Code/",
+    ".config/nvim/",
     ".vimrc",
-    ".vim",
+    ".vim/",
     ".emacs",
-    ".emacs.d",
-    ".config/emacs",
+    ".emacs.d/",
+    ".config/emacs/",
     ".tmux.conf",
-    ".config/tmux",
+    ".config/tmux/",
     ".cargo/config",
     ".cargo/config.toml",
-    ".gradle/init.d",
+    ".gradle/init.d/",
     ".gradle/init.gradle",
 )
 """Relative to the home directory: what runs at the user's next login, next program start or
-next build without a prompt. Directories cover everything below them. Checked against Claude
-Code's sandbox runtime (its "dangerous files": shell rc files, `.gitconfig`, `.gitmodules`,
-`.ripgreprc`, `.mcp.json`; "dangerous directories": `.vscode`, `.idea`, `.git/hooks`, its own
-commands) and Codex (`.git`, `.codex`): their project-level names are earshot's `.git` and
-`.earshot`; `.ripgreprc` is read only where `$RIPGREP_CONFIG_PATH` names it (earshot runs ripgrep
-with `--no-config`); a project's `.gitmodules` and editor folders (`.vscode`, `.idea`, `.zed`) are
-project content the model is often asked to edit, and are left writable (README, "Security
-model", says so). The credential places (`CREDENTIAL_PATHS`) are protected too: `~/.ssh/config`
-and `authorized_keys`, `~/.aws/config`'s `credential_process`, `~/.kube/config`'s exec plugins
-and `~/.npmrc`'s `script-shell` run code or let someone in."""
+next build without a prompt. Directories (ending in `/`) cover everything below them.
+
+Checked against Claude Code's sandbox runtime (its "dangerous files": shell rc files,
+`.gitconfig`, `.gitmodules`, `.ripgreprc`, `.mcp.json`; "dangerous directories": `.vscode`,
+`.idea`, `.git/hooks`, its own commands) and Codex (`.git`, `.codex`): their project-level names
+are earshot's `.git` and `.earshot`; `.ripgreprc` is read only where `$RIPGREP_CONFIG_PATH` names
+it (earshot runs ripgrep with `--no-config`); a project's `.gitmodules` and editor folders
+(`.vscode`, `.idea`, `.zed`) are project content the model is often asked to edit, and are left
+writable (README, "Security model", says so). The credential places (`CREDENTIAL_PATHS`) are
+protected too: `~/.ssh/config` and `authorized_keys`, `~/.aws/config`'s `credential_process`,
+`~/.kube/config`'s exec plugins and `~/.npmrc`'s `script-shell` run code or let someone in."""
 
 SHELL_VARIABLES = ("ZDOTDIR",)
 """A directory zsh reads its start-up files from instead of the home directory."""
@@ -129,18 +131,18 @@ SHELL_FILE_VARIABLES = ("BASH_ENV", "ENV")
 """Files that non-interactive bash (`BASH_ENV`) and interactive sh (`ENV`) run first."""
 
 CREDENTIAL_PATHS = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".oci",
+    ".ssh/",
+    ".gnupg/",
+    ".aws/",
+    ".azure/",
+    ".config/gcloud/",
+    ".oci/",
     ".netrc",
     "_netrc",
     ".git-credentials",
     ".config/git/credentials",
-    ".config/gh",
-    ".config/hub",
+    ".config/gh/",
+    ".config/hub/",
     ".docker/config.json",
     ".kube/config",
     ".npmrc",
@@ -155,14 +157,15 @@ CREDENTIAL_PATHS = (
     ".my.cnf",
     ".boto",
     ".s3cfg",
-    ".config/rclone",
-    ".config/op",
-    ".password-store",
-    ".local/share/keyrings",
+    ".config/rclone/",
+    ".config/op/",
+    ".password-store/",
+    ".local/share/keyrings/",
     ".m2/settings.xml",
     ".gradle/gradle.properties",
 )
-"""Well-known credential files and directories, relative to the home directory."""
+"""Well-known credential files and directories (ending in `/`), relative to the home
+directory."""
 
 ENV_FILE_PREFIX = ".env"
 """`.env`, `.env.local`, `.envrc`...: secrets when outside the roots (inside, the project's own)."""
@@ -253,6 +256,10 @@ class ProtectedPaths:
     hidden: tuple[Path, ...] = ()
     """earshot's own config and data directories (resolved): the command sandbox shows them
     empty (see the module docstring)."""
+    files: frozenset[Path] = frozenset()
+    """The places of `paths` known to be files (`~/.gitconfig`, `~/.npmrc`...): where one is
+    missing, the sandbox's read-only placeholder is an empty file, which programs read as empty
+    configuration, not a directory they would fail on."""
 
     def covers(self, path: Path) -> bool:
         """Whether writing `path` (absolute; resolved here) touches a protected place."""
@@ -304,17 +311,24 @@ def protected_paths(
     config, data = str(config_dir(environ)), str(data_dir(environ))
     own_settings = [real(f"{config}/settings.json"), real(f"{config}/projects")]
     own_settings += [str(_real(path)) for path in settings_files]
-    named = [(config, real(config)), (data, real(data))]
-    for place in _startup_places(home, environ):
+    named = [(config, real(config), False), (data, real(data), False)]
+    for place, is_file in _startup_places(home, environ):
         resolved = real(place)
         # A place the user opened as the project (`~/.config/nvim`, `~/bin`, a dotfiles checkout
         # at `~/.oh-my-zsh`) is the work itself: protecting it would make every edit ask.
         if not any(_within_text(root, resolved) for root in root_names):
-            named.append((place, resolved))
-    credentials = [f"{home}/{name}" for name in CREDENTIAL_PATHS]
-    secrets = [real(path) for path in credentials] + own_settings
-    concrete = [*(resolved for _, resolved in named), *secrets]
-    lexical = [os.path.abspath(path) for path in (*(place for place, _ in named), *credentials)]
+            named.append((place, resolved, is_file))
+    credentials = [
+        (f"{home}/{name.rstrip('/')}", not name.endswith("/")) for name in CREDENTIAL_PATHS
+    ]
+    secrets = [real(path) for path, _ in credentials] + own_settings
+    concrete = [*(resolved for _, resolved, _ in named), *secrets]
+    lexical = [os.path.abspath(path) for path, *_ in (*named, *credentials)]
+    files = [resolved for _, resolved, is_file in named if is_file]
+    files += [
+        resolved for (_, is_file), resolved in zip(credentials, secrets, strict=False) if is_file
+    ]
+    files.append(own_settings[0])
     for root in root_names:
         for name in sorted(PROTECTED_DIR_NAMES):
             concrete.append(f"{root.rstrip('/')}/{name}")
@@ -329,20 +343,25 @@ def protected_paths(
         secrets=tuple(map(Path, dict.fromkeys(secrets))),
         lexical=_outermost(lexical),
         hidden=_outermost([named[0][1], named[1][1]]),
+        files=frozenset(map(Path, files)),
     )
 
 
-def _startup_places(home: str, environ: Mapping[str, str]) -> list[str]:
-    """The shell start-up files and autostart places of the user, as named (not resolved)."""
-    places = [f"{home}/{name}" for name in (*SHELL_STARTUP_FILES, *AUTOSTART_PATHS)]
+def _startup_places(home: str, environ: Mapping[str, str]) -> list[tuple[str, bool]]:
+    """The shell start-up files and autostart places of the user, as named (not resolved), each
+    with whether it is a file."""
+    names = (*SHELL_STARTUP_FILES, *AUTOSTART_PATHS)
+    places = [(f"{home}/{name.rstrip('/')}", not name.endswith("/")) for name in names]
     for variable in SHELL_VARIABLES:
         directory = environ.get(variable, "")
         if os.path.isabs(directory):
-            places.extend(f"{directory}/{name}" for name in SHELL_STARTUP_FILES if "/" not in name)
+            places += [
+                (f"{directory}/{name}", True) for name in SHELL_STARTUP_FILES if "/" not in name
+            ]
     for variable in SHELL_FILE_VARIABLES:
         file = environ.get(variable, "")
         if os.path.isabs(file):
-            places.append(file)
+            places.append((file, True))
     return places
 
 

@@ -35,10 +35,13 @@ The command line, in order (later mounts cover earlier ones):
   directory away and put a new one, the model's, where earshot looks.
 - A protected place that does not exist yet (`.earshot/` in a fresh project) must not be
   creatable: a read-only empty tmpfs is mounted there, and a mount needs a mount point, which
-  bwrap creates in the real directory. Those placeholders are removed when the command ends, so
-  the project is not littered. Removing a directory that is a mount point in another command's
-  namespace would silently unmount it there, so a placeholder is removed only while no other
-  sandboxed command stands on it (`Placeholders`, `DirectoryLocks`).
+  bwrap creates in the real directory. A missing protected FILE (`~/.gitconfig`, `~/.npmrc`:
+  `ProtectedPaths.files`) gets an empty read-only file instead (`<data dir>/sandbox-empty`
+  bound there), since git, npm or cargo fail on a directory where they read their file. Those
+  placeholders are removed when the command ends, so the project is not littered. Removing a
+  directory that is a mount point in another command's namespace would silently unmount it
+  there, so a placeholder is removed only while no other sandboxed command stands on it
+  (`Placeholders`, `DirectoryLocks`).
 - `--die-with-parent`, `--unshare-pid` and `--new-session`: killing bwrap ends everything the
   command started (even `setsid` daemons), nothing outside is visible or signalable, and the
   command cannot push keystrokes into a terminal (TIOCSTI).
@@ -57,6 +60,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+import stat
 from collections.abc import AsyncGenerator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -107,13 +111,21 @@ class MountPlan:
     """Existing protected places inside writable ones."""
     placeholders: tuple[Path, ...] = ()
     """Missing protected places (or their first missing ancestor): read-only empty dirs."""
+    file_placeholders: tuple[Path, ...] = ()
+    """Missing protected FILES (`~/.gitconfig`, `~/.npmrc`) whose directory exists: `empty_file`
+    bound read-only there, which programs read as empty configuration (git, npm and cargo fail
+    on a directory where they expect their file)."""
+    empty_file: Path | None = None
     hidden_dirs: tuple[Path, ...] = ()
     hidden_files: tuple[Path, ...] = ()
     network: bool = True
 
 
-def plan_mounts(places: Places, *, hidden: Iterable[str] | None = None) -> MountPlan:
-    """The mounts that enforce `places` on the file system as it is now.
+def plan_mounts(
+    places: Places, *, hidden: Iterable[str] | None = None, empty_file: Path | None = None
+) -> MountPlan:
+    """The mounts that enforce `places` on the file system as it is now. `empty_file`: an empty
+    read-only file to bind over missing protected files (without one, they get a directory).
 
     Raises:
         SandboxRefused: a protected name inside a writable place is a symbolic link: the link
@@ -139,6 +151,7 @@ def plan_mounts(places: Places, *, hidden: Iterable[str] | None = None) -> Mount
     pinned: list[str] = []
     read_only: list[str] = []
     placeholders: list[str] = []
+    file_placeholders: list[str] = []
     for protected in places.protected.paths:
         # `protected_paths` resolved these already (a root's `.git` and `.earshot` are resolved
         # below, and were refused above if they are links).
@@ -150,7 +163,12 @@ def plan_mounts(places: Places, *, hidden: Iterable[str] | None = None) -> Mount
             continue  # nobody running as this user can create it there, confined or not
         place = target if missing is None else missing
         pinned.extend(parent for parent in _prefixes(place)[:-1] if replaceable(parent))
-        (read_only if missing is None else placeholders).append(place)
+        if missing is None:
+            read_only.append(place)
+        elif empty_file is not None and missing == target and protected in places.protected.files:
+            file_placeholders.append(place)
+        else:
+            placeholders.append(place)
     own_dirs, own_files = _hidden(areas, [str(path) for path in places.protected.hidden])
     hidden_dirs, hidden_files = _hidden(areas, hidden)
     return MountPlan(
@@ -158,6 +176,8 @@ def plan_mounts(places: Places, *, hidden: Iterable[str] | None = None) -> Mount
         pinned=tuple(map(Path, dict.fromkeys(pinned))),
         read_only=tuple(map(Path, dict.fromkeys(read_only))),
         placeholders=tuple(map(Path, dict.fromkeys(placeholders))),
+        file_placeholders=tuple(map(Path, dict.fromkeys(file_placeholders))),
+        empty_file=empty_file,
         hidden_dirs=(*own_dirs, *hidden_dirs),
         hidden_files=(*own_files, *hidden_files),
         network=places.network,
@@ -214,11 +234,13 @@ def bwrap_command(bwrap: str, plan: MountPlan, argv: Sequence[str], *, cwd: Path
     command += ["--ro-bind", "/", "/"]
     for path in sorted(_unique((*plan.writable, *plan.pinned)), key=_depth):
         command += ["--bind", str(path), str(path)]
-    protected = [(path, True) for path in plan.read_only]
-    protected += [(path, False) for path in plan.placeholders]
-    for path, exists in sorted(protected, key=lambda item: _depth(item[0])):
-        if exists:
-            command += ["--ro-bind", str(path), str(path)]
+    protected = [(path, str(path)) for path in plan.read_only]
+    protected += [(path, None) for path in plan.placeholders]
+    if plan.empty_file is not None:
+        protected += [(path, str(plan.empty_file)) for path in plan.file_placeholders]
+    for path, source in sorted(protected, key=lambda item: _depth(item[0])):
+        if source is not None:
+            command += ["--ro-bind", source, str(path)]
         else:
             command += ["--tmpfs", str(path), "--remount-ro", str(path)]
     # After the binds, so that even a writable `/` (a root) gets the sandbox's own /dev and /proc.
@@ -315,7 +337,8 @@ async def _shared(fd: int, directory: str) -> None:
 def standing_on(plan: MountPlan) -> set[str]:
     """The directories holding the protected mounts of `plan`: an existing protected place may
     be another command's placeholder."""
-    return {os.path.dirname(str(path)) for path in (*plan.read_only, *plan.placeholders)}
+    made = (*plan.read_only, *plan.placeholders, *plan.file_placeholders)
+    return {os.path.dirname(str(path)) for path in made}
 
 
 class Placeholders:
@@ -335,6 +358,28 @@ class Placeholders:
     def __init__(self, directory: Path) -> None:
         self.lock = directory / "sandbox.lock"
         self.record = directory / "sandbox-placeholders"
+        self.empty = directory / "sandbox-empty"
+
+    def empty_file(self) -> Path | None:
+        """`<dir>/sandbox-empty`, an empty read-only file bound over missing protected files
+        (made again if it is anything else); None when it cannot be had."""
+        try:
+            status = os.lstat(self.empty)
+            if stat.S_ISREG(status.st_mode) and status.st_size == 0:
+                return self.empty
+            self.empty.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return None
+        # Writable by its owner: bound read-only, a write fails with "Read-only file system",
+        # which says the sandbox stopped the command (0444 would say "Permission denied").
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+        try:
+            os.close(os.open(self.empty, flags, 0o644))
+        except OSError:
+            return None
+        return self.empty
 
     @asynccontextmanager
     async def held(self) -> AsyncGenerator[int | None]:
@@ -389,9 +434,12 @@ class Placeholders:
             if not locks.exclusive(str(path.parent)):
                 kept.append(line)  # a command of another earshot stands on it
                 continue
-            if path.is_dir() and not path.is_symlink():
-                with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError):
+                status = os.lstat(path)
+                if stat.S_ISDIR(status.st_mode):
                     path.rmdir()  # only an empty directory goes
+                elif stat.S_ISREG(status.st_mode) and status.st_size == 0:
+                    path.unlink()  # a missing file's mount point, still empty
         data = "".join(f"{line}\n" for line in kept)
         self.record.write_bytes(data.encode("utf-8", errors="surrogateescape"))
 
@@ -431,11 +479,12 @@ class Bubblewrap:
         async with placeholders.held() as fd:
             locks = DirectoryLocks()
             try:
-                plan = plan_mounts(places)
+                empty = placeholders.empty_file() if fd is not None else None
+                plan = plan_mounts(places, empty_file=empty)
                 # Plan again once the directories are held: what is there cannot change then.
                 while await locks.take(standing_on(plan)):
-                    plan = plan_mounts(places)
-                placeholders.add(fd, plan.placeholders)
+                    plan = plan_mounts(places, empty_file=empty)
+                placeholders.add(fd, (*plan.placeholders, *plan.file_placeholders))
                 command = bwrap_command(self.executable, plan, argv, cwd=cwd)
                 if scrub_env:
                     command = [*scrubbing_prefix(), *command]

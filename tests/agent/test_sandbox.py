@@ -257,6 +257,25 @@ async def test_a_missing_protected_directory_leaves_no_trace(lab: Lab) -> None:
     assert record.read_text(encoding="utf-8") == ""
 
 
+async def test_a_missing_protected_file_reads_empty_cannot_be_written_and_leaves_no_trace(
+    lab: Lab,
+) -> None:
+    # The home directory as a root: ~/.gitconfig and ~/.npmrc are missing protected FILES.
+    sandbox = await lab.sandbox(None, lab.home)
+    script = (
+        "git init -q repo && git -C repo status --short && cat ~/.gitconfig ~/.npmrc && "
+        "echo read; echo '[alias] st = !touch pwned' >> ~/.gitconfig; "
+        "python3 -c \"open('$HOME/.npmrc', 'w').write('script-shell=/tmp/x')\""
+    )
+    result = await lab.run(script, sandbox, cwd=lab.home)
+    assert "read" in result.output, result.output  # git and cat read an empty file
+    assert (lab.home / "repo" / ".git").is_dir()
+    assert result.output.count("Read-only file system") == 2, result.output
+    assert not os.path.lexists(lab.home / ".gitconfig")  # the placeholders are gone
+    assert not os.path.lexists(lab.home / ".npmrc")
+    assert sandbox.stopped(result.output, result.exit_code) is not None
+
+
 async def test_an_empty_protected_directory_of_the_user_is_kept(lab: Lab) -> None:
     (lab.project / ".earshot").mkdir()
     sandbox = await lab.sandbox()

@@ -35,6 +35,7 @@ STOPPED = {
     "bash_login": "~/.bash_login",
 }
 """Files a program writes by itself (no parser sees them): the sandbox keeps them read-only."""
+CONTROL = "echo ok > notes.txt && git init -q repo && git -C repo status --short"
 
 
 def _python_write(path: str) -> str:
@@ -68,7 +69,7 @@ def env(tmp_path: Path) -> Env:
 
 
 async def test_a_model_cannot_plant_start_up_code_in_a_home_workspace(env: Env) -> None:
-    _script(env, [*ASKED.values(), *map(_python_write, STOPPED.values()), "echo ok > notes.txt"])
+    _script(env, [*ASKED.values(), *map(_python_write, STOPPED.values()), CONTROL])
     run = await earshot(env, "--cwd", str(env.home), "--permission-mode", "auto", "-p", "go")
     assert run.code == 3, run.stderr  # refused calls
     planted = [
@@ -85,5 +86,7 @@ async def test_a_model_cannot_plant_start_up_code_in_a_home_workspace(env: Env) 
     ]
     assert planted == [], run.stderr
     assert run.stderr.count("permission refused") == len(ASKED), run.stderr
-    # The control: ordinary work in the home directory runs, confined.
+    # The control: ordinary work in the home directory runs, confined (git reads the missing
+    # ~/.gitconfig as an empty file).
     assert (env.home / "notes.txt").read_text() == "ok\n"
+    assert (env.home / "repo" / ".git").is_dir()
