@@ -55,14 +55,17 @@ def same_origin(old: str, new: str) -> bool:
 
 
 def proxy_for(url: str) -> str | None:
-    """The proxy URL a fetch of `url` goes through (`HTTP_PROXY`/`HTTPS_PROXY`, unless the host
-    is in `NO_PROXY`), or None for a direct connection."""
+    """The proxy URL a fetch of `url` goes through (`HTTP_PROXY`/`HTTPS_PROXY`, or an HTTP
+    `ALL_PROXY`, unless the host is in `NO_PROXY`), or None for a direct connection."""
     # Here, not at the top: urllib.request brings http.client, ssl and email (~40 ms), which only
     # a fetch needs, and the tools load before a session's first model call.
     import urllib.request
 
     scheme, host, _ = origin(url)
-    proxy = urllib.request.getproxies().get(scheme)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(scheme)
+    if proxy is None and proxies.get("all", "").startswith(("http://", "https://")):
+        proxy = proxies["all"]  # ALL_PROXY, when it is an HTTP proxy (SOCKS needs an extra)
     if not proxy or urllib.request.proxy_bypass(host):
         return None
     return proxy

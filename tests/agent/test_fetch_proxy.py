@@ -104,6 +104,15 @@ async def test_no_proxy_hosts_connect_directly_and_are_resolved(
     assert proxy.requests == []
 
 
+def test_an_http_all_proxy_is_used_a_socks_one_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("all_proxy", "http://127.0.0.1:3128")
+    assert proxy_for("https://example.com/") == "http://127.0.0.1:3128"
+    monkeypatch.setenv("all_proxy", "socks5://127.0.0.1:1080")
+    assert proxy_for("https://example.com/") is None
+
+
 def test_origins_and_local_names() -> None:
     assert same_origin("http://a.test/x", "http://a.test:80/y")
     assert not same_origin("http://a.test/x", "https://a.test/x")  # an upgrade is a new fetch
