@@ -15,6 +15,7 @@ from tests.acp_server.client import (
     initialize,
     open_agent,
 )
+from tests.acp_server.env import TAKES_CANCEL_REQUEST
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import bash_call, call_updates, write_call
 from tests.earshot.support import text_reply, tool_reply
@@ -82,7 +83,7 @@ async def test_cancel_while_awaiting_permission(agent_env: AgentEnv) -> None:
             raise AssertionError
 
         client.handlers["session/request_permission"] = never_answer
-        await initialize(client)
+        await initialize(client, TAKES_CANCEL_REQUEST)
         session_id = (await new_session(client, agent_env))["sessionId"]
         prompt_id = await client.start_request("session/prompt", text_prompt(session_id, "go"))
         with anyio.fail_after(WAIT_SECONDS):
