@@ -20,6 +20,7 @@ Choices worth knowing:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, assert_never, cast
 
@@ -27,10 +28,12 @@ from acp_server.capabilities import ClientCapabilities
 from acp_server.tool_calls import (
     ToolCall,
     diffs,
+    fenced,
+    final_content,
     locations,
+    raw_input_object,
     raw_output,
     result_blocks,
-    terminal_verdict,
     text_block,
     text_content,
     wire_status,
@@ -66,9 +69,11 @@ from agent.events import (
 if TYPE_CHECKING:
     from acp_server.framing import Message
     from acp_server.protocol.client import PermissionOption as WireOption
+    from acp_server.protocol.client import PermissionOptionKind as WireKind
     from acp_server.protocol.common import (
         JsonObject,
         JsonValue,
+        ToolCallContent,
         ToolCallStatus,
         ToolCallUpdate,
     )
@@ -268,17 +273,16 @@ class UpdateTranslator:
         return [] if call.announced else [call.announcement(None)]
 
     def _started(self, event: ToolCallStarted) -> list[SessionUpdate]:
+        """Remembered, not announced: the arguments are still streaming, so neither the real
+        kind nor the title is known yet, and a client keeps what the first `tool_call` says
+        (Zed renders a call first announced as `other` as Markdown for good, `ToolCall::from_acp`:
+        a command would lose its `*` and backslashes). `_ready` announces it whole."""
         call = self._call(event.call_id, event.name, event.parent_call_id)
         call.ui = event.ui
         call.name = event.name
-        if self.replaying:
+        if self.replaying or event.parent_call_id is None:
             return []
-        updates: list[SessionUpdate] = []
-        if event.parent_call_id is not None:
-            updates.extend(self._flush_subagent(self._call(event.parent_call_id)))
-        if not call.announced:
-            updates.append(call.announcement(None))
-        return updates
+        return self._flush_subagent(self._call(event.parent_call_id))
 
     def _ready(self, event: ToolCallReady) -> list[SessionUpdate]:
         call = self._call(event.call_id, event.name, event.parent_call_id)
@@ -293,7 +297,9 @@ class UpdateTranslator:
         update["kind"] = call.ui.kind
         update["locations"] = locations(call.ui)
         update["content"] = call.content()
-        update["rawInput"] = event.arguments
+        shown_input = raw_input_object(event.arguments)
+        if shown_input is not None:
+            update["rawInput"] = shown_input
         return [update]
 
     def _running(self, event: ToolCallRunning) -> list[SessionUpdate]:
@@ -310,6 +316,7 @@ class UpdateTranslator:
             call.child_session_id = event.child_session_id
             if self.replaying:
                 return []  # shown with the call's final state
+        new_terminal = event.terminal_id is not None and event.terminal_id != call.terminal_id
         if event.terminal_id is not None:
             call.terminal_id = event.terminal_id
         if event.text:
@@ -317,6 +324,10 @@ class UpdateTranslator:
         updates = self._ensure_announced(call)
         update = call.update()
         update["content"] = call.content()
+        if new_terminal:
+            # A client labels the terminal with how it was started (earshot's sandbox launcher);
+            # Zed relabels a command's terminals with its title (`update_fields`).
+            update["title"] = call.ui.title
         if event.child_session_id is not None:
             update["_meta"] = call.meta()
         updates.append(update)
@@ -333,15 +344,14 @@ class UpdateTranslator:
         updates = self._ensure_announced(call)
         call.subagent_dirty = False
         call.output = ""
-        extra = (
-            terminal_verdict(event) if call.terminal_id is not None else result_blocks(event.result)
-        )
         update = call.update()
         update["status"] = wire_status(event.status)
         update["title"] = call.ui.title
         update["locations"] = locations(call.ui)
-        update["content"] = call.content(extra)
-        update["rawOutput"] = raw_output(event)
+        update["content"] = final_content(call, event)
+        shown_output = raw_output(event)
+        if shown_output is not None:
+            update["rawOutput"] = shown_output
         if call.child_session_id is not None:
             update["_meta"] = call.meta()
         updates.append(update)
@@ -353,8 +363,11 @@ class UpdateTranslator:
         """A replayed call in one message: announced in its final state."""
         update = call.announcement(call.raw_input)
         update["status"] = wire_status(event.status)
-        update["content"] = call.content(result_blocks(event.result))
-        update["rawOutput"] = raw_output(event)
+        one_diff = bool(call.ui.diffs) and event.status == "completed"
+        update["content"] = call.content([] if one_diff else result_blocks(event.result))
+        shown_output = raw_output(event)
+        if shown_output is not None:
+            update["rawOutput"] = shown_output
         del self.calls[event.call_id]
         return update
 
@@ -430,7 +443,12 @@ def permission_request(translator: UpdateTranslator, prompt: PermissionPrompt) -
     once every event before it was sent (`agent.turn_stream.OrderedInteraction`): the call it
     names was announced already, and what the translator knows of it is current. A call that
     already ran keeps showing its terminal or output (a command the sandbox stopped, asking
-    whether to run it outside)."""
+    whether to run it outside).
+
+    What the user approves is in what every client shows: the title (a command's starts with
+    the command itself) and the content: the diff first (CodeCompanion opens its diff view only
+    when the first block is one), then the exact command as a code block, or else the call's
+    arguments (bounded, secrets masked: `agent.tools.results.shown_arguments`)."""
     known = translator.calls.get(prompt.call_id)
     ui = prompt.ui
     content = diffs(ui)
@@ -438,6 +456,17 @@ def permission_request(translator: UpdateTranslator, prompt: PermissionPrompt) -
         content.append({"type": "terminal", "terminalId": known.terminal_id})
     elif known is not None and known.output:
         content.append(text_content(known.output))
+    if prompt.command is not None:
+        content.append(text_content(fenced(prompt.command, "sh")))
+    elif not ui.diffs:
+        content.extend(_arguments_content(prompt.raw_input))
+    if any(option.unsandboxed for option in prompt.options):
+        content.append(text_content(_outside_warning(prompt.reason)))
+    offered = _offered(prompt.options)
+    dropped = [o for o in prompt.options if o.rule and all(o is not kept for kept in offered)]
+    for option in dropped:
+        if option.kind == "allow_always":
+            content.append(text_content(_project_hint(option.rule or "")))
     tool_call: ToolCallUpdate = {
         "toolCallId": prompt.call_id,
         "title": ui.title,
@@ -446,41 +475,108 @@ def permission_request(translator: UpdateTranslator, prompt: PermissionPrompt) -
         "locations": locations(ui),
         "content": content,
     }
-    if prompt.raw_input is not None:
-        tool_call["rawInput"] = cast("JsonValue", prompt.raw_input)
-    options = [_permission_option(option) for option in prompt.options]
-    return {"toolCall": tool_call, "options": options}
+    shown_input = raw_input_object(cast("JsonValue", prompt.raw_input))
+    if shown_input is not None:
+        tool_call["rawInput"] = shown_input
+    return {"toolCall": tool_call, "options": [_permission_option(o) for o in offered]}
+
+
+_WIRE_ORDER: tuple[WireKind, ...] = ("allow_once", "reject_once", "allow_always", "reject_always")
+"""The order options are sent in. CodeCompanion's Enter picks the SECOND choice
+(`vim.fn.confirm(..., 2)`), so that one is a plain rejection; Toad's Enter picks the first."""
+
+
+def _wire_kind(option: PermissionOption) -> WireKind:
+    match option.kind:
+        case "allow_once" | "reject_once" | "reject_always":
+            return option.kind
+        case "allow_session" | "allow_always":
+            return "allow_always"
+
+
+def _safety(option: PermissionOption) -> int:
+    """Lower is safer: among options of one wire kind the safest is the one offered."""
+    return int(option.unsandboxed) + (1 if option.kind == "allow_always" else 0)
+
+
+def _offered(options: tuple[PermissionOption, ...]) -> list[PermissionOption]:
+    """At most one option per ACP kind: clients bind their keys by kind (CodeCompanion maps
+    each kind to the LAST option of that kind, Toad to the first; Zed's AllowAlways key takes
+    the option whose id is `allow_always`, its hint marks the first of the kind). So of
+    "allow for this session" and "always allow in this project" only the session grant, the
+    safer, is offered; the project rule is named in the content instead, as the
+    `/permissions allow` command that adds it. No option id is Zed's `allow_always` or
+    `allow_thread`, so Zed's key and hint both fall on the one `allow_always` option."""
+    by_kind: dict[WireKind, PermissionOption] = {}
+    for option in options:
+        kind = _wire_kind(option)
+        held = by_kind.get(kind)
+        if held is None or _safety(option) < _safety(held):
+            by_kind[kind] = option
+    return [by_kind[kind] for kind in _WIRE_ORDER if kind in by_kind]
 
 
 def _permission_option(option: PermissionOption) -> WireOption:
-    """ACP has four option kinds; earshot's "for this session" and "always (in this project)"
-    are both `allow_always`, told apart by the name and by `_meta.earshot.scope`."""
+    """One offered option; `_meta.earshot.scope` says what an "always" answer covers."""
     rule = option.rule
     name = option.label or option.id
     meta: dict[str, str | None] | None = None
     match option.kind:
         case "allow_once":
-            kind = "allow_once"
             if option.unsandboxed:
                 meta = {"sandbox": "outside"}
         case "allow_session":
-            kind = "allow_always"
             meta = {"scope": "session", "rule": rule}
             if rule:
                 name = f"Allow `{rule}` for this session"
         case "allow_always":
-            kind = "allow_always"
             meta = {"scope": "project", "rule": rule}
             if rule:
                 name = f"Always allow `{rule}` in this project"
         case "reject_once":
-            kind = "reject_once"
+            pass
         case "reject_always":
-            kind = "reject_always"
             meta = {"scope": "project", "rule": rule}
             if rule:
                 name = f"Always reject `{rule}` in this project"
-    wire: WireOption = {"optionId": option.id, "name": name, "kind": kind}
+    wire: WireOption = {"optionId": _wire_id(option), "name": name, "kind": _wire_kind(option)}
     if meta is not None:
         wire["_meta"] = {"earshot": {key: value for key, value in meta.items() if value}}
     return wire
+
+
+ZED_SPECIAL_IDS = frozenset({"allow_always", "allow_thread"})
+"""Option ids Zed reads specially (`permission_option_for_action`,
+`render_permission_buttons_flat`)."""
+
+
+def _wire_id(option: PermissionOption) -> str:
+    # The agent's ids are its own names; one that Zed reads specially is never sent as is.
+    return f"earshot-{option.id}" if option.id in ZED_SPECIAL_IDS else option.id
+
+
+def answered_option(options: tuple[PermissionOption, ...], wire_id: str) -> PermissionOption | None:
+    """The offered option a client's answer names (None: not one that was offered)."""
+    return next((o for o in _offered(options) if _wire_id(o) == wire_id), None)
+
+
+def _arguments_content(raw_input: object) -> list[ToolCallContent]:
+    from agent.tools.results import shown_arguments
+
+    if not isinstance(raw_input, dict) or not raw_input:
+        return []
+    arguments = cast("dict[str, object]", raw_input)
+    shown = json.dumps(shown_arguments(arguments), indent=2, ensure_ascii=False)
+    return [text_content(f"With these arguments:\n\n{fenced(shown, 'json')}")]
+
+
+def _outside_warning(reason: str) -> str:
+    said = reason[:1].upper() + reason[1:] if reason else "The sandbox stopped this command"
+    return (
+        f"{said}. Running it outside the sandbox gives it everything your user account can "
+        "reach: every file, the network, your other projects."
+    )
+
+
+def _project_hint(rule: str) -> str:
+    return f"To allow this in this project from now on, send `/permissions allow {rule}`."
