@@ -5,9 +5,13 @@ order. It remembers each tool call (title, diffs, live output, terminal) because
 call's whole `content` list on every update.
 
 Choices worth knowing:
-- A tool call is announced (`tool_call`, status pending) when the model starts it; its arguments
-  arrive with `ToolCallReady` as `rawInput`, `locations` and diff content. Denied, interrupted and
-  failed calls all end `failed` (ACP has no other terminal status).
+- A tool call is announced (`tool_call`, status pending) once its arguments are complete
+  (`ToolCallReady`), whole: its real kind, its title (a command's is the command itself),
+  `rawInput`, `locations` and diff content. Clients keep what the first `tool_call` says (Zed
+  renders a call first announced as `other` as Markdown for good). Denied, interrupted and failed
+  calls all end `failed` (ACP has no other terminal status).
+- `rawInput` and `rawOutput` are always objects (Toad type-checks them as such and drops the
+  whole update otherwise); a successful edit shows its diff only, not its result text too.
 - Subagent work (events with `parent_call_id`): the subagent's tool calls appear as their own tool
   calls (tagged `_meta.earshot.parentToolCallId`); its text is shown inside the parent `task`
   call's content, refreshed at each subagent message boundary and when the parent finishes.
