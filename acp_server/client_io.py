@@ -23,7 +23,8 @@ from acp_server.background_terminals import TerminalCommand
 from acp_server.capabilities import ClientCapabilities
 from acp_server.framing import Message
 from acp_server.jsonrpc import ClientError, Connection, ConnectionClosed
-from acp_server.updates import UpdateTranslator, answered_option, permission_request
+from acp_server.permission_prompts import answered_option, permission_request
+from acp_server.updates import UpdateTranslator
 from agent.backends import (
     Confinement,
     FileBackend,

@@ -332,7 +332,7 @@ def _options(proposals: tuple[str, ...], refusals: tuple[str, ...]) -> tuple[Per
     """Allow once, the two "always" scopes when a rule may answer, reject, and "always reject".
     Never "run outside the sandbox": that is asked on its own, only once the sandbox has stopped
     the command (`agent.tools.bash`), so that no plain "allow" can mean it. A front end with
-    fewer kinds than these offers the safer "always" (`acp_server.updates`)."""
+    fewer kinds than these offers the safer "always" (`acp_server.permission_prompts`)."""
     options = [PermissionOption(id="allow_once", label="Allow once", kind="allow_once")]
     if proposals:
         shown = ", ".join(proposals)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from acp_server.permission_prompts import answered_option, permission_request
 from acp_server.tool_calls import fenced, raw_input_object, raw_output
-from acp_server.updates import UpdateTranslator, answered_option, permission_request
+from acp_server.updates import UpdateTranslator
 from agent.backends import PermissionOption, PermissionPrompt, ToolUi
 from agent.events import ToolCallFinished
 from providers.types import JsonValue, TextPart, ToolResultPart
