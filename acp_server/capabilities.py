@@ -8,7 +8,7 @@ an error: clients add members freely). `ClientCapabilities` is what the server k
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from acp_server.protocol.connection import (
@@ -57,9 +57,24 @@ def checked(raw: object) -> WireCapabilities:
     if elicitation is not None:
         result["elicitation"] = cast("ElicitationCapabilities", _present(elicitation, "form"))
     meta = _fields(caps.get("_meta"))
-    if meta is not None and "terminal_output" in meta:
-        result["_meta"] = {"terminal_output": meta["terminal_output"] is True}
+    if meta is not None:
+        kept_meta: dict[str, object] = {}
+        if "terminal_output" in meta:
+            kept_meta["terminal_output"] = meta["terminal_output"] is True
+        earshot = _fields(meta.get("earshot"))
+        if earshot is not None and "cancelRequest" in earshot:
+            kept_meta["earshot"] = {"cancelRequest": earshot["cancelRequest"] is True}
+        if kept_meta:
+            result["_meta"] = cast("dict[str, Any]", kept_meta)
     return result
+
+
+CANCEL_REQUEST_CLIENTS = frozenset({"zed"})
+"""Clients (`clientInfo.name`) whose source shows they take `$/cancel_request`: Zed (the Rust
+SDK). ACP v1 has no capability for it, and the Python SDK 0.12.1 logs "Method not found" with
+a traceback for each one (Toad 0.6.20 answers it with an error), so it goes only to these, to
+a client that advertises `_meta.earshot.cancelRequest`, and to one that has sent one itself
+(`acp_server.jsonrpc`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,14 +89,17 @@ class ClientCapabilities:
     compaction: bool = False
     boolean_config: bool = False
     terminal_output_meta: bool = False
+    cancel_request: bool = False
+    """The client takes `$/cancel_request` (`CANCEL_REQUEST_CLIENTS`)."""
 
     @classmethod
-    def of(cls, caps: WireCapabilities) -> ClientCapabilities:
+    def of(cls, caps: WireCapabilities, client_name: str = "") -> ClientCapabilities:
         fs = caps.get("fs") or {}
         session = caps.get("session") or {}
         config = session.get("configOptions") or {}
         elicitation = caps.get("elicitation") or {}
         meta = caps.get("_meta") or {}
+        earshot = _fields(meta.get("earshot")) or {}
         return cls(
             read_text_file=fs.get("readTextFile") is True,
             write_text_file=fs.get("writeTextFile") is True,
@@ -91,4 +109,6 @@ class ClientCapabilities:
             compaction=session.get("compaction") is not None,
             boolean_config=config.get("boolean") is not None,
             terminal_output_meta=meta.get("terminal_output") is True,
+            cancel_request=client_name.lower() in CANCEL_REQUEST_CLIENTS
+            or earshot.get("cancelRequest") is True,
         )

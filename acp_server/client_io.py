@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -19,7 +23,8 @@ from acp_server.background_terminals import TerminalCommand
 from acp_server.capabilities import ClientCapabilities
 from acp_server.framing import Message
 from acp_server.jsonrpc import ClientError, Connection, ConnectionClosed
-from acp_server.updates import UpdateTranslator, permission_request
+from acp_server.permission_prompts import answered_option, permission_request
+from acp_server.updates import UpdateTranslator
 from agent.backends import (
     Confinement,
     FileBackend,
@@ -33,6 +38,7 @@ from agent.backends import (
     QuestionAnswer,
     TerminalSink,
 )
+from agent.protected_paths import data_dir
 from agent.regular_files import check_regular, read_regular
 
 if TYPE_CHECKING:
@@ -48,18 +54,64 @@ _BINARY_SNIFF_BYTES = 8192
 class SessionChannel:
     """The connection as one session sees it: updates and client requests. A request made
     inside a turn (a permission prompt, a question, a file read) is cancelled with the turn's
-    cancel scope, which withdraws it from the client (`$/cancel_request`)."""
+    cancel scope, which withdraws it from the client (`$/cancel_request`).
+
+    It also keeps the terminals of finished commands until their call's final update is sent
+    (`hold_terminal`): that update still shows the terminal, and a client resolves every
+    terminal an update names (Zed fails the whole update on a released one, `from_acp`, and
+    drops its `rawOutput` and `locations`)."""
 
     def __init__(self, connection: Connection, client: ClientCapabilities) -> None:
         self.connection = connection
         self.client = client
         self.session_id = ""
         self.translator = UpdateTranslator(client=client)
+        self._shown_in: dict[str, str] = {}
+        """Terminal id -> the call whose content showed it."""
+        self._held: set[str] = set()
+        """Terminals whose command has ended, released after their call's final update."""
 
     async def update(self, update: SessionUpdate) -> None:
         await self.connection.notify(
             "session/update", {"sessionId": self.session_id, "update": update}
         )
+        if update["sessionUpdate"] in ("tool_call", "tool_call_update"):
+            await self._track_terminals(cast("dict[str, object]", update))
+
+    def hold_terminal(self, terminal_id: str) -> None:
+        """Release `terminal_id` once the final update of the call showing it was sent (or at
+        the end of the turn, `release_held`)."""
+        self._held.add(terminal_id)
+
+    async def _track_terminals(self, update: dict[str, object]) -> None:
+        call_id = str(update.get("toolCallId"))
+        for item in _items(update.get("content")):
+            terminal_id = item.get("terminalId")
+            if item.get("type") == "terminal" and isinstance(terminal_id, str):
+                self._shown_in[terminal_id] = call_id
+        if update.get("status") not in ("completed", "failed"):
+            return
+        ended = [terminal for terminal, shown in self._shown_in.items() if shown == call_id]
+        for terminal_id in ended:
+            del self._shown_in[terminal_id]
+        await self._release([terminal for terminal in ended if terminal in self._held])
+
+    async def release_held(self) -> None:
+        """Release every held terminal (the turn ended: no final update will name them)."""
+        await self._release(list(self._held))
+
+    async def release_terminal(self, terminal_id: str) -> None:
+        await self._release([terminal_id])
+
+    async def _release(self, terminal_ids: list[str]) -> None:
+        for terminal_id in terminal_ids:
+            self._held.discard(terminal_id)
+            with (
+                anyio.CancelScope(shield=True),
+                anyio.move_on_after(_TERMINAL_CLEANUP_SECONDS),
+                contextlib.suppress(ClientError, ConnectionClosed),
+            ):
+                await self.request("terminal/release", {"terminalId": terminal_id})
 
     async def request(self, method: str, params: Message) -> object:
         """Ask the client (`sessionId` added); the answer as it came, for the caller to read."""
@@ -67,6 +119,13 @@ class SessionChannel:
 
 
 # ----------------------------------------------------------------------------- interaction
+
+
+def _items(value: object) -> list[dict[str, object]]:
+    """The objects in a list (an update's `content`)."""
+    if not isinstance(value, list):
+        return []
+    return [_fields(item) for item in cast("list[object]", value)]
 
 
 def _fields(value: object) -> dict[str, object]:
@@ -104,9 +163,10 @@ class AcpInteraction:
         chosen = _selected(result)
         if chosen is None:
             return PermissionAnswer(option_id=None)
-        if all(option.id != chosen for option in prompt.options):
+        option = answered_option(prompt.options, chosen)
+        if option is None:
             return PermissionAnswer(option_id=_fallback_reject(prompt.options))
-        return PermissionAnswer(option_id=chosen)
+        return PermissionAnswer(option_id=option.id)
 
     async def ask_question(self, question: Question) -> QuestionAnswer:
         try:
@@ -252,11 +312,59 @@ class AcpFiles:
 # ------------------------------------------------------------------------------ processes
 
 
+@dataclass(frozen=True, slots=True)
+class Launcher:
+    """A script that runs one confined command line (`write_launcher`)."""
+
+    directory: Path
+    argv: list[str]
+    """What `terminal/create` is given: the script, then the user's command as its one
+    argument, which it does not read: it is there for the editor to show."""
+
+    def remove(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def write_launcher(confined: Sequence[str], command: str) -> Launcher:
+    """A launcher for the sandbox's command line `confined`, which runs `command`.
+
+    Editors label a terminal with how it was started (Zed: `command` and `args` joined; Toad:
+    `shlex.join`), and the sandbox's whole command line (`env -u KEY... bwrap ... bash -c
+    COMMAND`, some kilobytes) hides the command the user approved at its very end. So the
+    terminal starts `<data>/launchers/<random>/sandbox COMMAND`: a `/bin/sh` script holding the
+    command line, which removes its own directory, then `exec`s it.
+
+    What runs is the command line written in the script, never the argument: an editor that
+    mangles or drops arguments (Toad runs a `command` with a space in it alone) changes only
+    what it shows. The directory is earshot's data dir, hidden from every sandboxed command
+    (`agent.sandbox_linux`, `ProtectedPaths.hidden`) and protected from the file tools, so no
+    command of the model's can rewrite a launcher before the editor runs it; it is created
+    0700 with a fresh name, and the script with O_EXCL."""
+    base = data_dir(os.environ) / "launchers"
+    base.mkdir(mode=0o700, parents=True, exist_ok=True)
+    directory = Path(tempfile.mkdtemp(dir=base))
+    script = directory / "sandbox"
+    remover = shutil.which("rm")
+    lines = [
+        "#!/bin/sh",
+        "# earshot: runs one command in earshot's command sandbox. Its argument is only what",
+        "# the editor shows; the command line below is what runs.",
+    ]
+    if remover is not None:
+        lines.append(shlex.join([remover, "-rf", "--", str(directory)]))
+    lines.append("exec " + shlex.join(confined))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    descriptor = os.open(script, flags, 0o700)
+    with os.fdopen(descriptor, "w", encoding="utf-8", errors="surrogateescape") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return Launcher(directory=directory, argv=[str(script), command])
+
+
 class AcpProcesses:
     """`bash -c` in an editor terminal when the client has one (embedded live in the tool call),
-    else local. A confined command is handed to the terminal as the sandbox's whole command line
-    (the editor runs on the same machine), which also removes the provider keys from the
-    editor's environment before the sandbox starts."""
+    else local. A confined command is handed to the terminal as a launcher script that runs the
+    sandbox's whole command line (`sandbox_launcher`: the editor runs on the same machine), which
+    also removes the provider keys from the editor's environment before the sandbox starts."""
 
     def __init__(self, channel: SessionChannel, local: ProcessBackend) -> None:
         self.channel = channel
@@ -289,16 +397,34 @@ class AcpProcesses:
         if confine is None:
             return await self._terminal(argv, cwd, timeout, output_limit, env, on_terminal)
         async with confine.launch(argv, cwd=cwd, scrub_env=True) as confined:
-            return await self._terminal(confined, cwd, timeout, output_limit, env, on_terminal)
+            launcher = write_launcher(confined, command)
+            try:
+                return await self._terminal(
+                    launcher.argv, cwd, timeout, output_limit, env, on_terminal
+                )
+            finally:
+                launcher.remove()  # it has run (or never will): the command has ended
 
     async def start_background(
         self, argv: Sequence[str], *, cwd: Path, output_limit: int
     ) -> TerminalCommand | None:
         """A command left running in an editor terminal (`agent.background`); None without
-        the terminal capability (it runs locally then)."""
+        the terminal capability (it runs locally then). A confined one (its command line is
+        not `bash -c COMMAND`) starts through a launcher that removes itself once run."""
         if not self.channel.client.terminal:
             return None
-        return await TerminalCommand.create(self.channel, argv, cwd=cwd, output_limit=output_limit)
+        if list(argv[:2]) == ["bash", "-c"]:
+            return await TerminalCommand.create(
+                self.channel, argv, cwd=cwd, output_limit=output_limit
+            )
+        launcher = write_launcher(argv, argv[-1])
+        try:
+            return await TerminalCommand.create(
+                self.channel, launcher.argv, cwd=cwd, output_limit=output_limit
+            )
+        except BaseException:
+            launcher.remove()  # never run: it would have removed itself
+            raise
 
     async def _terminal(
         self,
@@ -322,15 +448,17 @@ class AcpProcesses:
         terminal_id = _fields(created).get("terminalId")
         if not isinstance(terminal_id, str):
             raise OSError("the editor did not create a terminal")
+        ended = False
         try:
-            return await self._follow(terminal_id, timeout, on_terminal)
+            result = await self._follow(terminal_id, timeout, on_terminal)
+            ended = True
+            return result
         finally:
-            with (
-                anyio.CancelScope(shield=True),
-                anyio.move_on_after(_TERMINAL_CLEANUP_SECONDS),
-                contextlib.suppress(ClientError, ConnectionClosed),
-            ):
-                await self.channel.request("terminal/release", {"terminalId": terminal_id})
+            if ended and on_terminal is not None:
+                # Shown in a tool call: released after that call's final update names it.
+                self.channel.hold_terminal(terminal_id)
+            else:
+                await self.channel.release_terminal(terminal_id)
 
     async def _follow(
         self, terminal_id: str, timeout: float, on_terminal: TerminalSink | None

@@ -150,6 +150,9 @@ class Connection:
         self._write_broken = False
         self._in_flight: dict[RequestId, _InFlight] = {}
         self._outgoing = OutgoingRequests()
+        self.peer_cancels = False
+        """Whether the peer takes `$/cancel_request` (ACP v1 has no capability for it: set by
+        the server from what the client said of itself, and here once the peer sent one)."""
         self._active = 0
         """Tasks answering what was read (requests, notifications, errors)."""
         self._idle = anyio.Event()
@@ -258,6 +261,7 @@ class Connection:
     def _dispatch_notification(self, method: str, raw_params: object) -> None:
         params: RawObject = raw_params if isinstance(raw_params, dict) else {}  # pyright: ignore[reportUnknownVariableType]
         if method == "$/cancel_request":
+            self.peer_cancels = True  # it speaks the method, so it takes it too
             # Run as a task, after the tasks of the requests read before it have started: a
             # request and its cancel read in one chunk must reach the handler's `soft_cancel`.
             self._spawn_tracked(self._cancel_in_flight, params.get("requestId"))
@@ -377,7 +381,9 @@ class Connection:
     async def request(self, method: str, params: Message) -> object:
         """Send a request and wait for its result.
 
-        Cancelling the caller forgets the request and tells the peer with `$/cancel_request`.
+        Cancelling the caller forgets the request and tells the peer with `$/cancel_request`
+        when it takes that (`peer_cancels`); one that does not answers the request later, and
+        the answer is dropped as one to a request we no longer have.
 
         Raises:
             ClientError: the peer answered with an error.
@@ -390,7 +396,7 @@ class Connection:
             return await self._outgoing.wait(request_id)
         except anyio.get_cancelled_exc_class():
             self._outgoing.forget(request_id)
-            if not self._outgoing.closed:
+            if self.peer_cancels and not self._outgoing.closed:
                 with anyio.CancelScope(shield=True):
                     await self.notify("$/cancel_request", {"requestId": request_id})
             raise

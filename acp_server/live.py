@@ -236,6 +236,9 @@ class LiveSession:
             close = getattr(events, "aclose", None)
             if close is not None:
                 await close()
+            # A terminal is held until its call's final update (`SessionChannel`); a turn that
+            # ended without one (cancelled) lets the rest go.
+            await self.channel.release_held()
         return stop
 
     async def emit(self, event: AgentEvent) -> None:

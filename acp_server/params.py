@@ -131,10 +131,18 @@ def initialize(params: RawObject) -> InitializeRequest:
         raise InvalidParams("protocolVersion", "invalid params: protocolVersion must be a uint16")
     from acp_server.capabilities import checked
 
-    return {
+    request: InitializeRequest = {
         "protocolVersion": version,
         "clientCapabilities": checked(params.get("clientCapabilities")),
     }
+    info = params.get("clientInfo")
+    if isinstance(info, dict):
+        fields = cast("dict[str, object]", info)
+        name, client_version = fields.get("name"), fields.get("version")
+        if isinstance(name, str) and isinstance(client_version, str):
+            # Read leniently, as the capabilities: a client is never refused for its name.
+            request["clientInfo"] = {"name": name[:200], "version": client_version[:200]}
+    return request
 
 
 def authenticate(params: RawObject) -> AuthenticateRequest:

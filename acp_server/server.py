@@ -192,7 +192,10 @@ class AcpServer:
     async def initialize(
         self, request: InitializeRequest, context: RequestContext
     ) -> InitializeResponse:
-        self.client = ClientCapabilities.of(request.get("clientCapabilities", {}))
+        info = request.get("clientInfo") or {"name": "", "version": ""}
+        self.client = ClientCapabilities.of(request.get("clientCapabilities", {}), info["name"])
+        if self.client.cancel_request:
+            self.connection.peer_cancels = True
         return initialize_result(self._version)
 
     async def authenticate(

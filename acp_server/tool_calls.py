@@ -4,6 +4,7 @@ text, the result) and the `tool_call` / `tool_call_update` payloads, built from 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, assert_never
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
         ContentBlockImage,
         ContentBlockResourceLink,
         ContentBlockText,
+        JsonObject,
         JsonValue,
         ToolCallContent,
         ToolCallLocation,
@@ -91,8 +93,45 @@ def result_blocks(result: ToolResultPart) -> list[ToolCallContent]:
     return blocks
 
 
-def raw_output(event: ToolCallFinished) -> JsonValue:
-    return event.raw_output if event.raw_output is not None else event.result.text
+def raw_output(event: ToolCallFinished) -> JsonObject | None:
+    """`rawOutput`, always an object (Toad type-checks it as one and drops the whole update
+    otherwise): the tool's own when it is one, else the result text as `output` (and a tool's
+    non-object value as `value`). None when there is nothing to say."""
+    raw = event.raw_output
+    if isinstance(raw, dict):
+        return raw
+    output: dict[str, JsonValue] = {"output": event.result.text} if event.result.text else {}
+    if raw is not None:
+        output["value"] = raw
+    return output or None
+
+
+def raw_input_object(arguments: JsonValue) -> JsonObject | None:
+    """`rawInput`, always an object (as `raw_output`): a call's arguments are one, except a
+    model's malformed ones, which are shown as `value`."""
+    if arguments is None:
+        return None
+    return arguments if isinstance(arguments, dict) else {"value": arguments}
+
+
+def final_content(call: ToolCall, event: ToolCallFinished) -> list[ToolCallContent]:
+    """A finished call's content. One diff per edit: an edit's result text repeats its diff in
+    unified form, which clients render as Markdown (Zed: `-`/`+` lines become bullet lists,
+    `render_markdown_output`), so a call that shows diff content and succeeded does not add its
+    result text. A terminal shows its own output; only its verdict is added."""
+    if call.terminal_id is not None:
+        return call.content(terminal_verdict(event))
+    if call.ui.diffs and event.status == "completed":
+        return call.content()
+    return call.content(result_blocks(event.result))
+
+
+def fenced(text: str, language: str = "") -> str:
+    """`text` as a Markdown code block, literal whatever it holds (the fence is longer than any
+    run of backticks in it)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text}\n{fence}"
 
 
 @dataclass(slots=True)
@@ -144,8 +183,9 @@ class ToolCall:
             "locations": locations(self.ui),
             "content": self.content(),
         }
-        if raw_input is not None:
-            update["rawInput"] = raw_input
+        shown_input = raw_input_object(raw_input)
+        if shown_input is not None:
+            update["rawInput"] = shown_input
         meta = self.meta()
         if meta is not None:
             update["_meta"] = meta

@@ -5,9 +5,13 @@ order. It remembers each tool call (title, diffs, live output, terminal) because
 call's whole `content` list on every update.
 
 Choices worth knowing:
-- A tool call is announced (`tool_call`, status pending) when the model starts it; its arguments
-  arrive with `ToolCallReady` as `rawInput`, `locations` and diff content. Denied, interrupted and
-  failed calls all end `failed` (ACP has no other terminal status).
+- A tool call is announced (`tool_call`, status pending) once its arguments are complete
+  (`ToolCallReady`), whole: its real kind, its title (a command's is the command itself),
+  `rawInput`, `locations` and diff content. Clients keep what the first `tool_call` says (Zed
+  renders a call first announced as `other` as Markdown for good). Denied, interrupted and failed
+  calls all end `failed` (ACP has no other terminal status).
+- `rawInput` and `rawOutput` are always objects (Toad type-checks them as such and drops the
+  whole update otherwise); a successful edit shows its diff only, not its result text too.
 - Subagent work (events with `parent_call_id`): the subagent's tool calls appear as their own tool
   calls (tagged `_meta.earshot.parentToolCallId`); its text is shown inside the parent `task`
   call's content, refreshed at each subagent message boundary and when the parent finishes.
@@ -26,16 +30,16 @@ from typing import TYPE_CHECKING, Literal, assert_never, cast
 from acp_server.capabilities import ClientCapabilities
 from acp_server.tool_calls import (
     ToolCall,
-    diffs,
+    final_content,
     locations,
+    raw_input_object,
     raw_output,
     result_blocks,
-    terminal_verdict,
     text_block,
     text_content,
     wire_status,
 )
-from agent.backends import PermissionOption, PermissionPrompt, ToolUi
+from agent.backends import ToolUi
 from agent.events import (
     AgentEvent,
     CommandOutput,
@@ -64,13 +68,9 @@ from agent.events import (
 )
 
 if TYPE_CHECKING:
-    from acp_server.framing import Message
-    from acp_server.protocol.client import PermissionOption as WireOption
     from acp_server.protocol.common import (
         JsonObject,
-        JsonValue,
         ToolCallStatus,
-        ToolCallUpdate,
     )
     from acp_server.protocol.prompt import (
         SessionUpdate,
@@ -268,17 +268,16 @@ class UpdateTranslator:
         return [] if call.announced else [call.announcement(None)]
 
     def _started(self, event: ToolCallStarted) -> list[SessionUpdate]:
+        """Remembered, not announced: the arguments are still streaming, so neither the real
+        kind nor the title is known yet, and a client keeps what the first `tool_call` says
+        (Zed renders a call first announced as `other` as Markdown for good, `ToolCall::from_acp`:
+        a command would lose its `*` and backslashes). `_ready` announces it whole."""
         call = self._call(event.call_id, event.name, event.parent_call_id)
         call.ui = event.ui
         call.name = event.name
-        if self.replaying:
+        if self.replaying or event.parent_call_id is None:
             return []
-        updates: list[SessionUpdate] = []
-        if event.parent_call_id is not None:
-            updates.extend(self._flush_subagent(self._call(event.parent_call_id)))
-        if not call.announced:
-            updates.append(call.announcement(None))
-        return updates
+        return self._flush_subagent(self._call(event.parent_call_id))
 
     def _ready(self, event: ToolCallReady) -> list[SessionUpdate]:
         call = self._call(event.call_id, event.name, event.parent_call_id)
@@ -293,7 +292,9 @@ class UpdateTranslator:
         update["kind"] = call.ui.kind
         update["locations"] = locations(call.ui)
         update["content"] = call.content()
-        update["rawInput"] = event.arguments
+        shown_input = raw_input_object(event.arguments)
+        if shown_input is not None:
+            update["rawInput"] = shown_input
         return [update]
 
     def _running(self, event: ToolCallRunning) -> list[SessionUpdate]:
@@ -310,6 +311,7 @@ class UpdateTranslator:
             call.child_session_id = event.child_session_id
             if self.replaying:
                 return []  # shown with the call's final state
+        new_terminal = event.terminal_id is not None and event.terminal_id != call.terminal_id
         if event.terminal_id is not None:
             call.terminal_id = event.terminal_id
         if event.text:
@@ -317,6 +319,10 @@ class UpdateTranslator:
         updates = self._ensure_announced(call)
         update = call.update()
         update["content"] = call.content()
+        if new_terminal:
+            # A client labels the terminal with how it was started (earshot's sandbox launcher);
+            # Zed relabels a command's terminals with its title (`update_fields`).
+            update["title"] = call.ui.title
         if event.child_session_id is not None:
             update["_meta"] = call.meta()
         updates.append(update)
@@ -333,15 +339,14 @@ class UpdateTranslator:
         updates = self._ensure_announced(call)
         call.subagent_dirty = False
         call.output = ""
-        extra = (
-            terminal_verdict(event) if call.terminal_id is not None else result_blocks(event.result)
-        )
         update = call.update()
         update["status"] = wire_status(event.status)
         update["title"] = call.ui.title
         update["locations"] = locations(call.ui)
-        update["content"] = call.content(extra)
-        update["rawOutput"] = raw_output(event)
+        update["content"] = final_content(call, event)
+        shown_output = raw_output(event)
+        if shown_output is not None:
+            update["rawOutput"] = shown_output
         if call.child_session_id is not None:
             update["_meta"] = call.meta()
         updates.append(update)
@@ -353,8 +358,11 @@ class UpdateTranslator:
         """A replayed call in one message: announced in its final state."""
         update = call.announcement(call.raw_input)
         update["status"] = wire_status(event.status)
-        update["content"] = call.content(result_blocks(event.result))
-        update["rawOutput"] = raw_output(event)
+        one_diff = bool(call.ui.diffs) and event.status == "completed"
+        update["content"] = call.content([] if one_diff else result_blocks(event.result))
+        shown_output = raw_output(event)
+        if shown_output is not None:
+            update["rawOutput"] = shown_output
         del self.calls[event.call_id]
         return update
 
@@ -419,68 +427,3 @@ class UpdateTranslator:
                 "content": content,
             }
         ]
-
-
-# ------------------------------------------------------------------------ permission prompts
-
-
-def permission_request(translator: UpdateTranslator, prompt: PermissionPrompt) -> Message:
-    """The params of `session/request_permission` for `prompt` (`sessionId` is added by the
-    channel). The prompt reaches the server one way only, the session's `Interaction`, and only
-    once every event before it was sent (`agent.turn_stream.OrderedInteraction`): the call it
-    names was announced already, and what the translator knows of it is current. A call that
-    already ran keeps showing its terminal or output (a command the sandbox stopped, asking
-    whether to run it outside)."""
-    known = translator.calls.get(prompt.call_id)
-    ui = prompt.ui
-    content = diffs(ui)
-    if known is not None and known.terminal_id is not None:
-        content.append({"type": "terminal", "terminalId": known.terminal_id})
-    elif known is not None and known.output:
-        content.append(text_content(known.output))
-    tool_call: ToolCallUpdate = {
-        "toolCallId": prompt.call_id,
-        "title": ui.title,
-        "kind": ui.kind,
-        "status": "pending",
-        "locations": locations(ui),
-        "content": content,
-    }
-    if prompt.raw_input is not None:
-        tool_call["rawInput"] = cast("JsonValue", prompt.raw_input)
-    options = [_permission_option(option) for option in prompt.options]
-    return {"toolCall": tool_call, "options": options}
-
-
-def _permission_option(option: PermissionOption) -> WireOption:
-    """ACP has four option kinds; earshot's "for this session" and "always (in this project)"
-    are both `allow_always`, told apart by the name and by `_meta.earshot.scope`."""
-    rule = option.rule
-    name = option.label or option.id
-    meta: dict[str, str | None] | None = None
-    match option.kind:
-        case "allow_once":
-            kind = "allow_once"
-            if option.unsandboxed:
-                meta = {"sandbox": "outside"}
-        case "allow_session":
-            kind = "allow_always"
-            meta = {"scope": "session", "rule": rule}
-            if rule:
-                name = f"Allow `{rule}` for this session"
-        case "allow_always":
-            kind = "allow_always"
-            meta = {"scope": "project", "rule": rule}
-            if rule:
-                name = f"Always allow `{rule}` in this project"
-        case "reject_once":
-            kind = "reject_once"
-        case "reject_always":
-            kind = "reject_always"
-            meta = {"scope": "project", "rule": rule}
-            if rule:
-                name = f"Always reject `{rule}` in this project"
-    wire: WireOption = {"optionId": option.id, "name": name, "kind": kind}
-    if meta is not None:
-        wire["_meta"] = {"earshot": {key: value for key, value in meta.items() if value}}
-    return wire

@@ -50,6 +50,18 @@ class ToolUi(Record):
     diffs: tuple[Diff, ...] = ()
 
 
+def command_title(command: str, note: str | None = None) -> str:
+    """The title of a call that runs `command`: the exact command first (what the user
+    approves is what they read), then the model's `note` (its description) as a shell comment,
+    on one line of its own when the command spans several, so that a heredoc's terminator
+    stays intact. The note is flattened to one line: it cannot pose as more command lines."""
+    shown = " ".join((note or "").split())
+    if not shown or shown == command:
+        return command
+    separator = "\n" if "\n" in command else "  "
+    return f"{command}{separator}# {shown}"
+
+
 # ------------------------------------------------------------------------------------- files
 
 
@@ -149,11 +161,14 @@ class PermissionPrompt(Record):
     call_id: str
     tool_name: str
     ui: ToolUi
-    """Includes the diff for edits, so the user sees what they approve."""
+    """Includes the diff for edits, so the user sees what they approve. For a call that runs a
+    command its title starts with that exact command (`command_title`)."""
     raw_input: object
     reason: str
     """Why the gate asks (e.g. "outside the workspace", "ask rule Bash(rm *)")."""
     options: tuple[PermissionOption, ...]
+    command: str | None = None
+    """The shell command the call would run, exactly: a front end shows it as it is."""
 
 
 class PermissionAnswer(Record):

@@ -33,6 +33,7 @@ from providers.types import TextPart, ToolResultPart
 
 REWIND_FILES: Final = "rewind-files"
 REWIND_CONVERSATION: Final = "rewind-conversation"
+REWIND_NONE: Final = "rewind-none"
 _CHOICE_WORDS: Final = {
     "files": True,
     "--files": True,
@@ -122,17 +123,22 @@ async def _ask_about_files(
             ui=ui,
             raw_input={"message": message.number},
             reason="tool calls after that message changed files that undo can restore",
+            # Both answers rewind, so neither is a rejection; the lighter one (files untouched)
+            # takes the plain "allow" every client binds its first key to. One option per kind.
             options=(
                 PermissionOption(
-                    id=REWIND_FILES, label="Rewind conversation and files", kind="allow_once"
+                    id=REWIND_CONVERSATION, label="Rewind the conversation only", kind="allow_once"
                 ),
                 PermissionOption(
-                    id=REWIND_CONVERSATION, label="Conversation only", kind="reject_once"
+                    id=REWIND_FILES, label="Rewind the conversation and files", kind="allow_always"
                 ),
+                PermissionOption(id=REWIND_NONE, label="Don't rewind", kind="reject_once"),
             ),
         )
     )
     chosen = answer.option_id
+    if chosen not in (REWIND_FILES, REWIND_CONVERSATION):
+        chosen = None  # "don't rewind", or an answer that is none of the options
     text = {REWIND_FILES: "files too", REWIND_CONVERSATION: "conversation only"}.get(
         chosen or "", "cancelled"
     )

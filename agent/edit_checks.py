@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Final
 
 import anyio
 
-from agent.backends import FileBackend, ToolUi
+from agent.backends import FileBackend, ToolUi, command_title
 from agent.code_settings import CodeConfig
 from agent.session_worker import SessionWorker
 from agent.tools.base import PermissionRequest
@@ -187,7 +187,7 @@ class EditChecks:
                 tool_name="bash",
                 request=request,
                 read_only=False,
-                ui=ToolUi(title=f"Verify: {command}", kind="execute"),
+                ui=ToolUi(title=command_title(command, "verify after edits"), kind="execute"),
                 raw_input={"command": command},
                 mode=tooling.mode(),
                 interaction=tooling.interaction,

@@ -19,6 +19,7 @@ from agent.backends import (
     PermissionOptionKind,
     PermissionPrompt,
     ToolUi,
+    command_title,
 )
 from agent.permission_policy import Decision, decide
 from agent.permission_rules import (
@@ -249,8 +250,11 @@ class PermissionGate:
             else ()
         )
         refusals = propose_refusals(request, cwd=self._cwd, allow=rules.allow)
-        outside = self._sandbox == "active" and request.command is not None
-        options = _options(proposals, refusals, outside=outside)
+        options = _options(proposals, refusals)
+        command = request.command
+        if command is not None and not ui.title.startswith(command):
+            # What the user approves is the command itself, not a description of it.
+            ui = replace(ui, title=command_title(command, ui.title))
         prompt = PermissionPrompt(
             call_id=call_id,
             tool_name=tool_name,
@@ -258,6 +262,7 @@ class PermissionGate:
             raw_input=raw_input,
             reason=decision.reason,
             options=options,
+            command=command,
         )
         answer = await interaction.request_permission(prompt)
         if answer.option_id is None:
@@ -326,19 +331,12 @@ def _without_sandbox(decision: Decision, request: PermissionRequest) -> Decision
     return Decision("ask", 4, None, "no command sandbox is available: every command asks")
 
 
-def _options(
-    proposals: tuple[str, ...], refusals: tuple[str, ...], *, outside: bool = False
-) -> tuple[PermissionOption, ...]:
+def _options(proposals: tuple[str, ...], refusals: tuple[str, ...]) -> tuple[PermissionOption, ...]:
+    """Allow once, the two "always" scopes when a rule may answer, reject, and "always reject".
+    Never "run outside the sandbox": that is asked on its own, only once the sandbox has stopped
+    the command (`agent.tools.bash`), so that no plain "allow" can mean it. A front end with
+    fewer kinds than these offers the safer "always" (`acp_server.permission_prompts`)."""
     options = [PermissionOption(id="allow_once", label="Allow once", kind="allow_once")]
-    if outside:
-        options.append(
-            PermissionOption(
-                id="allow_outside_sandbox",
-                label="Run outside the sandbox (this call only)",
-                kind="allow_once",
-                unsandboxed=True,
-            )
-        )
     if proposals:
         shown = ", ".join(proposals)
         options.append(

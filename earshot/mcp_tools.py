@@ -48,6 +48,7 @@ from agent.tools.base import (
     ToolOutput,
     define_tool,
 )
+from agent.tools.results import argument_summary
 from providers.types import ImagePart, JsonValue, NotJsonError, TextPart, ensure_json
 
 if TYPE_CHECKING:
@@ -464,7 +465,12 @@ def mcp_tool(connection: _Connection, tool: Tool, *, label: str | None = None) -
     schema = _schema(tool.input_schema)
 
     def ui(params: McpArguments, ctx: ToolContext) -> ToolUi:
-        return ToolUi(title=f"{title} ({server})", kind="read" if read_only else "other")
+        # What the call does with which arguments, in the one line every client shows.
+        summary = argument_summary(params.model_dump())
+        named = f"{title} ({server})"
+        return ToolUi(
+            title=f"{named}: {summary}" if summary else named, kind="read" if read_only else "other"
+        )
 
     def permission(params: McpArguments, ctx: ToolContext) -> PermissionRequest:
         # Even a read-only tool describes itself: deny rules name the configured names.

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.backends import PermissionOption, PermissionPrompt, ProcessResult, ToolUi
+from agent.backends import (
+    PermissionOption,
+    PermissionPrompt,
+    ProcessResult,
+    ToolUi,
+    command_title,
+)
 from agent.sandbox import Sandbox, SandboxRefused
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
-from agent.tools.results import MAX_RESULT_CHARS, capped, short
+from agent.tools.results import MAX_RESULT_CHARS, capped
 from providers.types import JsonValue
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
@@ -70,8 +76,8 @@ def _permission(params: BashInput, ctx: ToolContext) -> PermissionRequest:
 
 
 def _ui(params: BashInput, ctx: ToolContext) -> ToolUi:
-    title = params.description.strip() if params.description else ""
-    return ToolUi(title=title or short(params.command), kind="execute")
+    # The exact command, never a summary: clients show the title, and the user approves it.
+    return ToolUi(title=command_title(params.command, params.description), kind="execute")
 
 
 RUN_OUTSIDE = "run_outside_sandbox"
@@ -121,18 +127,24 @@ async def _approved_outside(params: BashInput, ctx: ToolContext, why: str) -> bo
     prompt = PermissionPrompt(
         call_id=ctx.call_id,
         tool_name="bash",
-        ui=_ui(params, ctx),
+        ui=ToolUi(
+            title=command_title(params.command, "stopped by the sandbox: run it outside?"),
+            kind="execute",
+        ),
         raw_input={"command": params.command},
         reason=f"the sandbox stopped this command: {why}",
         options=(
             PermissionOption(
                 id=RUN_OUTSIDE,
-                label="Run outside the sandbox (this call only)",
+                label="Run it again OUTSIDE the sandbox, unconfined (this call only)",
                 kind="allow_once",
                 unsandboxed=True,
             ),
-            PermissionOption(id=KEEP_FAILURE, label="Keep it in the sandbox", kind="reject_once"),
+            PermissionOption(
+                id=KEEP_FAILURE, label="Don't: keep it in the sandbox", kind="reject_once"
+            ),
         ),
+        command=params.command,
     )
     answer = await ctx.interaction.request_permission(prompt)
     return answer.option_id == RUN_OUTSIDE

@@ -1,10 +1,13 @@
-"""What every tool result goes through: the size cap, and short forms for titles and paths."""
+"""What every tool result goes through: the size cap; short forms for titles and paths; a call's
+arguments as the user may see them (bounded, secrets masked)."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from agent.tools.base import ToolContext, ToolOutput
 from providers.types import TextPart
@@ -62,3 +65,66 @@ def short(text: str, limit: int = 80) -> str:
     """One line of at most `limit` characters, for titles."""
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "\u2026"
+
+
+# ------------------------------------------------------------------ arguments, shown to the user
+
+_SECRET_KEY = re.compile(
+    r"(?i)(pass(word|wd|phrase)?|secret|token|api[_-]?key|apikey|auth|credential|private[_-]?key"
+    r"|cookie|session[_-]?id|signature)"
+)
+"""Argument names whose values are never shown (`x_api_key`, `githubToken`, `password`...)."""
+_SHOWN_STRING = 300
+"""Characters of one string argument shown in a preview; the rest is counted, not shown."""
+_SHOWN_ITEMS = 20
+"""Members of one object or array shown in a preview."""
+
+
+def shown_arguments(arguments: object, *, depth: int = 4) -> object:
+    """A call's arguments as the user may see them: values under a secret-looking name masked,
+    strings with anything shaped like a key masked (`agent.tool_env.scrub`) and cut, objects
+    and arrays cut to their first members, nesting cut at `depth`. JSON-valued."""
+    from agent.tool_env import scrub
+
+    if isinstance(arguments, str):
+        text = scrub(arguments)
+        if len(text) <= _SHOWN_STRING:
+            return text
+        return f"{text[:_SHOWN_STRING]}… ({len(text) - _SHOWN_STRING} more characters)"
+    if isinstance(arguments, bool | int | float) or arguments is None:
+        return arguments
+    if depth <= 0:
+        return "…"
+    if isinstance(arguments, dict):
+        items = list(cast("dict[object, object]", arguments).items())
+        shown: dict[str, object] = {}
+        for key, value in items[:_SHOWN_ITEMS]:
+            name = str(key)
+            shown[name] = (
+                "[redacted]"
+                if _SECRET_KEY.search(name)
+                else shown_arguments(value, depth=depth - 1)
+            )
+        if len(items) > _SHOWN_ITEMS:
+            shown["…"] = f"{len(items) - _SHOWN_ITEMS} more"
+        return shown
+    if isinstance(arguments, list | tuple):
+        values = list(cast("list[object]", arguments))
+        listed = [shown_arguments(value, depth=depth - 1) for value in values[:_SHOWN_ITEMS]]
+        if len(values) > _SHOWN_ITEMS:
+            listed.append(f"… {len(values) - _SHOWN_ITEMS} more")
+        return listed
+    return shown_arguments(str(arguments), depth=depth)
+
+
+def argument_summary(arguments: object, limit: int = 80) -> str:
+    """One line naming a call's arguments and their (shown) values, at most `limit` characters:
+    `title="Fix it", labels=["bug"]`."""
+    shown = shown_arguments(arguments)
+    if isinstance(shown, dict):
+        members = cast("dict[str, object]", shown)
+        parts = [
+            f"{name}={json.dumps(value, ensure_ascii=False)}" for name, value in members.items()
+        ]
+        return short(", ".join(parts), limit)
+    return short(json.dumps(shown, ensure_ascii=False), limit) if shown is not None else ""

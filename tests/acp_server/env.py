@@ -86,7 +86,11 @@ def make_env(tmp_path: Path) -> AgentEnv:
     )
 
 
+TAKES_CANCEL_REQUEST: Json = {"_meta": {"earshot": {"cancelRequest": True}}}
+"""Says the client takes `$/cancel_request` (ACP v1 has no capability for it:
+`acp_server.capabilities.CANCEL_REQUEST_CLIENTS`)."""
 FULL_CAPABILITIES: Json = {
     "fs": {"readTextFile": True, "writeTextFile": True},
     "terminal": True,
+    **TAKES_CANCEL_REQUEST,
 }

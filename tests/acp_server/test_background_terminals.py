@@ -36,16 +36,16 @@ async def test_a_background_command_is_an_editor_terminal_until_the_session_clos
         result = await client.call("session/prompt", text_prompt(session_id, "serve"))
         assert result["stopReason"] == "end_turn"
         [create] = client.requests_named("terminal/create")
-        assert [create["params"]["command"], *create["params"]["args"]][-3:] == [
-            "bash",
-            "-c",
-            SERVER,
-        ]
+        # The sandbox's launcher, then what the editor shows: the user's command.
+        assert create["params"]["command"].endswith("/sandbox")
+        assert create["params"]["args"] == [SERVER]
         started = call_updates(client, session_id, "call-bash")[-1]
         assert started["status"] == "completed"
         assert started["content"][-1] == {"type": "terminal", "terminalId": "term-1"}
         poll = call_updates(client, session_id, "call-poll")[-1]
         assert "Still running." in str(poll["content"]) and "listening" in str(poll["content"])
+        # Started, the launcher has removed itself (nothing else knows when the editor ran it).
+        assert list((agent_env.data_home / "earshot" / "launchers").iterdir()) == []
         # The turn is over; the terminal is still there and its command still runs.
         [terminal] = client.terminals.values()
         assert not terminal.released and not terminal.exited.is_set()

@@ -159,9 +159,11 @@ async def test_rewind_with_files_restores_them_and_the_editor_is_shown_the_rewou
     agent_env: AgentEnv,
 ) -> None:
     updates, asked, session_id = await _rewind(agent_env, "rewind-files")
-    assert [o["name"] for o in asked[0]["options"]] == [
-        "Rewind conversation and files",
-        "Conversation only",
+    # Neither rewind is a rejection, and the lighter one has the plain "allow" key.
+    assert [(o["optionId"], o["kind"]) for o in asked[0]["options"]] == [
+        ("rewind-conversation", "allow_once"),
+        ("rewind-none", "reject_once"),
+        ("rewind-files", "allow_always"),
     ]
     # The prompt names a call the editor was shown first.
     call_id = asked[0]["toolCall"]["toolCallId"]

@@ -6,15 +6,18 @@ import json
 from typing import Any
 
 import anyio
+import pytest
 
 from tests.acp_server.client import (
     FULL_CAPABILITIES,
     WAIT_SECONDS,
     AcpClient,
     AgentEnv,
+    Json,
     initialize,
     open_agent,
 )
+from tests.acp_server.env import TAKES_CANCEL_REQUEST
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import bash_call, call_updates, write_call
 from tests.earshot.support import text_reply, tool_reply
@@ -82,7 +85,7 @@ async def test_cancel_while_awaiting_permission(agent_env: AgentEnv) -> None:
             raise AssertionError
 
         client.handlers["session/request_permission"] = never_answer
-        await initialize(client)
+        await initialize(client, TAKES_CANCEL_REQUEST)
         session_id = (await new_session(client, agent_env))["sessionId"]
         prompt_id = await client.start_request("session/prompt", text_prompt(session_id, "go"))
         with anyio.fail_after(WAIT_SECONDS):
@@ -107,6 +110,80 @@ async def test_cancel_while_awaiting_permission(agent_env: AgentEnv) -> None:
         )
         assert final_index < answer_index
     assert not target.exists()
+
+
+@pytest.mark.parametrize(
+    ("client_info", "capabilities", "withdrawn"),
+    [
+        (None, {}, False),  # the Python SDK 0.12.1: "Method not found" and a traceback
+        ({"name": "zed", "version": "0.999.0"}, {}, True),
+        ({"name": "some-editor", "version": "1"}, TAKES_CANCEL_REQUEST, True),
+    ],
+    ids=["unknown", "zed", "advertised"],
+)
+async def test_a_pending_prompt_is_withdrawn_only_from_clients_that_take_cancel_request(
+    agent_env: AgentEnv, client_info: Json | None, capabilities: Json, withdrawn: bool
+) -> None:
+    """ACP v1 has no capability for `$/cancel_request`: it goes to Zed (by name), to a client
+    that says it takes it, and to one that sent one itself. Either way the turn ends cancelled
+    at once: the request is forgotten, and a late answer to it is dropped."""
+    target = agent_env.workspace / "f.txt"
+    agent_env.script([{"tool_calls": [write_call(str(target), "x")]}, {"text": "unused"}])
+    async with open_agent(agent_env) as client:
+        asked = anyio.Event()
+
+        async def late(client: AcpClient, params: Json) -> Json:
+            asked.set()
+            await prompt_answered.wait()
+            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+
+        prompt_answered = anyio.Event()
+        client.handlers["session/request_permission"] = late
+        params: Json = {"protocolVersion": 1, "clientCapabilities": capabilities}
+        if client_info is not None:
+            params["clientInfo"] = client_info
+        await client.call("initialize", params)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        prompt_id = await client.start_request("session/prompt", text_prompt(session_id, "go"))
+        with anyio.fail_after(WAIT_SECONDS):
+            await asked.wait()
+        await client.notify("session/cancel", {"sessionId": session_id})
+        response = await client.response(prompt_id)
+        prompt_answered.set()
+        assert response["result"] == {"stopReason": "cancelled"}
+        [request] = client.requests_named("session/request_permission")
+        if withdrawn:
+            await client.wait_for(lambda: request["id"] in client.cancel_requests)
+        # The late answer is dropped: the call stays refused, the server keeps serving.
+        assert (await client.call("session/list", {}))["sessions"]
+        assert client.cancel_requests == ([request["id"]] if withdrawn else [])
+    assert not target.exists()
+
+
+async def test_a_client_that_sends_cancel_request_is_sent_it(agent_env: AgentEnv) -> None:
+    agent_env.script([{"text": "unused"}])
+    async with open_agent(agent_env) as client:
+        await initialize(client)  # says nothing of `$/cancel_request`
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.notify("$/cancel_request", {"requestId": 999})  # nothing of ours: ignored
+        target = agent_env.workspace / "f.txt"
+        agent_env.script([{"tool_calls": [write_call(str(target), "x")]}, {"text": "unused"}])
+        asked = anyio.Event()
+
+        async def never(client: AcpClient, params: Json) -> Json:
+            asked.set()
+            await anyio.sleep_forever()
+            raise AssertionError
+
+        client.handlers["session/request_permission"] = never
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        prompt_id = await client.start_request("session/prompt", text_prompt(session_id, "go"))
+        with anyio.fail_after(WAIT_SECONDS):
+            await asked.wait()
+        await client.notify("session/cancel", {"sessionId": session_id})
+        assert (await client.response(prompt_id))["result"] == {"stopReason": "cancelled"}
+        [request] = client.requests_named("session/request_permission")
+        await client.wait_for(lambda: request["id"] in client.cancel_requests)
 
 
 async def test_a_cancelled_permission_outcome_cancels_the_turn(agent_env: AgentEnv) -> None:

@@ -31,8 +31,7 @@ async def command(client: AcpClient, session_id: str, text: str) -> tuple[str, d
 
 
 def choosing(*option_ids: str) -> Any:
-    """A `session/request_permission` handler choosing `option_ids` in order (allow_session and
-    allow_always are both `allow_always` on the wire: told apart by id)."""
+    """A `session/request_permission` handler choosing `option_ids` in order."""
     remaining = list(option_ids)
 
     async def answer(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
@@ -58,19 +57,20 @@ async def test_an_always_answer_is_listed_with_its_file_and_revoke_makes_the_nex
         ]
     )
     async with open_agent(agent_env) as client:
-        client.handlers["session/request_permission"] = choosing("allow_always", "reject_once")
+        # "Always reject" is the "always" answer a prompt saves to the project.
+        client.handlers["session/request_permission"] = choosing("reject_always", "reject_once")
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/prompt", text_prompt(session_id, "make it"))
         [asked] = client.requests_named("session/request_permission")
-        always = next(o for o in asked["params"]["options"] if o["optionId"] == "allow_always")
+        always = next(o for o in asked["params"]["options"] if o["optionId"] == "reject_always")
         assert always["_meta"]["earshot"]["scope"] == "project"
         rule = always["_meta"]["earshot"]["rule"]
 
         text, meta = await command(client, session_id, "/permissions")
         remembered = scope(meta, "remembered")
         [listed] = [entry for entry in remembered["rules"] if entry["rule"] == rule]
-        assert listed["list"] == "allow" and listed["applied"] and listed["revocable"]
+        assert listed["list"] == "deny" and listed["applied"] and listed["revocable"]
         assert listed["answeredAt"].endswith("+00:00")  # when the answer was given
         projects = agent_env.config_home / "earshot" / "projects"
         assert remembered["file"].startswith(str(projects))
@@ -83,7 +83,7 @@ async def test_an_always_answer_is_listed_with_its_file_and_revoke_makes_the_nex
         assert f"Revoked `{rule}`" in text
         assert all(entry["rule"] != rule for entry in scope(meta, "remembered")["rules"])
         saved = json.loads(Path(remembered["file"]).read_text(encoding="utf-8"))
-        assert rule not in saved.get("permissions", {}).get("allow", [])
+        assert rule not in saved.get("permissions", {}).get("deny", [])
 
         await client.call("session/prompt", text_prompt(session_id, "again"))
         asked_again = client.requests_named("session/request_permission")

@@ -7,6 +7,7 @@ from typing import Any
 import anyio
 
 from tests.acp_server.client import AcpClient, AgentEnv, Json, initialize, open_agent
+from tests.acp_server.env import TAKES_CANCEL_REQUEST
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import call_updates
 
@@ -137,7 +138,7 @@ async def test_cancel_while_a_question_is_open(agent_env: AgentEnv) -> None:
             raise AssertionError
 
         client.handlers["elicitation/create"] = never
-        await initialize(client, ELICITATION)
+        await initialize(client, {**ELICITATION, **TAKES_CANCEL_REQUEST})
         session_id = (await new_session(client, agent_env))["sessionId"]
         prompt_id = await client.start_request("session/prompt", text_prompt(session_id, "ask"))
         with anyio.fail_after(10):

@@ -1,7 +1,7 @@
-"""The command sandbox over ACP, as an editor drives it: the terminal is handed the sandbox's
-command line (the editor runs on the same machine), which also keeps the editor's provider keys
-out; a command the sandbox stops asks the editor whether to run it outside; the permission
-prompt offers running outside the sandbox as its own option."""
+"""The command sandbox over ACP, as an editor drives it: the terminal is handed a launcher that
+runs the sandbox's command line (the editor runs on the same machine), which also keeps the
+editor's provider keys out, while the editor shows the user's command; a command the sandbox
+stops asks the editor whether to run it outside, and only then."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from tests.acp_server.client import (
     initialize,
     open_agent,
 )
+from tests.acp_server.editor import terminal_create
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import bash_call, call_updates
 
@@ -67,17 +68,50 @@ async def test_the_editor_terminal_runs_the_sandbox_command_line(
         command = terminal_command(create)
         output = bytes(client.terminals["term-1"].output).decode()
     assert (agent_env.workspace / "inside.txt").read_text(encoding="utf-8") == "made\n"
-    assert command[-3:] == ["bash", "-c", PEEK]
     if not sandbox:
-        assert command[0] == "bash"
-        assert "sk-ant-editor-sentinel" in output  # what the wrapper below prevents
+        assert command == ["bash", "-c", PEEK]
+        assert "sk-ant-editor-sentinel" in output  # what the sandbox's command line prevents
         return
-    assert command[0].endswith("env")
-    assert command[command.index("ANTHROPIC_API_KEY") - 1] == "-u"
-    bwrap = next(part for part in command if part.endswith("/bwrap"))
-    assert command.index(bwrap) > command.index("ANTHROPIC_API_KEY")
-    assert "--unshare-pid" in command
-    assert "sk-ant-editor-sentinel" not in output
+    # The editor labels the terminal with `command` and `args`: a short launcher and the
+    # user's command, not the kilobytes of `env -u ... bwrap ...` (it is in the launcher).
+    launcher = Path(command[0])
+    assert command == [str(launcher), PEEK]
+    assert (
+        launcher.name == "sandbox"
+        and launcher.parent.parent == agent_env.data_home / "earshot" / "launchers"
+    )
+    assert not launcher.parent.exists()  # removed once run
+    assert "sk-ant-editor-sentinel" not in output  # `env -u` ran first
+    assert "bwrap" not in " ".join(command)
+
+
+async def test_the_launcher_runs_what_it_holds_whatever_the_editor_shows(
+    agent_env: AgentEnv, outside: Path
+) -> None:
+    """An editor that mangles or drops the launcher's argument (Toad runs a `command` with a
+    space in it alone) changes what it shows, never what runs: the command is in the script."""
+    target = outside / "f"
+    agent_env.script(
+        [{"tool_calls": [bash_call(f"echo x > {target}; echo made > inside.txt")]}, {"text": "ok"}],
+        mode="yolo",
+    )
+
+    async def dropping_arguments(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+        return await terminal_create(client, {**params, "args": ["rm -rf ~"]})
+
+    async with open_agent(agent_env) as client:
+        client.handlers["terminal/create"] = dropping_arguments
+        client.handlers["session/request_permission"] = keep_in_sandbox
+        await initialize(client, FULL_CAPABILITIES)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "go"))
+    assert (agent_env.workspace / "inside.txt").read_text(encoding="utf-8") == "made\n"
+    assert not target.exists()  # still confined
+
+
+async def keep_in_sandbox(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+    option = next(o for o in params["options"] if o["kind"] == "reject_once")
+    return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
 
 
 async def test_a_stopped_terminal_command_asks_the_editor_to_run_it_outside(
@@ -95,46 +129,52 @@ async def test_a_stopped_terminal_command_asks_the_editor_to_run_it_outside(
         [request] = client.requests_named("session/request_permission")
         first, second = client.requests_named("terminal/create")
         updates = call_updates(client, session_id, "call-bash")
-    assert request["params"]["toolCall"]["toolCallId"] == "call-bash"
-    # The card keeps showing the stopped command's terminal while the editor asks.
-    assert request["params"]["toolCall"]["content"] == [
-        {"type": "terminal", "terminalId": "term-1"}
-    ]
+    tool_call = request["params"]["toolCall"]
+    assert tool_call["toolCallId"] == "call-bash"
+    # Titled with the exact command; the card keeps showing the stopped command's terminal
+    # (still there: released after the call's final update), the command and what it risks.
+    assert tool_call["title"].startswith(f"echo x > {target}  # ")
+    terminal, command_block, warning = tool_call["content"]
+    assert terminal == {"type": "terminal", "terminalId": "term-1"}
+    assert f"```sh\necho x > {target}\n```" in command_block["content"]["text"]
+    assert warning["content"]["text"].startswith("The sandbox stopped this command: ")
+    assert "everything your user account can reach" in warning["content"]["text"]
     assert [(o["name"], o["kind"], o.get("_meta")) for o in request["params"]["options"]] == [
         (
-            "Run outside the sandbox (this call only)",
+            "Run it again OUTSIDE the sandbox, unconfined (this call only)",
             "allow_once",
             {"earshot": {"sandbox": "outside"}},
         ),
-        ("Keep it in the sandbox", "reject_once", None),
+        ("Don't: keep it in the sandbox", "reject_once", None),
     ]
-    assert terminal_command(first)[0].endswith("env")  # confined
+    assert Path(terminal_command(first)[0]).name == "sandbox"  # confined, through the launcher
     assert terminal_command(second) == ["bash", "-c", f"echo x > {target}"]  # the user said so
     assert target.read_text(encoding="utf-8") == "x\n"
     assert updates[-1]["status"] == "completed"
     assert updates[-1]["rawOutput"]["sandbox"] == "outside"
 
 
-async def test_the_permission_prompt_offers_running_outside_the_sandbox(
+async def test_the_permission_prompt_never_offers_running_outside_the_sandbox(
     agent_env: AgentEnv, outside: Path
 ) -> None:
+    """No plain "allow" can mean "outside the sandbox" (CodeCompanion's Accept took the last
+    `allow_once`, which was that): the gate's prompt offers one option per kind and none runs
+    outside; the sandbox's own question comes later, once it has stopped the command."""
     target = outside / "f"
     agent_env.script([{"tool_calls": [bash_call(f"echo x > {target}")]}, {"text": "ok"}])
 
-    async def outside_once(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
-        option = next(
-            o for o in params["options"] if o.get("_meta", {}).get("earshot", {}).get("sandbox")
-        )
-        return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
-
     async with open_agent(agent_env) as client:
-        client.handlers["session/request_permission"] = outside_once
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env))["sessionId"]
         await client.call("session/prompt", text_prompt(session_id, "write outside"))
-        [request] = client.requests_named("session/request_permission")
-        [create] = client.requests_named("terminal/create")
-    names = [option["name"] for option in request["params"]["options"]]
-    assert names[:2] == ["Allow once", "Run outside the sandbox (this call only)"]
-    assert terminal_command(create) == ["bash", "-c", f"echo x > {target}"]
+        gate, sandbox = client.requests_named("session/request_permission")
+        first, second = client.requests_named("terminal/create")
+    options = gate["params"]["options"]
+    kinds = [o["kind"] for o in options]
+    assert kinds[:2] == ["allow_once", "reject_once"] and len(set(kinds)) == len(kinds)
+    assert not any(o.get("_meta", {}).get("earshot", {}).get("sandbox") for o in options)
+    assert Path(terminal_command(first)[0]).name == "sandbox"  # "allow once" ran it confined
+    [outside_option] = [o for o in sandbox["params"]["options"] if o["kind"] == "allow_once"]
+    assert outside_option["_meta"] == {"earshot": {"sandbox": "outside"}}
+    assert terminal_command(second) == ["bash", "-c", f"echo x > {target}"]
     assert target.read_text(encoding="utf-8") == "x\n"

@@ -16,6 +16,7 @@ import anyio
 import pytest
 
 from tests.acp_server.client import AgentEnv
+from tests.acp_server.test_tools import bash_call
 
 NODE_DIR = Path(__file__).resolve().parents[1] / "node"
 
@@ -108,6 +109,70 @@ async def test_python_sdk_client(agent_env: AgentEnv) -> None:
     assert writes == {str(target): "from sdk\n"}
 
 
+async def test_the_python_sdk_is_not_sent_cancel_request_it_cannot_take(
+    agent_env: AgentEnv, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The Python SDK 0.12.1 has no `$/cancel_request` route: each one logged "Method not
+    found" with a traceback ("Unhandled error while handling notification"). Cancelling a turn
+    with a prompt pending still ends it at once, and sends it nothing it cannot take."""
+    import acp
+    from acp.schema import ClientCapabilities, FileSystemCapabilities
+
+    agent_env.script(
+        [{"tool_calls": [bash_call("touch never.txt", description="Touch")]}, {"text": "no"}]
+    )
+    asked = anyio.Event()
+    prompts: list[Any] = []
+
+    class Client:
+        async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+            return None
+
+        async def request_permission(
+            self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
+        ) -> Any:
+            prompts.append((tool_call, options))
+            asked.set()
+            await anyio.sleep_forever()
+
+        def on_connect(self, conn: Any) -> None:
+            return None
+
+    with anyio.fail_after(30):
+        async with acp.spawn_agent_process(
+            Client(),  # pyright: ignore[reportArgumentType]
+            sys.executable,
+            "-m",
+            "earshot",
+            "--stdio",
+            env=agent_env.environ(),
+            cwd=str(agent_env.workspace),
+        ) as (connection, _process):
+            await connection.initialize(
+                protocol_version=1,
+                client_capabilities=ClientCapabilities(
+                    fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+                ),
+            )
+            session = await connection.new_session(cwd=str(agent_env.workspace), mcp_servers=[])
+            async with anyio.create_task_group() as group:
+
+                async def prompt() -> None:
+                    result = await connection.prompt(
+                        session_id=session.session_id, prompt=[acp.text_block("touch")]
+                    )
+                    assert result.stop_reason == "cancelled"
+
+                group.start_soon(prompt)
+                await asked.wait()
+                await connection.cancel(session_id=session.session_id)
+    [(tool_call, options)] = prompts
+    assert tool_call.title == "touch never.txt  # Touch"  # the prompt shows the command
+    assert len({option.kind for option in options}) == len(options)
+    assert not (agent_env.workspace / "never.txt").exists()
+    assert "cancel_request" not in caplog.text
+
+
 def require_node(environ: Mapping[str, str], node_dir: Path = NODE_DIR) -> None:
     """Skip when node or the npm SDK is missing, except in CI (`CI` set), where that fails: the
     TypeScript client must not silently stop being tested."""
@@ -157,6 +222,52 @@ async def test_typescript_sdk_client(agent_env: AgentEnv) -> None:
     assert report["permissionToolCall"] == "call-1"
     assert report["text"] == "Writing.All done."
     assert target.read_text(encoding="utf-8") == "from sdk\n"
+
+
+async def test_the_typescript_sdk_client_sees_the_command_it_approves(
+    agent_env: AgentEnv,
+) -> None:
+    """What a TS-SDK client shows before approval holds the exact command: the title starts
+    with it (the model's description after it), a content block shows it; one option per kind."""
+    require_node(os.environ)
+    command = "rm -rf ./important && ls"
+    (agent_env.workspace / "important").mkdir()
+    agent_env.script(
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "bash",
+                        "id": "call-1",
+                        "arguments": {"command": command, "description": "List files"},
+                    }
+                ]
+            },
+            {"text": "Listed."},
+        ]
+    )
+    result = await anyio.run_process(
+        [
+            "node",
+            str(NODE_DIR / "client.mjs"),
+            str(agent_env.workspace),
+            sys.executable,
+            "-m",
+            "earshot",
+            "--stdio",
+        ],
+        env=agent_env.environ(),
+        cwd=agent_env.workspace,
+        check=False,
+        stderr=subprocess.PIPE,
+    )
+    assert result.returncode == 0, result.stderr.decode()[-3000:]
+    report = json.loads(result.stdout.decode().strip().splitlines()[-1])
+    [permission] = report["permissions"]
+    assert permission["title"] == f"{command}  # List files"
+    assert any(f"\n{command}\n" in text for text in permission["texts"])
+    kinds = [option["kind"] for option in permission["options"]]
+    assert len(set(kinds)) == len(kinds) and kinds[0] == "allow_once"
 
 
 # ------------------------------------------------------------------ step runs (several processes)

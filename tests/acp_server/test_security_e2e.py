@@ -73,9 +73,9 @@ async def test_a_command_in_auto_cannot_write_outside(
     assert result["stopReason"] == "end_turn"
     assert not target.exists()
     # The only prompt is the sandbox's: the gate let the command run confined.
-    assert [o["name"] for o in asked["params"]["options"]] == [
-        "Run outside the sandbox (this call only)",
-        "Keep it in the sandbox",
+    assert [(o["optionId"], o["kind"]) for o in asked["params"]["options"]] == [
+        ("run_outside_sandbox", "allow_once"),
+        ("keep_sandbox_failure", "reject_once"),
     ]
     assert final["status"] == "failed"
     assert final["rawOutput"]["sandbox"] == "stopped"

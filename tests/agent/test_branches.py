@@ -77,15 +77,17 @@ async def test_rewind_with_files_restores_them_byte_for_byte_and_the_next_reques
     tmp_path: Path,
 ) -> None:
     where = env(tmp_path)
-    model, session = await _three_turns(where, "allow_once")
+    model, session = await _three_turns(where, "allow_always")
     assert (where.cwd / "new.txt").exists()
     events = await collect(session.run_command(CommandCall(name="rewind", argument="2")))
 
-    # Asked, as a permission prompt on a call the front end was shown first.
+    # Asked, as a permission prompt on a call the front end was shown first. Neither rewind is
+    # a rejection, and the lighter one takes the plain "allow" (one option per kind).
     asked = _asked(session)
-    assert [o.label for o in asked[0].options] == [
-        "Rewind conversation and files",
-        "Conversation only",
+    assert [(o.label, o.kind) for o in asked[0].options] == [
+        ("Rewind the conversation only", "allow_once"),
+        ("Rewind the conversation and files", "allow_always"),
+        ("Don't rewind", "reject_once"),
     ]
     assert of(ToolCallStarted, events)[0].call_id == asked[0].call_id
     assert of(ToolCallFinished, events)[0].status == "completed"
@@ -107,9 +109,20 @@ async def test_rewind_with_files_restores_them_byte_for_byte_and_the_next_reques
     await session.aclose()
 
 
+async def test_dont_rewind_changes_nothing(tmp_path: Path) -> None:
+    where = env(tmp_path)
+    _, session = await _three_turns(where, "reject_once")
+    before = session.history()
+    events = await collect(session.run_command(CommandCall(name="rewind", argument="2")))
+    assert of(CommandOutput, events)[-1].text == "Rewind cancelled: nothing changed."
+    assert session.history() == before
+    assert (where.cwd / "notes.txt").read_bytes() == b"v3\n"
+    await session.aclose()
+
+
 async def test_rewind_conversation_only_leaves_the_files(tmp_path: Path) -> None:
     where = env(tmp_path)
-    model, session = await _three_turns(where, "reject_once")
+    model, session = await _three_turns(where, "allow_once")
     events = await collect(session.run_command(CommandCall(name="rewind", argument="3")))
     assert of(CommandOutput, events)[-1].branch_changed
     assert (where.cwd / "notes.txt").read_bytes() == b"v3\n"

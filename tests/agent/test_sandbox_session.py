@@ -125,9 +125,12 @@ async def test_a_stopped_command_says_so_and_the_user_may_run_it_outside(lab: La
     assert target.read_text(encoding="utf-8") == "x\n"
     [prompt] = user.prompts
     assert [(o.label, o.kind, o.unsandboxed) for o in prompt.options] == [
-        ("Run outside the sandbox (this call only)", "allow_once", True),
-        ("Keep it in the sandbox", "reject_once", False),
+        ("Run it again OUTSIDE the sandbox, unconfined (this call only)", "allow_once", True),
+        ("Don't: keep it in the sandbox", "reject_once", False),
     ]
+    # Titled with the exact command, which it carries for the front end to show as it is.
+    assert prompt.command == f"echo x > {target}"
+    assert prompt.ui.title.startswith(f"echo x > {target}  # ")
     assert "Read-only file system" in prompt.reason
     await agent.aclose()
 
@@ -171,20 +174,18 @@ async def test_a_command_that_stays_inside_asks_nothing(lab: Lab) -> None:
     await agent.aclose()
 
 
-# ------------------------------------------------------------- the gate's explicit option
+# ------------------------------------------------- outside the sandbox: asked later, never up front
 
 
-async def test_the_permission_prompt_offers_running_outside_the_sandbox(lab: Lab) -> None:
+async def test_the_permission_prompt_never_offers_running_outside_the_sandbox(lab: Lab) -> None:
     target = lab.outside / "f"
-    user = User(picks=("allow_outside_sandbox",))
+    user = User(picks=("allow_once",))
     agent = await session(lab, [bash(f"echo x > {target}")], mode="ask", user=user)
-    events = await run(agent)
-    [prompt] = user.prompts  # one prompt: the answer already said "outside"
-    labels = [option.label for option in prompt.options]
-    assert labels[:2] == ["Allow once", "Run outside the sandbox (this call only)"]
-    assert result(events).status == "completed"
-    assert sandbox_of(result(events)) == "outside"
-    assert target.read_text(encoding="utf-8") == "x\n"
+    await run(agent)
+    gate = user.prompts[0]
+    assert [option.label for option in gate.options][:2] == ["Allow once", "Reject"]
+    assert not any(option.unsandboxed for option in gate.options)
+    assert gate.command == f"echo x > {target}" and gate.ui.title == gate.command
     await agent.aclose()
 
 

@@ -67,9 +67,12 @@ async def test_timeout_bounds_and_permission(h: Harness) -> None:
     request = h.permission(bash_tool, command="npm test && rm -rf build")
     assert request.rule_tool == "Bash"
     assert request.command == "npm test && rm -rf build"
-    assert h.ui(bash_tool, command="npm test", description="Run tests").title == "Run tests"
+    # The title is the exact command the user approves, the description after it.
+    assert h.ui(bash_tool, command="npm test", description="Run tests").title == (
+        "npm test  # Run tests"
+    )
     assert h.ui(bash_tool, command="npm   test").kind == "execute"
-    assert h.ui(bash_tool, command="npm   test").title == "npm test"
+    assert h.ui(bash_tool, command="npm   test").title == "npm   test"
 
 
 async def test_editor_terminal_backend_is_used(h: Harness) -> None:

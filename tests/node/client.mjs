@@ -17,10 +17,19 @@ console.error = (...items) => {
 const agent = spawn(command, args, { cwd, stdio: ["pipe", "pipe", "inherit"] });
 const stream = acp.ndJsonStream(Writable.toWeb(agent.stdin), Readable.toWeb(agent.stdout));
 let permissionToolCall = null;
+const permissions = [];
 const app = acp
   .client({ name: "earshot-node-test" })
   .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
     permissionToolCall = params.toolCall.toolCallId;
+    // What a client shows before approval: the title and the content's text.
+    permissions.push({
+      title: params.toolCall.title,
+      texts: (params.toolCall.content ?? [])
+        .filter((c) => c.type === "content" && c.content.type === "text")
+        .map((c) => c.content.text),
+      options: params.options.map((o) => ({ optionId: o.optionId, kind: o.kind })),
+    });
     const option = params.options.find((o) => o.kind === "allow_once") ?? params.options[0];
     return { outcome: { outcome: "selected", optionId: option.optionId } };
   })
@@ -51,6 +60,7 @@ await app.connectWith(stream, async (ctx) => {
   });
 });
 report.permissionToolCall = permissionToolCall;
+report.permissions = permissions;
 report.sdkErrors = sdkErrors;
 agent.stdin.end();
 await new Promise((resolve) => agent.on("exit", resolve));
