@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     )
     from agent.session import AgentSession
     from earshot.compose import Composition
-    from earshot.mcp_tools import Spawn
+    from earshot.mcp_connections import Spawn
     from sessions import SessionStore
 
 

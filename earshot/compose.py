@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
     from agent.session import AgentSession
     from agent.settings import Settings
-    from earshot.mcp_tools import McpServer, Spawn
+    from earshot.mcp_connections import Spawn
+    from earshot.mcp_tools import McpServer
     from providers.catalog import ModelCatalog
     from providers.model import Model
     from providers.registry import UserProviderConfig
@@ -345,13 +346,8 @@ async def open_session(
     """
     from agent.session import SessionOptions, create_session
     from earshot.mcp_commands import mcp_command_source
-    from earshot.mcp_tools import (
-        CONNECT_TIMEOUT_SECONDS,
-        McpConnections,
-        connect_servers,
-        merge_servers,
-        servers_from_client,
-    )
+    from earshot.mcp_connections import CONNECT_TIMEOUT_SECONDS, McpConnections, connect_servers
+    from earshot.mcp_tools import merge_servers, servers_from_client
     from earshot.model_choices import model_names
 
     def latest() -> Composition:

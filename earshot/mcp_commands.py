@@ -26,13 +26,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent.command_sources import CommandReply, CommandSource, ExtraCommand
-from earshot.mcp_tools import (
-    CLOSE_TIMEOUT_SECONDS,
-    CONNECT_TIMEOUT_SECONDS,
-    McpConnections,
-    RemoteServer,
-    tool_prefix,
-)
+from earshot.mcp_connections import CLOSE_TIMEOUT_SECONDS, CONNECT_TIMEOUT_SECONDS, McpConnections
+from earshot.mcp_tools import RemoteServer, tool_prefix
 from providers.types import ImagePart, TextPart
 
 if TYPE_CHECKING:

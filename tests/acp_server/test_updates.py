@@ -202,7 +202,7 @@ async def test_an_editor_mcp_server_is_connected_and_its_tool_called(
 
     # The server is a Python process importing the MCP SDK: on a loaded machine it may take
     # longer than the product's 10 s to start, which is not what this test is about.
-    monkeypatch.setattr("earshot.mcp_tools.CONNECT_TIMEOUT_SECONDS", 120.0)
+    monkeypatch.setattr("earshot.mcp_connections.CONNECT_TIMEOUT_SECONDS", 120.0)
 
     time_server = Path(sys.executable).parent / "mcp-server-time"
     agent_env.script(

@@ -18,7 +18,8 @@ from agent.backends import DenyingInteraction
 from agent.events import AgentEvent, Notice, ToolCallFinished
 from agent.session import AgentSession
 from earshot.compose import Composition, open_session
-from earshot.mcp_tools import StdioServer, connect_servers, tool_name
+from earshot.mcp_connections import connect_servers
+from earshot.mcp_tools import StdioServer, tool_name
 from providers.model import Model
 from providers.types import ImagePart, TextPart, ToolResultPart
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
