@@ -195,6 +195,18 @@ McpServerSettings: TypeAlias = StdioServerSettings | HttpServerSettings
 `HttpServerSettings`."""
 
 
+class McpSettings(FileSection, Record):
+    """`mcp`: how long MCP servers are waited for, in seconds (absent keys keep the defaults of
+    `earshot.mcp_connections`)."""
+
+    startup_wait: float | None = None
+    """How long a session's first prompt waits for servers still starting (0: it never does)."""
+    startup_timeout: float | None = None
+    """When a server that has not started (listed its tools) is given up on, as failed."""
+    tool_timeout: float | None = None
+    """When a tool call the server has not answered fails."""
+
+
 class HookSettings(FileSection, Record):
     """One hook command. `matcher` selects tools by name (tool events only)."""
 
@@ -266,6 +278,7 @@ class SettingsFile(FileSection, Record):
     """User scope only: directories whose repository settings may grant and run (see
     `agent.trust`)."""
     stream_timeouts: StreamTimeoutSettings | None = None
+    mcp: McpSettings | None = None
     answered_at: dict[str, str] = field(default_factory=dict[str, str])  # "list:rule" -> when
     verify: list[VerifySettings] = field(default_factory=list[VerifySettings])
     lsp: dict[str, LspServerSettings] = field(default_factory=dict[str, LspServerSettings])
@@ -357,6 +370,14 @@ _HTTP_SERVER = schema_object(
     ],
 )
 _MCP_SERVER_TYPE = one_of(("stdio", "http", "sse"))
+_MCP = schema_object(
+    McpSettings,
+    [
+        Field("startupWait", "startup_wait", optional(non_negative_float)),
+        Field("startupTimeout", "startup_timeout", optional(positive_float)),
+        Field("toolTimeout", "tool_timeout", optional(positive_float)),
+    ],
+)
 
 
 def _mcp_server(value: object, path: str, problems: list[Problem]) -> object:
@@ -425,6 +446,7 @@ _SETTINGS_FILE = schema_object(
         Field("sandbox", "sandbox", _SANDBOX),
         Field("trustedDirectories", "trusted_directories", _STRINGS),
         Field("streamTimeouts", "stream_timeouts", optional(_STREAM_TIMEOUTS)),
+        Field("mcp", "mcp", optional(_MCP)),
         Field("answeredAt", "answered_at", _STRING_MAP),
         Field("verify", "verify", list_of(_VERIFY)),
         Field("lsp", "lsp", map_of(_LSP_SERVER)),
@@ -441,6 +463,7 @@ _OBJECT_CHECKERS: Mapping[type[FileSection], Checker] = {
     PermissionSettings: _PERMISSIONS,
     StdioServerSettings: _STDIO_SERVER,
     HttpServerSettings: _HTTP_SERVER,
+    McpSettings: _MCP,
     HookSettings: _HOOK,
     HooksSettings: _HOOKS,
     SandboxSettings: _SANDBOX,
