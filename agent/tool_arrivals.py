@@ -41,7 +41,9 @@ class ToolArrivals:
     # ------------------------------------------------------------------ the producer's side
 
     def add(self, tools: Sequence[AnyTool], *, rank: int = 0) -> None:
-        """Offer `tools` from the next model request on (a name the session has is skipped)."""
+        """Offer `tools` from the next model request on (a name the session has is skipped).
+        Watchers hear of it even when there are none: what else the producer offers (slash
+        commands) may have changed."""
         for tool in tools:
             self._tools.append((rank, len(self._tools), tool))
         self._changed()

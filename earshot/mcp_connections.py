@@ -1,5 +1,5 @@
-"""The MCP servers of one session: each server's client in its own long-lived task, and what the
-session has of them (their tools, what failed).
+"""The MCP servers of one session, started in the background: each server's client in its own
+long-lived task, the tools of those that started, and what failed.
 
 Each server's client lives in ONE long-lived task (the SDK's transports and `ClientSession` are
 anyio async context managers, which must be entered and left by the same task); the task is
@@ -7,35 +7,54 @@ started with a `spawn` callable the caller owns (the ACP connection's task group
 own), and is cancelled when the session closes. Tools call the session from the turn's tasks,
 which the SDK allows (requests are correlated by id).
 
-All servers connect concurrently and each gets `CONNECT_TIMEOUT_SECONDS`; one that fails or is
-too slow is reported as an `McpFailure` and the session goes on without it.
+Nothing waits for a server to start: all start at once when the session opens, and what the
+session has of them reaches it through its `ToolArrivals` (`agent.tool_arrivals`):
+- a server that starts (has listed its tools and prompts) offers its tools, which join at the
+  session's next model request, appended at the end of the tool list; the session's first turn
+  waits for the servers still starting at most `mcp.startupWait` (`wait_started`), and a server
+  that starts after that wait is announced (a notice: its tools were missing from a request the
+  model already got);
+- a server that fails, or has not started within `mcp.startupTimeout`, is reported once (a
+  warning naming it and the reason), offers no tool, and shows as failed in `/mcp`, whose
+  `restart NAME` tries it again (`restart`); one that stops later is reported the same way;
+- a tool call the server does not answer within `mcp.toolTimeout` fails saying so, and one the
+  user cancels is abandoned at once (the SDK tells the server with `notifications/cancelled`).
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import anyio
 
+from agent.events import Notice
+from agent.tool_arrivals import ToolArrivals
 from agent.tools.base import AnyTool
 from earshot.mcp_tools import (
+    CALL_TIMEOUT_SECONDS,
     McpFailure,
     McpServer,
     StdioServer,
     ambiguous_servers,
     distinct_name,
     mcp_tool,
+    tool_prefix,
 )
 
 if TYPE_CHECKING:
     from mcp import ClientSession
     from mcp.types import Prompt, Tool
 
-CONNECT_TIMEOUT_SECONDS = 10.0
+STARTUP_WAIT_SECONDS = 1.0
+"""How long a session's first prompt waits for servers still starting (`mcp.startupWait`)."""
+CONNECT_TIMEOUT_SECONDS = 30.0
+"""When a server that has not started is given up on (`mcp.startupTimeout`): nothing waits for
+it meanwhile, so it can take its time (an `npx` package being downloaded)."""
 CLOSE_TIMEOUT_SECONDS = 6.0
 """The SDK's stdio shutdown waits up to 2 s for an exit, then 2 s after SIGTERM."""
 
@@ -47,24 +66,51 @@ Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
 
 
 class _Connection:
-    """One server: its client task, its state and the tools it offered."""
+    """One server: its client task (one run at a time: `/mcp restart` starts another), its
+    state, and what it offered."""
 
-    def __init__(self, server: McpServer, errlog: TextIO) -> None:
+    def __init__(
+        self, server: McpServer, errlog: TextIO, *, rank: int, report: Callable[[_Connection], None]
+    ) -> None:
         self.server = server
         self.errlog = errlog
+        self.rank = rank
+        """The server's place in the configuration: tools arriving together join in this order."""
+        self._report = report
         self.scope = anyio.CancelScope()
-        self.ready = anyio.Event()
+        self.settled = anyio.Event()
+        """The current run has started the server, or ended without."""
         self.closed = anyio.Event()
+        self.stopping = False
+        """Stopped on purpose (session closed, restart): its end is no failure."""
         self.session: ClientSession | None = None
         self.tools: list[Tool] = []
         self.prompts: list[Prompt] = []
         self.error: str | None = None
 
-    async def run(self) -> None:
+    def stop(self) -> None:
+        self.stopping = True
+        self.scope.cancel()
+
+    def reset(self) -> None:
+        """Ready for another run (the last one has ended)."""
+        self.scope = anyio.CancelScope()
+        self.settled = anyio.Event()
+        self.closed = anyio.Event()
+        self.stopping = False
+        self.error = None
+        self.tools = []
+        self.prompts = []
+
+    async def run(self, timeout: float) -> None:
+        """Start the server, list what it offers, and keep its client until stopped. Started or
+        not, `report` is called once `settled` is set, and again if a started server stops."""
         from mcp import ClientSession, Implementation
 
         from earshot import __version__
 
+        # The deadline covers the start only: lifted once the server has listed its tools.
+        self.scope.deadline = anyio.current_time() + timeout
         try:
             with self.scope:
                 async with AsyncExitStack() as stack:
@@ -77,18 +123,28 @@ class _Connection:
                         )
                     )
                     started = await session.initialize()
-                    self.tools = await _list_tools(session)
+                    tools = await _list_tools(session)
                     if started.capabilities.prompts is not None:
                         self.prompts = list((await session.list_prompts()).prompts)
-                    self.session = session
-                    self.ready.set()
+                    # All or nothing: no tool is offered before the whole list is known.
+                    self.tools, self.session = tools, session
+                    self.scope.deadline = math.inf
+                    self.settled.set()
+                    self._report(self)
                     await anyio.sleep_forever()
+            if not self.settled.is_set() and not self.stopping:
+                self.error = f"did not start within {timeout:g} s"
         except Exception as exc:
             self.error = describe_error(exc)
         finally:
+            started = self.session is not None
             self.session = None
-            self.ready.set()
             self.closed.set()
+            if not self.settled.is_set():
+                self.settled.set()
+                self._report(self)
+            elif started and not self.stopping:
+                self._report(self)
 
     def _transport(self) -> Any:
         server = self.server
@@ -170,28 +226,103 @@ def describe_error(exc: BaseException) -> str:
 # ----------------------------------------------------------------------------- connections
 
 
-@dataclass(slots=True)
 class McpConnections:
-    """The MCP servers of one session: their tools and what failed. Close it with the session."""
+    """The MCP servers of one session, started at once in the background (see the module
+    docstring); what they offer reaches the session through `arrivals`. Close it with the
+    session."""
 
-    tools: list[AnyTool]
-    failures: list[McpFailure]
-    _connections: list[_Connection]
-    spawn: Spawn | None = None
-    """Where the clients' tasks run (`/mcp restart` starts a new one there)."""
+    def __init__(
+        self,
+        servers: Sequence[McpServer],
+        *,
+        spawn: Spawn | None,
+        arrivals: ToolArrivals | None = None,
+        startup_timeout: float = CONNECT_TIMEOUT_SECONDS,
+        call_timeout: float = CALL_TIMEOUT_SECONDS,
+        errlog: TextIO | None = None,
+    ) -> None:
+        """Start every server (`spawn` runs their clients; None starts none).
+
+        Args:
+            errlog: where stdio servers' stderr goes (default: earshot's stderr, i.e. the log).
+        """
+        self.spawn = spawn
+        self.arrivals = arrivals or ToolArrivals()
+        self.startup_timeout = startup_timeout
+        self.call_timeout = call_timeout
+        self.failures: list[McpFailure] = ambiguous_servers(servers)
+        """What failed, one per server (the latest), with why."""
+        self.tools: list[AnyTool] = []
+        """Every tool offered so far, in the order they were offered."""
+        self._offered: dict[tuple[str, str], AnyTool] = {}
+        """(server, tool as the server names it) -> the tool offered for it."""
+        self._quiet: set[str] = set()
+        """Servers whose outcome the caller says itself (`/mcp restart`)."""
+        refused = {failure.server for failure in self.failures}
+        errors = errlog or sys.stderr
+        self._connections = [
+            _Connection(server, errors, rank=rank, report=self._report)
+            for rank, server in enumerate(servers)
+            if server.name not in refused
+        ]
+        prefixes: set[str] = set()
+        self._hashed: set[str] = set()
+        """Servers whose tool names begin like an earlier server's (`a.b` after `a_b`): all
+        their tools get distinct names, whichever server starts first."""
+        for connection in self._connections:
+            prefix = tool_prefix(connection.server.name)
+            if prefix in prefixes:
+                self._hashed.add(connection.server.name)
+            prefixes.add(prefix)
+        for failure in self.failures:
+            self.arrivals.say(Notice(severity="warning", message=failure.notice))
+        if spawn is not None:
+            for connection in self._connections:
+                spawn(partial(connection.run, startup_timeout))
 
     @property
     def connections(self) -> list[_Connection]:
         return self._connections
 
-    @property
-    def notices(self) -> list[str]:
-        return [failure.notice for failure in self.failures]
+    async def wait_started(self, budget: float) -> None:
+        """Until every server has started or failed, at most `budget` seconds."""
+        pending = [c for c in self._connections if not c.settled.is_set()]
+        if not pending or budget <= 0:
+            return
+        with anyio.move_on_after(budget):
+            for connection in pending:
+                await connection.settled.wait()
+
+    async def restart(self, name: str) -> str:
+        """Stop the client of server `name` and start a new one, waiting for it (bounded by
+        the startup timeout; cancellable); says what happened."""
+        connection = next((c for c in self._connections if c.server.name == name), None)
+        if connection is None:
+            return f"No MCP server named '{name}' can be restarted in this session."
+        if self.spawn is None:
+            return "This front end cannot restart MCP servers."
+        connection.stop()
+        with anyio.move_on_after(CLOSE_TIMEOUT_SECONDS):
+            await connection.closed.wait()
+        connection.reset()
+        before = len(self.tools)
+        self._quiet.add(name)
+        try:
+            self.spawn(partial(connection.run, self.startup_timeout))
+            await connection.settled.wait()  # the run's own deadline bounds it
+        finally:
+            self._quiet.discard(name)
+        if connection.session is None:
+            return f"Restarting '{name}' failed: {connection.error or 'it exited'}."
+        added = len(self.tools) - before
+        if added:
+            return f"Restarted '{name}': its {_tools(added)} can be used from the next request."
+        return f"Restarted '{name}'."
 
     def cancel(self) -> None:
         """Stop every client task (they shut their servers down in the background)."""
         for connection in self._connections:
-            connection.scope.cancel()
+            connection.stop()
 
     async def aclose(self) -> None:
         """Stop every client and wait (bounded) for the servers to be shut down."""
@@ -199,6 +330,60 @@ class McpConnections:
         with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_TIMEOUT_SECONDS):
             for connection in self._connections:
                 await connection.closed.wait()
+
+    def _report(self, connection: _Connection) -> None:
+        """A run has settled (or a started server stopped): its tools offered, or its failure
+        recorded and said. Runs in the client's task: never raises."""
+        name = connection.server.name
+        self.failures = [failure for failure in self.failures if failure.server != name]
+        quiet = name in self._quiet
+        if connection.session is None:
+            failure = McpFailure(server=name, message=connection.error or "it exited")
+            self.failures.append(failure)
+            if not quiet:
+                retry = f"; `/mcp restart {name}` tries again"
+                self.arrivals.say(Notice(severity="warning", message=failure.notice + retry))
+            return
+        offered = self._offer(connection)
+        if offered and self.arrivals.started and not quiet:
+            self.arrivals.say(
+                Notice(
+                    severity="info",
+                    message=f"MCP server '{name}' has started: its {_tools(len(offered))} can "
+                    "be used from the next model request.",
+                    prominent=True,
+                )
+            )
+
+    def _offer(self, connection: _Connection) -> list[AnyTool]:
+        """The server's tools not offered yet, built and handed to the session."""
+        name = connection.server.name
+        taken = {tool.name for tool in self.tools}
+        listed: set[str] = set()
+        fresh: list[AnyTool] = []
+        for tool in connection.tools:
+            if tool.name in listed:
+                failure = McpFailure(server=name, message=f"it offers the tool {tool.name!r} twice")
+                self.failures.append(failure)
+                self.arrivals.say(Notice(severity="warning", message=failure.notice))
+                continue
+            listed.add(tool.name)
+            if (name, tool.name) in self._offered:
+                continue  # offered before a restart: it calls the new client
+            built = mcp_tool(connection, tool, call_timeout=self.call_timeout)
+            if built.name in taken or name in self._hashed:
+                label = distinct_name(name, tool.name)
+                built = mcp_tool(connection, tool, label=label, call_timeout=self.call_timeout)
+            taken.add(built.name)
+            self._offered[name, tool.name] = built
+            fresh.append(built)
+        self.tools.extend(fresh)
+        self.arrivals.add(fresh, rank=connection.rank)  # its prompts are commands, too
+        return fresh
+
+
+def _tools(count: int) -> str:
+    return "tool" if count == 1 else f"{count} tools"
 
 
 async def connect_servers(
@@ -208,46 +393,8 @@ async def connect_servers(
     timeout: float = CONNECT_TIMEOUT_SECONDS,
     errlog: TextIO | None = None,
 ) -> McpConnections:
-    """Start every server's client task at once and wait until each has listed its tools, failed,
-    or run out of `timeout` (cancelled and reported). Never raises for a server's failure.
-
-    Args:
-        spawn: starts a task that outlives this call; the clients live in it.
-        errlog: where stdio servers' stderr goes (default: earshot's stderr, i.e. the log).
-    """
-    failures: list[McpFailure] = ambiguous_servers(servers)
-    refused = {failure.server for failure in failures}
-    errors = errlog or sys.stderr
-    connections = [_Connection(s, errors) for s in servers if s.name not in refused]
-    for connection in connections:
-        spawn(connection.run)
-    if connections:
-        with anyio.move_on_after(timeout):
-            async with anyio.create_task_group() as waiting:
-                for connection in connections:
-                    waiting.start_soon(connection.ready.wait)
-    tools: list[AnyTool] = []
-    taken: set[str] = set()
-    for connection in connections:
-        name = connection.server.name
-        if not connection.ready.is_set():
-            connection.scope.cancel()
-            failures.append(McpFailure(server=name, message=f"did not start within {timeout:g} s"))
-            continue
-        if connection.session is None:
-            failures.append(McpFailure(server=name, message=connection.error or "it exited"))
-            continue
-        offered: set[str] = set()
-        for tool in connection.tools:
-            if tool.name in offered:
-                failures.append(
-                    McpFailure(server=name, message=f"it offers the tool {tool.name!r} twice")
-                )
-                continue
-            offered.add(tool.name)
-            built = mcp_tool(connection, tool)
-            if built.name in taken:
-                built = mcp_tool(connection, tool, label=distinct_name(name, tool.name))
-            taken.add(built.name)
-            tools.append(built)
-    return McpConnections(tools=tools, failures=failures, _connections=connections, spawn=spawn)
+    """Start every server and wait until each has started or failed (within `timeout`, and
+    its shutdown): for `earshot doctor`, which reports on each. Never raises for a server."""
+    connections = McpConnections(servers, spawn=spawn, startup_timeout=timeout, errlog=errlog)
+    await connections.wait_started(math.inf)
+    return connections

@@ -241,8 +241,16 @@ class McpClient(Protocol):
     def error(self) -> str | None: ...
 
 
-def mcp_tool(connection: McpClient, tool: Tool, *, label: str | None = None) -> AnyTool:
-    """One MCP tool as an earshot tool, named `label` for the model (default: `tool_name`)."""
+def mcp_tool(
+    connection: McpClient,
+    tool: Tool,
+    *,
+    label: str | None = None,
+    call_timeout: float = CALL_TIMEOUT_SECONDS,
+) -> AnyTool:
+    """One MCP tool as an earshot tool, named `label` for the model (default: `tool_name`). A
+    call the server has not answered after `call_timeout` seconds fails, saying so; a cancelled
+    turn abandons it at once (the SDK tells the server)."""
     server = connection.server.name
     name = label or tool_name(server, tool.name)
     rule_name = f"mcp__{server}__{tool.name}"
@@ -269,12 +277,18 @@ def mcp_tool(connection: McpClient, tool: Tool, *, label: str | None = None) -> 
             reason = f": {connection.error}" if connection.error else ""
             raise ToolError(f"The MCP server '{server}' is no longer connected{reason}.")
         from mcp import MCPError
+        from mcp.types import REQUEST_TIMEOUT
 
         try:
             result = await session.call_tool(
-                tool.name, params.model_dump(), read_timeout_seconds=CALL_TIMEOUT_SECONDS
+                tool.name, params.model_dump(), read_timeout_seconds=call_timeout
             )
         except MCPError as exc:
+            if exc.error.code == REQUEST_TIMEOUT:
+                raise ToolError(
+                    f"The MCP server '{server}' did not answer the call to {tool.name} within "
+                    f"{call_timeout:g} s (the `mcp.toolTimeout` setting); the call was abandoned."
+                ) from exc
             raise ToolError(f"MCP server '{server}': {exc.error.message}") from exc
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
             raise ToolError(f"The MCP server '{server}' closed the connection.") from exc
