@@ -103,8 +103,9 @@ class _Connection:
         self.prompts = []
 
     async def run(self, timeout: float) -> None:
-        """Start the server, list what it offers, and keep its client until stopped. Started or
-        not, `report` is called once `settled` is set, and again if a started server stops."""
+        """Start the server, list what it offers, and keep its client until stopped. Unless
+        stopped (`stop`), `report` is called once `settled` is set, started or not, and again if
+        a started server ends."""
         from mcp import ClientSession, Implementation
 
         from earshot import __version__
@@ -140,10 +141,9 @@ class _Connection:
             started = self.session is not None
             self.session = None
             self.closed.set()
-            if not self.settled.is_set():
-                self.settled.set()
-                self._report(self)
-            elif started and not self.stopping:
+            first = not self.settled.is_set()
+            self.settled.set()
+            if (first or started) and not self.stopping:
                 self._report(self)
 
     def _transport(self) -> Any:
