@@ -1,8 +1,9 @@
 """Tools that join a session after it opened, and what the user should hear about them.
 
 The composition root starts what offers them in the background (MCP servers:
-`earshot.mcp_connections`) and hands the session a `ToolArrivals` (`SessionOptions.tool_arrivals`).
-The session then:
+`earshot.mcp_connections`), at once or when a front end calls `begin` (the ACP server, once it
+has loaded what the first prompt needs), and hands the session a `ToolArrivals`
+(`SessionOptions.tool_arrivals`). The session then:
 - waits for `startup` at the start of its first turn, once; whoever gave it bounds it (a short
   budget: a slow server must not hold the turn);
 - takes the tools that arrived at each model request boundary (never during a request), appended
@@ -26,10 +27,15 @@ from agent.turn_config import ToolSet
 class ToolArrivals:
     """The producer (`add`, `say`) and the session (`settle`, `join`, `take_notices`) share it."""
 
-    __slots__ = ("_deliver", "_notices", "_startup", "_tools", "_watchers", "started")
+    __slots__ = ("_begin", "_deliver", "_notices", "_startup", "_tools", "_watchers", "started")
 
-    def __init__(self, startup: Callable[[], Awaitable[None]] | None = None) -> None:
+    def __init__(
+        self,
+        startup: Callable[[], Awaitable[None]] | None = None,
+        begin: Callable[[], None] | None = None,
+    ) -> None:
         self._startup = startup
+        self._begin = begin
         self._tools: list[tuple[int, int, AnyTool]] = []
         self._notices: list[Notice] = []
         self._deliver: Callable[[AgentEvent], bool] | None = None
@@ -57,6 +63,15 @@ class ToolArrivals:
     def watch(self, callback: Callable[[], None]) -> None:
         """Call `callback` after each arrival (a front end refreshing its command menu)."""
         self._watchers.append(callback)
+
+    # ------------------------------------------------------------------ the front end's side
+
+    def begin(self) -> None:
+        """Start what offers the tools, if it waits to be told (once; `startup` starts it
+        otherwise)."""
+        begin, self._begin = self._begin, None
+        if begin is not None:
+            begin()
 
     # -------------------------------------------------------------------- the session's side
 

@@ -328,6 +328,7 @@ async def open_session(
     interaction: Interaction | None = None,
     mcp_timeout: float | None = None,
     mcp_wait: float | None = None,
+    start_mcp: bool = True,
     errlog: TextIO | None = None,
     current: Callable[[], Composition] | None = None,
 ) -> AgentSession:
@@ -339,7 +340,10 @@ async def open_session(
     close with the session.
 
     `spawn` starts the MCP clients' long-lived tasks; None leaves MCP servers unconnected (and
-    says so). `notices` are said at the start of the first turn, before the ones found here.
+    says so). `start_mcp` False: they start when the front end calls
+    `session.tool_arrivals.begin()` (once it has loaded what a turn needs: the SDK's import then
+    runs beside the first turn, within its wait), or at the first turn. `notices` are said at
+    the start of the first turn, before the ones found here.
     `new_id`: the id of a new session, already given to the client (its file reserved).
     `current`: the composition as it is now (the ACP server reads settings again after
     `providers/set`); a model switch and `/model` use it.
@@ -383,7 +387,7 @@ async def open_session(
     connections = McpConnections(
         servers,
         spawn=spawn,
-        arrivals=ToolArrivals(startup),
+        arrivals=ToolArrivals(startup, begin=lambda: connections.start(warmed=True)),
         startup_timeout=_first(mcp_timeout, waits.startup_timeout, CONNECT_TIMEOUT_SECONDS),
         call_timeout=_first(None, waits.tool_timeout, CALL_TIMEOUT_SECONDS),
         errlog=errlog,
@@ -398,7 +402,7 @@ async def open_session(
         tool_arrivals=connections.arrivals,
     )
     try:
-        return await create_session(
+        session = await create_session(
             store=store,
             cwd=composition.cwd,
             options=options,
@@ -417,6 +421,9 @@ async def open_session(
     except BaseException:
         await connections.aclose()
         raise
+    if start_mcp:
+        connections.start()  # in the background
+    return session
 
 
 def _first(*values: float | None) -> float:

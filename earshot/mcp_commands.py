@@ -61,6 +61,7 @@ class McpStatusCommand:
     hint: str | None = "restart NAME"
 
     async def run(self, argument: str) -> CommandReply:
+        self.connections.start()  # if nothing has started them yet
         verb, _, rest = argument.strip().partition(" ")
         if verb == "restart" and rest.strip():
             note = await self.connections.restart(rest.strip())

@@ -7,8 +7,10 @@ started with a `spawn` callable the caller owns (the ACP connection's task group
 own), and is cancelled when the session closes. Tools call the session from the turn's tasks,
 which the SDK allows (requests are correlated by id).
 
-Nothing waits for a server to start: all start at once when the session opens, and what the
-session has of them reaches it through its `ToolArrivals` (`agent.tool_arrivals`):
+Nothing waits for a server to start: all start at once when the session opens (`start`: the MCP
+SDK is imported in a worker thread first, a second or more on a loaded machine that would
+otherwise stop the event loop), and what the session has of them reaches it through its
+`ToolArrivals` (`agent.tool_arrivals`):
 - a server that starts (has listed its tools and prompts) offers its tools, which join at the
   session's next model request, appended at the end of the tool list; the session's first turn
   waits for the servers still starting at most `mcp.startupWait` (`wait_started`), and a server
@@ -31,6 +33,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import anyio
+import anyio.to_thread
 
 from agent.events import Notice
 from agent.tool_arrivals import ToolArrivals
@@ -39,6 +42,7 @@ from earshot.mcp_tools import (
     CALL_TIMEOUT_SECONDS,
     McpFailure,
     McpServer,
+    RemoteServer,
     StdioServer,
     ambiguous_servers,
     distinct_name,
@@ -241,7 +245,7 @@ class McpConnections:
         call_timeout: float = CALL_TIMEOUT_SECONDS,
         errlog: TextIO | None = None,
     ) -> None:
-        """Start every server (`spawn` runs their clients; None starts none).
+        """The servers, not started yet (`start`; `spawn` runs their clients, None: never).
 
         Args:
             errlog: where stdio servers' stderr goes (default: earshot's stderr, i.e. the log).
@@ -276,21 +280,64 @@ class McpConnections:
             prefixes.add(prefix)
         for failure in self.failures:
             self.arrivals.say(Notice(severity="warning", message=failure.notice))
-        if spawn is not None:
-            for connection in self._connections:
-                spawn(partial(connection.run, startup_timeout))
+        self._loaded = anyio.Event()
+        """The SDK is imported and the clients started (or they cannot be)."""
+        self._started = False
+        self._warmed = False
+        """Started by a front end that had loaded what a turn needs first (the ACP warm-up): a
+        turn then goes on while the SDK loads, within its wait."""
+        self._closing = False
+        self._running: set[_Connection] = set()
+        """The connections whose client task was spawned (closing waits for them)."""
 
     @property
     def connections(self) -> list[_Connection]:
         return self._connections
 
+    def start(self, *, warmed: bool = False) -> None:
+        """Start every server, in the background (once): the SDK is imported in a worker
+        thread first, then each client's task is spawned. `warmed`: what a turn imports is
+        imported already (so a turn can run beside the SDK's import)."""
+        if self._started or self.spawn is None or not self._connections:
+            return
+        self._started, self._warmed = True, warmed
+        self.spawn(self._start_all)
+
+    async def _start_all(self) -> None:
+        spawn = self.spawn
+        assert spawn is not None
+        try:
+            await load_sdk(self._connections)
+        except Exception as exc:  # an install without the SDK, or a broken one
+            reason = f"the MCP SDK could not be loaded: {describe_error(exc)}"
+            for connection in self._connections:
+                connection.error = reason
+                connection.settled.set()
+                connection.closed.set()
+                self._report(connection)
+            return
+        finally:
+            self._loaded.set()
+        for connection in self._connections:
+            if not self._closing:  # closed while the SDK loaded: nothing to start
+                self._running.add(connection)
+                spawn(partial(connection.run, self.startup_timeout))
+
     async def wait_started(self, budget: float) -> None:
-        """Until every server has started or failed, at most `budget` seconds."""
-        pending = [c for c in self._connections if not c.settled.is_set()]
-        if not pending or budget <= 0:
+        """Until every server has started or failed, at most `budget` seconds (the servers are
+        started first if they were not). Loading the SDK counts in the budget once a front end
+        has warmed up (`start(warmed=True)`); otherwise it is waited for first, whatever it
+        takes: the turn would import its model's SDK beside it."""
+        self.start()
+        if not self._started:
+            return
+        if not self._warmed:
+            await self._loaded.wait()
+        if budget <= 0:
             return
         with anyio.move_on_after(budget):
-            for connection in pending:
+            await self._loaded.wait()
+            for connection in self._connections:
                 await connection.settled.wait()
 
     async def restart(self, name: str) -> str:
@@ -301,6 +348,9 @@ class McpConnections:
             return f"No MCP server named '{name}' can be restarted in this session."
         if self.spawn is None:
             return "This front end cannot restart MCP servers."
+        if not self._started:
+            self.start()
+        await self._loaded.wait()
         connection.stop()
         with anyio.move_on_after(CLOSE_TIMEOUT_SECONDS):
             await connection.closed.wait()
@@ -308,6 +358,7 @@ class McpConnections:
         before = len(self.tools)
         self._quiet.add(name)
         try:
+            self._running.add(connection)
             self.spawn(partial(connection.run, self.startup_timeout))
             await connection.settled.wait()  # the run's own deadline bounds it
         finally:
@@ -321,6 +372,7 @@ class McpConnections:
 
     def cancel(self) -> None:
         """Stop every client task (they shut their servers down in the background)."""
+        self._closing = True
         for connection in self._connections:
             connection.stop()
 
@@ -328,7 +380,7 @@ class McpConnections:
         """Stop every client and wait (bounded) for the servers to be shut down."""
         self.cancel()
         with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_TIMEOUT_SECONDS):
-            for connection in self._connections:
+            for connection in list(self._running):
                 await connection.closed.wait()
 
     def _report(self, connection: _Connection) -> None:
@@ -382,6 +434,29 @@ class McpConnections:
         return fresh
 
 
+async def load_sdk(connections: Sequence[_Connection]) -> None:
+    """Import what the clients of `connections` use, in a worker thread (taking turns with the
+    other big imports: `earshot.import_lock`); at once when it is imported already."""
+    remote = {server.transport for c in connections if isinstance(server := c.server, RemoteServer)}
+    modules = ["mcp", "mcp.types", *(_TRANSPORTS[transport] for transport in sorted(remote))]
+    if all(module in sys.modules for module in modules):
+        return
+
+    def load() -> None:
+        import importlib
+
+        from earshot.import_lock import IMPORTS
+
+        with IMPORTS:
+            for module in modules:
+                importlib.import_module(module)
+
+    await anyio.to_thread.run_sync(load, abandon_on_cancel=True)
+
+
+_TRANSPORTS = {"http": "mcp.client.streamable_http", "sse": "mcp.client.sse"}
+
+
 def _tools(count: int) -> str:
     return "tool" if count == 1 else f"{count} tools"
 
@@ -396,5 +471,6 @@ async def connect_servers(
     """Start every server and wait until each has started or failed (within `timeout`, and
     its shutdown): for `earshot doctor`, which reports on each. Never raises for a server."""
     connections = McpConnections(servers, spawn=spawn, startup_timeout=timeout, errlog=errlog)
+    connections.start()
     await connections.wait_started(math.inf)
     return connections
