@@ -150,3 +150,12 @@ async def test_cancel_ends_a_turn_waiting_for_startup(tmp_path: Path) -> None:
     await collect(session.run_turn("next"))  # the next turn does not wait again
     assert len(model.requests) == 1
     await session.aclose()
+
+
+def test_begin_starts_the_producer_once() -> None:
+    begun: list[str] = []
+    arrivals = ToolArrivals(begin=lambda: begun.append("begun"))
+    arrivals.begin()
+    arrivals.begin()
+    assert begun == ["begun"]
+    ToolArrivals().begin()  # nothing to begin: nothing happens
