@@ -325,9 +325,9 @@ class McpConnections:
 
     async def wait_started(self, budget: float) -> None:
         """Until every server has started or failed, at most `budget` seconds (the servers are
-        started first if they were not). Loading the SDK counts in the budget once a front end
-        has warmed up (`start(warmed=True)`); otherwise it is waited for first, whatever it
-        takes: the turn would import its model's SDK beside it."""
+        started first if nothing started them). Loading the SDK counts in the budget once a
+        front end has warmed up (`start(warmed=True)`); otherwise it is waited for first,
+        whatever it takes: the turn would import its model's SDK beside it."""
         self.start()
         if not self._started:
             return
@@ -439,7 +439,7 @@ async def load_sdk(connections: Sequence[_Connection]) -> None:
     other big imports: `earshot.import_lock`); at once when it is imported already."""
     remote = {server.transport for c in connections if isinstance(server := c.server, RemoteServer)}
     modules = ["mcp", "mcp.types", *(_TRANSPORTS[transport] for transport in sorted(remote))]
-    if all(module in sys.modules for module in modules):
+    if _LOADED.issuperset(modules):
         return
 
     def load() -> None:
@@ -450,11 +450,15 @@ async def load_sdk(connections: Sequence[_Connection]) -> None:
         with IMPORTS:
             for module in modules:
                 importlib.import_module(module)
+                _LOADED.add(module)
 
     await anyio.to_thread.run_sync(load, abandon_on_cancel=True)
 
 
 _TRANSPORTS = {"http": "mcp.client.streamable_http", "sse": "mcp.client.sse"}
+_LOADED: set[str] = set()
+"""Modules `load_sdk` has imported whole (`sys.modules` also holds one another thread is still
+importing)."""
 
 
 def _tools(count: int) -> str:
