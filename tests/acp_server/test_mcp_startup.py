@@ -54,7 +54,7 @@ async def test_a_slow_server_joins_a_later_turn_and_a_broken_one_is_said_once(
 
 
 async def test_cancel_ends_a_turn_blocked_in_a_hung_mcp_call(agent_env: AgentEnv) -> None:
-    wait = {"name": "mcp__hung__wait", "id": "w1", "arguments": {}}
+    wait: dict[str, Any] = {"name": "mcp__hung__wait", "id": "w1", "arguments": {}}
     agent_env.script(
         [{"tool_calls": [wait]}, {"text": "after"}],
         extra={"mcp": {"startupWait": 60}},  # a hang detector: the first request has the tool
