@@ -162,7 +162,9 @@ class SessionFactory(Protocol):
         session_id: str | None = None,
     ) -> AgentSession:
         """A new session (a new transcript) with the default model and mode; `session_id` is
-        the id `reserve` gave (None: a new one)."""
+        the id `reserve` gave (None: a new one). What its tools come from in the background
+        (MCP servers) starts at `session.tool_arrivals.begin()`, which the server calls after
+        the warm-up (or at its first turn)."""
         ...
 
     async def resume(

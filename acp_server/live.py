@@ -106,6 +106,8 @@ class LiveSession:
         self._waiting: set[anyio.CancelScope] = set()
         """The scopes of prompts not running yet (reading their attached files, queued into the
         running turn, waiting for it to end): a cancel cancels each."""
+        # An MCP server that starts in the background brings its prompts (slash commands).
+        agent.tool_arrivals.watch(lambda: channel.connection.spawn(self._commands_changed))
 
     @property
     def id(self) -> str:
@@ -113,6 +115,12 @@ class LiveSession:
 
     async def send_commands(self) -> None:
         await self._command_list.send(self.channel, self.skills, self.agent.commands, force=True)
+
+    async def _commands_changed(self) -> None:
+        if not self.closed:
+            await self._command_list.send(
+                self.channel, self.skills, self.agent.commands, force=False
+            )
 
     async def refresh_models(self) -> None:
         """In the background once the session is open: the servers that list their own models

@@ -113,6 +113,9 @@ class SessionOpener:
             await self._warm_up(live)
         finally:
             live.warming.set()
+            # Then what starts in the background (MCP servers): their SDK loads after what
+            # the first prompt needs, not before it.
+            live.agent.tool_arrivals.begin()
         # After the warm-up: the refresh's HTTP client would import what the thread imports.
         self.server.connection.spawn(live.refresh_models)
         await _realise_records()

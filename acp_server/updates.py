@@ -17,7 +17,8 @@ Choices worth knowing:
   call's content, refreshed at each subagent message boundary and when the parent finishes.
 - `notice` and `compaction_*` go out only when the client advertised them. Without them a manual
   or automatic compaction is shown as a tool call ("Compacting the conversation"), and warning or
-  error notices as agent text; info notices and retries are only logged.
+  error notices as agent text, as are prominent info notices (an MCP server's tools that joined
+  late); other info notices and retries are only logged.
 - `usage_update` needs a window size: the catalog always gives one (the model's, the one its server
   reported, or a default), and a default is said as such in `_meta.earshot.contextWindowAssumed`.
 """
@@ -140,7 +141,9 @@ def _notice(client: ClientCapabilities, event: Notice) -> list[SessionUpdate]:
     if client.notices:
         return [{"sessionUpdate": "notice", "severity": event.severity, "title": event.message}]
     if event.severity == "info":
-        return []
+        if not event.prominent:
+            return []
+        return [message_chunk("agent_message_chunk", f"\n\nℹ {event.message}\n\n", None)]
     return [message_chunk("agent_message_chunk", f"\n\n⚠ {event.message}\n\n", None)]
 
 

@@ -207,6 +207,9 @@ class Notice(Record):
 
     severity: Literal["info", "warning", "error"]
     message: str
+    prominent: bool = False
+    """Shown even by a front end that leaves info notices out (ACP without `notices`: as agent
+    text): it tells of a change the user did not ask for (an MCP server's tools joined late)."""
     kind: Literal["notice"] = "notice"
 
 

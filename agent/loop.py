@@ -148,8 +148,12 @@ class TurnLoop:
         emit: Emit,
         scope: anyio.CancelScope,
         prompts: Prompts | None = None,
+        before_first_call: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._config = config
+        self._before_first_call = before_first_call
+        """Awaited once the prompt is recorded, under the turn's scope (the session's first turn
+        waits there, within a budget, for tools still arriving: `agent.tool_arrivals`)."""
         self._transcript = transcript
         self._shaper = shaper
         self._tooling = tooling
@@ -244,6 +248,8 @@ class TurnLoop:
                 return "refusal"
             if self._prompts is not None:
                 await self._prompts.appended(prompt, entry_id)
+        if self._before_first_call is not None:
+            await self._before_first_call()
         for _ in range(self._config().max_turns):
             await self._inject_queued()
             streamed = await self._call_model()

@@ -55,6 +55,7 @@ from agent.session_transcript import SessionTranscript
 from agent.slash_commands import CommandCall, run_builtin, skill_prompt
 from agent.subagent import ChildSessions, SubagentRunner
 from agent.system_prompt import build_system_prompt
+from agent.tool_arrivals import ToolArrivals
 from agent.tooling import Tooling
 from agent.tools.base import ReadTracker, ScopeContract
 from agent.tools.builtin import TASK_TOOL_NAME, builtin_tool_names, builtin_tools, task_tool
@@ -263,6 +264,9 @@ class AgentSession:
         notices = (setup.sandbox.notice(), self._undo.notice(), *options.notices)
         self._notices = [text for text in notices if text]
         """Said once, at the start of the first turn."""
+        self.tool_arrivals = options.tool_arrivals or ToolArrivals()
+        """Tools joining after the open (`agent.tool_arrivals`), and their notices."""
+        self.tool_arrivals.attach(self._announce.deliver)
 
     # ------------------------------------------------------------------------ public API
 
@@ -479,9 +483,21 @@ class AgentSession:
             for text in self._notices:
                 emit(Notice(severity="warning", message=text))
             self._notices = []
+            arrivals = self.tool_arrivals
+            for notice in arrivals.take_notices():
+                emit(notice)
+
+            def config() -> TurnConfig:
+                # Read at each model request: the tools that arrived since join at the end.
+                joined = arrivals.join(self.turn_config.tools)
+                if joined is not None:
+                    self.tools = joined
+                    self.turn_config = dataclasses.replace(self.turn_config, tools=joined)
+                return self.turn_config
+
             tooling = self._tooling(scope, OrderedInteraction(self._interaction, stream))
             subagents = SubagentRunner(
-                config=lambda: self.turn_config,
+                config=config,
                 tooling=tooling,
                 emit=emit,
                 usage=self.usage.subagent_call,
@@ -494,7 +510,7 @@ class AgentSession:
                 services={**tooling.services, TODOS: self._publish_todos, SUBAGENTS: subagents},
             )
             loop = TurnLoop(
-                config=lambda: self.turn_config,
+                config=config,
                 transcript=self.transcript,
                 shaper=self._shaper,
                 tooling=tooling,
@@ -502,6 +518,8 @@ class AgentSession:
                 prompts=self._inbox,
                 emit=emit,
                 scope=scope,
+                # The first turn: what is still starting, within its budget.
+                before_first_call=arrivals.settle,
             )
             repo_map = await self._setup.turn_started(message.text, self._reads, emit)
             if repo_map is not None:  # once per session: it stays for the later requests

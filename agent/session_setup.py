@@ -39,6 +39,7 @@ from sessions import ModelChangeEntry, Session, data_dir
 if TYPE_CHECKING:
     from agent.audit_trail import AuditTrail
     from agent.events import AgentEvent
+    from agent.tool_arrivals import ToolArrivals
     from providers.model import Model
 
 _log = get_logger(__name__)
@@ -73,6 +74,10 @@ class SessionOptions:
     """The models `/model` with no argument lists (`provider/model`), as the picker offers them."""
     on_close: Sequence[Callable[[], Awaitable[None]]] = ()
     """Awaited by `aclose`, last (e.g. closing the MCP connections behind `extra_tools`)."""
+    tool_arrivals: ToolArrivals | None = None
+    """Tools that join after the session opened (MCP servers starting in the background), and
+    what the user should hear of them (`agent.tool_arrivals`): the first turn waits for their
+    `startup`, a tool joins at the next model request, at the end of the tool list."""
 
 
 class ModelUnavailable(RuntimeError):

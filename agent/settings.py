@@ -6,7 +6,7 @@
     $XDG_CONFIG_HOME/earshot/projects/<name>-<hash>.json    remembered: your answers for <cwd>
 
 Merge rules: `model` and `mode` are taken from the most local scope that sets them (then
-`EARSHOT_MODEL` overrides the model), and so is each key of `streamTimeouts`; `providers`,
+`EARSHOT_MODEL` overrides the model), and so is each key of `streamTimeouts` and `mcp`; `providers`,
 `models` and `mcpServers` merge by key, the later scope replacing a whole entry; permission rules
 and hooks are CONCATENATED, each remembering its scope, because a scope that could shadow another
 would let a checked-in project file remove a deny rule the user set globally.
@@ -53,6 +53,7 @@ from agent.settings_schema import (
     HttpServerSettings,
     InvalidSettings,
     McpServerSettings,
+    McpSettings,
     ModelSettings,
     PermissionSettings,
     ProviderSettings,
@@ -96,6 +97,7 @@ __all__ = [
     "HttpServerSettings",
     "InvalidSettings",
     "McpServerSettings",
+    "McpSettings",
     "ModelSettings",
     "PermissionList",
     "PermissionRule",
@@ -175,6 +177,8 @@ class Settings(Record):
     """The user's own file for this cwd, where "always" answers are saved (`remember_rule`)."""
     stream_timeouts: StreamTimeoutSettings = field(default_factory=StreamTimeoutSettings)
     """`streamTimeouts`, each key from the most local scope that sets it (None: the default)."""
+    mcp: McpSettings = field(default_factory=McpSettings)
+    """`mcp` (how long MCP servers are waited for), each key from the most local scope."""
     code: CodeConfig = field(default_factory=CodeConfig)
     """`verify`, `lsp` and `repoMap` (`agent.code_settings`: a repository's commands and
     servers only when trusted)."""
@@ -398,6 +402,7 @@ def load_settings(
         trusted=workspace_trusted,
         remembered=paths["remembered"],
         stream_timeouts=merged.stream_timeouts,
+        mcp=merged.mcp,
         code=merged.code,
     )
 
@@ -422,6 +427,7 @@ class _Merge:
         self.sources: list[Path] = []
         self.ignored = IgnoredSettings()
         self.stream_timeouts = StreamTimeoutSettings()
+        self.mcp = McpSettings()
         self.code = CodeConfig()
 
     def add(
@@ -455,6 +461,13 @@ class _Merge:
             self.stream_timeouts = StreamTimeoutSettings(
                 first_event=parsed.stream_timeouts.first_event or self.stream_timeouts.first_event,
                 idle=parsed.stream_timeouts.idle or self.stream_timeouts.idle,
+            )
+        if parsed.mcp is not None:  # waits, not grants: every scope
+            old, new = self.mcp, parsed.mcp
+            self.mcp = McpSettings(
+                startup_wait=old.startup_wait if new.startup_wait is None else new.startup_wait,
+                startup_timeout=new.startup_timeout or old.startup_timeout,
+                tool_timeout=new.tool_timeout or old.tool_timeout,
             )
         if grants:
             self.servers.update(parsed.mcp_servers)

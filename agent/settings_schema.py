@@ -23,25 +23,36 @@ with it, and never the value: API keys and header tokens live in these files.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import field
-from typing import TYPE_CHECKING, Final, Literal, Self, TypeAlias, cast
+from typing import TYPE_CHECKING, Literal, Self, TypeAlias, cast
 
 from agent.modes import MODES
+from agent.settings_checks import (
+    INVALID,
+    Checker,
+    Field,
+    Problem,
+    absolute_path,
+    any_json,
+    boolean,
+    key_path,
+    list_of,
+    map_of,
+    non_negative_float,
+    one_of,
+    optional,
+    positive_float,
+    positive_int,
+    schema_object,
+    string,
+    suffix,
+)
 from providers.records import Record
 
 if TYPE_CHECKING:
     from agent.modes import Mode
     from providers.model import WireApi
-
-Problem: TypeAlias = tuple[str, str]
-"""`(dotted key path, what is wrong)`."""
-Checker: TypeAlias = Callable[[object, str, list[Problem]], object]
-"""Checks one JSON value found at a key path: records its problems (nested ones included) and
-returns the value converted (a list, a dataclass...), or `INVALID` when it recorded any."""
-
-INVALID: Final = object()
-"""What a checker returns for a value it rejected (its problems are already recorded)."""
 
 HookEvent: TypeAlias = Literal["pre_tool_use", "post_tool_use", "user_prompt_submit", "stop"]
 HOOK_EVENTS: tuple[HookEvent, ...] = ("pre_tool_use", "post_tool_use", "user_prompt_submit", "stop")
@@ -184,6 +195,18 @@ McpServerSettings: TypeAlias = StdioServerSettings | HttpServerSettings
 `HttpServerSettings`."""
 
 
+class McpSettings(FileSection, Record):
+    """`mcp`: how long MCP servers are waited for, in seconds (absent keys keep the defaults of
+    `earshot.mcp_connections`)."""
+
+    startup_wait: float | None = None
+    """How long a session's first prompt waits for servers still starting (0: it never does)."""
+    startup_timeout: float | None = None
+    """When a server that has not started (listed its tools) is given up on, as failed."""
+    tool_timeout: float | None = None
+    """When a tool call the server has not answered fails."""
+
+
 class HookSettings(FileSection, Record):
     """One hook command. `matcher` selects tools by name (tool events only)."""
 
@@ -255,6 +278,7 @@ class SettingsFile(FileSection, Record):
     """User scope only: directories whose repository settings may grant and run (see
     `agent.trust`)."""
     stream_timeouts: StreamTimeoutSettings | None = None
+    mcp: McpSettings | None = None
     answered_at: dict[str, str] = field(default_factory=dict[str, str])  # "list:rule" -> when
     verify: list[VerifySettings] = field(default_factory=list[VerifySettings])
     lsp: dict[str, LspServerSettings] = field(default_factory=dict[str, LspServerSettings])
@@ -264,91 +288,10 @@ class SettingsFile(FileSection, Record):
 # ---------------------------------------------------------------------------- checkers
 
 
-def _at(path: str, key: str | int) -> str:
-    return f"{path}.{key}" if path else str(key)
-
-
-def string(value: object, path: str, problems: list[Problem]) -> object:
-    if isinstance(value, str):
-        return value
-    problems.append((path, "must be a string"))
-    return INVALID
-
-
 def secret(value: object, path: str, problems: list[Problem]) -> object:
     """A string, wrapped so that it never shows (see `Secret`)."""
     checked = string(value, path, problems)
     return Secret(checked) if isinstance(checked, str) else INVALID
-
-
-def boolean(value: object, path: str, problems: list[Problem]) -> object:
-    if isinstance(value, bool):
-        return value
-    problems.append((path, "must be true or false"))
-    return INVALID
-
-
-def positive_int(value: object, path: str, problems: list[Problem]) -> object:
-    # bool is a subclass of int, and `true` is not a token count.
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    problems.append((path, "must be an integer greater than 0"))
-    return INVALID
-
-
-def _number(minimum: float, *, inclusive: bool) -> Checker:
-    """A JSON number (integer or not, never `true`/`false`), as a float, at or above `minimum`."""
-    bound = "greater than or equal to" if inclusive else "greater than"
-    message = f"must be a number {bound} {minimum:g}"
-
-    def check(value: object, path: str, problems: list[Problem]) -> object:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            number = float(value)
-            # NaN fails both comparisons, so it is rejected too.
-            if number >= minimum if inclusive else number > minimum:
-                return number
-        problems.append((path, message))
-        return INVALID
-
-    return check
-
-
-non_negative_float = _number(0, inclusive=True)
-positive_float = _number(0, inclusive=False)
-
-
-def absolute_path(value: object, path: str, problems: list[Problem]) -> object:
-    """A string naming an absolute path, or one under the home directory (`~`, `~/...`)."""
-    if isinstance(value, str) and (value.startswith("/") or value == "~" or value.startswith("~/")):
-        return value
-    problems.append((path, "must be an absolute path or start with ~/"))
-    return INVALID
-
-
-def any_json(value: object, path: str, problems: list[Problem]) -> object:
-    """Any JSON value, kept as parsed (options passed through to a program)."""
-    return value
-
-
-def suffix(value: object, path: str, problems: list[Problem]) -> object:
-    """A file suffix with its dot: `.py`."""
-    if isinstance(value, str) and value.startswith(".") and len(value) > 1 and "/" not in value:
-        return value
-    problems.append((path, 'must be a file suffix starting with a dot, like ".py"'))
-    return INVALID
-
-
-def one_of(choices: Sequence[str]) -> Checker:
-    """One of the given strings (the message lists them: they come from the code, not the file)."""
-    message = "must be one of " + ", ".join(repr(choice) for choice in choices)
-
-    def check(value: object, path: str, problems: list[Problem]) -> object:
-        if isinstance(value, str) and value in choices:
-            return value
-        problems.append((path, message))
-        return INVALID
-
-    return check
 
 
 def wire_api(value: object, path: str, problems: list[Problem]) -> object:
@@ -356,86 +299,6 @@ def wire_api(value: object, path: str, problems: list[Problem]) -> object:
     from providers.model import WIRE_APIS
 
     return one_of(WIRE_APIS)(value, path, problems)
-
-
-def optional(check: Checker) -> Checker:
-    """`null` or what `check` accepts."""
-
-    def check_optional(value: object, path: str, problems: list[Problem]) -> object:
-        return None if value is None else check(value, path, problems)
-
-    return check_optional
-
-
-def list_of(check: Checker) -> Checker:
-    """A JSON array; each item is checked at `<path>.<index>`."""
-
-    def check_list(value: object, path: str, problems: list[Problem]) -> object:
-        if not isinstance(value, list):
-            problems.append((path, "must be a list"))
-            return INVALID
-        known = len(problems)
-        elements = cast("list[object]", value)
-        items = [check(item, _at(path, index), problems) for index, item in enumerate(elements)]
-        return items if len(problems) == known else INVALID
-
-    return check_list
-
-
-def map_of(check: Checker) -> Checker:
-    """A JSON object with keys of the user's choosing; each value is checked at `<path>.<key>`."""
-
-    def check_map(value: object, path: str, problems: list[Problem]) -> object:
-        if not isinstance(value, dict):
-            problems.append((path, "must be an object"))
-            return INVALID
-        known = len(problems)
-        entries = cast("dict[str, object]", value)
-        checked = {key: check(item, _at(path, key), problems) for key, item in entries.items()}
-        return checked if len(problems) == known else INVALID
-
-    return check_map
-
-
-class Field:
-    """How one key of a schema object is read: its JSON name, the dataclass attribute it fills,
-    its checker, and whether it must be present (otherwise the dataclass default applies)."""
-
-    __slots__ = ("attribute", "check", "key", "required")
-
-    def __init__(self, key: str, attribute: str, check: Checker, *, required: bool = False) -> None:
-        self.key = key
-        self.attribute = attribute
-        self.check = check
-        self.required = required
-
-
-def schema_object(build: Callable[..., object], fields: Sequence[Field]) -> Checker:
-    """A JSON object with exactly the keys in `fields`, built with `build(**attributes)`."""
-    by_key = {spec.key: spec for spec in fields}
-
-    def check_object(value: object, path: str, problems: list[Problem]) -> object:
-        if not isinstance(value, dict):
-            problems.append((path, "must be an object"))
-            return INVALID
-        known = len(problems)
-        data = cast("dict[str, object]", value)
-        attributes: dict[str, object] = {}
-        for key, item in data.items():
-            spec = by_key.get(key)
-            if spec is None:
-                problems.append((_at(path, key), "unknown key"))
-            else:
-                attributes[spec.attribute] = spec.check(item, _at(path, key), problems)
-        problems.extend(
-            (_at(path, spec.key), "required key is missing")
-            for spec in fields
-            if spec.required and spec.key not in data
-        )
-        # Absent keys take the dataclass defaults.
-        return build(**attributes) if len(problems) == known else INVALID
-
-    return check_object
 
 
 # ---------------------------------------------------------------------------- field tables
@@ -507,6 +370,14 @@ _HTTP_SERVER = schema_object(
     ],
 )
 _MCP_SERVER_TYPE = one_of(("stdio", "http", "sse"))
+_MCP = schema_object(
+    McpSettings,
+    [
+        Field("startupWait", "startup_wait", optional(non_negative_float)),
+        Field("startupTimeout", "startup_timeout", optional(positive_float)),
+        Field("toolTimeout", "tool_timeout", optional(positive_float)),
+    ],
+)
 
 
 def _mcp_server(value: object, path: str, problems: list[Problem]) -> object:
@@ -520,7 +391,7 @@ def _mcp_server(value: object, path: str, problems: list[Problem]) -> object:
         return _STDIO_SERVER(data, path, problems)
     if kind in ("http", "sse"):
         return _HTTP_SERVER(data, path, problems)
-    return _MCP_SERVER_TYPE(kind, _at(path, "type"), problems)  # records the problem
+    return _MCP_SERVER_TYPE(kind, key_path(path, "type"), problems)  # records the problem
 
 
 _HOOK = schema_object(
@@ -575,6 +446,7 @@ _SETTINGS_FILE = schema_object(
         Field("sandbox", "sandbox", _SANDBOX),
         Field("trustedDirectories", "trusted_directories", _STRINGS),
         Field("streamTimeouts", "stream_timeouts", optional(_STREAM_TIMEOUTS)),
+        Field("mcp", "mcp", optional(_MCP)),
         Field("answeredAt", "answered_at", _STRING_MAP),
         Field("verify", "verify", list_of(_VERIFY)),
         Field("lsp", "lsp", map_of(_LSP_SERVER)),
@@ -591,6 +463,7 @@ _OBJECT_CHECKERS: Mapping[type[FileSection], Checker] = {
     PermissionSettings: _PERMISSIONS,
     StdioServerSettings: _STDIO_SERVER,
     HttpServerSettings: _HTTP_SERVER,
+    McpSettings: _MCP,
     HookSettings: _HOOK,
     HooksSettings: _HOOKS,
     SandboxSettings: _SANDBOX,

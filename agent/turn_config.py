@@ -74,16 +74,35 @@ class ToolSet(Mapping[str, AnyTool]):
     @property
     def specs(self) -> Sequence[ToolSpec]:
         if self._specs is None:
-            self._specs = tuple(
-                ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema)
-                for t in self._loaded().values()
-            )
+            self._specs = tuple(_spec(tool) for tool in self._loaded().values())
         return self._specs
+
+    def extended(self, tools: Iterable[AnyTool]) -> ToolSet:
+        """This set with `tools` appended at the end, in order (a name already here keeps its
+        tool): the specs built so far are kept as the new specs' beginning, so what the model
+        saw before stays a prefix of what it sees now. Nothing is loaded that was not."""
+        fresh = list({tool.name: tool for tool in tools if tool.name not in self}.values())
+        if not fresh:
+            return self
+        if self._tools is None:
+            load = self._load
+            assert load is not None
+            return ToolSet(
+                names=[*self, *(tool.name for tool in fresh)], load=lambda: [*load(), *fresh]
+            )
+        joined = ToolSet([*self._tools.values(), *fresh])
+        if self._specs is not None:
+            joined._specs = (*self._specs, *(_spec(tool) for tool in fresh))
+        return joined
 
     def only(self, names: Iterable[str]) -> ToolSet:
         """The tools named (each must be in this set)."""
         loaded = self._loaded()
         return ToolSet(loaded[name] for name in names)
+
+
+def _spec(tool: AnyTool) -> ToolSpec:
+    return ToolSpec(name=tool.name, description=tool.description, input_schema=tool.input_schema)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -129,8 +129,14 @@ class Announcer:
         self.stream: TurnStream | None = None
 
     def __call__(self, event: AgentEvent) -> None:
-        if self.stream is not None:
-            self.stream.emit(event)
+        self.deliver(event)
+
+    def deliver(self, event: AgentEvent) -> bool:
+        """Into the running turn; False (dropped) between turns."""
+        if self.stream is None:
+            return False
+        self.stream.emit(event)
+        return True
 
 
 class OrderedInteraction:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     )
     from agent.session import AgentSession
     from earshot.compose import Composition
-    from earshot.mcp_tools import Spawn
+    from earshot.mcp_connections import Spawn
     from sessions import SessionStore
 
 
@@ -138,19 +138,22 @@ class EarshotFactory:
         model = session.turn_config.model
 
         def warm_up() -> None:
-            from agent.tools.builtin import builtin_tools, task_tool
-            from providers import codec
-            from providers.wire.sdk_model import SdkModel
+            from earshot.import_lock import IMPORTS
 
-            codec.warm_up()  # the first prompt's append to the transcript
-            # The tool modules (pydantic input models, the shell parser, the HTTP client): the
-            # first turn loads them. Pure imports: the tools are module-level values.
-            builtin_tools()
-            task_tool()
-            if isinstance(model, SdkModel):
-                model.prepare()  # the SDK, and the model's own client (the CA bundle loaded)
-            else:
-                first_call()
+            with IMPORTS:  # never beside the MCP SDK's import (a session's servers starting)
+                from agent.tools.builtin import builtin_tools, task_tool
+                from providers import codec
+                from providers.wire.sdk_model import SdkModel
+
+                codec.warm_up()  # the first prompt's append to the transcript
+                # The tool modules (pydantic input models, the shell parser, the HTTP client):
+                # the first turn loads them. Pure imports: the tools are module-level values.
+                builtin_tools()
+                task_tool()
+                if isinstance(model, SdkModel):
+                    model.prepare()  # the SDK, and the model's own client (the CA bundle)
+                else:
+                    first_call()
 
         return warm_up
 
@@ -282,6 +285,9 @@ class EarshotFactory:
             new_id=new_id,
             additional_directories=additional_directories,
             client_servers=mcp_servers,
+            # A new session's are started after its warm-up (`tool_arrivals.begin()`), so that
+            # the MCP SDK's import does not delay what its first prompt needs.
+            start_mcp=session_id is not None,
             spawn=io.spawn or self._spawn,
             files=io.files,
             processes=io.processes,

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
     from agent.session import AgentSession
     from agent.settings import Settings
-    from earshot.mcp_tools import McpServer, Spawn
+    from earshot.mcp_connections import Spawn
+    from earshot.mcp_tools import McpServer
     from providers.catalog import ModelCatalog
     from providers.model import Model
     from providers.registry import UserProviderConfig
@@ -326,15 +327,23 @@ async def open_session(
     processes: ProcessBackend | None = None,
     interaction: Interaction | None = None,
     mcp_timeout: float | None = None,
+    mcp_wait: float | None = None,
+    start_mcp: bool = True,
     errlog: TextIO | None = None,
     current: Callable[[], Composition] | None = None,
 ) -> AgentSession:
-    """Connect the MCP servers (settings' and the client's, concurrently, each bounded by
-    `mcp_timeout`), then create or resume the session with their tools. Servers that failed are
-    said as warnings at the start of the first turn; the connections close with the session.
+    """Start the MCP servers (settings' and the client's) in the background, all at once, and
+    create or resume the session at once: its first turn waits for the servers still starting at
+    most `mcp_wait` seconds (`mcp.startupWait`), a server that starts later joins at a later
+    model request, and one that fails (or has not started within `mcp_timeout`,
+    `mcp.startupTimeout`) is said once as a warning (`earshot.mcp_connections`). The connections
+    close with the session.
 
     `spawn` starts the MCP clients' long-lived tasks; None leaves MCP servers unconnected (and
-    says so). `notices` are said at the start of the first turn, before the ones found here.
+    says so). `start_mcp` False: they start when the front end calls
+    `session.tool_arrivals.begin()` (once it has loaded what a turn needs: the SDK's import then
+    runs beside the first turn, within its wait), or at the first turn. `notices` are said at
+    the start of the first turn, before the ones found here.
     `new_id`: the id of a new session, already given to the client (its file reserved).
     `current`: the composition as it is now (the ACP server reads settings again after
     `providers/set`); a model switch and `/model` use it.
@@ -344,14 +353,15 @@ async def open_session(
         sessions.SessionNotFound: `resume_id` names no session.
     """
     from agent.session import SessionOptions, create_session
+    from agent.tool_arrivals import ToolArrivals
     from earshot.mcp_commands import mcp_command_source
-    from earshot.mcp_tools import (
+    from earshot.mcp_connections import (
+        CALL_TIMEOUT_SECONDS,
         CONNECT_TIMEOUT_SECONDS,
+        STARTUP_WAIT_SECONDS,
         McpConnections,
-        connect_servers,
-        merge_servers,
-        servers_from_client,
     )
+    from earshot.mcp_tools import merge_servers, servers_from_client
     from earshot.model_choices import model_names
 
     def latest() -> Composition:
@@ -368,33 +378,31 @@ async def open_session(
         names = ", ".join(server.name for server in servers)
         notices.append(f"MCP servers not connected ({names}): this front end cannot host them")
         servers = []
-    connections = (
-        await connect_servers(
-            servers,
-            spawn=spawn,
-            timeout=CONNECT_TIMEOUT_SECONDS if mcp_timeout is None else mcp_timeout,
-            errlog=errlog,
-        )
-        if servers and spawn is not None
-        else McpConnections(tools=[], failures=[], _connections=[])
+    waits = composition.settings.mcp
+    budget = _first(mcp_wait, waits.startup_wait, STARTUP_WAIT_SECONDS)
+
+    async def startup() -> None:  # the first turn's wait
+        await connections.wait_started(budget)
+
+    connections = McpConnections(
+        servers,
+        spawn=spawn,
+        arrivals=ToolArrivals(startup, begin=lambda: connections.start(warmed=True)),
+        startup_timeout=_first(mcp_timeout, waits.startup_timeout, CONNECT_TIMEOUT_SECONDS),
+        call_timeout=_first(None, waits.tool_timeout, CALL_TIMEOUT_SECONDS),
+        errlog=errlog,
     )
-    notices.extend(connections.notices)
     options = SessionOptions(
         model_name=model_name,
         mode=mode or composition.settings.mode,
-        extra_tools=connections.tools,
         notices=notices,
         model_choices=lambda: model_names(latest()),
-        command_sources=[
-            mcp_command_source(
-                connections,
-                timeout=CONNECT_TIMEOUT_SECONDS if mcp_timeout is None else mcp_timeout,
-            )
-        ],
+        command_sources=[mcp_command_source(connections)],
         on_close=[connections.aclose],
+        tool_arrivals=connections.arrivals,
     )
     try:
-        return await create_session(
+        session = await create_session(
             store=store,
             cwd=composition.cwd,
             options=options,
@@ -413,3 +421,11 @@ async def open_session(
     except BaseException:
         await connections.aclose()
         raise
+    if start_mcp:
+        connections.start()  # in the background
+    return session
+
+
+def _first(*values: float | None) -> float:
+    """The first value given (the caller's, the settings', the default)."""
+    return next(value for value in values if value is not None)

@@ -311,7 +311,8 @@ async def _sandbox(cwd: Path, config: SandboxConfig | None) -> list[Finding]:
 async def _mcp(composition: Composition) -> list[Finding]:
     import anyio
 
-    from earshot.mcp_tools import connect_servers, tool_prefix
+    from earshot.mcp_connections import connect_servers
+    from earshot.mcp_tools import tool_prefix
 
     servers = composition.mcp_servers()
     if not servers:

@@ -9,10 +9,10 @@ tool call through the permission gate. The server's text is input like anything 
 pastes; it grants nothing.
 
 `/mcp restart NAME` stops the server's client, starts a new one in the same task group, and
-waits for it as the session's start did. The tools the session offered for that server call the
-new connection; a server that had failed at the start has its prompts back at once, and its
-tools in the next session (a session's tool list is fixed when it opens, so that the model's
-requests stay cacheable).
+waits for it (at most `mcp.startupTimeout`; the command can be cancelled). The tools the session
+offered for that server call the new connection; a server that had failed has its prompts back
+at once, and its tools join at the next model request, at the end of the tool list
+(`earshot.mcp_connections`).
 """
 
 from __future__ import annotations
@@ -26,28 +26,23 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent.command_sources import CommandReply, CommandSource, ExtraCommand
-from earshot.mcp_tools import (
-    CLOSE_TIMEOUT_SECONDS,
-    CONNECT_TIMEOUT_SECONDS,
-    McpConnections,
-    RemoteServer,
-    tool_prefix,
-)
+from earshot.mcp_connections import McpConnections
+from earshot.mcp_tools import RemoteServer, tool_prefix
 from providers.types import ImagePart, TextPart
 
 if TYPE_CHECKING:
     from mcp.types import GetPromptResult, Prompt
 
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+PROMPT_TIMEOUT_SECONDS = 30.0
+"""How long `/mcp__<server>__<prompt>` waits for the server's prompt."""
 
 
-def mcp_command_source(
-    connections: McpConnections, *, timeout: float = CONNECT_TIMEOUT_SECONDS
-) -> CommandSource:
+def mcp_command_source(connections: McpConnections) -> CommandSource:
     """`/mcp`, and the prompts of the servers connected now."""
 
     def commands() -> Sequence[ExtraCommand]:
-        found: list[ExtraCommand] = [McpStatusCommand(connections, timeout)]
+        found: list[ExtraCommand] = [McpStatusCommand(connections)]
         for connection in connections.connections:
             if connection.session is None:
                 continue
@@ -61,15 +56,15 @@ def mcp_command_source(
 @dataclass(frozen=True, slots=True)
 class McpStatusCommand:
     connections: McpConnections
-    timeout: float
     name: str = "mcp"
     description: str = "MCP servers: status (connected, failed and why, tools); restart NAME"
     hint: str | None = "restart NAME"
 
     async def run(self, argument: str) -> CommandReply:
+        self.connections.start()  # if nothing has started them yet
         verb, _, rest = argument.strip().partition(" ")
         if verb == "restart" and rest.strip():
-            note = await restart(self.connections, rest.strip(), self.timeout)
+            note = await self.connections.restart(rest.strip())
             return status_reply(self.connections, note)
         if verb:
             return CommandReply(text="Use `/mcp` or `/mcp restart NAME`.")
@@ -104,7 +99,7 @@ def server_statuses(connections: McpConnections) -> list[dict[str, Any]]:
         known.add(server.name)
         if connection.session is not None:
             status = "connected"
-        elif connection.ready.is_set() or connection.closed.is_set():
+        elif connection.settled.is_set() or connection.closed.is_set():
             status = "failed"
         else:
             status = "starting"
@@ -136,36 +131,6 @@ def server_statuses(connections: McpConnections) -> list[dict[str, Any]]:
                 }
             )
     return statuses
-
-
-async def restart(connections: McpConnections, name: str, timeout: float) -> str:
-    """Restart the client of server `name`; says what happened."""
-    connection = next((c for c in connections.connections if c.server.name == name), None)
-    if connection is None:
-        return f"No MCP server named '{name}' can be restarted in this session."
-    spawn = connections.spawn
-    if spawn is None:
-        return "This front end cannot restart MCP servers."
-    connection.scope.cancel()
-    with anyio.move_on_after(CLOSE_TIMEOUT_SECONDS):
-        await connection.closed.wait()
-    connection.scope = anyio.CancelScope()
-    connection.ready = anyio.Event()
-    connection.closed = anyio.Event()
-    connection.error = None
-    connection.tools = []
-    connection.prompts = []
-    spawn(connection.run)
-    with anyio.move_on_after(timeout):
-        await connection.ready.wait()
-    connections.failures[:] = [f for f in connections.failures if f.server != name]
-    if not connection.ready.is_set():
-        connection.scope.cancel()
-        connection.error = f"did not start within {timeout:g} s"
-        return f"Restarting '{name}' failed: it did not start within {timeout:g} s."
-    if connection.session is None:
-        return f"Restarting '{name}' failed: {connection.error or 'it exited'}."
-    return f"Restarted '{name}'."
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +171,7 @@ class McpPromptCommand:
         from mcp import MCPError
 
         try:
-            with anyio.fail_after(CONNECT_TIMEOUT_SECONDS * 3):
+            with anyio.fail_after(PROMPT_TIMEOUT_SECONDS):
                 result = await session.get_prompt(self.prompt.name, values or None)
         except MCPError as error:
             return CommandReply(text=f"MCP server '{self.server}': {error.error.message}")

@@ -68,7 +68,7 @@ from providers.types import ImagePart, TextPart
 if TYPE_CHECKING:
     from agent.session import AgentSession
     from earshot.compose import Composition, ModelPick
-    from earshot.mcp_tools import Spawn
+    from earshot.mcp_connections import Spawn
 
 OutputFormat = Literal["text", "json"]
 

@@ -61,7 +61,12 @@ async def test_an_mcp_prompt_round_trip_with_arguments(agent_env: AgentEnv) -> N
     async with open_agent(agent_env) as client:
         await initialize(client, FULL_CAPABILITIES)
         session_id = (await new_session(client, agent_env, mcpServers=[demo]))["sessionId"]
-        await client.wait_for(lambda: command_lists(client, session_id))
+        # The server starts in the background: the menu is sent again once it has.
+        await client.wait_for(
+            lambda: any(
+                "mcp__demo__review" in listed for listed in command_lists(client, session_id)
+            )
+        )
         listed = command_lists(client, session_id)[-1]
         assert listed["mcp__demo__review"]["input"] == {"hint": "path [focus]"}
         assert "mcp" in listed

@@ -3,8 +3,6 @@ compaction updates (only when advertised), and client MCP server definitions."""
 
 from __future__ import annotations
 
-import pytest
-
 from providers.catalog import ASSUMED_CONTEXT_WINDOW
 from tests.acp_server.client import AgentEnv, Json, initialize, open_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
@@ -194,15 +192,9 @@ async def test_client_mcp_servers_are_parsed(agent_env: AgentEnv) -> None:
     assert "test-key" not in client.stderr
 
 
-async def test_an_editor_mcp_server_is_connected_and_its_tool_called(
-    agent_env: AgentEnv, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_an_editor_mcp_server_is_connected_and_its_tool_called(agent_env: AgentEnv) -> None:
     import sys
     from pathlib import Path
-
-    # The server is a Python process importing the MCP SDK: on a loaded machine it may take
-    # longer than the product's 10 s to start, which is not what this test is about.
-    monkeypatch.setattr("earshot.mcp_tools.CONNECT_TIMEOUT_SECONDS", 120.0)
 
     time_server = Path(sys.executable).parent / "mcp-server-time"
     agent_env.script(
@@ -219,6 +211,9 @@ async def test_an_editor_mcp_server_is_connected_and_its_tool_called(
             {"text": "It is now."},
         ],
         mode="yolo",
+        # The server is a Python process importing the MCP SDK: on a loaded machine it may take
+        # seconds to start, which is not what this test is about (the first request waits).
+        extra={"mcp": {"startupWait": 120, "startupTimeout": 120}},
     )
     async with open_agent(agent_env) as client:
         await initialize(client)

@@ -460,3 +460,26 @@ def test_stream_timeouts_are_positive_seconds(scopes: Scopes) -> None:
     assert "streamTimeouts.idle: must be a number greater than 0" in message
     assert "streamTimeouts.firstEvent: must be a number greater than 0" in message
     assert "streamTimeouts.other: unknown key" in message
+
+
+def test_mcp_waits_merge_by_key_from_every_scope(scopes: Scopes) -> None:
+    # A wait runs and sends nothing: an untrusted project's file sets it too.
+    scopes.write("user", {"mcp": {"startupWait": 2, "toolTimeout": 120}})
+    scopes.write("project", {"mcp": {"startupWait": 0, "startupTimeout": 45}})
+    settings = scopes.load()
+    mcp = settings.mcp
+    assert (mcp.startup_wait, mcp.startup_timeout, mcp.tool_timeout) == (0, 45, 120)
+    assert not settings.ignored and not settings.trusted
+
+
+def test_mcp_waits_are_seconds(scopes: Scopes) -> None:
+    scopes.write(
+        "user", {"mcp": {"startupWait": -1, "startupTimeout": 0, "toolTimeout": True, "x": 1}}
+    )
+    with pytest.raises(SettingsError) as caught:
+        scopes.load()
+    message = str(caught.value)
+    assert "mcp.startupWait: must be a number greater than or equal to 0" in message
+    assert "mcp.startupTimeout: must be a number greater than 0" in message
+    assert "mcp.toolTimeout: must be a number greater than 0" in message
+    assert "mcp.x: unknown key" in message

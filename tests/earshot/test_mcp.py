@@ -18,7 +18,8 @@ from agent.backends import DenyingInteraction
 from agent.events import AgentEvent, Notice, ToolCallFinished
 from agent.session import AgentSession
 from earshot.compose import Composition, open_session
-from earshot.mcp_tools import StdioServer, connect_servers, tool_name
+from earshot.mcp_connections import connect_servers
+from earshot.mcp_tools import StdioServer, tool_name
 from providers.model import Model
 from providers.types import ImagePart, TextPart, ToolResultPart
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
@@ -78,9 +79,11 @@ async def session_with(
     client_servers: Sequence[McpServerSpec] = (),
     *,
     mcp_timeout: float = 60,
+    mcp_wait: float = 60,
 ) -> AsyncGenerator[AgentSession]:
-    """A session with these servers; the connect timeout is a hang detector by default (the
-    product's 10 s can pass on a loaded machine before a Python server has imported the SDK)."""
+    """A session with these servers; the start timeout and the first turn's wait for the
+    servers are hang detectors by default (a Python server importing the SDK can take seconds on
+    a loaded machine): the first turn has every server that starts."""
     composition = ScriptedComposition(env, model)
     async with anyio.create_task_group() as tasks:
         session = await open_session(
@@ -91,12 +94,25 @@ async def session_with(
             spawn=tasks.start_soon,
             interaction=DenyingInteraction(),
             mcp_timeout=mcp_timeout,
+            mcp_wait=mcp_wait,
         )
         try:
             yield session
         finally:
             await session.aclose()
             tasks.cancel_scope.cancel()
+
+
+async def started(session: AgentSession) -> None:
+    """Wait for the servers as the first turn would: each has started or failed (its tools join
+    at the first model request)."""
+    with anyio.fail_after(60):
+        await session.tool_arrivals.settle()
+
+
+def offered(model: ScriptedModel, request: int = 0) -> list[str]:
+    """The names of the tools the model was offered in a request."""
+    return [spec.name for spec in model.requests[request].tools]
 
 
 async def run_turn(session: AgentSession, prompt: str = "go") -> list[AgentEvent]:
@@ -154,8 +170,8 @@ async def test_client_servers_stdio_and_http_are_called_in_a_turn(env: Env) -> N
     async with http_demo() as url:
         servers = [demo(), McpRemoteServer(name="web", url=url, transport="http")]
         async with session_with(env, model, servers) as session:
-            assert {"mcp__demo__add", "mcp__web__shout", "mcp__demo__picture"} <= set(session.tools)
             events = await run_turn(session)
+    assert {"mcp__demo__add", "mcp__web__shout", "mcp__demo__picture"} <= set(offered(model))
     assert [e.reason for e in events if e.kind == "turn_end"] == ["end_turn"]
     found = results(model)
     assert found["call_0"].text == "42" and not found["call_0"].is_error
@@ -240,7 +256,7 @@ async def test_connections_close_with_the_session(env: Env) -> None:
         env=(("DEMO_PID_FILE", str(pid_file)),),
     )
     async with session_with(env, script(), [server]) as session:
-        assert "mcp__demo__add" in session.tools
+        await started(session)
         pid = int(pid_file.read_text(encoding="utf-8"))
         os.kill(pid, 0)  # alive while the session is open
     with pytest.raises(ProcessLookupError):
@@ -285,6 +301,7 @@ async def test_print_mode_calls_settings_mcp_tools_and_reports_a_broken_server(e
     ) as server:
         env.local_provider(
             server.url,
+            mcp={"startupWait": 60},  # a hang detector: the first request has every server
             mcpServers={
                 "time": {"command": PYTHON, "args": ["-m", "mcp_server_time"]},
                 "demo": {"command": PYTHON, "args": [str(DEMO_SERVER)]},
@@ -336,6 +353,7 @@ async def test_acp_factory_connects_settings_and_client_servers(env: Env) -> Non
             "model": "fake/test",
             "providers": {"fake": {"api": "scripted", "script": str(script_path)}},
             "mcpServers": {"time": {"command": PYTHON, "args": ["-m", "mcp_server_time"]}},
+            "mcp": {"startupWait": 60},
         }
     )
     status: list[str] = []

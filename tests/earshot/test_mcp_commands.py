@@ -15,7 +15,7 @@ from agent.slash_commands import parse_slash_command
 from providers.types import TextPart
 from providers.wire.scripted import ScriptedModel, ScriptedTurn
 from tests.earshot.support import DEMO_SERVER, Env, make_env
-from tests.earshot.test_mcp import PYTHON, demo, results, script, session_with
+from tests.earshot.test_mcp import PYTHON, demo, results, script, session_with, started
 
 
 @pytest.fixture
@@ -44,6 +44,7 @@ def prompt_text(model: ScriptedModel) -> str:
 async def test_an_mcp_prompt_is_a_command_whose_messages_are_the_turns_input(env: Env) -> None:
     model = ScriptedModel([ScriptedTurn(text="reviewed"), ScriptedTurn(text="again")])
     async with session_with(env, model, [demo()]) as session:
+        await started(session)
         [review] = [c for c in session.commands.all() if c.name == "mcp__demo__review"]
         assert review.hint == "path [focus]"
         assert "Review a file" in review.description
@@ -67,6 +68,7 @@ async def test_mcp_lists_servers_with_their_status_and_restarts_one(env: Env) ->
     broken = McpStdioServer(name="missing", command="/nonexistent/earshot-mcp")
     model = script(("mcp__demo__add", {"a": 40, "b": 2}))
     async with session_with(env, model, [server, broken], mcp_timeout=3600) as session:
+        await started(session)
         status = said(await command(session, "/mcp"))
         assert status.data is not None
         servers = {s["name"]: s for s in status.data["mcpServers"]}  # type: ignore[union-attr]

@@ -16,7 +16,7 @@ from agent.permissions import PermissionRules, decide
 from agent.tools.base import PermissionRequest
 from earshot.mcp_tools import StdioServer, ambiguous_servers, tool_name
 from tests.earshot.support import DEMO_SERVER, Env, make_env
-from tests.earshot.test_mcp import results, run_turn, script, session_with
+from tests.earshot.test_mcp import offered, results, run_turn, script, session_with
 
 ROOT = Path("/work/project")
 
@@ -91,8 +91,8 @@ async def test_an_allow_rule_for_one_server_does_not_cover_a_look_alike(env: Env
     env.write_settings({"permissions": {"allow": ["mcp__a"]}})
     model = script(("mcp__a__shout", {"text": "one"}), ("mcp__a___shout", {"text": "two"}))
     async with session_with(env, model, [demo("a"), demo("a_")]) as session:
-        assert {"mcp__a__shout", "mcp__a___shout"} <= set(session.tools)
         events = await run_turn(session)
+    assert {"mcp__a__shout", "mcp__a___shout"} <= set(offered(model))
     status = {e.call_id: e.status for e in events if isinstance(e, ToolCallFinished)}
     assert status == {"call_0": "completed", "call_1": "denied"}
     assert results(model)["call_0"].text == "ONE"
@@ -122,8 +122,11 @@ async def test_tools_whose_model_names_coincide_get_distinct_names(env: Env) -> 
     env.write_settings({"permissions": {"allow": ["mcp__a.b"]}})
     model = script(("mcp__a_b__add", {"a": 1, "b": 2}))
     async with session_with(env, model, [demo("a.b"), demo("a_b")]) as session:
+        await run_turn(session)
         adds = sorted(name for name in session.tools if name.endswith("__add") or "_add_" in name)
+        # The server configured first keeps the plain names, whichever starts first.
         assert len(adds) == 2 and "mcp__a_b__add" in adds
+        assert session.tools["mcp__a_b__add"].description.startswith("[MCP server 'a.b']")
         shouts = [session.tools[n] for n in session.tools if "shout" in n]
         requests = {
             tool.permission(tool.input_model.model_validate({"text": "x"}), None)  # pyright: ignore[reportOptionalCall, reportArgumentType]

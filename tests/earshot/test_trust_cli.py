@@ -54,7 +54,9 @@ async def test_a_hostile_project_runs_nothing_until_the_user_trusts_it(env: Env)
         tool_reply(("call_2", "bash", {"command": touch})),
         text_reply("Done."),
     ) as server:
-        env.local_provider(server.url)
+        # The first request waits for every MCP server to start or fail (a hang detector): an
+        # MCP tool absent from it is one whose server was not run.
+        env.local_provider(server.url, mcp={"startupWait": 60})
 
         untrusted = await earshot(env, "-p", "set things up")
         assert untrusted.code == 3, untrusted.stderr  # the command would have prompted

@@ -230,6 +230,7 @@ async def _session(project: Path, user: LabUser) -> str:
                 spawn=tasks.start_soon,
                 interaction=user,
                 mcp_timeout=MCP_SECONDS,
+                mcp_wait=MCP_SECONDS,  # the model's first request has every server that starts
             )
             try:
                 events = [event async for event in session.run_turn("go")]
