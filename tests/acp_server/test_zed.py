@@ -253,7 +253,9 @@ async def test_an_mcp_prompt_says_what_the_call_does_with_which_arguments(
         [
             {"tool_calls": [{"name": "mcp__demo__shout", "id": "m", "arguments": arguments}]},
             {"text": "ok"},
-        ]
+        ],
+        # The demo server imports the MCP SDK: a hang detector, so the first request has its tool.
+        extra={"mcp": {"startupWait": 120, "startupTimeout": 120}},
     )
     demo = {"name": "demo", "command": sys.executable, "args": [str(DEMO_SERVER)], "env": []}
 
