@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent import sandbox_linux
+from agent import sandbox_placeholders
 from agent.protected_paths import protected_paths
 from agent.sandbox import Places, Sandbox, SandboxRefused, open_sandbox
 from agent.sandbox_config import SandboxConfig
@@ -338,7 +338,7 @@ async def test_a_directory_locked_by_another_process_refuses_the_command_without
 ) -> None:
     # Any process that can open the project can lock it (a command the model left running in
     # the background: `flock -x . sleep 1000 &`): the next command must not wait forever.
-    monkeypatch.setattr(sandbox_linux, "DIRECTORY_LOCK_WAIT_SECONDS", 0.2)
+    monkeypatch.setattr(sandbox_placeholders, "DIRECTORY_LOCK_WAIT_SECONDS", 0.2)
     sandbox = await lab.sandbox()
     holder = os.open(lab.project, os.O_RDONLY | os.O_DIRECTORY)
     try:
