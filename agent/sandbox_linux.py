@@ -16,15 +16,20 @@ needed. `scripts/test` installs Debian's; without it the session says so and eve
 
 The command line, in order (later mounts cover earlier ones):
 
+    nsenter --user=/proc/H/ns/user --net=/proc/H/ns/net --preserve-credentials --
     bwrap --new-session --die-with-parent --unshare-user --unshare-pid --unshare-ipc
-          --cap-drop ALL [--unshare-net]
+          --cap-drop ALL
           --ro-bind / /                                   everything read-only
+          --bind T /tmp                                   the session's private temp dir
           --bind W W                                      each writable place
           --bind D D                                      "pins" (below)
           --ro-bind P P | --tmpfs P --remount-ro P        each protected place, existing or not
           --dev /dev  --proc /proc                        its own /dev and /proc
-          --tmpfs S --remount-ro S | --ro-bind /dev/null S    hidden places: service sockets,
-                                                          earshot's own config and data
+          --tmpfs S --remount-ro S | --ro-bind /dev/null S    hidden places: earshot's own
+                                                          config and data, the runtime dir,
+                                                          service sockets, every path socket
+                                                          bound on the host
+          --unsetenv SSH_AUTH_SOCK ... --setenv TMPDIR /tmp --setenv HTTP_PROXY ...
           --chdir CWD -- bash -c COMMAND
 
 - `--cap-drop ALL` and `--unshare-user`: run as root (CI), bwrap would otherwise leave the
@@ -42,21 +47,35 @@ The command line, in order (later mounts cover earlier ones):
 - `--die-with-parent`, `--unshare-pid` and `--new-session`: killing bwrap ends everything the
   command started (even `setsid` daemons), nothing outside is visible or signalable, and the
   command cannot push keystrokes into a terminal (TIOCSTI).
+- `nsenter`: every sandboxed command of the process runs in one network namespace, the
+  sandbox's own, whose only way out is earshot's proxy (`agent.sandbox_network` says why a
+  namespace and not a seccomp filter, and why a shared one). Without it (no `nsenter`, no
+  network namespaces), `--unshare-net` with the network off, the host's network with it on,
+  and the session says what that leaves open (`Bubblewrap.missing_defences`).
+- The private temp dir: `/tmp` inside is the session's own directory (`agent.sandbox`), so the
+  host's `/tmp`, with the user's other checkouts and the sockets of tmux, X11 and ssh agents,
+  is out of sight and out of reach; a root under the host's `/tmp` is bound again over it.
 - Hidden: earshot's own config and data directories (`ProtectedPaths.hidden`: the settings
   may hold an `apiKey`, the data dir every transcript) are covered with an empty read-only
-  tmpfs, so a command reads nothing there; the sockets of services that would act for the
-  command outside the sandbox (`_SYSTEM_SERVICES`) are covered too.
+  tmpfs, so a command reads nothing there; so are the places where services that would act
+  for the command outside the sandbox keep their sockets (`agent.sandbox_doors`: the runtime
+  dir, D-Bus, systemd, Docker), and every path socket bound in the host's network namespace
+  when the command starts is covered with /dev/null (a socket answers on a read-only mount).
 - Environment: bwrap is started with an environment already without provider keys (its own
   copy would otherwise be readable in `/proc/1/environ` inside the sandbox); in an editor
-  terminal, which inherits the editor's environment, `env -u KEY...` runs first.
+  terminal, which inherits the editor's environment, `env -u KEY...` runs first. The
+  variables that name the host's doors (`$SSH_AUTH_SOCK`, `$TMUX`, `$DBUS_SESSION_BUS_ADDRESS`,
+  `$DISPLAY`...) are removed by bwrap (their values name only hidden places); `$TMPDIR` is
+  `/tmp` and the proxy variables point at the sandbox's proxy.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
-from collections.abc import AsyncGenerator, Iterable, Sequence
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,24 +83,15 @@ from pathlib import Path
 import anyio
 
 from agent.protected_paths import data_dir
-from agent.sandbox_engine import Places, SandboxRefused
+from agent.sandbox_doors import DOOR_VARIABLES, bound_sockets, service_places
+from agent.sandbox_engine import TEMP_INSIDE, Launch, Places, SandboxRefused
+from agent.sandbox_network import SharedNetwork, give_up, known_network, shared_network
 from agent.sandbox_placeholders import DirectoryLocks, Placeholders
 from agent.tool_env import tool_environment, tool_secret_variables
 
 PROBE_TIMEOUT_SECONDS = 10.0
-_SYSTEM_SERVICES = (
-    "/run/dbus",
-    "/var/run/dbus",
-    "/run/systemd/private",
-    "/run/docker.sock",
-    "/var/run/docker.sock",
-    "/run/containerd",
-    "/run/podman",
-    "/run/user/{uid}",
-    "/tmp/.X11-unix",
-)
-"""Sockets a command could ask to act for it outside the sandbox (`systemd-run --user`, `docker
-run -v /:/host`...): hidden when they exist. `{uid}` is the user's runtime dir."""
+_NOT_SWEPT = ("/dev", "/proc")
+"""The sandbox has its own of these: a host socket there is out of sight already."""
 
 
 def _within(path: str, root: str) -> bool:
@@ -107,11 +117,21 @@ class MountPlan:
     """Missing protected places (or their first missing ancestor): read-only empty dirs."""
     hidden_dirs: tuple[Path, ...] = ()
     hidden_files: tuple[Path, ...] = ()
+    """Files covered with /dev/null: service sockets, and every path socket bound on the host
+    when the command starts (`agent.sandbox_doors.bound_sockets`)."""
     network: bool = True
+    temp: Path | None = None
+    """The session's private temp dir, bound at `/tmp`."""
 
 
-def plan_mounts(places: Places, *, hidden: Iterable[str] | None = None) -> MountPlan:
-    """The mounts that enforce `places` on the file system as it is now.
+def plan_mounts(
+    places: Places,
+    *,
+    hidden: Iterable[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> MountPlan:
+    """The mounts that enforce `places` on the file system as it is now. `hidden` replaces the
+    service places and the socket sweep (tests name their own).
 
     Raises:
         SandboxRefused: a protected name inside a writable place is a symbolic link: the link
@@ -149,16 +169,24 @@ def plan_mounts(places: Places, *, hidden: Iterable[str] | None = None) -> Mount
         place = target if missing is None else missing
         pinned.extend(parent for parent in _prefixes(place)[:-1] if replaceable(parent))
         (read_only if missing is None else placeholders).append(place)
-    own_dirs, own_files = _hidden(areas, [str(path) for path in places.protected.hidden])
-    hidden_dirs, hidden_files = _hidden(areas, hidden)
+    # The host's /tmp is replaced wholesale by the private one: nothing under it needs hiding.
+    replaced = [TEMP_INSIDE] if places.temp is not None else []
+    own = [str(path) for path in places.protected.hidden]
+    services = service_places(os.environ if environ is None else environ)
+    dirs, files = _hidden(areas, [*own, *(services if hidden is None else hidden)], replaced)
+    if hidden is None:
+        skip = [*replaced, *_NOT_SWEPT, *map(str, dirs)]
+        sockets = [Path(path) for path in bound_sockets(skip) if Path(path) not in files]
+        files = (*files, *sockets)
     return MountPlan(
         writable=areas,
         pinned=tuple(map(Path, dict.fromkeys(pinned))),
         read_only=tuple(map(Path, dict.fromkeys(read_only))),
         placeholders=tuple(map(Path, dict.fromkeys(placeholders))),
-        hidden_dirs=(*own_dirs, *hidden_dirs),
-        hidden_files=(*own_files, *hidden_files),
+        hidden_dirs=dirs,
+        hidden_files=files,
         network=places.network,
+        temp=places.temp,
     )
 
 
@@ -177,16 +205,18 @@ def _first_missing(path: str) -> str | None:
 
 
 def _hidden(
-    areas: Sequence[Path], candidates: Iterable[str] | None
+    areas: Sequence[Path], candidates: Iterable[str], replaced: Sequence[str]
 ) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
-    names = _SYSTEM_SERVICES if candidates is None else tuple(candidates)
-    uid = str(os.getuid())
+    """The existing `candidates` to hide, as directories and files: not those under a place
+    `replaced` wholesale, nor one that would hide a writable place too."""
     dirs: list[Path] = []
     files: list[Path] = []
-    for name in names:
-        path = os.path.realpath(name.replace("{uid}", uid))
+    for name in candidates:
+        path = os.path.realpath(name)
+        if any(_within(path, place) for place in replaced):
+            continue
         if not os.path.lexists(path) or any(_within(str(area), path) for area in areas):
-            continue  # absent, or hiding it would hide a writable place too
+            continue
         (dirs if os.path.isdir(path) else files).append(Path(path))
     return tuple(_unique(dirs)), tuple(_unique(files))
 
@@ -195,8 +225,18 @@ def _unique(paths: Iterable[Path]) -> list[Path]:
     return list(dict.fromkeys(paths))
 
 
-def bwrap_command(bwrap: str, plan: MountPlan, argv: Sequence[str], *, cwd: Path) -> list[str]:
-    """The full command line (see the module docstring for each part)."""
+def bwrap_command(
+    bwrap: str,
+    plan: MountPlan,
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    shared_network: bool = False,
+    environment: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The bwrap command line (see the module docstring for each part). `shared_network`: it
+    will run inside the sandbox's shared namespace (`agent.sandbox_network`), so it makes no
+    network namespace of its own; `environment`: variables set for the command."""
     command = [
         bwrap,
         "--new-session",
@@ -207,11 +247,14 @@ def bwrap_command(bwrap: str, plan: MountPlan, argv: Sequence[str], *, cwd: Path
         "--cap-drop",
         "ALL",
     ]
-    if not plan.network:
+    if not plan.network and not shared_network:
         command.append("--unshare-net")
     command += ["--ro-bind", "/", "/"]
-    for path in sorted(_unique((*plan.writable, *plan.pinned)), key=_depth):
-        command += ["--bind", str(path), str(path)]
+    binds = [(path, path) for path in _unique((*plan.writable, *plan.pinned))]
+    if plan.temp is not None and Path(TEMP_INSIDE) not in plan.writable:
+        binds.append((plan.temp, Path(TEMP_INSIDE)))
+    for source, destination in sorted(binds, key=lambda bind: _depth(bind[1])):
+        command += ["--bind", str(source), str(destination)]
     protected = [(path, True) for path in plan.read_only]
     protected += [(path, False) for path in plan.placeholders]
     for path, exists in sorted(protected, key=lambda item: _depth(item[0])):
@@ -225,8 +268,21 @@ def bwrap_command(bwrap: str, plan: MountPlan, argv: Sequence[str], *, cwd: Path
         command += ["--tmpfs", str(path), "--remount-ro", str(path)]
     for path in plan.hidden_files:
         command += ["--ro-bind", "/dev/null", str(path)]
+    for name in DOOR_VARIABLES:
+        command += ["--unsetenv", name]
+    variables = dict(environment or {})
+    if plan.temp is not None:
+        variables |= dict.fromkeys(("TMPDIR", "TMP", "TEMP"), TEMP_INSIDE)
+    for name, value in variables.items():
+        command += ["--setenv", name, value]
     command += ["--chdir", str(cwd), "--", *argv]
     return command
+
+
+def standing_on(plan: MountPlan) -> set[str]:
+    """The directories holding the protected mounts of `plan`: an existing protected place may
+    be another command's placeholder."""
+    return {os.path.dirname(str(path)) for path in (*plan.read_only, *plan.placeholders)}
 
 
 def scrubbing_prefix() -> list[str]:
@@ -237,12 +293,6 @@ def scrubbing_prefix() -> list[str]:
     for name in sorted(tool_secret_variables()):
         prefix += ["-u", name]
     return prefix
-
-
-def standing_on(plan: MountPlan) -> set[str]:
-    """The directories holding the protected mounts of `plan`: an existing protected place may
-    be another command's placeholder."""
-    return {os.path.dirname(str(path)) for path in (*plan.read_only, *plan.placeholders)}
 
 
 # ------------------------------------------------------------------------------ the engine
@@ -259,23 +309,55 @@ class Bubblewrap:
         (it follows $HOME and $XDG_DATA_HOME)."""
 
     async def probe(self, places: Places) -> str | None:
+        """Whether bwrap makes its namespaces here, then the shared network namespace for this
+        setting (its failure is not the sandbox's: commands get the network they had before,
+        and `missing_defences` says what is lost)."""
         plan = MountPlan(writable=(), network=places.network)
-        command = bwrap_command(self.executable, plan, ["true"], cwd=Path("/"))
+        failure = await self._try(bwrap_command(self.executable, plan, ["true"], cwd=Path("/")))
+        if failure is not None:
+            return f"bubblewrap cannot create its namespaces here: {failure}"
+        network = await shared_network(self.executable, egress=places.network)
+        if isinstance(network, SharedNetwork):
+            inside = bwrap_command(
+                self.executable, plan, ["true"], cwd=Path("/"), shared_network=True
+            )
+            entered = await self._try([*network.prefix(), *inside])
+            if entered is not None:
+                reason = f"a command cannot enter the shared network namespace: {entered}"
+                give_up(self.executable, egress=places.network, reason=reason)
+        return None
+
+    async def _try(self, command: list[str]) -> str | None:
+        """None when `command` (a sandboxed `true`) succeeds, else the last line it said."""
         try:
             with anyio.fail_after(PROBE_TIMEOUT_SECONDS):
                 done = await anyio.run_process(command, env=tool_environment(), check=False)
         except (OSError, TimeoutError) as error:
-            return f"bubblewrap does not run: {error}"
+            return f"it does not run: {error}"
         if done.returncode == 0:
             return None
         text = (done.stderr or done.stdout).decode("utf-8", errors="replace").strip()
-        last = text.splitlines()[-1] if text else f"exit code {done.returncode}"
-        return f"bubblewrap cannot create its namespaces here: {last}"
+        return text.splitlines()[-1] if text else f"exit code {done.returncode}"
+
+    def missing_defences(self, places: Places) -> tuple[str, ...]:
+        network = known_network(self.executable, egress=places.network)
+        if isinstance(network, str) and places.network:
+            return (
+                "Sandboxed commands share the host's network namespace "
+                f"({network}), so the host's abstract unix sockets (the D-Bus session bus, "
+                "X11 and other desktop services) stay within their reach.",
+            )
+        return ()
 
     @asynccontextmanager
     async def launch(
         self, places: Places, argv: Sequence[str], *, cwd: Path, scrub_env: bool
-    ) -> AsyncGenerator[Sequence[str]]:
+    ) -> AsyncGenerator[Launch]:
+        network = known_network(self.executable, egress=places.network)
+        if network is None:  # not made yet, or its holder died: (re)made
+            network = await shared_network(self.executable, egress=places.network)
+        shared = network if isinstance(network, SharedNetwork) else None
+        token = secrets.token_hex(8)
         placeholders = Placeholders(self._state_dir or data_dir(os.environ))
         async with placeholders.held() as fd:
             locks = DirectoryLocks()
@@ -285,12 +367,24 @@ class Bubblewrap:
                 while await locks.take(standing_on(plan)):
                     plan = plan_mounts(places)
                 placeholders.add(fd, plan.placeholders)
-                command = bwrap_command(self.executable, plan, argv, cwd=cwd)
+                command = bwrap_command(
+                    self.executable,
+                    plan,
+                    argv,
+                    cwd=cwd,
+                    shared_network=shared is not None,
+                    environment=shared.environment(token) if shared is not None else None,
+                )
+                if shared is not None:
+                    command = [*shared.prefix(), *command]
                 if scrub_env:
                     command = [*scrubbing_prefix(), *command]
+                launch = Launch(command, observes_network=shared is not None)
                 try:
-                    yield command
+                    yield launch
                 finally:
+                    if shared is not None and not shared.egress:
+                        launch.refused = shared.proxy.refused(token)
                     with contextlib.suppress(OSError):
                         placeholders.remove(fd, locks)
             finally:
