@@ -32,6 +32,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import ipaddress
 import socket
 import ssl
 import threading
@@ -230,8 +231,8 @@ class EgressProxy:
 
     def _upstream_for(self, scheme: str, host: str) -> Upstream | None:
         url = self._proxies.get(scheme) or self._proxies.get("all")
-        if not url:
-            return None
+        if not url or _loopback(host):
+            return None  # no proxy of the user's can reach this machine's loopback
         no_proxy = self._proxies.get("no", "")
         if _bypassed(host, no_proxy):
             return None
@@ -243,6 +244,16 @@ class EgressProxy:
             return
         with self._lock:
             self._refused.setdefault(token, []).append(target)
+
+
+def _loopback(host: str) -> bool:
+    name = host.lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _bypassed(host: str, no_proxy: str) -> bool:

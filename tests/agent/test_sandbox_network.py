@@ -163,16 +163,3 @@ async def test_without_a_shared_namespace_commands_run_and_the_session_says_so(
     cut = await lab.sandbox(SandboxConfig(network=False))
     assert cut.notice() is None  # a namespace per command: nothing of the host's is reachable
     assert (await lab.run("echo ran", cut)).output == "ran\n"
-
-
-def test_the_proxy_follows_the_users_own_proxy_settings() -> None:
-    from agent.sandbox_proxy import upstream_proxies
-
-    environ = {
-        "HTTPS_PROXY": "http://upper:3128",
-        "https_proxy": "http://lower:3128",
-        "HTTP_PROXY": "http://cgi:3128",
-        "REQUEST_METHOD": "GET",
-        "NO_PROXY": "internal.example",
-    }
-    assert upstream_proxies(environ) == {"https": "http://lower:3128", "no": "internal.example"}
