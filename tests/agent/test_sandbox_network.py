@@ -3,14 +3,18 @@ sandboxed command of the process, and reach out only through earshot's proxy.
 
 "The host" is a loopback server the test runs (127.0.0.2: the whole of 127/8 is loopback, and
 only 127.0.0.1 and localhost are the sandbox's own), so nothing leaves the machine. The clients
-are the real ones: curl (a forwarded request and a CONNECT tunnel), Python's urllib (pip's way),
-git over http (a clone and a fetch)."""
+are the real ones: curl (a forwarded request and a CONNECT tunnel), Python's urllib, git over
+http (a clone and a fetch), `pip install` from a package index."""
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import shutil
+import sys
 import threading
+import zipfile
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -22,6 +26,7 @@ from agent import sandbox as sandbox_module
 from agent import sandbox_network
 from agent.background import BackgroundJobs
 from agent.sandbox_config import SandboxConfig
+from agent.sandbox_network import PROXY_PORT
 from tests.agent.sandbox_lab import Lab, git, make_lab, needs_linux
 
 pytestmark = needs_linux
@@ -48,14 +53,43 @@ class Site:
         self.url = f"http://{HOST}:{self.server.server_address[1]}"
 
 
+def _wheel(directory: Path) -> None:
+    """A package index (PEP 503, static) holding one small wheel, `earshot-probe` 1.0."""
+    files = {
+        "earshot_probe.py": b"ANSWER = 42\n",
+        "earshot_probe-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: earshot-probe\n"
+        b"Version: 1.0\n",
+        "earshot_probe-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\n"
+        b"Root-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = [f"{name},sha256={_digest(data)},{len(data)}" for name, data in files.items()] + [
+        "earshot_probe-1.0.dist-info/RECORD,,"
+    ]
+    files["earshot_probe-1.0.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
+    wheel = directory / "earshot_probe-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    project = directory / "simple" / "earshot-probe"
+    project.mkdir(parents=True)
+    link = f'<a href="../../{wheel.name}">{wheel.name}</a>'
+    (project / "index.html").write_text(f"<html><body>{link}</body></html>\n", encoding="utf-8")
+
+
+def _digest(data: bytes) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
 @pytest.fixture
 def site(lab: Lab) -> Iterator[Site]:
-    """Static files on the host's loopback: a page and a git repository served the dumb way."""
+    """Static files on the host's loopback: a page, a git repository served the dumb way and a
+    package index."""
     root = lab.base / "site"
     root.mkdir()
     (root / "page.txt").write_text("served by the host\n", encoding="utf-8")
     git(lab.base, "clone", "-q", "--bare", str(lab.project), str(root / "repo.git"))
     git(root / "repo.git", "update-server-info")
+    _wheel(root)
     served = Site(root)
     thread = threading.Thread(target=served.server.serve_forever, daemon=True)
     thread.start()
@@ -90,12 +124,16 @@ async def test_commands_reach_the_host_through_the_proxy_only(lab: Lab, site: Si
             f"git clone -q {site.url}/repo.git clone",
             "git -C clone fetch -q origin",
             "git -C clone log --oneline | wc -l",
+            f"{sys.executable} -m pip install -q --no-cache-dir --disable-pip-version-check "
+            f"--no-deps --target pkgs --index-url {site.url}/simple earshot-probe",
             direct_connect("127.0.0.1", port),  # the host's loopback is not the command's
+            "echo $HTTPS_PROXY",
         ]
     )
     result = await lab.run(script, sandbox)
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines() == [
+    lines = result.output.splitlines()
+    assert lines[:-1] == [
         "served by the host",
         "served by the host",
         "served by the host",
@@ -103,6 +141,10 @@ async def test_commands_reach_the_host_through_the_proxy_only(lab: Lab, site: Si
         "1",
         "unreachable",
     ]
+    assert lines[-1] == f"http://127.0.0.1:{PROXY_PORT}"
+    assert (lab.project / "pkgs" / "earshot_probe.py").read_text(encoding="utf-8") == (
+        "ANSWER = 42\n"
+    )
     assert (lab.project / "clone" / "README.md").read_text(encoding="utf-8") == "hello\n"
     assert site.paths.count("/page.txt") == 3
 
