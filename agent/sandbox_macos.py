@@ -119,11 +119,14 @@ def seatbelt_profile(places: Places) -> SeatbeltProfile:
         "",
         "; No unix socket of the host: tmux's, the ssh agent's (launchd's, in /private/tmp),",
         "; Docker's. Only the command's own, in its private temp dir.",
-        '(deny network-outbound (subpath "/"))',
+        "(deny network-outbound (remote unix-socket))",
         *own_sockets,
     ]
     if places.network:
-        lines += ['(allow network-outbound (literal "/private/var/run/mDNSResponder"))']
+        lines += [
+            "(allow network-outbound "
+            '(remote unix-socket (path-literal "/private/var/run/mDNSResponder")))'
+        ]
     else:
         lines += [
             "",

@@ -113,11 +113,11 @@ def test_the_network_is_cut_only_when_asked() -> None:
 def test_no_unix_socket_of_the_host_but_the_commands_own(network: bool) -> None:
     profile = seatbelt_profile(places(network=network, temp=TEMP))
     text = profile.text
-    deny = text.index('(deny network-outbound (subpath "/"))')
+    deny = text.index("(deny network-outbound (remote unix-socket))")
     own = text.index('(allow network-outbound (subpath (param "TEMP_0")))')
     assert deny < own  # the later rule wins
     assert dict(profile.parameters)["TEMP_0"] == str(TEMP)
-    resolver = '(allow network-outbound (literal "/private/var/run/mDNSResponder"))'
+    resolver = '(remote unix-socket (path-literal "/private/var/run/mDNSResponder"))'
     assert (resolver in text) is network  # names resolve only with the network on
 
 
