@@ -23,7 +23,9 @@ earshot's pid). In an editor terminal the editor starts the reaper, which writes
 file of earshot's (`Reaped`): earshot ends it there before it asks the editor to kill the
 terminal, since an editor's kill (SIGKILL, often) would leave the reaper no time to end the rest.
 macOS has no subreaper: there a background command's detached processes are not tracked, and
-the command's start says so (`TRACKS_DETACHED`).
+the command's start says so (`TRACKS_DETACHED`). Under the reaper a command is running for as
+long as any process it started is (`cmd &` that returns at once leaves a running job, with its
+output still collected), and it reports the exit status of the command itself.
 """
 
 from __future__ import annotations

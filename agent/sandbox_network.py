@@ -110,7 +110,8 @@ class SharedNetwork:
         return variables
 
     def close(self) -> None:
-        """End the holder (it waits for end of file on the channel) and the proxy's listener."""
+        """End the holder (it waits for end of file on the channel): no command can enter the
+        namespace any more."""
         self._channel.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._process.wait(HOLDER_SECONDS)
