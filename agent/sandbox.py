@@ -59,7 +59,7 @@ import shutil
 import sys
 import tempfile
 import weakref
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Literal, TypeAlias
@@ -127,7 +127,6 @@ class Sandbox:
         roots: Sequence[Path],
         engine: Engine | None = None,
         reason: str = "",
-        temp: Path | None = None,
     ) -> None:
         self.status: SandboxStatus = status
         self.config = config
@@ -135,17 +134,19 @@ class Sandbox:
         self.engine = engine
         self.reason = reason
         """Why the sandbox is unavailable (or turned off)."""
-        self.temp = temp
-        """The session's private temp dir (the commands' `/tmp`), removed when it closes."""
-        self._remove_temp = (
-            weakref.finalize(self, shutil.rmtree, temp, True) if temp is not None else None
-        )
+        self.temp: Path | None = None
+        """The session's private temp dir (the commands' `/tmp`): made for the first command,
+        removed when the session closes (or, failing that, when this object goes)."""
+        self._remove_temp: Callable[[], object] | None = None
 
     @property
     def active(self) -> bool:
         return self.status == "active" and self.engine is not None
 
     def places(self) -> Places:
+        if self.temp is None and self.active:
+            self.temp = Path(tempfile.mkdtemp(prefix="earshot-sandbox-"))
+            self._remove_temp = weakref.finalize(self, shutil.rmtree, self.temp, True)
         return sandbox_places(self.config, self.roots, temp=self.temp)
 
     @asynccontextmanager
@@ -185,6 +186,8 @@ class Sandbox:
         """Remove the private temp dir (the session closes; its commands have ended)."""
         if self._remove_temp is not None:
             self._remove_temp()
+            self._remove_temp = None
+            self.temp = None
 
     def notice(self) -> str | None:
         """What the user hears once per session: that no sandbox could run, or which of its
@@ -245,8 +248,7 @@ async def open_sandbox(
     failure = _probes[key]
     if failure is not None:
         return Sandbox(status="unavailable", config=config, roots=roots, reason=failure)
-    temp = Path(tempfile.mkdtemp(prefix="earshot-sandbox-"))
-    return Sandbox(status="active", config=config, roots=roots, engine=found, temp=temp)
+    return Sandbox(status="active", config=config, roots=roots, engine=found)
 
 
 __all__ = [

@@ -63,18 +63,20 @@ async def test_the_temp_dir_is_the_sessions_own(lab: Lab) -> None:
     # /tmp and $TMPDIR inside are the session's private dir: written there, kept from one
     # command to the next, and gone with the session; the host's /tmp is out of sight.
     sandbox = await lab.sandbox()
-    assert sandbox.temp is not None
+    assert sandbox.temp is None  # made for the first command
     name = f"earshot-test-{os.getpid()}-{id(lab)}"
     result = await lab.run(f'echo t > /tmp/{name} && echo "$TMPDIR" && ls /tmp', sandbox)
     assert result.exit_code == 0, result.output
+    assert sandbox.temp is not None
     assert result.output.splitlines()[0] == "/tmp"
     assert "pytest-of-" not in result.output  # the host's /tmp holds the test's own dirs
     assert (sandbox.temp / name).read_text(encoding="utf-8") == "t\n"
     assert not Path(tempfile.gettempdir(), name).exists()
     again = await lab.run(f"cat /tmp/{name}", sandbox)
     assert again.output == "t\n"
+    temp = sandbox.temp
     sandbox.close()
-    assert not sandbox.temp.exists()
+    assert not temp.exists()
 
 
 async def test_a_write_outside_fails_with_the_sandbox_error_and_is_recognised(lab: Lab) -> None:
