@@ -54,6 +54,7 @@ configuration and are not sandboxed.
 from __future__ import annotations
 
 import contextvars
+import os
 import re
 import shutil
 import sys
@@ -145,7 +146,8 @@ class Sandbox:
 
     def places(self) -> Places:
         if self.temp is None and self.active:
-            self.temp = Path(tempfile.mkdtemp(prefix="earshot-sandbox-"))
+            _remove_stale_temps()
+            self.temp = Path(tempfile.mkdtemp(prefix=f"{_TEMP_PREFIX}{os.getpid()}-"))
             self._remove_temp = weakref.finalize(self, shutil.rmtree, self.temp, True)
         return sandbox_places(self.config, self.roots, temp=self.temp)
 
@@ -209,6 +211,37 @@ class Sandbox:
 _INSTALL_HINT = {
     "linux": "Install bubblewrap (e.g. `apt install bubblewrap`) to confine them. ",
 }
+
+
+# ------------------------------------------------------------------------- private temp dirs
+
+_TEMP_PREFIX = "earshot-sandbox-"
+_STALE_TEMP = re.compile(re.escape(_TEMP_PREFIX) + r"(\d+)-")
+
+
+def _remove_stale_temps() -> None:
+    """Remove the private temp dirs of earshot processes that are gone: one killed (SIGKILL, an
+    editor closing) or ended without closing its sessions leaves its dirs behind. The pid in
+    the name says whose a dir is; only the user's own are touched."""
+    uid = os.getuid()
+    try:
+        entries = list(os.scandir(tempfile.gettempdir()))
+    except OSError:
+        return
+    for entry in entries:
+        match = _STALE_TEMP.match(entry.name)
+        if match is None or int(match.group(1)) == os.getpid():
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_uid != uid or not entry.is_dir(
+                follow_symlinks=False
+            ):
+                continue
+            os.kill(int(match.group(1)), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            continue
 
 
 # ------------------------------------------------------------------------------- opening

@@ -7,6 +7,7 @@ import fcntl
 import os
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -77,6 +78,23 @@ async def test_the_temp_dir_is_the_sessions_own(lab: Lab) -> None:
     temp = sandbox.temp
     sandbox.close()
     assert not temp.exists()
+
+
+async def test_the_temp_dirs_of_a_killed_earshot_are_removed(lab: Lab) -> None:
+    # An earshot that was killed left its private temp dir; one that runs keeps its own.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = Path(tempfile.mkdtemp(prefix=f"earshot-sandbox-{dead.pid}-"))
+    (left / "file").write_text("x", encoding="utf-8")
+    running = Path(tempfile.mkdtemp(prefix=f"earshot-sandbox-{os.getppid()}-"))
+    try:
+        sandbox = await lab.sandbox()
+        await lab.run("true", sandbox)
+        assert not left.exists()
+        assert running.exists()
+    finally:
+        shutil.rmtree(left, ignore_errors=True)
+        shutil.rmtree(running, ignore_errors=True)
 
 
 async def test_a_write_outside_fails_with_the_sandbox_error_and_is_recognised(lab: Lab) -> None:
