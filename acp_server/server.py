@@ -115,6 +115,8 @@ class AcpServer:
         limits: ServerLimits | None = None,
     ) -> None:
         self.factory = factory
+        self.signalled: int | None = None
+        """The signal that ended serving (`serve(close_on_signals=True)`), if one did."""
         self._version = version
         self.log = log
         self._limits = limits or ServerLimits.from_environ(os.environ)
@@ -156,9 +158,12 @@ class AcpServer:
 
         return {"session/cancel": cancel}
 
-    async def serve(self, *, read_fd: int, write_fd: int) -> None:
+    async def serve(self, *, read_fd: int, write_fd: int, close_on_signals: bool = False) -> None:
         """Serve until the client closes our input and every request read is answered; then
-        close every session (flushing its file)."""
+        close every session (flushing its file). `close_on_signals` (the stdio server, in the
+        main thread): SIGTERM or SIGHUP closes every session while the connection still serves,
+        so that the editor terminals they hold are killed and released, then ends serving
+        (`signalled` says which signal)."""
         from acp_server.errors import map_exception
 
         self._connection = Connection(
@@ -172,7 +177,10 @@ class AcpServer:
             line_limit=self._limits.line_limit,
         )
         try:
-            await self._connection.serve()
+            if close_on_signals:
+                await self._serve_until_signalled(self._connection)
+            else:
+                await self._connection.serve()
         finally:
             import anyio
 
@@ -181,6 +189,28 @@ class AcpServer:
                     if slot.live is None:  # its build never ran, or was cut short
                         self.factory.release(slot.session_id, slot.setup.cwd)
                 await self.table.close_all()
+
+    async def _serve_until_signalled(self, connection: Connection) -> None:
+        import signal
+
+        import anyio
+
+        from acp_server.interrupt import handlers_kept
+
+        numbers = (signal.SIGTERM, signal.SIGHUP)
+        async with anyio.create_task_group() as group:
+
+            async def close_on_signal(*, task_status: anyio.abc.TaskStatus[None]) -> None:
+                with handlers_kept(*numbers), anyio.open_signal_receiver(*numbers) as received:
+                    task_status.started()
+                    async for number in received:
+                        self.signalled = number
+                        await self.table.close_all()
+                        group.cancel_scope.cancel()
+
+            await group.start(close_on_signal)
+            await connection.serve()
+            group.cancel_scope.cancel()
 
     @property
     def connection(self) -> Connection:

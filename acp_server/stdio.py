@@ -51,8 +51,12 @@ def serve_stdio(*, factory: SessionFactory, version: str) -> int:
         from acp_server.server import AcpServer
 
         server = AcpServer(factory=factory, version=version, log=log)
-        if run_interruptible(lambda: server.serve(read_fd=0, write_fd=output)):
+        if run_interruptible(
+            lambda: server.serve(read_fd=0, write_fd=output, close_on_signals=True)
+        ):
             status = INTERRUPTED
+        elif server.signalled is not None:
+            status = 128 + server.signalled  # as a shell reports a process the signal ended
     except (BrokenPipeError, ConnectionResetError):
         pass
     try:

@@ -14,6 +14,18 @@ ends) and returns at once with a handle (`bg1`, `bg2`, ...). Where it runs:
   embedded in the `bash` call and stays visible until the session closes it.
 
 Closing the session (`aclose`) kills every command still running and releases the terminals.
+
+On Linux every background command runs under a reaper (`agent.reaper`, run as
+`python -I -S reaper.py --watch EARSHOT_PID -- COMMAND`): the subreaper of everything the command
+starts, so that `setsid` and double-forked processes, which leave its process group, still end
+with it, when the session closes, and when earshot exits however it exits (the reaper watches
+earshot's pid). In an editor terminal the editor starts the reaper, which writes its pid to a
+file of earshot's (`Reaped`): earshot ends it there before it asks the editor to kill the
+terminal, since an editor's kill (SIGKILL, often) would leave the reaper no time to end the rest.
+macOS has no subreaper: there a background command's detached processes are not tracked, and
+the command's start says so (`TRACKS_DETACHED`). Under the reaper a command is running for as
+long as any process it started is (`cmd &` that returns at once leaves a running job, with its
+output still collected), and it reports the exit status of the command itself.
 """
 
 from __future__ import annotations
@@ -21,8 +33,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import shutil
 import signal
 import subprocess
+import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +55,26 @@ READ_LIMIT: Final = 30_000
 """Characters one `read` returns at most (the newest are kept)."""
 KILL_GRACE: Final = 2.0
 _POLL: Final = 0.05
+REAPER: Final = Path(__file__).with_name("reaper.py")
+TRACKS_DETACHED: Final = sys.platform.startswith("linux")
+"""Whether a background command's processes that leave its process group (`setsid`, a double
+fork) still end with it: Linux has subreapers (`agent.reaper`), macOS does not."""
+PIDFILE_WAIT: Final = 5.0
+"""How long `Reaped.kill` waits for a reaper an editor has just started to say its pid."""
+UNTRACKED_NOTE: Final = (
+    "On this system processes the command detaches from its group (setsid, a double fork) are "
+    "not tracked: they may outlive the session."
+)
+
+
+def reaped(argv: Sequence[str], *, pidfile: Path | None = None) -> list[str]:
+    """`argv` under the reaper (Linux; elsewhere `argv` as it is)."""
+    if not TRACKS_DETACHED:
+        return list(argv)
+    prefix = [sys.executable or "python3", "-I", "-S", str(REAPER), "--watch", str(os.getpid())]
+    if pidfile is not None:
+        prefix += ["--pidfile", str(pidfile)]
+    return [*prefix, "--", *argv]
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +183,9 @@ class LocalBackground:
         pgid = self._process.pid
         if self._process.returncode is None or _group_alive(pgid):
             _signal(pgid, signal.SIGTERM)
-            with anyio.move_on_after(KILL_GRACE):
+            with anyio.move_on_after(KILL_GRACE + 1):
+                # The reaper (the group's leader) exits once every process below it has.
+                await self._process.wait()
                 while _group_alive(pgid):
                     await anyio.sleep(_POLL)
             _signal(pgid, signal.SIGKILL)
@@ -159,6 +196,66 @@ class LocalBackground:
         with contextlib.suppress(OSError):
             await self._process.aclose()
         self._log.close()
+
+
+class Reaped:
+    """A command an editor runs under the reaper: ended through the reaper first (its pid in
+    `pidfile`, which only earshot can write), then through the editor."""
+
+    def __init__(self, inner: RunningCommand, pidfile: Path) -> None:
+        self._inner = inner
+        self._pidfile = pidfile
+
+    @property
+    def terminal_id(self) -> str | None:
+        return self._inner.terminal_id
+
+    @property
+    def pid(self) -> int | None:
+        return self._inner.pid
+
+    async def read(self) -> JobOutput:
+        return await self._inner.read()
+
+    async def kill(self) -> None:
+        with anyio.CancelScope(shield=True):
+            await self._end_reaper()
+            await self._inner.kill()
+
+    async def release(self) -> None:
+        await self._inner.release()
+        with contextlib.suppress(OSError):
+            self._pidfile.unlink()
+
+    async def _end_reaper(self) -> None:
+        with anyio.move_on_after(PIDFILE_WAIT):
+            while (pid := self._reaper_pid()) is None:
+                if not self._pidfile.parent.exists():
+                    return
+                await anyio.sleep(_POLL)
+            try:
+                descriptor = os.pidfd_open(pid)
+            except OSError:
+                return  # gone already
+            try:
+                if self._reaper_pid() != pid:
+                    return  # the pid was reused in between: not ours to signal
+                os.kill(pid, signal.SIGTERM)
+                with anyio.move_on_after(KILL_GRACE + 1):
+                    await anyio.wait_readable(descriptor)  # it exits when all below it have
+            finally:
+                os.close(descriptor)
+
+    def _reaper_pid(self) -> int | None:
+        """The pid in the file, if that process is the reaper started with this file."""
+        try:
+            pid = int(self._pidfile.read_text(encoding="ascii"))
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                argv = handle.read().split(b"\0")
+        except (OSError, ValueError):
+            return None
+        wanted = [os.fsencode(REAPER), os.fsencode(self._pidfile)]
+        return pid if all(part in argv for part in wanted) else None
 
 
 def _output(text: str, returncode: int | None) -> JobOutput:
@@ -212,6 +309,7 @@ class BackgroundJobs:
     processes: ProcessBackend | None = None
     jobs: dict[str, Job] = field(default_factory=lambda: {})
     _count: int = 0
+    _pid_dir: Path | None = None
 
     async def start(
         self, command: str, *, confine: Confinement | None, output_limit: int = 1_000_000
@@ -241,11 +339,14 @@ class BackgroundJobs:
                 )
             running: RunningCommand | None = None
             if launcher is not None:
+                pidfile = self._pidfile()
                 running = await launcher.start_background(
-                    argv, cwd=self.cwd, output_limit=output_limit
+                    reaped(argv, pidfile=pidfile), cwd=self.cwd, output_limit=output_limit
                 )
+                if running is not None and TRACKS_DETACHED:
+                    running = Reaped(running, pidfile)
             if running is None:
-                running = await LocalBackground.start(argv, cwd=self.cwd)
+                running = await LocalBackground.start(reaped(argv), cwd=self.cwd)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await stack.aclose()
@@ -260,6 +361,14 @@ class BackgroundJobs:
         )
         self.jobs[job.handle] = job
         return job
+
+    def _pidfile(self) -> Path:
+        """A path for a reaper's pid, in a directory of earshot's own (mode 0700, outside the
+        sandbox's sight: a command must not be able to name another pid for earshot to
+        signal)."""
+        if self._pid_dir is None:
+            self._pid_dir = Path(tempfile.mkdtemp(prefix="earshot-jobs-"))
+        return self._pid_dir / f"bg{self._count + 1}-{os.urandom(4).hex()}.pid"
 
     def get(self, handle: str) -> Job:
         job = self.jobs.get(handle.strip())
@@ -320,6 +429,9 @@ class BackgroundJobs:
                 with contextlib.suppress(Exception):
                     await job.running.release()
             self.jobs.clear()
+            if self._pid_dir is not None:
+                shutil.rmtree(self._pid_dir, ignore_errors=True)
+                self._pid_dir = None
 
 
 def _can_launch(processes: object) -> bool:
@@ -329,11 +441,14 @@ def _can_launch(processes: object) -> bool:
 __all__ = [
     "MAX_JOBS",
     "READ_LIMIT",
+    "TRACKS_DETACHED",
+    "UNTRACKED_NOTE",
     "BackgroundJobs",
     "BackgroundLauncher",
     "Job",
     "JobOutput",
     "LocalBackground",
+    "Reaped",
     "RunningCommand",
     "UnknownJob",
 ]

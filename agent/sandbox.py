@@ -6,8 +6,10 @@ unless the user approved that exact call in a prompt that said so. A parser cann
 arbitrary program writes (`cp x ../y`, `git diff --output=../f`, a `package.json` script), so the
 operating system decides instead:
 
-- writable: the workspace roots, the temp dir (`$TMPDIR`, and `/tmp`), and the user's
-  `sandbox.writablePaths`; everything else is read-only;
+- writable: the workspace roots, the session's private temp dir (`/tmp` and `$TMPDIR` inside
+  on Linux, `$TMPDIR` on macOS; made when the session opens, removed when it closes), and the
+  user's `sandbox.writablePaths`; everything else is read-only, and the host's `/tmp` (the
+  user's other checkouts) is not even visible on Linux;
 - inside the writable places, the protected paths (`agent.protected_paths`: `.git` and
   `.earshot` of every root, the target of a `.git` pointer file, earshot's own config and data
   dirs, the shell start-up files) are read-only too, whether they exist yet or not;
@@ -19,18 +21,30 @@ operating system decides instead:
 - the command sees no earshot process and no earshot environment: it gets its own pid namespace
   and /proc (Linux), and an environment without the provider keys (`agent.tool_env`), scrubbed
   before the sandbox starts so that no process inside holds them;
-- the network is shared or cut (`sandbox.network`, on by default: `agent.sandbox_config`);
-- the sockets of services that would act for the command outside the sandbox (the D-Bus buses,
-  systemd, Docker, containerd, podman, the user's runtime dir, X11) are hidden.
+- the network is reached through earshot's proxy or cut (`sandbox.network`, on by default:
+  `agent.sandbox_config`); on Linux commands have a network namespace of their own
+  (`agent.sandbox_network`), so the host's abstract unix sockets are out of reach either way;
+- no unix socket of the host is reachable: the places services keep theirs are hidden, every
+  path socket bound on the host is covered, and the variables naming them are removed
+  (`agent.sandbox_doors`: tmux, the ssh and gpg agents, D-Bus, X11, Wayland, Docker, editors'
+  servers).
 
 Where the sandbox cannot run (no bubblewrap, user namespaces forbidden, Windows...) the session
 says so once and every command asks (`agent.permission_gate`); a user who accepts unconfined
 commands turns the sandbox off (`"sandbox": {"enabled": false}`), and modes and rules decide as
 they did before there was a sandbox.
 
-A command the sandbox stopped is recognised from its output (`stopped`), is reported to the model
-as such, and the user is asked whether to run it outside the sandbox, for that call only
-(`agent.tools.bash`).
+A command the sandbox stopped is recognised (`Sandbox.stopped`), is reported to the model as
+such, and the user is asked whether to run it outside the sandbox, for that call only
+(`agent.tools.bash`). Where the sandbox sees the stop itself, the command's output is not taken
+as evidence: with the network off on Linux, a request its proxy refused is the evidence, and a
+command that merely prints "Could not resolve host" gets no offer. A write refused by a
+read-only mount leaves nothing the sandbox can see (the kernel answers EROFS to the process and
+records nothing; seeing it would take tracing every write system call, ptrace or seccomp user
+notifications on every `open`, or eBPF, which needs root), so "Read-only file system" in the
+output still counts, and a command can fake it by printing it; so can it bwrap's own "bwrap:"
+lines (they share the command's stderr) and a hidden service's error. The offer names the exact
+command either way.
 
 Mechanisms: bubblewrap on Linux (`agent.sandbox_linux`, which says why not Landlock), Seatbelt
 (`sandbox-exec`) on macOS (`agent.sandbox_macos`). Hooks and MCP servers are the user's own
@@ -39,15 +53,20 @@ configuration and are not sandboxed.
 
 from __future__ import annotations
 
+import contextvars
+import os
 import re
+import shutil
 import sys
-from collections.abc import AsyncGenerator, Sequence
+import tempfile
+import weakref
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Literal, TypeAlias
 
 from agent.sandbox_config import SandboxConfig
-from agent.sandbox_engine import Engine, Places, SandboxRefused, sandbox_places
+from agent.sandbox_engine import Engine, Launch, Places, SandboxRefused, sandbox_places
 
 SandboxStatus: TypeAlias = Literal["active", "off", "unavailable"]
 """`active`: commands run confined; `off`: the user turned the sandbox off (commands run as they
@@ -70,10 +89,12 @@ _HIDDEN_SERVICE = re.compile(
 
 
 def stopped_by_policy(output: str, *, network: bool) -> str | None:
-    """The platform-independent signs that the sandbox stopped a command: a write refused with
-    EROFS (everything read-only answers so, and an unconfined command rarely meets a read-only
-    file system), a protected mount point that cannot be removed or renamed (EBUSY), a hidden
-    service, and, with the network cut, a failed connection or name lookup."""
+    """The platform-independent signs in a command's output that the sandbox stopped it: a
+    write refused with EROFS (everything read-only answers so, and an unconfined command rarely
+    meets a read-only file system), a protected mount point that cannot be removed or renamed
+    (EBUSY), a hidden service, and, with the network cut where the sandbox cannot see the
+    network (`network` False), a failed connection or name lookup. Any of these can be printed
+    by a command that was not stopped (the module docstring says why nothing better exists)."""
     if _WRITE_DENIED.search(output):
         return "it tried to write outside the places a command may write (Read-only file system)"
     if _BUSY.search(output):
@@ -88,8 +109,16 @@ def stopped_by_policy(output: str, *, network: bool) -> str | None:
 # ------------------------------------------------------------------------------ the sandbox
 
 
+_last_launch: contextvars.ContextVar[Launch | None] = contextvars.ContextVar(
+    "earshot_last_launch", default=None
+)
+"""The task's latest confined command: `Sandbox.stopped` reads what the sandbox saw of it. Set
+where the command line is made, in the task that runs the command and then asks."""
+
+
 class Sandbox:
-    """A session's command sandbox: its status, and how to confine one command line."""
+    """A session's command sandbox: its status, its private temp dir, and how to confine one
+    command line."""
 
     def __init__(
         self,
@@ -106,13 +135,21 @@ class Sandbox:
         self.engine = engine
         self.reason = reason
         """Why the sandbox is unavailable (or turned off)."""
+        self.temp: Path | None = None
+        """The session's private temp dir (the commands' `/tmp`): made for the first command,
+        removed when the session closes (or, failing that, when this object goes)."""
+        self._remove_temp: Callable[[], object] | None = None
 
     @property
     def active(self) -> bool:
         return self.status == "active" and self.engine is not None
 
     def places(self) -> Places:
-        return sandbox_places(self.config, self.roots)
+        if self.temp is None and self.active:
+            _remove_stale_temps()
+            self.temp = Path(tempfile.mkdtemp(prefix=f"{_TEMP_PREFIX}{os.getpid()}-"))
+            self._remove_temp = weakref.finalize(self, shutil.rmtree, self.temp, True)
+        return sandbox_places(self.config, self.roots, temp=self.temp)
 
     @asynccontextmanager
     async def launch(
@@ -121,18 +158,45 @@ class Sandbox:
         """`agent.backends.Confinement.launch`."""
         if self.engine is None or self.status != "active":
             raise SandboxRefused(f"the command sandbox is {self.status}")
-        async with self.engine.launch(self.places(), argv, cwd=cwd, scrub_env=scrub_env) as command:
-            yield command
+        async with self.engine.launch(self.places(), argv, cwd=cwd, scrub_env=scrub_env) as launch:
+            _last_launch.set(launch)
+            yield launch.argv
 
     def stopped(self, output: str, exit_code: int | None) -> str | None:
-        """Why the sandbox stopped a command that ended with `exit_code` and printed `output`;
-        None when nothing says it did (a command that succeeded was not stopped)."""
+        """Why the sandbox stopped the task's latest confined command, which ended with
+        `exit_code` and printed `output`; None when nothing says it did (a command that
+        succeeded was not stopped). What the sandbox saw comes first; see `stopped_by_policy`
+        for what is read from the output, and why that can be faked."""
         if exit_code == 0 or self.engine is None:
             return None
-        return self.engine.stopped(output) or stopped_by_policy(output, network=self.config.network)
+        launch = _last_launch.get()
+        if launch is not None and launch.refused:
+            shown = ", ".join(launch.refused[:3])
+            return f"it tried to reach {shown} over the network, which the sandbox settings cut"
+        observed = launch is not None and launch.observes_network
+        return self.engine.stopped(output) or stopped_by_policy(
+            output, network=self.config.network or observed
+        )
+
+    def missing_defences(self) -> tuple[str, ...]:
+        """What the sandbox cannot guard here, one sentence each (`Engine.missing_defences`)."""
+        if not self.active or self.engine is None:
+            return ()
+        return self.engine.missing_defences(self.places())
+
+    def close(self) -> None:
+        """Remove the private temp dir (the session closes; its commands have ended)."""
+        if self._remove_temp is not None:
+            self._remove_temp()
+            self._remove_temp = None
+            self.temp = None
 
     def notice(self) -> str | None:
-        """What the user hears once per session: only that no sandbox could run."""
+        """What the user hears once per session: that no sandbox could run, or which of its
+        defences cannot be had here."""
+        missing = self.missing_defences()
+        if missing:
+            return "The command sandbox is weaker here: " + " ".join(missing)
         if self.status != "unavailable":
             return None
         return (
@@ -147,6 +211,37 @@ class Sandbox:
 _INSTALL_HINT = {
     "linux": "Install bubblewrap (e.g. `apt install bubblewrap`) to confine them. ",
 }
+
+
+# ------------------------------------------------------------------------- private temp dirs
+
+_TEMP_PREFIX = "earshot-sandbox-"
+_STALE_TEMP = re.compile(re.escape(_TEMP_PREFIX) + r"(\d+)-")
+
+
+def _remove_stale_temps() -> None:
+    """Remove the private temp dirs of earshot processes that are gone: one killed (SIGKILL, an
+    editor closing) or ended without closing its sessions leaves its dirs behind. The pid in
+    the name says whose a dir is; only the user's own are touched."""
+    uid = os.getuid()
+    try:
+        entries = list(os.scandir(tempfile.gettempdir()))
+    except OSError:
+        return
+    for entry in entries:
+        match = _STALE_TEMP.match(entry.name)
+        if match is None or int(match.group(1)) == os.getpid():
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_uid != uid or not entry.is_dir(
+                follow_symlinks=False
+            ):
+                continue
+            os.kill(int(match.group(1)), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            continue
 
 
 # ------------------------------------------------------------------------------- opening

@@ -16,15 +16,20 @@ needed. `scripts/test` installs Debian's; without it the session says so and eve
 
 The command line, in order (later mounts cover earlier ones):
 
+    nsenter --user=/proc/H/ns/user --net=/proc/H/ns/net --preserve-credentials --
     bwrap --new-session --die-with-parent --unshare-user --unshare-pid --unshare-ipc
-          --cap-drop ALL [--unshare-net]
+          --cap-drop ALL
           --ro-bind / /                                   everything read-only
+          --bind T /tmp                                   the session's private temp dir
           --bind W W                                      each writable place
           --bind D D                                      "pins" (below)
           --ro-bind P P | --tmpfs P --remount-ro P        each protected place, existing or not
           --dev /dev  --proc /proc                        its own /dev and /proc
-          --tmpfs S --remount-ro S | --ro-bind /dev/null S    hidden places: service sockets,
-                                                          earshot's own config and data
+          --tmpfs S --remount-ro S | --ro-bind /dev/null S    hidden places: earshot's own
+                                                          config and data, the runtime dir,
+                                                          service sockets, every path socket
+                                                          bound on the host
+          --unsetenv SSH_AUTH_SOCK ... --setenv TMPDIR /tmp --setenv HTTP_PROXY ...
           --chdir CWD -- bash -c COMMAND
 
 - `--cap-drop ALL` and `--unshare-user`: run as root (CI), bwrap would otherwise leave the
@@ -38,30 +43,42 @@ The command line, in order (later mounts cover earlier ones):
   bwrap creates in the real directory. A missing protected FILE (`~/.gitconfig`, `~/.npmrc`:
   `ProtectedPaths.files`) gets an empty read-only file instead (`<data dir>/sandbox-empty`
   bound there), since git, npm or cargo fail on a directory where they read their file. Those
-  placeholders are removed when the command ends, so the project is not littered. Removing a
-  directory that is a mount point in another command's namespace would silently unmount it
-  there, so a placeholder is removed only while no other sandboxed command stands on it
-  (`Placeholders`, `DirectoryLocks`).
+  placeholders are removed when the command ends, so
+  the project is not littered. Removing a directory that is a mount point in another command's
+  namespace would silently unmount it there, so a placeholder is removed only while no other
+  sandboxed command stands on it (`Placeholders`, `DirectoryLocks`).
 - `--die-with-parent`, `--unshare-pid` and `--new-session`: killing bwrap ends everything the
   command started (even `setsid` daemons), nothing outside is visible or signalable, and the
   command cannot push keystrokes into a terminal (TIOCSTI).
+- `nsenter`: every sandboxed command of the process runs in one network namespace, the
+  sandbox's own, whose only way out is earshot's proxy (`agent.sandbox_network` says why a
+  namespace and not a seccomp filter, and why a shared one). Without it (no `nsenter`, no
+  network namespaces), `--unshare-net` with the network off, the host's network with it on,
+  and the session says what that leaves open (`Bubblewrap.missing_defences`).
+- The private temp dir: `/tmp` inside is the session's own directory (`agent.sandbox`), so the
+  host's `/tmp`, with the user's other checkouts and the sockets of tmux, X11 and ssh agents,
+  is out of sight and out of reach; a root under the host's `/tmp` is bound again over it.
 - Hidden: earshot's own config and data directories (`ProtectedPaths.hidden`: the settings
   may hold an `apiKey`, the data dir every transcript) are covered with an empty read-only
-  tmpfs, so a command reads nothing there; the sockets of services that would act for the
-  command outside the sandbox (`_SYSTEM_SERVICES`) are covered too.
+  tmpfs, so a command reads nothing there; so are the places where services that would act
+  for the command outside the sandbox keep their sockets (`agent.sandbox_doors`: the runtime
+  dir, D-Bus, systemd, Docker), and every path socket bound in the host's network namespace
+  when the command starts is covered with /dev/null (a socket answers on a read-only mount).
 - Environment: bwrap is started with an environment already without provider keys (its own
   copy would otherwise be readable in `/proc/1/environ` inside the sandbox); in an editor
-  terminal, which inherits the editor's environment, `env -u KEY...` runs first.
+  terminal, which inherits the editor's environment, `env -u KEY...` runs first. The
+  variables that name the host's doors (`$SSH_AUTH_SOCK`, `$TMUX`, `$DBUS_SESSION_BUS_ADDRESS`,
+  `$DISPLAY`...) are removed by bwrap (their values name only hidden places); `$TMPDIR` is
+  `/tmp` and the proxy variables point at the sandbox's proxy.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
+import secrets
 import shutil
-import stat
-from collections.abc import AsyncGenerator, Iterable, Sequence
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,25 +86,15 @@ from pathlib import Path
 import anyio
 
 from agent.protected_paths import data_dir
-from agent.sandbox_engine import Places, SandboxRefused
+from agent.sandbox_doors import DOOR_VARIABLES, bound_sockets, service_places
+from agent.sandbox_engine import TEMP_INSIDE, Launch, Places, SandboxRefused
+from agent.sandbox_network import SharedNetwork, give_up, known_network, shared_network
+from agent.sandbox_placeholders import DirectoryLocks, Placeholders
 from agent.tool_env import tool_environment, tool_secret_variables
 
 PROBE_TIMEOUT_SECONDS = 10.0
-DIRECTORY_LOCK_WAIT_SECONDS = 5.0
-"""How long a command waits for a directory another process holds locked (`DirectoryLocks`)."""
-_SYSTEM_SERVICES = (
-    "/run/dbus",
-    "/var/run/dbus",
-    "/run/systemd/private",
-    "/run/docker.sock",
-    "/var/run/docker.sock",
-    "/run/containerd",
-    "/run/podman",
-    "/run/user/{uid}",
-    "/tmp/.X11-unix",
-)
-"""Sockets a command could ask to act for it outside the sandbox (`systemd-run --user`, `docker
-run -v /:/host`...): hidden when they exist. `{uid}` is the user's runtime dir."""
+_NOT_SWEPT = ("/dev", "/proc")
+"""The sandbox has its own of these: a host socket there is out of sight already."""
 
 
 def _within(path: str, root: str) -> bool:
@@ -118,14 +125,23 @@ class MountPlan:
     empty_file: Path | None = None
     hidden_dirs: tuple[Path, ...] = ()
     hidden_files: tuple[Path, ...] = ()
+    """Files covered with /dev/null: service sockets, and every path socket bound on the host
+    when the command starts (`agent.sandbox_doors.bound_sockets`)."""
     network: bool = True
+    temp: Path | None = None
+    """The session's private temp dir, bound at `/tmp`."""
 
 
 def plan_mounts(
-    places: Places, *, hidden: Iterable[str] | None = None, empty_file: Path | None = None
+    places: Places,
+    *,
+    hidden: Iterable[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    empty_file: Path | None = None,
 ) -> MountPlan:
-    """The mounts that enforce `places` on the file system as it is now. `empty_file`: an empty
-    read-only file to bind over missing protected files (without one, they get a directory).
+    """The mounts that enforce `places` on the file system as it is now. `hidden` replaces the
+    service places and the socket sweep (tests name their own). `empty_file`: an empty read-only
+    file to bind over missing protected files (without one, they get a directory).
 
     Raises:
         SandboxRefused: a protected name inside a writable place is a symbolic link: the link
@@ -169,8 +185,15 @@ def plan_mounts(
             file_placeholders.append(place)
         else:
             placeholders.append(place)
-    own_dirs, own_files = _hidden(areas, [str(path) for path in places.protected.hidden])
-    hidden_dirs, hidden_files = _hidden(areas, hidden)
+    # The host's /tmp is replaced wholesale by the private one: nothing under it needs hiding.
+    replaced = [TEMP_INSIDE] if places.temp is not None else []
+    own = [str(path) for path in places.protected.hidden]
+    services = service_places(os.environ if environ is None else environ)
+    dirs, files = _hidden(areas, [*own, *(services if hidden is None else hidden)], replaced)
+    if hidden is None:
+        skip = [*replaced, *_NOT_SWEPT, *map(str, dirs)]
+        sockets = [Path(path) for path in bound_sockets(skip) if Path(path) not in files]
+        files = (*files, *sockets)
     return MountPlan(
         writable=areas,
         pinned=tuple(map(Path, dict.fromkeys(pinned))),
@@ -178,9 +201,10 @@ def plan_mounts(
         placeholders=tuple(map(Path, dict.fromkeys(placeholders))),
         file_placeholders=tuple(map(Path, dict.fromkeys(file_placeholders))),
         empty_file=empty_file,
-        hidden_dirs=(*own_dirs, *hidden_dirs),
-        hidden_files=(*own_files, *hidden_files),
+        hidden_dirs=dirs,
+        hidden_files=files,
         network=places.network,
+        temp=places.temp,
     )
 
 
@@ -199,16 +223,18 @@ def _first_missing(path: str) -> str | None:
 
 
 def _hidden(
-    areas: Sequence[Path], candidates: Iterable[str] | None
+    areas: Sequence[Path], candidates: Iterable[str], replaced: Sequence[str]
 ) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
-    names = _SYSTEM_SERVICES if candidates is None else tuple(candidates)
-    uid = str(os.getuid())
+    """The existing `candidates` to hide, as directories and files: not those under a place
+    `replaced` wholesale, nor one that would hide a writable place too."""
     dirs: list[Path] = []
     files: list[Path] = []
-    for name in names:
-        path = os.path.realpath(name.replace("{uid}", uid))
+    for name in candidates:
+        path = os.path.realpath(name)
+        if any(_within(path, place) for place in replaced):
+            continue
         if not os.path.lexists(path) or any(_within(str(area), path) for area in areas):
-            continue  # absent, or hiding it would hide a writable place too
+            continue
         (dirs if os.path.isdir(path) else files).append(Path(path))
     return tuple(_unique(dirs)), tuple(_unique(files))
 
@@ -217,8 +243,18 @@ def _unique(paths: Iterable[Path]) -> list[Path]:
     return list(dict.fromkeys(paths))
 
 
-def bwrap_command(bwrap: str, plan: MountPlan, argv: Sequence[str], *, cwd: Path) -> list[str]:
-    """The full command line (see the module docstring for each part)."""
+def bwrap_command(
+    bwrap: str,
+    plan: MountPlan,
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    shared_network: bool = False,
+    environment: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The bwrap command line (see the module docstring for each part). `shared_network`: it
+    will run inside the sandbox's shared namespace (`agent.sandbox_network`), so it makes no
+    network namespace of its own; `environment`: variables set for the command."""
     command = [
         bwrap,
         "--new-session",
@@ -229,11 +265,14 @@ def bwrap_command(bwrap: str, plan: MountPlan, argv: Sequence[str], *, cwd: Path
         "--cap-drop",
         "ALL",
     ]
-    if not plan.network:
+    if not plan.network and not shared_network:
         command.append("--unshare-net")
     command += ["--ro-bind", "/", "/"]
-    for path in sorted(_unique((*plan.writable, *plan.pinned)), key=_depth):
-        command += ["--bind", str(path), str(path)]
+    binds = [(path, path) for path in _unique((*plan.writable, *plan.pinned))]
+    if plan.temp is not None and Path(TEMP_INSIDE) not in plan.writable:
+        binds.append((plan.temp, Path(TEMP_INSIDE)))
+    for source, destination in sorted(binds, key=lambda bind: _depth(bind[1])):
+        command += ["--bind", str(source), str(destination)]
     protected = [(path, str(path)) for path in plan.read_only]
     protected += [(path, None) for path in plan.placeholders]
     if plan.empty_file is not None:
@@ -249,8 +288,22 @@ def bwrap_command(bwrap: str, plan: MountPlan, argv: Sequence[str], *, cwd: Path
         command += ["--tmpfs", str(path), "--remount-ro", str(path)]
     for path in plan.hidden_files:
         command += ["--ro-bind", "/dev/null", str(path)]
+    for name in DOOR_VARIABLES:
+        command += ["--unsetenv", name]
+    variables = dict(environment or {})
+    if plan.temp is not None:
+        variables |= dict.fromkeys(("TMPDIR", "TMP", "TEMP"), TEMP_INSIDE)
+    for name, value in variables.items():
+        command += ["--setenv", name, value]
     command += ["--chdir", str(cwd), "--", *argv]
     return command
+
+
+def standing_on(plan: MountPlan) -> set[str]:
+    """The directories holding the protected mounts of `plan`: an existing protected place may
+    be another command's placeholder."""
+    made = (*plan.read_only, *plan.placeholders, *plan.file_placeholders)
+    return {os.path.dirname(str(path)) for path in made}
 
 
 def scrubbing_prefix() -> list[str]:
@@ -261,187 +314,6 @@ def scrubbing_prefix() -> list[str]:
     for name in sorted(tool_secret_variables()):
         prefix += ["-u", name]
     return prefix
-
-
-# ---------------------------------------------------------------------------- placeholders
-
-
-class DirectoryLocks:
-    """Shared locks (`flock`) on the directories that hold a command's protected mounts, for as
-    long as the command runs.
-
-    A placeholder may be removed only by whoever can lock its directory exclusively: then no
-    command stands on it, whichever earshot started that command. The lock is the directory
-    itself, so every earshot process of every user agrees on it whatever its environment (two
-    `earshot eval` tasks with data dirs of their own share the home directory's start-up files,
-    and one must not remove the placeholder the other's `bwrap` is about to mount)."""
-
-    def __init__(self) -> None:
-        self._fds: dict[str, int] = {}
-
-    async def take(self, directories: Iterable[str]) -> bool:
-        """Lock these too (shared); True when any was not locked before: a lock waited for may
-        have let another command change what is there, so the caller plans again."""
-        added = False
-        for directory in sorted(set(directories) - self._fds.keys()):
-            try:
-                fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            except OSError:
-                continue  # gone: the next plan sees that
-            self._fds[directory] = fd
-            await _shared(fd, directory)
-            added = True
-        return added
-
-    def exclusive(self, directory: str) -> bool:
-        """Whether this process alone now holds `directory` (exclusively). A refused upgrade
-        may drop the shared lock (flock conversions are not atomic): call it only when done."""
-        fd = self._fds.get(directory)
-        if fd is None:
-            try:
-                fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            except OSError:
-                return False
-            self._fds[directory] = fd
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False
-        return True
-
-    def release(self) -> None:
-        for fd in self._fds.values():
-            os.close(fd)
-        self._fds.clear()
-
-
-async def _shared(fd: int, directory: str) -> None:
-    """Lock `fd` shared. An earshot removing a placeholder holds a directory exclusively for
-    milliseconds, so the lock is retried briefly; a lock held longer is someone else's (any
-    process that can open the directory can lock it, a sandboxed command too): the command is
-    refused rather than left waiting."""
-    with anyio.move_on_after(DIRECTORY_LOCK_WAIT_SECONDS):
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                await anyio.sleep(0.005)
-            else:
-                return
-    raise SandboxRefused(
-        f"another process holds a lock (flock) on {directory}, so the sandbox cannot know "
-        "whether its protected places are about to change; end that process and retry"
-    )
-
-
-def standing_on(plan: MountPlan) -> set[str]:
-    """The directories holding the protected mounts of `plan`: an existing protected place may
-    be another command's placeholder."""
-    made = (*plan.read_only, *plan.placeholders, *plan.file_placeholders)
-    return {os.path.dirname(str(path)) for path in made}
-
-
-class Placeholders:
-    """The empty directories bwrap creates as mount points for missing protected places, and
-    their removal.
-
-    Every sandboxed command holds `<dir>/sandbox.lock` shared while it runs, and records the
-    placeholders it is about to create in `<dir>/sandbox-placeholders` (one path a line, appended
-    while the lock is held, so no remover can run in between). When it ends, a command that can
-    take the lock exclusively (no other sandboxed command of this data dir runs) removes every
-    recorded placeholder that is still an empty directory and that no command of any earshot
-    stands on (its directory can be locked exclusively, `DirectoryLocks`); the others stay
-    recorded, for a later command. Only recorded directories are ever removed: an empty `.git/`
-    the user made is theirs. `<dir>` is earshot's data dir, a protected place, so a command can
-    neither delete the lock nor forge the record."""
-
-    def __init__(self, directory: Path) -> None:
-        self.lock = directory / "sandbox.lock"
-        self.record = directory / "sandbox-placeholders"
-        self.empty = directory / "sandbox-empty"
-
-    def empty_file(self) -> Path | None:
-        """`<dir>/sandbox-empty`, an empty read-only file bound over missing protected files
-        (made again if it is anything else); None when it cannot be had."""
-        try:
-            status = os.lstat(self.empty)
-            if stat.S_ISREG(status.st_mode) and status.st_size == 0:
-                return self.empty
-            self.empty.unlink()
-        except FileNotFoundError:
-            pass
-        except OSError:
-            return None
-        # Writable by its owner: bound read-only, a write fails with "Read-only file system",
-        # which says the sandbox stopped the command (0444 would say "Permission denied").
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-        try:
-            os.close(os.open(self.empty, flags, 0o644))
-        except OSError:
-            return None
-        return self.empty
-
-    @asynccontextmanager
-    async def held(self) -> AsyncGenerator[int | None]:
-        """The lock, shared, for a command's lifetime; yields its descriptor (None when it cannot
-        be had: then placeholders are created but never removed, which litters but is safe)."""
-        try:
-            self.lock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError:
-            yield None
-            return
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                # Someone is removing placeholders (milliseconds): wait in a thread.
-                await anyio.to_thread.run_sync(fcntl.flock, fd, fcntl.LOCK_SH)
-            yield fd
-        finally:
-            os.close(fd)
-
-    def add(self, fd: int | None, paths: Sequence[Path]) -> None:
-        if fd is None or not paths:
-            return
-        data = "".join(f"{path}\n" for path in paths).encode("utf-8", errors="surrogateescape")
-        record = os.open(self.record, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(record, data)
-        finally:
-            os.close(record)
-
-    def remove(self, fd: int | None, locks: DirectoryLocks) -> None:
-        """Remove the recorded placeholders no command stands on, if no other sandboxed command
-        of this data dir runs."""
-        if fd is None:
-            return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return  # another command runs: the last one to finish removes them
-        try:
-            recorded = self.record.read_bytes().decode("utf-8", errors="surrogateescape")
-        except FileNotFoundError:
-            return
-        if not recorded:
-            return
-        kept: list[str] = []
-        for line in dict.fromkeys(recorded.splitlines()):
-            path = Path(line)
-            if not path.is_absolute():
-                continue
-            if not locks.exclusive(str(path.parent)):
-                kept.append(line)  # a command of another earshot stands on it
-                continue
-            with contextlib.suppress(OSError):
-                status = os.lstat(path)
-                if stat.S_ISDIR(status.st_mode):
-                    path.rmdir()  # only an empty directory goes
-                elif stat.S_ISREG(status.st_mode) and status.st_size == 0:
-                    path.unlink()  # a missing file's mount point, still empty
-        data = "".join(f"{line}\n" for line in kept)
-        self.record.write_bytes(data.encode("utf-8", errors="surrogateescape"))
 
 
 # ------------------------------------------------------------------------------ the engine
@@ -458,23 +330,55 @@ class Bubblewrap:
         (it follows $HOME and $XDG_DATA_HOME)."""
 
     async def probe(self, places: Places) -> str | None:
+        """Whether bwrap makes its namespaces here, then the shared network namespace for this
+        setting (its failure is not the sandbox's: commands get the network they had before,
+        and `missing_defences` says what is lost)."""
         plan = MountPlan(writable=(), network=places.network)
-        command = bwrap_command(self.executable, plan, ["true"], cwd=Path("/"))
+        failure = await self._try(bwrap_command(self.executable, plan, ["true"], cwd=Path("/")))
+        if failure is not None:
+            return f"bubblewrap cannot create its namespaces here: {failure}"
+        network = await shared_network(self.executable, egress=places.network)
+        if isinstance(network, SharedNetwork):
+            inside = bwrap_command(
+                self.executable, plan, ["true"], cwd=Path("/"), shared_network=True
+            )
+            entered = await self._try([*network.prefix(), *inside])
+            if entered is not None:
+                reason = f"a command cannot enter the shared network namespace: {entered}"
+                give_up(self.executable, egress=places.network, reason=reason)
+        return None
+
+    async def _try(self, command: list[str]) -> str | None:
+        """None when `command` (a sandboxed `true`) succeeds, else the last line it said."""
         try:
             with anyio.fail_after(PROBE_TIMEOUT_SECONDS):
                 done = await anyio.run_process(command, env=tool_environment(), check=False)
         except (OSError, TimeoutError) as error:
-            return f"bubblewrap does not run: {error}"
+            return f"it does not run: {error}"
         if done.returncode == 0:
             return None
         text = (done.stderr or done.stdout).decode("utf-8", errors="replace").strip()
-        last = text.splitlines()[-1] if text else f"exit code {done.returncode}"
-        return f"bubblewrap cannot create its namespaces here: {last}"
+        return text.splitlines()[-1] if text else f"exit code {done.returncode}"
+
+    def missing_defences(self, places: Places) -> tuple[str, ...]:
+        network = known_network(self.executable, egress=places.network)
+        if isinstance(network, str) and places.network:
+            return (
+                "Sandboxed commands share the host's network namespace "
+                f"({network}), so the host's abstract unix sockets (the D-Bus session bus, "
+                "X11 and other desktop services) stay within their reach.",
+            )
+        return ()
 
     @asynccontextmanager
     async def launch(
         self, places: Places, argv: Sequence[str], *, cwd: Path, scrub_env: bool
-    ) -> AsyncGenerator[Sequence[str]]:
+    ) -> AsyncGenerator[Launch]:
+        network = known_network(self.executable, egress=places.network)
+        if network is None:  # not made yet, or its holder died: (re)made
+            network = await shared_network(self.executable, egress=places.network)
+        shared = network if isinstance(network, SharedNetwork) else None
+        token = secrets.token_hex(8)
         placeholders = Placeholders(self._state_dir or data_dir(os.environ))
         async with placeholders.held() as fd:
             locks = DirectoryLocks()
@@ -485,12 +389,24 @@ class Bubblewrap:
                 while await locks.take(standing_on(plan)):
                     plan = plan_mounts(places, empty_file=empty)
                 placeholders.add(fd, (*plan.placeholders, *plan.file_placeholders))
-                command = bwrap_command(self.executable, plan, argv, cwd=cwd)
+                command = bwrap_command(
+                    self.executable,
+                    plan,
+                    argv,
+                    cwd=cwd,
+                    shared_network=shared is not None,
+                    environment=shared.environment(token) if shared is not None else None,
+                )
+                if shared is not None:
+                    command = [*shared.prefix(), *command]
                 if scrub_env:
                     command = [*scrubbing_prefix(), *command]
+                launch = Launch(command, observes_network=shared is not None)
                 try:
-                    yield command
+                    yield launch
                 finally:
+                    if shared is not None and not shared.egress:
+                        launch.refused = shared.proxy.refused(token)
                     with contextlib.suppress(OSError):
                         placeholders.remove(fd, locks)
             finally:
@@ -513,9 +429,7 @@ def find_bubblewrap() -> Bubblewrap | str:
 
 __all__ = [
     "Bubblewrap",
-    "DirectoryLocks",
     "MountPlan",
-    "Placeholders",
     "bwrap_command",
     "find_bubblewrap",
     "plan_mounts",

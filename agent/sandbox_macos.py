@@ -27,7 +27,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.sandbox_engine import Places, SandboxRefused
+from agent.sandbox_doors import DOOR_VARIABLES
+from agent.sandbox_engine import Launch, Places, SandboxRefused
 from agent.tool_env import tool_secret_variables
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
@@ -82,12 +83,18 @@ def seatbelt_profile(places: Places) -> SeatbeltProfile:
             os.path.commonpath([_real(path), area]) == _real(path) for area in writable_places
         )
     ]
+    areas = [*places.writable, *([places.temp] if places.temp is not None else [])]
     writable = [
         "  (require-all\n    "
         + "\n    ".join([f"(subpath {param('WRITABLE', _real(area))})", *exclusions])
         + ")"
-        for area in places.writable
+        for area in areas
     ]
+    own_sockets = (
+        [f"(allow network-outbound (subpath {param('TEMP', _real(places.temp))}))"]
+        if places.temp is not None
+        else []
+    )
     lines = [
         "(version 1)",
         "(allow default)",
@@ -109,11 +116,21 @@ def seatbelt_profile(places: Places) -> SeatbeltProfile:
         "",
         "; earshot's own settings (an apiKey) and data (transcripts) cannot be read.",
         *hidden,
+        "",
+        "; No unix socket of the host: tmux's, the ssh agent's (launchd's, in /private/tmp),",
+        "; Docker's. Only the command's own, in its private temp dir.",
+        "(deny network-outbound (remote unix-socket))",
+        *own_sockets,
     ]
-    if not places.network:
+    if places.network:
+        lines += [
+            "(allow network-outbound "
+            '(remote unix-socket (path-literal "/private/var/run/mDNSResponder")))'
+        ]
+    else:
         lines += [
             "",
-            "; No network (local Unix sockets still work).",
+            "; No network.",
             "(deny network-outbound (remote ip))",
             "(deny network-inbound (local ip))",
             "(deny network-bind (local ip))",
@@ -124,12 +141,17 @@ def seatbelt_profile(places: Places) -> SeatbeltProfile:
 def seatbelt_command(
     places: Places, argv: Sequence[str], *, scrub_env: bool, sandbox_exec: str = SANDBOX_EXEC
 ) -> list[str]:
-    """`[env -u KEY...] /usr/bin/sandbox-exec -p PROFILE -D... -- argv`."""
-    command: list[str] = []
+    """`env -u DOOR... [-u KEY...] TMPDIR=TEMP /usr/bin/sandbox-exec -p PROFILE -D... -- argv`:
+    the variables naming the host's doors (`agent.sandbox_doors`) removed, the provider keys too
+    for an inherited environment, and the private temp dir as `$TMPDIR`."""
+    command = [shutil.which("env") or "/usr/bin/env"]
+    for name in DOOR_VARIABLES:
+        command += ["-u", name]
     if scrub_env:
-        command.append(shutil.which("env") or "/usr/bin/env")
         for name in sorted(tool_secret_variables()):
             command += ["-u", name]
+    if places.temp is not None:
+        command += [f"{name}={places.temp}" for name in ("TMPDIR", "TMP", "TEMP")]
     command += [sandbox_exec, *seatbelt_profile(places).arguments(), "--", *argv]
     return command
 
@@ -148,11 +170,15 @@ class Seatbelt:
     @asynccontextmanager
     async def launch(
         self, places: Places, argv: Sequence[str], *, cwd: Path, scrub_env: bool
-    ) -> AsyncGenerator[Sequence[str]]:
+    ) -> AsyncGenerator[Launch]:
         del cwd  # the process starts there already
         if not places.writable:
             raise SandboxRefused("nothing would be writable")
-        yield seatbelt_command(places, argv, scrub_env=scrub_env)
+        yield Launch(seatbelt_command(places, argv, scrub_env=scrub_env))
+
+    def missing_defences(self, places: Places) -> tuple[str, ...]:
+        del places  # the same on every Mac: said in the README ("Security model")
+        return ()
 
     def stopped(self, output: str) -> str | None:
         # Seatbelt refuses with EPERM, which a write outside the writable places gets here.

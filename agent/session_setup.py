@@ -130,13 +130,15 @@ class SessionSetup:
         return repo_map
 
     async def aclose(self) -> None:
-        """Stop the background commands, the code index and the language servers."""
+        """Stop the background commands, the code index and the language servers; then remove
+        the sandbox's private temp dir, which none of them uses any more."""
         with anyio.CancelScope(shield=True):
             if self.background is not None:
                 await self.background.aclose()
             if self.code_index is not None:
                 await self.code_index.aclose()
             await self.worker.aclose()
+            self.sandbox.close()
 
     def tooling(
         self,

@@ -3,9 +3,11 @@
 Run from the repo root: `.venv/bin/python -m bench.sandbox` (`--runs N`, `--no-write` to only
 print). Linux with bubblewrap only.
 
-Each case runs through `agent.local.LocalProcesses` exactly as the `bash` tool does, once plain
-and once confined (the runs taking turns, so a busy machine slows both alike), in a git project
-without `.earshot/` (so every confined run also mounts, records and removes a placeholder). The
+Each case runs through `agent.local.LocalProcesses` exactly as the `bash` tool does, once plain,
+once confined with the network on and once with it off (the runs taking turns, so a busy machine
+slows all alike), in a git project without `.earshot/` (so every confined run also mounts,
+records and removes a placeholder). A confined run enters the sandbox's shared network namespace
+(`nsenter`) before bwrap starts, gets the private `/tmp`, and has the host's sockets covered. The
 overhead is the difference of the medians. Target: under 15 ms per call.
 
 Cases: `true`; `ls -la` in the project; `grep -rn` over 1,000 files (10 lines each).
@@ -55,6 +57,7 @@ def _project(base: Path) -> Path:
 
 Sample = tuple[float]
 """(wall ms,)"""
+VARIANTS = ("plain", "network on", "network off")
 
 
 async def _time(command: str, project: Path, sandbox: Sandbox | None) -> Sample:
@@ -68,7 +71,8 @@ async def _time(command: str, project: Path, sandbox: Sandbox | None) -> Sample:
     return (elapsed,)
 
 
-Timings = dict[str, tuple[list[Sample], list[Sample]]]
+Timings = dict[str, dict[str, list[Sample]]]
+"""case -> variant -> samples."""
 
 
 async def measure(runs: int) -> tuple[Timings, float]:
@@ -76,20 +80,26 @@ async def measure(runs: int) -> tuple[Timings, float]:
     os.environ["XDG_DATA_HOME"] = str(base / "data")  # the sandbox's lock, not the user's
     try:
         project = _project(base)
-        sandbox = await open_sandbox(SandboxConfig(), (project,))
-        if not sandbox.active:
-            raise SystemExit(f"no sandbox: {sandbox.reason}")
+        sandboxes: dict[str, Sandbox | None] = {"plain": None}
+        for variant, network in (("network on", True), ("network off", False)):
+            sandbox = await open_sandbox(SandboxConfig(network=network), (project,))
+            if not sandbox.active:
+                raise SystemExit(f"no sandbox: {sandbox.reason}")
+            if sandbox.notice():
+                print(sandbox.notice(), file=sys.stderr)
+            sandboxes[variant] = sandbox
+        sandbox = sandboxes["network on"]
+        assert sandbox is not None
         timings: Timings = {}
         for name, command in CASES.items():
-            plain: list[Sample] = []
-            confined: list[Sample] = []
+            samples: dict[str, list[Sample]] = {variant: [] for variant in VARIANTS}
             for _ in range(3):  # warm the page cache and the probe
-                await _time(command, project, None)
-                await _time(command, project, sandbox)
+                for variant in VARIANTS:
+                    await _time(command, project, sandboxes[variant])
             for _ in range(runs):
-                plain.append(await _time(command, project, None))
-                confined.append(await _time(command, project, sandbox))
-            timings[name] = (plain, confined)
+                for variant in VARIANTS:
+                    samples[variant].append(await _time(command, project, sandboxes[variant]))
+            timings[name] = samples
         started = time.process_time()
         for _ in range(runs):
             plan_mounts(sandbox.places())
@@ -108,37 +118,42 @@ def report(timings: Timings, planning: float, runs: int) -> str:
     version = subprocess.run([bwrap, "--version"], capture_output=True, text=True, check=False)
     load = os.getloadavg()[0]
     rows = [
-        "| command | plain ms | sandboxed ms | added (medians) | added (fastest runs) |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        "| command | network | plain ms | sandboxed ms | added (medians) | added (fastest runs) |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
     ]
     worst = 0.0
-    for name, (plain, confined) in timings.items():
-        added = _median(confined, 0) - _median(plain, 0)
-        fastest = min(s[0] for s in confined) - min(s[0] for s in plain)
-        worst = max(worst, added)
-        rows.append(
-            f"| {name} | {_median(plain, 0):.1f} | {_median(confined, 0):.1f} | "
-            f"+{added:.1f} ms | +{fastest:.1f} ms |"
-        )
+    for name, samples in timings.items():
+        plain = samples["plain"]
+        for variant in VARIANTS[1:]:
+            confined = samples[variant]
+            added = _median(confined, 0) - _median(plain, 0)
+            fastest = min(s[0] for s in confined) - min(s[0] for s in plain)
+            worst = max(worst, added)
+            rows.append(
+                f"| {name} | {variant.removeprefix('network ')} | {_median(plain, 0):.1f} | "
+                f"{_median(confined, 0):.1f} | +{added:.1f} ms | +{fastest:.1f} ms |"
+            )
     verdict = "within" if worst < TARGET_MS else "OVER"
     return "\n".join(
         [
             SECTION,
             "",
             f"Command: `.venv/bin/python -m bench.sandbox --runs {runs}` (medians of {runs} runs "
-            "per case, plain and sandboxed taking turns, through `LocalProcesses` as the `bash` "
-            "tool runs them; a git project without `.earshot/`, so each sandboxed run also "
-            "mounts, records and removes a placeholder).",
+            "per case, plain, sandboxed with the network on and with it off taking turns, "
+            "through `LocalProcesses` as the `bash` tool runs them; a git project without "
+            "`.earshot/`, so each sandboxed run also mounts, records and removes a "
+            "placeholder).",
             f"Machine: CPython {platform.python_version()}, {platform.system()} "
             f"{platform.machine()}, {os.cpu_count()} CPUs, {version.stdout.strip()}, load "
             f"average {load:.1f} at the end. Date: {date.today().isoformat()}.",
             "",
             f"Added per call (target under {TARGET_MS:g} ms): at most **+{worst:.1f} ms** wall "
             f"(median), {verdict} the target. Planning the mounts (protected paths, placeholders, "
-            f"pins) takes {planning:.2f} ms of CPU; the rest is bubblewrap creating and tearing "
-            "down the namespaces (three processes where a plain command is one: bwrap, its "
-            'init, the command). "Fastest runs" compares the fastest run of each, close to the '
-            "cost on an idle machine.",
+            f"pins, the host's sockets) takes {planning:.2f} ms of CPU; the rest is entering the "
+            "shared network namespace (`nsenter`) and bubblewrap creating and tearing down the "
+            "namespaces (three processes where a plain command is one: bwrap, its init, the "
+            'command). "Fastest runs" compares the fastest run of each, close to the cost on an '
+            "idle machine.",
             "",
             *rows,
             *_busy_note(load),

@@ -31,6 +31,7 @@ def _jobs(ctx: ToolContext) -> BackgroundJobs:
 
 async def start_background(command: str, ctx: ToolContext, sandbox: Sandbox | None) -> ToolOutput:
     """`bash` with `background: true`: start the command, return its handle at once."""
+    from agent.background import TRACKS_DETACHED, UNTRACKED_NOTE
     from agent.sandbox import SandboxRefused
 
     jobs = _jobs(ctx)
@@ -52,9 +53,11 @@ async def start_background(command: str, ctx: ToolContext, sandbox: Sandbox | No
     }
     if sandbox is not None:
         raw["sandbox"] = "confined"
+    note = "" if TRACKS_DETACHED else f" {UNTRACKED_NOTE}"
     return ToolOutput.text(
         f"Started in the background{where} as `{job.handle}`. Read its output with "
-        f'bash_output(handle="{job.handle}"); stop it with bash_kill(handle="{job.handle}").',
+        f'bash_output(handle="{job.handle}"); stop it with bash_kill(handle="{job.handle}").'
+        + note,
         raw_output=raw,
     )
 

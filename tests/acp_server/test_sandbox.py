@@ -6,8 +6,11 @@ stops asks the editor whether to run it outside, and only then."""
 from __future__ import annotations
 
 import shutil
+import socket
+import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -178,3 +181,41 @@ async def test_the_permission_prompt_never_offers_running_outside_the_sandbox(
     assert outside_option["_meta"] == {"earshot": {"sandbox": "outside"}}
     assert terminal_command(second) == ["bash", "-c", f"echo x > {target}"]
     assert target.read_text(encoding="utf-8") == "x\n"
+
+
+async def test_an_editor_terminal_reaches_no_socket_of_the_host(
+    agent_env: AgentEnv, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A tmux server the user runs (its socket outside /tmp and the runtime dir) and a service on
+    # an abstract socket: the sandbox's command line, run by the editor, reaches neither.
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is not installed; scripts/test installs it")
+    tmux = outside / "tmux.sock"
+    abstract = f"\0earshot-test-{uuid.uuid4().hex}"
+    service = socket.socket(socket.AF_UNIX)
+    service.bind(abstract)
+    service.listen(1)
+    monkeypatch.setenv("TMUX", f"{tmux},1,0")
+    attack = (
+        f"tmux -S {tmux} run-shell 'touch {outside}/ran' && echo reached tmux; "
+        f"python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('\\0{abstract[1:]}')\""
+        " && echo reached abstract; echo [$TMUX]"
+    )
+    agent_env.script([{"tool_calls": [bash_call(attack)]}, {"text": "ok"}], mode="yolo")
+    session = f"earshot-test-{uuid.uuid4().hex[:8]}"
+    tmux_base = ["tmux", "-S", str(tmux), "-f", "/dev/null"]
+    subprocess.run([*tmux_base, "new-session", "-d", "-s", session], check=True)
+    try:
+        async with open_agent(agent_env) as client:
+            await initialize(client, FULL_CAPABILITIES)
+            session_id = (await new_session(client, agent_env))["sessionId"]
+            await client.call("session/prompt", text_prompt(session_id, "run"))
+            [create] = client.requests_named("terminal/create")
+            output = bytes(client.terminals["term-1"].output).decode()
+        assert any(part.endswith("/nsenter") for part in terminal_command(create))
+        assert "reached" not in output, output
+        assert "[]" in output
+        assert not (outside / "ran").exists()
+    finally:
+        subprocess.run([*tmux_base, "kill-session", "-t", session], check=False)
+        service.close()

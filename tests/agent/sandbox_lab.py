@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -40,10 +40,13 @@ class Lab:
     project: Path
     outside: Path
     home: Path
+    sandboxes: list[Sandbox] = field(default_factory=lambda: [])
+    """Opened by `sandbox`, closed with the lab (their private temp dirs removed)."""
 
     async def sandbox(self, config: SandboxConfig | None = None, *roots: Path) -> Sandbox:
         sandbox = await open_sandbox(config or SandboxConfig(), (self.project, *roots))
         assert sandbox.status == "active", sandbox.reason
+        self.sandboxes.append(sandbox)
         return sandbox
 
     async def run(
@@ -108,7 +111,10 @@ def make_lab(monkeypatch: pytest.MonkeyPatch, parent: Path = LAB_PARENT) -> Iter
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.delenv("XDG_DATA_HOME", raising=False)
     try:
-        yield Lab(base=base, project=project, outside=outside, home=home)
+        lab = Lab(base=base, project=project, outside=outside, home=home)
+        yield lab
+        for sandbox in lab.sandboxes:
+            sandbox.close()
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -7,6 +7,7 @@ import fcntl
 import os
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent import sandbox_linux
+from agent import sandbox_placeholders
 from agent.protected_paths import protected_paths
 from agent.sandbox import Places, Sandbox, SandboxRefused, open_sandbox
 from agent.sandbox_config import SandboxConfig
@@ -59,17 +60,41 @@ async def test_a_sandboxed_build_writes_its_outputs(lab: Lab) -> None:
     assert (lab.project / "dist" / "out.txt").read_text(encoding="utf-8") == "int main;\nbuilt\n"
 
 
-async def test_the_temp_dir_is_writable(lab: Lab) -> None:
+async def test_the_temp_dir_is_the_sessions_own(lab: Lab) -> None:
+    # /tmp and $TMPDIR inside are the session's private dir: written there, kept from one
+    # command to the next, and gone with the session; the host's /tmp is out of sight.
     sandbox = await lab.sandbox()
-    target = Path(tempfile.gettempdir()) / f"earshot-sandbox-{os.getpid()}-{id(lab)}"
+    assert sandbox.temp is None  # made for the first command
+    name = f"earshot-test-{os.getpid()}-{id(lab)}"
+    result = await lab.run(f'echo t > /tmp/{name} && echo "$TMPDIR" && ls /tmp', sandbox)
+    assert result.exit_code == 0, result.output
+    assert sandbox.temp is not None
+    assert result.output.splitlines()[0] == "/tmp"
+    assert "pytest-of-" not in result.output  # the host's /tmp holds the test's own dirs
+    assert (sandbox.temp / name).read_text(encoding="utf-8") == "t\n"
+    assert not Path(tempfile.gettempdir(), name).exists()
+    again = await lab.run(f"cat /tmp/{name}", sandbox)
+    assert again.output == "t\n"
+    temp = sandbox.temp
+    sandbox.close()
+    assert not temp.exists()
+
+
+async def test_the_temp_dirs_of_a_killed_earshot_are_removed(lab: Lab) -> None:
+    # An earshot that was killed left its private temp dir; one that runs keeps its own.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = Path(tempfile.mkdtemp(prefix=f"earshot-sandbox-{dead.pid}-"))
+    (left / "file").write_text("x", encoding="utf-8")
+    running = Path(tempfile.mkdtemp(prefix=f"earshot-sandbox-{os.getppid()}-"))
     try:
-        result = await lab.run(f"echo t > {target} && echo u > /tmp/{target.name}.2", sandbox)
-        assert result.exit_code == 0, result.output
-        assert target.read_text(encoding="utf-8") == "t\n"
-        assert Path(f"/tmp/{target.name}.2").read_text(encoding="utf-8") == "u\n"
+        sandbox = await lab.sandbox()
+        await lab.run("true", sandbox)
+        assert not left.exists()
+        assert running.exists()
     finally:
-        target.unlink(missing_ok=True)
-        Path(f"/tmp/{target.name}.2").unlink(missing_ok=True)
+        shutil.rmtree(left, ignore_errors=True)
+        shutil.rmtree(running, ignore_errors=True)
 
 
 async def test_a_write_outside_fails_with_the_sandbox_error_and_is_recognised(lab: Lab) -> None:
@@ -208,43 +233,6 @@ async def test_a_symlinked_protected_name_is_refused(lab: Lab) -> None:
         await lab.run("true", sandbox)
 
 
-# ------------------------------------------------------------------------------- network
-
-
-@pytest.fixture
-def listener() -> Iterator[int]:
-    """A TCP port on the host's loopback (the test's network namespace)."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    try:
-        yield server.getsockname()[1]
-    finally:
-        server.close()
-
-
-def _connect(port: int) -> str:
-    return (
-        f"{sys.executable} -c \"import socket; socket.create_connection(('127.0.0.1', {port}), "
-        "timeout=5); print('connected')\""
-    )
-
-
-async def test_commands_get_the_network_by_default(lab: Lab, listener: int) -> None:
-    sandbox = await lab.sandbox()
-    result = await lab.run(_connect(listener), sandbox)
-    assert result.output.strip() == "connected", result.output
-
-
-async def test_the_network_can_be_cut(lab: Lab, listener: int) -> None:
-    sandbox = await lab.sandbox(SandboxConfig(network=False))
-    result = await lab.run(_connect(listener), sandbox)
-    assert "connected" not in result.output
-    assert "ConnectionRefusedError" in result.output
-    why = sandbox.stopped(result.output, result.exit_code)
-    assert why is not None and "network" in why
-
-
 # -------------------------------------------------------------- placeholders and lifetime
 
 
@@ -357,7 +345,7 @@ async def test_a_directory_locked_by_another_process_refuses_the_command_without
 ) -> None:
     # Any process that can open the project can lock it (a command the model left running in
     # the background: `flock -x . sleep 1000 &`): the next command must not wait forever.
-    monkeypatch.setattr(sandbox_linux, "DIRECTORY_LOCK_WAIT_SECONDS", 0.2)
+    monkeypatch.setattr(sandbox_placeholders, "DIRECTORY_LOCK_WAIT_SECONDS", 0.2)
     sandbox = await lab.sandbox()
     holder = os.open(lab.project, os.O_RDONLY | os.O_DIRECTORY)
     try:

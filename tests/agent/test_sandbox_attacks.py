@@ -3,8 +3,9 @@ and the disk is checked. Every attack is first shown to work WITHOUT the sandbox
 fail), then shown to change nothing inside it.
 
 Two labs: one outside the temp dir (the usual case: a project in the home directory), and one in
-the temp dir, with the fake home inside it, where the protected files lie inside a writable place
-and only the sandbox's read-only binds, placeholders and pins keep them."""
+the temp dir, with the fake home inside it, made writable by the settings (`writablePaths`), where
+the protected files lie inside a writable place and only the sandbox's read-only binds,
+placeholders and pins keep them."""
 
 from __future__ import annotations
 
@@ -146,8 +147,8 @@ HOME_ATTACKS: dict[str, str] = {
 async def test_protected_files_inside_a_writable_place_stay_protected(
     temp_lab: Lab, name: str
 ) -> None:
-    # The lab, and its home, are in the temp dir, which commands may write.
-    sandbox = await temp_lab.sandbox()
+    # The lab, and its home, are in a place the user made writable.
+    sandbox = await temp_lab.sandbox(SandboxConfig(writable_paths=(temp_lab.base,)))
     await temp_lab.run("true", sandbox)
     before = guarded(temp_lab, outside=False)
     result = await temp_lab.run(HOME_ATTACKS[name], sandbox)

@@ -13,11 +13,15 @@ from agent.sandbox_linux import MountPlan, bwrap_command, scrubbing_prefix
 from agent.sandbox_macos import PROTECTED_COMPONENT, seatbelt_command, seatbelt_profile
 
 ROOT = Path("/Users/me/project")
+TEMP = Path("/private/var/folders/xy/abc/T/earshot-sandbox-1")
 
 
-def places(*, network: bool = True, roots: tuple[Path, ...] = (ROOT,)) -> Places:
+def places(
+    *, network: bool = True, roots: tuple[Path, ...] = (ROOT,), temp: Path | None = TEMP
+) -> Places:
     return Places(
-        writable=(*roots, Path("/private/tmp")),
+        writable=roots,
+        temp=temp,
         protected=ProtectedPaths(
             roots=roots,
             paths=(ROOT / ".git", ROOT / ".earshot", Path("/Users/me/.zshrc")),
@@ -40,7 +44,7 @@ def test_the_profile_denies_writes_except_to_the_writable_places() -> None:
     assert deny < allow  # the later rule wins in SBPL: the allow carves out of the deny
     parameters = dict(profile.parameters)
     assert parameters["WRITABLE_0"] == str(ROOT)
-    assert parameters["WRITABLE_1"] == "/private/tmp"
+    assert parameters["WRITABLE_1"] == str(TEMP)
     assert text.count('(subpath (param "WRITABLE_0"))') == 1
     assert text.count('(subpath (param "WRITABLE_1"))') == 1
 
@@ -99,19 +103,42 @@ def test_earshots_own_files_stay_readable_when_they_hold_the_workspace() -> None
 
 
 def test_the_network_is_cut_only_when_asked() -> None:
-    assert "network" not in seatbelt_profile(places()).text
+    assert "(remote ip)" not in seatbelt_profile(places()).text
     cut = seatbelt_profile(places(network=False)).text
     assert "(deny network-outbound (remote ip))" in cut
     assert "(deny network-inbound (local ip))" in cut
 
 
+@pytest.mark.parametrize("network", [True, False])
+def test_no_unix_socket_of_the_host_but_the_commands_own(network: bool) -> None:
+    profile = seatbelt_profile(places(network=network, temp=TEMP))
+    text = profile.text
+    deny = text.index("(deny network-outbound (remote unix-socket))")
+    own = text.index('(allow network-outbound (subpath (param "TEMP_0")))')
+    assert deny < own  # the later rule wins
+    assert dict(profile.parameters)["TEMP_0"] == str(TEMP)
+    resolver = '(remote unix-socket (path-literal "/private/var/run/mDNSResponder"))'
+    assert (resolver in text) is network  # names resolve only with the network on
+
+
+def test_the_private_temp_dir_is_the_one_writable_temp_dir() -> None:
+    profile = seatbelt_profile(places(temp=TEMP))
+    writable = {value for name, value in profile.parameters if name.startswith("WRITABLE")}
+    assert writable == {str(ROOT), str(TEMP)}  # not /private/tmp, not the user's $TMPDIR
+
+
 def test_the_macos_command_line() -> None:
-    command = seatbelt_command(places(), ["bash", "-c", "make"], scrub_env=False)
-    assert command[:2] == ["/usr/bin/sandbox-exec", "-p"]
+    command = seatbelt_command(places(temp=TEMP), ["bash", "-c", "make"], scrub_env=False)
+    assert command[0].endswith("env")
     assert command[-4:] == ["--", "bash", "-c", "make"]
     assert f"-DWRITABLE_0={ROOT}" in command
-    scrubbed = seatbelt_command(places(), ["bash", "-c", "make"], scrub_env=True)
-    assert scrubbed[0].endswith("env")
+    for name in ("SSH_AUTH_SOCK", "TMUX", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY"):
+        assert command[command.index(name) - 1] == "-u"
+    assert f"TMPDIR={TEMP}" in command
+    assert command.index(f"TMPDIR={TEMP}") < command.index("/usr/bin/sandbox-exec")
+    assert "ANTHROPIC_API_KEY" not in command
+    scrubbed = seatbelt_command(places(temp=None), ["bash", "-c", "make"], scrub_env=True)
+    assert not any(part.startswith("TMPDIR=") for part in scrubbed)
     assert scrubbed[scrubbed.index("ANTHROPIC_API_KEY") - 1] == "-u"
     assert scrubbed.index("/usr/bin/sandbox-exec") > scrubbed.index("ANTHROPIC_API_KEY")
 
@@ -121,15 +148,18 @@ def test_the_macos_command_line() -> None:
 
 def test_bwrap_mounts_in_order_read_only_then_writable_then_protected() -> None:
     plan = MountPlan(
-        writable=(Path("/tmp"), Path("/home/me/project")),
-        pinned=(Path("/tmp/deep"),),
+        writable=(Path("/tmp/checkout"), Path("/home/me/project")),
+        pinned=(Path("/tmp/checkout/deep"),),
+        temp=Path("/tmp/earshot-sandbox-1"),
         read_only=(Path("/home/me/project/.git"),),
         placeholders=(Path("/home/me/project/.earshot"),),
         hidden_dirs=(Path("/run/user/1000"),),
         hidden_files=(Path("/run/docker.sock"),),
         network=False,
     )
-    command = bwrap_command("/usr/bin/bwrap", plan, ["bash", "-c", "ls"], cwd=Path("/home/me"))
+    command = bwrap_command(
+        "/usr/bin/bwrap", plan, ["bash", "-c", "ls"], cwd=Path("/home/me"), environment={"A": "b"}
+    )
     text = " ".join(command)
     for flag in ("--unshare-user", "--unshare-pid", "--new-session", "--die-with-parent"):
         assert flag in command
@@ -137,18 +167,30 @@ def test_bwrap_mounts_in_order_read_only_then_writable_then_protected() -> None:
     assert "--unshare-net" in command
     order = [
         "--ro-bind / /",
-        "--bind /tmp /tmp",
-        "--bind /tmp/deep /tmp/deep",
+        # The private temp dir hides the host's /tmp; a root there is bound again over it.
+        "--bind /tmp/earshot-sandbox-1 /tmp",
+        "--bind /tmp/checkout /tmp/checkout",
         "--bind /home/me/project /home/me/project",
+        "--bind /tmp/checkout/deep /tmp/checkout/deep",
         "--ro-bind /home/me/project/.git /home/me/project/.git",
         "--tmpfs /home/me/project/.earshot --remount-ro /home/me/project/.earshot",
         "--dev /dev --proc /proc",
         "--tmpfs /run/user/1000 --remount-ro /run/user/1000",
         "--ro-bind /dev/null /run/docker.sock",
+        "--unsetenv SSH_AUTH_SOCK",
+        "--setenv A b",
+        "--setenv TMPDIR /tmp",
         "--chdir /home/me -- bash -c ls",
     ]
     positions = [text.index(part) for part in order]
     assert positions == sorted(positions)
+
+
+def test_bwrap_in_the_shared_namespace_makes_no_network_of_its_own() -> None:
+    plan = MountPlan(writable=(), network=False)
+    assert "--unshare-net" in bwrap_command("bwrap", plan, ["true"], cwd=Path("/"))
+    shared = bwrap_command("bwrap", plan, ["true"], cwd=Path("/"), shared_network=True)
+    assert "--unshare-net" not in shared
 
 
 def test_bwrap_shares_the_network_by_default() -> None:

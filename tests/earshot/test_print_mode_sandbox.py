@@ -5,6 +5,9 @@ stops stays stopped."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +89,35 @@ async def test_auto_mode_writes_inside_the_project(env: Env) -> None:
     assert (env.workspace / "build" / "out.txt").read_text(encoding="utf-8") == "built\n"
     assert (env.workspace / "repo" / ".git").is_dir()  # a new nested repository is the model's own
     assert not (env.workspace / ".earshot").exists()  # no placeholder left behind
+
+
+async def test_no_door_to_the_host_in_print_mode(
+    env: Env, outside: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The user runs earshot inside tmux (its socket outside /tmp and the runtime dir) and keeps
+    # another checkout in the host's /tmp: the model reaches neither.
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is not installed; scripts/test installs it")
+    tmux = outside / "tmux.sock"
+    checkout = tmp_path / "other-project"
+    (checkout / ".git").mkdir(parents=True)
+    (checkout / ".git" / "config").write_text("[core]\n", encoding="utf-8")
+    command = (
+        f"tmux run-shell 'touch {outside}/ran'; tmux -S {tmux} run-shell 'touch {outside}/ran'; "
+        f"echo '[core] fsmonitor = touch {outside}/ran' >> {checkout}/.git/config"
+    )
+    session = f"earshot-test-{uuid.uuid4().hex[:8]}"
+    base = ["tmux", "-S", str(tmux), "-f", "/dev/null"]
+    subprocess.run([*base, "new-session", "-d", "-s", session], check=True)
+    try:
+        with loopback(tool_reply(("call_1", "bash", {"command": command})), text_reply("ok")) as s:
+            env.write_settings(settings(s.url))
+            run = await earshot(
+                env, "--permission-mode", "yolo", "-p", "go", extra_env={"TMUX": f"{tmux},1,0"}
+            )
+    finally:
+        subprocess.run([*base, "kill-session", "-t", session], check=False)
+    assert run.code == 0, run.stderr
+    assert "call_1" in json.dumps(s.requests[1].json())
+    assert not (outside / "ran").exists()
+    assert (checkout / ".git" / "config").read_text(encoding="utf-8") == "[core]\n"

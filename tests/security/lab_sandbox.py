@@ -96,7 +96,11 @@ async def run_bash_tool(lab: Lab, command: str, sandbox: Sandbox | None) -> tupl
 def run_bash(lab: Lab, row: Row, command: str, guarded: bool) -> tuple[int, str]:
     async def run() -> tuple[int, str]:
         sandbox = await open_lab_sandbox(lab, row) if guarded else None
-        return await run_bash_tool(lab, command, sandbox)
+        try:
+            return await run_bash_tool(lab, command, sandbox)
+        finally:
+            if sandbox is not None:
+                sandbox.close()
 
     return anyio.run(run)
 
@@ -114,9 +118,12 @@ def run_terminal(lab: Lab, row: Row, command: str, guarded: bool) -> tuple[int, 
         if not guarded:
             return await _under_parent(lab, [*scrubbing_prefix(), *argv])
         sandbox = await open_lab_sandbox(lab, row)
-        async with sandbox.launch(argv, cwd=lab.project, scrub_env=True) as line:
-            code, output = await _under_parent(lab, list(line))
-        why = sandbox.stopped(output, code)
+        try:
+            async with sandbox.launch(argv, cwd=lab.project, scrub_env=True) as line:
+                code, output = await _under_parent(lab, list(line))
+            why = sandbox.stopped(output, code)
+        finally:
+            sandbox.close()
         return code, output if why is None else f"{output}\n{STOPPED}: {why}"
 
     return anyio.run(run)

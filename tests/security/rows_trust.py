@@ -41,7 +41,9 @@ LAYOUTS: dict[str, str] = {
 _HOOK = "touch {lab}/hook-ran"
 _BASH = ("bash", {"command": "touch {project}/bash-ran"})
 _OUTSIDE = ("bash", {"command": "touch {outside}/pwn"})
-_NETWORK = ("bash", {"command": "curl -s --max-time 5 http://{server}/"})
+_NETWORK = ("bash", {"command": "curl -s --max-time 5 --noproxy '' http://{server}/"})
+"""Through the sandbox's proxy (`--noproxy ''`: 127.0.0.1 is the sandbox's own loopback): with
+the network on it reaches the host's server, with it off the proxy refuses."""
 
 
 def _hooks(event: str) -> dict[str, Any]:
