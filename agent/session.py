@@ -23,6 +23,7 @@ import anyio
 from agent.audit_trail import AuditTrail
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
 from agent.branches import Branches
+from agent.caching import DEFAULT_CACHE, prompt_cache
 from agent.command_sources import ExtraCommands, run_extra
 from agent.context import CompactionResult, ContextShaper, ShapeContext
 from agent.events import (
@@ -54,7 +55,7 @@ from agent.session_setup import (
 from agent.session_transcript import SessionTranscript
 from agent.slash_commands import CommandCall, run_builtin, skill_prompt
 from agent.subagent import ChildSessions, SubagentRunner
-from agent.system_prompt import build_system_prompt
+from agent.system_prompt import build_system_prompt, session_date
 from agent.tooling import Tooling
 from agent.tools.base import ReadTracker, ScopeContract
 from agent.tools.builtin import TASK_TOOL_NAME, builtin_tool_names, builtin_tools, task_tool
@@ -198,7 +199,8 @@ class AgentSession:
         self._reads = ReadTracker()
         tracker = UsageTracker(model_info=self.model_info)
         tracker.restore(transcript.entries())
-        self._shaper = ContextShaper(usage=tracker)
+        cache = setup.settings.cache if setup.settings is not None else DEFAULT_CACHE
+        self._shaper = ContextShaper(usage=tracker, cache=cache)
         self.usage = SessionUsage(
             tracker,
             observe=self._shaper.observe,
@@ -228,8 +230,16 @@ class AgentSession:
             model_info=self.model_info,
             reasoning_effort=reasoning_effort,
             system_prompt=options.system_prompt
-            or build_system_prompt(cwd=self.cwd, roots=roots, tool_names=list(tools)),
+            or build_system_prompt(
+                cwd=self.cwd,
+                roots=roots,
+                tool_names=list(tools),
+                # The day the session started, not today: a prompt that changed with the date
+                # would cost a resumed session its whole prompt cache.
+                today=session_date(transcript.stored.header.created),
+            ),
             tools=tools,
+            cache=prompt_cache(cache, key=self.id),
             max_turns=options.max_turns,
             retry=RetryPolicy(
                 max_retries=options.max_retries,
@@ -531,6 +541,8 @@ class AgentSession:
             emit=emit,
             system=config.system_prompt,
             tools=config.tools.specs,
+            reasoning_effort=config.reasoning_effort,
+            cache=config.cache,
         )
         calls = self.usage.tracker.calls
         result = CompactionResult(ok=False, error="the compaction was cancelled")
