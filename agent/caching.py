@@ -54,8 +54,7 @@ def cache_lifetime(setting: CacheSetting) -> float:
 
 
 class CacheEconomics:
-    """Prices per input token of a model, relative to its input price, for deciding whether a
-    rewrite of the prompt pays for itself."""
+    """A model's prices for cached and written input, relative to its input price."""
 
     def __init__(self, setting: CacheSetting, info: ModelInfo | None = None) -> None:
         read, write = _READ_RATIO, _WRITE_RATIO[setting]
@@ -73,22 +72,15 @@ class CacheEconomics:
         self.write = max(write, 1.0)
         """A written token's price (automatic caches charge a write as a fresh token)."""
 
-    def rewrite_pays(self, *, freed: int, rewritten: int, calls_left: float) -> bool:
-        """Whether dropping `freed` tokens at the cost of writing `rewritten` tokens (the prompt
-        from the first change on) again is cheaper over the `calls_left` calls expected to
-        carry them. Without caching every token is paid in full each call: dropping pays."""
-        if self.setting == "off":
-            return True
-        saved = freed * self.read * calls_left
-        spent = rewritten * (self.write - self.read)
-        return saved > spent
-
 
 _DEFAULT_GROWTH_TOKENS: Final = 4_000.0
 """Tokens a call adds to the context before any was measured (a tool round of a few files)."""
 _MIN_GROWTH_TOKENS: Final = 500.0
 _CALLS_LEFT_UNKNOWN: Final = 20.0
-"""Calls a pruned result would have been sent again, when the window is unknown."""
+"""Calls a pruned result would still be sent, when the window is unknown."""
+_MARGIN: Final = 2.0
+"""How many times the write a pruning step must save (measured with `bench/cost.py`: at 1x,
+sessions with a 200k window paid more in writes than the pruning saved)."""
 
 
 def always(freed: int, first: int, messages: Sequence[Message]) -> bool:
@@ -108,6 +100,9 @@ class CacheWarmth:
         self._rewritten = False
         self._growth = _DEFAULT_GROWTH_TOKENS
         self._last_context = 0
+        self._carried = 0.0
+        """What reading the prunable results has cost since the prompt was last rewritten, in
+        input tokens' worth."""
 
     def sent(self) -> None:
         """A request went out: the cache holds its prompt from now."""
@@ -139,22 +134,23 @@ class CacheWarmth:
         """Whether pruning may advance on this call (None: whenever it frees enough, as without
         a prompt cache). Every pruning step costs a write of the prompt from the first stub on,
         so pruning waits until the cache has gone cold anyway (no call for longer than it
-        lives, a compaction, the first call in this process or with this model), until the
-        context is about to reach the compaction `threshold`, or until what it saves on the
-        calls expected before that is worth more than the write. `context_tokens` is what the
-        previous call occupied."""
-        if context_tokens > self._last_context:
-            growth = context_tokens - self._last_context
-            self._growth = max(_MIN_GROWTH_TOKENS, (self._growth * 3 + growth) / 4)
-        self._last_context = context_tokens
+        lives, a compaction, the first call in this process or with this model) or until what
+        it saves on the calls left before the next compaction (at `threshold`) is clearly more
+        than the write: few, large steps. Near the threshold that is rarely so: the compaction
+        that follows rewrites less than a pruning step would (the verbatim tail only) and
+        reads the rest from the cache. `context_tokens` is what the previous call occupied."""
+        if context_tokens > 0:  # 0: nothing measured yet in this turn
+            if self._last_context and context_tokens > self._last_context:
+                growth = context_tokens - self._last_context
+                self._growth = max(_MIN_GROWTH_TOKENS, (self._growth * 3 + growth) / 4)
+            self._last_context = context_tokens
+        else:
+            context_tokens = self._last_context
         if self.setting == "off":
             return None
         if self.cold():
-            return always
-        if threshold is not None and context_tokens + self._growth >= threshold:
-            # The next call would compact: a pruning step that puts that off is cheaper (the
-            # summary, and a rewrite of most of the prompt) and keeps more of the conversation.
-            return always
+            self._carried = 0.0
+            return always  # the prompt is written anew anyway
         economics = CacheEconomics(self.setting, info)
         growth = self._growth
         calls_left = (
@@ -164,9 +160,16 @@ class CacheWarmth:
         )
 
         def pays(freed: int, first: int, messages: Sequence[Message]) -> bool:
-            rewritten = max(0, estimate(messages[first:]) - freed)
-            # Freeing tokens also puts the next compaction off by as many calls.
-            later = calls_left + freed / growth
-            return economics.rewrite_pays(freed=freed, rewritten=rewritten, calls_left=later)
+            # Until the next compaction (which drops them anyway) the pruned results would be
+            # read from the cache on every call; the write is paid once, now. Both sides are
+            # guesses (how many calls are left is), so the saving must be clearly larger. And
+            # like an order quantity, the step waits until carrying what it would free has
+            # already cost about one write: no two steps a call or two apart.
+            self._carried += freed * economics.read
+            write = max(0, estimate(messages[first:]) - freed) * (economics.write - economics.read)
+            if self._carried < write or freed * economics.read * calls_left <= _MARGIN * write:
+                return False
+            self._carried = 0.0
+            return True
 
         return pays

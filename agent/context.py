@@ -189,6 +189,8 @@ class ContextShaper:
             info=ctx.model_info,
             estimate=self.counter.messages,
         )
+        if check is not None and self._failed_at is not None:
+            check = always  # compaction is failing: pruning is what keeps the request in
         shaped = self.shape(history, window, accept=check)
         if threshold is not None:
             assert window is not None

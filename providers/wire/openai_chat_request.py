@@ -61,10 +61,14 @@ def build_params(model_id: str, request: ModelRequest, endpoint: Endpoint) -> Js
         params["reasoning_effort"] = request.reasoning_effort
     cache = request.cache
     if cache is not None:
-        if is_openai_host(endpoint.base_url):
-            params.update(openai_cache_fields(model_id, cache))
-        elif is_anthropic_via_chat(model_id, endpoint.provider_id, endpoint.base_url):
+        if is_anthropic_via_chat(model_id, endpoint.provider_id, endpoint.base_url):
             chat_breakpoints(params, model_id, cache)
+        else:
+            params.update(
+                openai_cache_fields(
+                    model_id, cache, provider_id=endpoint.provider_id, base_url=endpoint.base_url
+                )
+            )
     return params
 
 

@@ -40,7 +40,7 @@ from providers.types import (
     Usage,
     parse_tool_arguments,
 )
-from providers.wire._openai_common import InStreamError, image_url, is_openai_host
+from providers.wire._openai_common import InStreamError, image_url
 from providers.wire.openai_chat import map_openai_errors, openai_client
 from providers.wire.prompt_cache import openai_cache_fields
 from providers.wire.sdk_model import SdkModel
@@ -121,7 +121,7 @@ def _build_params(model_id: str, request: ModelRequest, endpoint: Endpoint) -> J
     the prompt-cache key and retention (`providers.wire.prompt_cache`)."""
     params: JsonDict = {
         "model": model_id,
-        "input": _input_items(request.messages),
+        "input": input_items(request.messages),
         "stream": True,
         "store": False,
         "include": ["reasoning.encrypted_content"],
@@ -150,12 +150,16 @@ def _build_params(model_id: str, request: ModelRequest, endpoint: Endpoint) -> J
         params["reasoning"] = {"effort": request.reasoning_effort, "summary": "auto"}
     if request.max_output_tokens is not None:
         params["max_output_tokens"] = request.max_output_tokens
-    if is_openai_host(endpoint.base_url):
-        params.update(openai_cache_fields(model_id, request.cache))
+    params.update(
+        openai_cache_fields(
+            model_id, request.cache, provider_id=endpoint.provider_id, base_url=endpoint.base_url
+        )
+    )
     return params
 
 
-def _input_items(messages: Sequence[Message]) -> list[JsonDict]:
+def input_items(messages: Sequence[Message]) -> list[JsonDict]:
+    """Neutral history to Responses `input` items."""
     items: list[JsonDict] = []
     for message in messages:
         match message.role:

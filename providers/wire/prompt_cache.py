@@ -235,10 +235,16 @@ def _parts(message: dict[str, Any]) -> list[dict[str, Any]]:
 # ----------------------------------------------------------------------------- OpenAI
 
 
-def openai_cache_fields(model_id: str, cache: PromptCache | None) -> JsonDict:
-    """`prompt_cache_key`, and the 24 h retention where the model offers it (OpenAI's own API
-    only: compatible hosts may reject unknown parameters)."""
+def openai_cache_fields(
+    model_id: str, cache: PromptCache | None, *, provider_id: str, base_url: str | None
+) -> JsonDict:
+    """`prompt_cache_key`, and the 24 h retention where the model offers it: for OpenAI only
+    (the `openai` provider, wherever its base URL points, or OpenAI's own host), since other
+    compatible hosts may reject parameters they do not know."""
     if cache is None:
+        return {}
+    host = (urlparse(base_url).hostname or "") if base_url else "api.openai.com"
+    if provider_id != "openai" and host != "api.openai.com":
         return {}
     fields: JsonDict = {}
     if cache.key:
