@@ -212,7 +212,10 @@ def test_the_result_line_says_how_much_input_came_from_the_cache() -> None:
     latest = UsageUpdated(
         call=Usage(),
         total=Usage(
-            input_tokens=11_000, cached_input_tokens=8_500, cache_write_tokens=1_000, output_tokens=9
+            input_tokens=11_000,
+            cached_input_tokens=8_500,
+            cache_write_tokens=1_000,
+            output_tokens=9,
         ),
         context_tokens=0,
         context_window=None,
