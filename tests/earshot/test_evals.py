@@ -101,9 +101,7 @@ async def test_the_table_and_the_task_filter(env: Env) -> None:
 
 def test_the_report_says_how_much_input_came_from_the_cache() -> None:
     results = [
-        TaskResult(
-            name="a", passed=True, usage={"input_tokens": 1000, "cached_input_tokens": 900}
-        ),
+        TaskResult(name="a", passed=True, usage={"input_tokens": 1000, "cached_input_tokens": 900}),
         TaskResult(
             name="b", passed=False, usage={"input_tokens": 3000, "cached_input_tokens": 2100}
         ),
