@@ -42,6 +42,7 @@ from agent.events import CompactionFinished
 from agent.session import AgentSession, SessionOptions, create_session
 from agent.settings import Settings
 from bench.cost_fakes import (
+    CHARS_PER_TOKEN,
     PREFIX_MINIMUM_TOKENS,
     PREFIX_STEP_TOKENS,
     SEGMENTERS,
@@ -356,15 +357,17 @@ def _account(
         if sent.summary and sent.request.system != SUMMARY_SYSTEM_PROMPT:
             result.summary_shared += 1
         appended = fresh_segments(wire, model_id, sent.fresh)
-        fresh = sum(s.tokens for s in exchange.segments[len(exchange.segments) - appended :])
-        ideal = 0 if number == 0 else use.input_tokens - fresh
-        if wire == "anthropic":
+        kept = exchange.segments[: len(exchange.segments) - appended]
+        if number == 0:
+            ideal = 0
+        elif wire == "anthropic":
+            ideal = sum(s.tokens for s in kept)
             ideal = ideal if ideal >= minimum else 0
-            ideal_written = use.input_tokens - ideal
-        else:
-            ideal = ideal // PREFIX_STEP_TOKENS * PREFIX_STEP_TOKENS
+        else:  # the whole 128-token steps of what was there before
+            step = PREFIX_STEP_TOKENS * CHARS_PER_TOKEN
+            ideal = sum(len(s.canonical) for s in kept) // step * PREFIX_STEP_TOKENS
             ideal = ideal if ideal >= PREFIX_MINIMUM_TOKENS else 0
-            ideal_written = 0
+        ideal_written = use.input_tokens - ideal if wire == "anthropic" else 0
         result.ideal_read += ideal
         result.ideal_written += ideal_written
         actual = Usage(

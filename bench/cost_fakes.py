@@ -483,6 +483,8 @@ class FakeProvider:
         self.wire: Wire = wire
         self.model = model
         self.exchanges: list[Exchange] = []
+        self.bodies: list[JsonObject] = []
+        """Every request body, as sent (refused ones too)."""
         self.errors: list[str] = []
         self._brain = brain
         self._markers = tuple(summary_markers)
@@ -532,7 +534,8 @@ class FakeProvider:
 
     def answer(self, raw: bytes) -> tuple[int, str, bytes]:
         with self._lock:
-            body = json.loads(raw)
+            body = cast("JsonObject", json.loads(raw))
+            self.bodies.append(body)
             segments = SEGMENTERS[self.wire](body)
             try:
                 use = self._cache.use(segments)
