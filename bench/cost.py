@@ -433,9 +433,9 @@ def render(
     lines.append("")
     if without:
         lines += [
-            "The same session with `cache: off` (no breakpoints, no `prompt_cache_key`; pruning "
-            "whenever it frees enough, as earshot did before issue 25; automatic caches still "
-            "work on their own):",
+            "The same session with `cache: off`: no breakpoints, no `prompt_cache_key`, pruning "
+            "whenever it frees enough (earshot's ways before issue 25, but for the summary "
+            "request, the new one in both runs); automatic caches still work on their own:",
             "",
             "| wire | read from cache | ratio | cost | cost / ideal | with caching |",
             "| --- | ---: | ---: | ---: | ---: | ---: |",
