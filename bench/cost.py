@@ -254,6 +254,8 @@ class WireResult:
     reported_read: int = 0
     compactions: int = 0
     summary_shared: int = 0
+    around_compaction: list[str] = field(default_factory=lambda: [])
+    """Per compaction: what the summary request and the two requests after it read."""
     errors: list[str] = field(default_factory=lambda: [])
     seconds: float = 0.0
 
@@ -388,6 +390,17 @@ def _account(
         result.cost += cost_usd(info, actual) or 0.0
         result.ideal_cost += cost_usd(info, best) or 0.0
         result.uncached_cost += cost_usd(info, plain) or 0.0
+    exchanges = fake.exchanges
+    for number, exchange in enumerate(exchanges):
+        if not exchange.summary:
+            continue
+        reads = [
+            f"{e.use.read:,} of {e.use.input_tokens:,}" for e in exchanges[number : number + 3]
+        ]
+        result.around_compaction.append(
+            f"the summary request read {reads[0]} tokens from the cache, the next requests "
+            + " and ".join(reads[1:])
+        )
 
 
 # ------------------------------------------------------------------------------ report
@@ -448,9 +461,10 @@ def render(
         lines.append("")
     for r in results:
         shared = f"{r.summary_shared} asked at the end of the conversation"
+        around = "".join(f"; {note}" for note in r.around_compaction)
         lines.append(
-            f"- {r.wire}: {r.compactions} automatic compaction(s) (summary requests: {shared}); "
-            f"{r.written:,} tokens written to the cache (ideal {r.ideal_written:,}); "
+            f"- {r.wire}: {r.compactions} automatic compaction(s) (summary requests: {shared}"
+            f"{around}); {r.written:,} tokens written to the cache (ideal {r.ideal_written:,}); "
             f"{r.output:,} output tokens; {len(r.errors)} refused requests; {r.seconds:.1f} s."
         )
     return "\n".join(lines) + "\n"
