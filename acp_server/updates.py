@@ -71,6 +71,7 @@ from agent.events import (
 if TYPE_CHECKING:
     from acp_server.protocol.common import (
         JsonObject,
+        JsonValue,
         ToolCallStatus,
     )
     from acp_server.protocol.prompt import (
@@ -129,9 +130,19 @@ def _usage(event: UsageUpdated) -> list[SessionUpdate]:
         "used": max(0, event.context_tokens),
         "size": event.context_window,
     }
+    total = event.total
+    meta: dict[str, JsonValue] = {
+        # The session's tokens: how much of the input came from the provider's prompt cache
+        # (priced at its cache-read price in `cost`) and how much was written to it.
+        "inputTokens": total.input_tokens,
+        "cachedInputTokens": total.cached_input_tokens,
+        "cacheWriteTokens": total.cache_write_tokens,
+        "outputTokens": total.output_tokens,
+    }
     if event.context_window_assumed:
         # Nothing said how long the model's context is: `size` is a default.
-        usage["_meta"] = {"earshot": {"contextWindowAssumed": True}}
+        meta["contextWindowAssumed"] = True
+    usage["_meta"] = {"earshot": meta}
     if event.cost_usd is not None:
         usage["cost"] = {"amount": event.cost_usd, "currency": "USD"}
     return [usage]

@@ -12,8 +12,10 @@ The steps, each a function here so each can be tested alone:
    fall before an assistant message instead: still between whole messages, never between a call
    and its result.
 2. `render_transcript` writes the part before the cut as plain text, within a budget.
-3. `summarise` asks the model for a summary (`summary_request`: a summarisation system prompt,
-   the transcript, optional user instructions) and collects the text of its stream.
+3. `ask_for_summary` asks the model for a summary and collects the text of its stream: at the
+   end of the conversation itself when it fits (`shared_summary_request`: the prompt the
+   provider has just cached, plus a request for the summary), else from a plain-text transcript
+   (`summary_request`: a summarisation system prompt, the transcript, optional instructions).
 4. `build_preamble` joins the summary, the open todos and the files touched.
 
 The transcript records the cut and the preamble (`agent.transcript.Compaction`; a session's as a
@@ -23,7 +25,7 @@ The transcript records the cut and the preamble (`agent.transcript.Compaction`; 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final, assert_never
 
 import anyio
@@ -39,11 +41,14 @@ from providers.types import (
     ImagePart,
     Message,
     ModelRequest,
+    PromptCache,
     ProviderError,
+    ReasoningEffort,
     ReasoningPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    ToolSpec,
     Usage,
 )
 
@@ -67,6 +72,7 @@ PREAMBLE_OPENING: Final = (
     "[This conversation was compacted to free context. Summary of the earlier part:]"
 )
 PREAMBLE_CLOSING: Final = "[The conversation continues from here.]"
+SUMMARY_REQUEST_OPENING: Final = "[Compaction: a summary is needed.]"
 
 FILE_READERS: Final = frozenset({"read"})
 FILE_WRITERS: Final = frozenset({"edit", "write"})
@@ -325,9 +331,49 @@ def summary_request(
     )
 
 
+def shared_summary_request(
+    *,
+    system: str,
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec],
+    kept: int,
+    instructions: str | None,
+    max_output_tokens: int,
+    reasoning_effort: ReasoningEffort | None,
+    cache: PromptCache | None,
+) -> ModelRequest:
+    """The summary asked for at the end of the conversation itself: the request the loop would
+    send next (same system prompt, tools, tool choice, effort and caching hints, so that its
+    whole prompt is a prefix the provider has cached), plus one user message asking for the
+    summary. The last `kept` messages stay verbatim after it."""
+    text = (
+        f"{SUMMARY_REQUEST_OPENING}\nDo not call any tool now. The conversation above is about "
+        "to be compacted: everything in it will be replaced by your summary, except the last "
+        f"{kept} messages, which stay as they are after it.\n\n{SUMMARY_SYSTEM_PROMPT}\n\n"
+    )
+    if instructions and instructions.strip():
+        text += (
+            f"The user asks that the summary follow these instructions:\n{instructions.strip()}\n\n"
+        )
+    text += "Write the summary now."
+    return ModelRequest(
+        system=system,
+        messages=[*messages, Message(role="user", parts=[TextPart(text=text)])],
+        tools=tools,
+        reasoning_effort=reasoning_effort,
+        max_output_tokens=max_output_tokens,
+        cache=cache,
+    )
+
+
 def is_summary_request(request: ModelRequest) -> bool:
     """Whether `request` is a compaction's summary request (for scripted models in tests)."""
-    return request.system == SUMMARY_SYSTEM_PROMPT
+    if request.system == SUMMARY_SYSTEM_PROMPT:
+        return True
+    last = request.messages[-1] if request.messages else None
+    return (
+        last is not None and last.role == "user" and last.text.startswith(SUMMARY_REQUEST_OPENING)
+    )
 
 
 class Summary(Record):
@@ -369,6 +415,59 @@ async def summarise(model: Model, request: ModelRequest) -> Summary:
         )
         return Summary(usage=assembler.usage, error=error)
     return Summary(text=text, usage=assembler.usage)
+
+
+_SUMMARY_RETRIES: Final = 2
+_SUMMARY_RETRY_MAX_DELAY: Final = 20.0
+
+
+async def ask_for_summary(
+    model: Model,
+    *,
+    shared: ModelRequest | None,
+    transcript_request: Callable[[int], ModelRequest],
+    budget_chars: int,
+    max_output: int,
+    record: Callable[[Usage], None],
+) -> str | ProviderError:
+    """The summary: asked with `shared` (`shared_summary_request`) when there is one, else with
+    a transcript of at most `budget_chars` (`transcript_request`). A transient failure is
+    retried briefly (a turn is waiting); an overflow moves from the shared request to the
+    transcript, then halves the transcript once. Each call's usage goes to `record`."""
+    request = shared if shared is not None else transcript_request(budget_chars)
+    error: ProviderError | None = None
+    retries = 0
+    shrunk = False
+    while True:
+        result = await summarise(model, request)
+        if result.usage is not None:
+            record(result.usage)
+        if result.error is None:
+            return cap_summary(result.text, max_output)
+        error = result.error
+        if error.kind == "context_overflow" and request is shared:
+            request = transcript_request(budget_chars)
+            continue
+        if error.kind == "context_overflow" and not shrunk:
+            shrunk = True
+            budget_chars //= 2
+            request = transcript_request(budget_chars)
+            continue
+        delay = _summary_retry_delay(error, retries)
+        if delay is None:
+            break
+        retries += 1
+        await anyio.sleep(delay)
+    assert error is not None
+    return error
+
+
+def _summary_retry_delay(error: ProviderError, retries: int) -> float | None:
+    """Seconds before retrying a failed summary call, or None to give up."""
+    if not error.retryable or retries >= _SUMMARY_RETRIES:
+        return None
+    delay = error.retry_after if error.retry_after is not None else 2.0**retries
+    return delay if delay <= _SUMMARY_RETRY_MAX_DELAY else None
 
 
 def unsummarised_note(dropped: Sequence[Message], reason: str) -> str:

@@ -18,22 +18,22 @@ compaction (a session's in its file, a subagent's in memory).
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Final
 
-import anyio
-
+from agent.caching import CacheSetting, CacheWarmth, PruneCheck, always
 from agent.compaction import (
     PREAMBLE_OPENING,
     CompactionPolicy,
+    ask_for_summary,
     build_preamble,
-    cap_summary,
     choose_cut,
     files_touched,
     render_transcript,
-    summarise,
+    shared_summary_request,
     summary_request,
     unsummarised_note,
     window_of,
@@ -50,7 +50,16 @@ from agent.todos import todos_from_history
 from agent.tokens import CHARS_PER_TOKEN, ContextAccount, TokenCounter, request_overhead
 from agent.transcript import Compaction, Transcript
 from providers.records import MutableRecord, Record
-from providers.types import Message, ProviderError, TextPart, ToolSpec, Usage
+from providers.types import (
+    Message,
+    ModelRequest,
+    PromptCache,
+    ProviderError,
+    ReasoningEffort,
+    TextPart,
+    ToolSpec,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from agent.events import AgentEvent
@@ -63,8 +72,9 @@ _RETRY_AFTER_FAILURE: Final = 6
 with each failure in a row (a summariser that keeps failing is not asked on every call)."""
 _RETRY_AFTER_FAILURE_MAX: Final = 200
 _SQUEEZE_FLOOR_TOKENS: Final = 64
-_SUMMARY_RETRIES: Final = 2
-_SUMMARY_RETRY_MAX_DELAY: Final = 20.0
+_SUMMARY_ASK_TOKENS: Final = 1_000
+"""The summary request appended to the conversation, with room to spare."""
+"""Calls a pruned result is expected to be sent again when the window is unknown."""
 
 
 class ShapeContext(Record):
@@ -80,6 +90,10 @@ class ShapeContext(Record):
     """The request's system prompt (counted in size estimates)."""
     tools: Sequence[ToolSpec] = ()
     """The request's tools (counted in size estimates)."""
+    reasoning_effort: ReasoningEffort | None = None
+    cache: PromptCache | None = None
+    """The request's effort and caching hints: a summary request that shares the conversation's
+    prompt carries them too, so that it reads that prompt from the provider's cache."""
 
 
 class CompactionResult(Record):
@@ -122,6 +136,8 @@ class ContextShaper:
         policy: CompactionPolicy | None = None,
         limits: ShapingLimits | None = None,
         usage: UsageTracker | None = None,
+        cache: CacheSetting = "off",
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """
         Args:
@@ -129,10 +145,15 @@ class ContextShaper:
             limits: fixed shaping limits; None scales them to the model's window on each call.
             usage: the session's usage tracker: a summary call's usage is added to it, and the
                 context size after a compaction is reported through it.
+            cache: the session's `cache` setting: with a prompt cache, pruning advances only
+                when what it saves outweighs writing the changed prompt to the cache again,
+                or when the cache has gone cold anyway (`off`: whenever it frees enough).
+            clock: monotonic seconds, for telling a cold cache.
         """
         self.policy = policy or CompactionPolicy()
         self.limits = limits
         self.usage = usage
+        self.warmth = CacheWarmth(cache, clock)
         self.counter = TokenCounter()
         self.account = ContextAccount(self.counter)
         self._memos = _Memos()
@@ -155,22 +176,40 @@ class ContextShaper:
         model = (ctx.model.provider_id, ctx.model.model_id)
         if model != self._model:
             # Another tokenizer: the last report and the ratio learned from it no longer apply.
+            # (Another model has no cache of this prompt either.)
             self._model = model
             self.account.forget()
+            self.warmth.forget()
         window = self.window(ctx)
         overhead = self._overhead_tokens(ctx)
-        shaped = self.shape(history, window)
         threshold = self.policy.threshold(window, _max_output(ctx.model_info))
+        check = self.warmth.prune_check(
+            context_tokens=ctx.context_tokens,
+            threshold=threshold,
+            info=ctx.model_info,
+            estimate=self.counter.messages,
+        )
+        if check is not None and self._failed_at is not None:
+            check = always  # compaction is failing: pruning is what keeps the request in
+        shaped = self.shape(history, window, accept=check)
         if threshold is not None:
             assert window is not None
             tokens = self.account.estimate(shaped, overhead=overhead)
             if tokens > threshold and self._may_auto_compact(history):
                 result = await self._compact(
-                    transcript, history, ctx, instructions=None, manual=False, tokens_before=tokens
+                    transcript,
+                    history,
+                    ctx,
+                    instructions=None,
+                    manual=False,
+                    tokens_before=tokens,
+                    shaped=shaped,
                 )
                 if result.ok:
                     history = transcript.history()
-                    shaped = self.shape(history, window)
+                    # The prompt is new from its first message: prune all there is to prune
+                    # now, so that it is written once, in the form the next calls will send.
+                    shaped = self.shape(history, window, accept=always, minimum=0)
                     tokens = self.account.estimate(shaped, overhead=overhead)
                     if tokens > threshold:
                         # Still over (a huge latest turn): the squeeze below makes it fit, and
@@ -182,11 +221,21 @@ class ContextShaper:
                     self._failures += 1
             shaped = self._fit(shaped, tokens, window, overhead, ctx.model_info)
         self._last_sent = shaped
+        self.warmth.sent()
         return shaped
 
-    def shape(self, history: Sequence[Message], window: int | None = None) -> list[Message]:
+    def shape(
+        self,
+        history: Sequence[Message],
+        window: int | None = None,
+        *,
+        accept: PruneCheck | None = None,
+        minimum: int | None = None,
+    ) -> list[Message]:
         """Steps 1 and 2: cap every tool result, prune old ones to stubs. The history is not
-        changed; the one state kept is which results were pruned, so pruning only advances."""
+        changed; the one state kept is which results were pruned, so pruning only advances.
+        `accept(freed, first, capped)` may refuse an advance (`agent.shaping`); `minimum`
+        replaces the least an advance must free."""
         limits = self.limits or ShapingLimits.for_window(window)
         capped = cap_tool_results(
             history,
@@ -197,10 +246,11 @@ class ContextShaper:
         outcome = prune_tool_results(
             capped,
             protect_tokens=limits.protect_tokens,
-            minimum_tokens=limits.prune_minimum_tokens,
+            minimum_tokens=limits.prune_minimum_tokens if minimum is None else minimum,
             already_pruned=self._pruned,
             counter=self.counter,
             memo=self._memos.prune,
+            accept=None if accept is None else lambda freed, first: accept(freed, first, capped),
         )
         self._pruned = outcome.pruned
         return outcome.messages
@@ -272,11 +322,16 @@ class ContextShaper:
         """Summarise the conversation now (the `/compact [instructions]` command). The caller
         announces it (CompactionStarted/Finished); usage events go to `ctx.emit`."""
         history = transcript.history()
-        before = self.account.estimate(
-            self.shape(history, self.window(ctx)), overhead=self._overhead_tokens(ctx)
-        )
+        shaped = self.shape(history, self.window(ctx))
+        before = self.account.estimate(shaped, overhead=self._overhead_tokens(ctx))
         return await self._compact(
-            transcript, history, ctx, instructions=instructions, manual=True, tokens_before=before
+            transcript,
+            history,
+            ctx,
+            instructions=instructions,
+            manual=True,
+            tokens_before=before,
+            shaped=shaped,
         )
 
     async def _compact(
@@ -289,6 +344,7 @@ class ContextShaper:
         manual: bool,
         tokens_before: int,
         drop_if_unsummarised: bool = False,
+        shaped: Sequence[Message] | None = None,
     ) -> CompactionResult:
         compaction_id = uuid.uuid4().hex
         if not manual:
@@ -301,6 +357,7 @@ class ContextShaper:
                 instructions=instructions,
                 tokens_before=tokens_before,
                 drop_if_unsummarised=drop_if_unsummarised,
+                shaped=shaped,
             )
         except Exception as exc:
             # Storage failing mid-compaction must not crash the turn: the request goes out
@@ -323,6 +380,7 @@ class ContextShaper:
         instructions: str | None,
         tokens_before: int,
         drop_if_unsummarised: bool,
+        shaped: Sequence[Message] | None,
     ) -> CompactionResult:
         policy = self.policy
         window = self.window(ctx)
@@ -341,7 +399,13 @@ class ContextShaper:
                 error="nothing to compact: the conversation is only its latest turn",
                 tokens_before=tokens_before,
             )
-        summary = await self._summary(history[:cut], ctx, instructions=instructions, start=start)
+        summary = await self._summary(
+            history[:cut],
+            ctx,
+            instructions=instructions,
+            start=start,
+            shared=None if shaped is None else (shaped, len(history) - cut),
+        )
         if isinstance(summary, ProviderError) and drop_if_unsummarised:
             # The window is proven full and no summary can be had: the alternative to leaving
             # the earlier part out is a session that fails every turn from now on.
@@ -368,6 +432,7 @@ class ContextShaper:
         self.account.reset()
         self._failed_at = None
         self._failures = 0
+        self.warmth.rewritten()
         rebuilt = self.shape(transcript.history(), window)
         after = self.account.estimate(rebuilt, overhead=self._overhead_tokens(ctx))
         if self.usage is not None:
@@ -383,43 +448,66 @@ class ContextShaper:
         *,
         instructions: str | None,
         start: int,
+        shared: tuple[Sequence[Message], int] | None = None,
     ) -> str | ProviderError:
         """The model's summary of `before_cut`. A transient failure is retried (briefly: a
         turn is waiting); an overflow of the summary request itself is retried once with half
-        the transcript."""
+        the transcript.
+
+        With `shared` (the messages the next request would send, and how many of them stay
+        verbatim), the summary is asked for at the end of the conversation itself: the same
+        system prompt, tools and messages as the calls before it, so that the provider reads
+        nearly all of it from its prompt cache instead of a transcript it has never seen.
+        Otherwise, or when that request would not fit, or fails, the part before the cut
+        goes as a plain-text transcript."""
         policy = self.policy
-        info = ctx.model_info
         window = self.window(ctx)
-        max_output = policy.summary_tokens(window, _max_output(info))
+        max_output = policy.summary_tokens(window, _max_output(ctx.model_info))
         tokens = policy.transcript_tokens(window, max_output)
-        budget_chars = int(tokens * CHARS_PER_TOKEN / self.account.ratio)
-        error: ProviderError | None = None
-        retries = 0
-        shrunk = False
-        while True:
+        shared_request = None
+        if shared is not None and self._fits(shared[0], ctx, window, max_output):
+            messages, kept = shared
+            shared_request = shared_summary_request(
+                system=ctx.system,
+                messages=messages,
+                tools=ctx.tools,
+                kept=kept,
+                instructions=instructions,
+                max_output_tokens=max_output,
+                reasoning_effort=ctx.reasoning_effort,
+                cache=ctx.cache,
+            )
+
+        def transcript_request(budget_chars: int) -> ModelRequest:
             transcript = render_transcript(before_cut, max_chars=budget_chars, start=start)
-            request = summary_request(
+            return summary_request(
                 transcript, instructions=instructions, max_output_tokens=max_output
             )
-            result = await summarise(ctx.model, request)
-            if self.usage is not None and result.usage is not None:
-                ctx.emit(self.usage.record(result.usage))
-            if result.error is None:
-                return cap_summary(result.text, max_output)
-            error = result.error
-            if error.kind == "context_overflow" and not shrunk:
-                shrunk = True
-                budget_chars //= 2
-                continue
-            delay = _summary_retry_delay(error, retries)
-            if delay is None:
-                break
-            retries += 1
-            await anyio.sleep(delay)
-        assert error is not None
-        return error
+
+        def record(usage: Usage) -> None:
+            if self.usage is not None:
+                ctx.emit(self.usage.record(usage))
+
+        return await ask_for_summary(
+            ctx.model,
+            shared=shared_request,
+            transcript_request=transcript_request,
+            budget_chars=int(tokens * CHARS_PER_TOKEN / self.account.ratio),
+            max_output=max_output,
+            record=record,
+        )
 
     # --------------------------------------------------------------------------- helpers
+
+    def _fits(
+        self, messages: Sequence[Message], ctx: ShapeContext, window: int | None, max_output: int
+    ) -> bool:
+        """Whether the conversation with a summary request at its end fits the window (an
+        unknown window: it was sent last time)."""
+        if window is None:
+            return True
+        tokens = self.account.estimate(list(messages), overhead=self._overhead_tokens(ctx))
+        return tokens + _SUMMARY_ASK_TOKENS + max_output <= window
 
     def _may_auto_compact(self, history: Sequence[Message]) -> bool:
         failed_at = self._failed_at
@@ -469,14 +557,6 @@ def _is_preamble(message: Message) -> bool:
         return False
     first = message.parts[0]
     return isinstance(first, TextPart) and first.text.startswith(PREAMBLE_OPENING)
-
-
-def _summary_retry_delay(error: ProviderError, retries: int) -> float | None:
-    """Seconds before retrying a failed summary call, or None to give up."""
-    if not error.retryable or retries >= _SUMMARY_RETRIES:
-        return None
-    delay = error.retry_after if error.retry_after is not None else 2.0**retries
-    return delay if delay <= _SUMMARY_RETRY_MAX_DELAY else None
 
 
 def _max_output(info: ModelInfo | None) -> int | None:

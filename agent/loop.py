@@ -319,6 +319,8 @@ class TurnLoop:
                 emit=self._send,
                 system=config.system_prompt,
                 tools=config.tools.specs,
+                reasoning_effort=config.reasoning_effort,
+                cache=config.cache,
             )
             messages = await self._shaper.shape_request(self._transcript, shape_ctx)
             request = ModelRequest(
@@ -326,6 +328,7 @@ class TurnLoop:
                 messages=messages,
                 tools=config.tools.specs,
                 reasoning_effort=config.reasoning_effort,
+                cache=config.cache,
             )
             streamed = await self._stream(config, request)
             error = streamed.error

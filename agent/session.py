@@ -23,6 +23,7 @@ import anyio
 from agent.audit_trail import AuditTrail
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
 from agent.branches import Branches
+from agent.caching import DEFAULT_CACHE, prompt_cache
 from agent.command_sources import ExtraCommands, run_extra
 from agent.context import CompactionResult, ContextShaper, ShapeContext
 from agent.events import (
@@ -49,18 +50,18 @@ from agent.session_setup import (
     build_model,
     own_commands,
     resumed_settings,
+    session_tools,
     set_up,
 )
 from agent.session_transcript import SessionTranscript
 from agent.slash_commands import CommandCall, run_builtin, skill_prompt
 from agent.subagent import ChildSessions, SubagentRunner
-from agent.system_prompt import build_system_prompt
+from agent.system_prompt import build_system_prompt, session_date
 from agent.tool_arrivals import ToolArrivals
 from agent.tooling import Tooling
 from agent.tools.base import ReadTracker, ScopeContract
-from agent.tools.builtin import TASK_TOOL_NAME, builtin_tool_names, builtin_tools, task_tool
 from agent.tools.services import SUBAGENTS, TODOS
-from agent.turn_config import ToolSet, TurnConfig
+from agent.turn_config import TurnConfig
 from agent.turn_stream import Announcer, OrderedInteraction, Produce, TurnStream
 from agent.undo_batches import BatchUndo
 from agent.usage import SessionUsage, UsageTracker
@@ -199,7 +200,8 @@ class AgentSession:
         self._reads = ReadTracker()
         tracker = UsageTracker(model_info=self.model_info)
         tracker.restore(transcript.entries())
-        self._shaper = ContextShaper(usage=tracker)
+        cache = setup.settings.cache if setup.settings is not None else DEFAULT_CACHE
+        self._shaper = ContextShaper(usage=tracker, cache=cache)
         self.usage = SessionUsage(
             tracker,
             observe=self._shaper.observe,
@@ -207,21 +209,7 @@ class AgentSession:
             record=transcript.record_usage,
             announce=self._announce,
         )
-        extra = list(options.extra_tools)
-        builtins = options.builtin_tools
-        tools = ToolSet(
-            names=[
-                *(builtin_tool_names(skills=setup.skills) if builtins else ()),
-                TASK_TOOL_NAME,
-                *(tool.name for tool in extra),
-            ],
-            # Loaded at the first turn (or replay), not while the session is being answered.
-            load=lambda: [
-                *(builtin_tools(skills=setup.skills) if builtins else ()),
-                task_tool(),
-                *extra,
-            ],
-        )
+        tools = session_tools(options, setup)
         self.tools = tools
         """What the model may call: the built-in tools, `task`, and the composition's."""
         self.turn_config = TurnConfig(
@@ -229,8 +217,16 @@ class AgentSession:
             model_info=self.model_info,
             reasoning_effort=reasoning_effort,
             system_prompt=options.system_prompt
-            or build_system_prompt(cwd=self.cwd, roots=roots, tool_names=list(tools)),
+            or build_system_prompt(
+                cwd=self.cwd,
+                roots=roots,
+                tool_names=list(tools),
+                # The day the session started, not today: a prompt that changed with the date
+                # would cost a resumed session its whole prompt cache.
+                today=session_date(transcript.stored.header.created),
+            ),
             tools=tools,
+            cache=prompt_cache(cache, key=self.id),
             max_turns=options.max_turns,
             retry=RetryPolicy(
                 max_retries=options.max_retries,
@@ -238,16 +234,16 @@ class AgentSession:
                 max_delay=options.retry_max_delay,
             ),
         )
-        """What the next model call is made with (frozen: a model switch replaces it whole).
-        Read it, never assign it from outside: the session keeps it in step with its state."""
-        """Replaced whole on a model switch; the loop reads it at each model call."""
+        """What the next model call is made with (frozen: a model switch replaces it whole; the
+        loop reads it at each model call). Read it, never assign it from outside: the session
+        keeps it in step with its state."""
         self._inbox = PromptInbox(
             hooks=setup.hooks, session_id=self.id, appended=self._prompt_appended
         )
         self.model_choices: Callable[[], Sequence[str]] = options.model_choices or tuple
+        """The models `/model` lists (the composition root's picker list)."""
         self.commands = ExtraCommands((own_commands(self.cwd, setup), *options.command_sources))
         """Slash commands beyond the built-ins and skills (`agent.command_sources`)."""
-        """The models `/model` lists (the composition root's picker list)."""
         self.permissions = PermissionAdmin(
             cwd=self.cwd, settings=setup.settings, gate=setup.gate, book=setup.rule_book
         )
@@ -549,6 +545,8 @@ class AgentSession:
             emit=emit,
             system=config.system_prompt,
             tools=config.tools.specs,
+            reasoning_effort=config.reasoning_effort,
+            cache=config.cache,
         )
         calls = self.usage.tracker.calls
         result = CompactionResult(ok=False, error="the compaction was cancelled")

@@ -30,7 +30,9 @@ from agent.skills import SkillIndex
 from agent.tool_env import add_credential_variables
 from agent.tooling import Snapshot, Tooling
 from agent.tools.base import AnyTool, ReadTracker, ScopeContract
+from agent.tools.builtin import TASK_TOOL_NAME, builtin_tool_names, builtin_tools, task_tool
 from agent.tools.services import BACKGROUND, CODE_INDEX, READ_DENIED, READ_DENY_GLOBS, SKILLS
+from agent.turn_config import ToolSet
 from agent.undo import UndoStore
 from providers.logs import get_logger
 from providers.types import ReasoningEffort
@@ -338,3 +340,23 @@ async def resumed_settings(
             ModelChangeEntry(model=options.model_name, reasoning_effort=options.reasoning_effort)
         )
     return options.model_name, options.reasoning_effort, mode, model
+
+
+def session_tools(options: SessionOptions, setup: SessionSetup) -> ToolSet:
+    """What the model may call: the built-in tools (unless the options leave them out), `task`,
+    and the composition's tools, in that order (the order is part of the cached prompt prefix)."""
+    extra = list(options.extra_tools)
+    builtins = options.builtin_tools
+    return ToolSet(
+        names=[
+            *(builtin_tool_names(skills=setup.skills) if builtins else ()),
+            TASK_TOOL_NAME,
+            *(tool.name for tool in extra),
+        ],
+        # Loaded at the first turn (or replay), not while the session is being answered.
+        load=lambda: [
+            *(builtin_tools(skills=setup.skills) if builtins else ()),
+            task_tool(),
+            *extra,
+        ],
+    )

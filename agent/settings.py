@@ -5,17 +5,18 @@
     <cwd>/.earshot/settings.local.json                      local (in the project directory)
     $XDG_CONFIG_HOME/earshot/projects/<name>-<hash>.json    remembered: your answers for <cwd>
 
-Merge rules: `model` and `mode` are taken from the most local scope that sets them (then
-`EARSHOT_MODEL` overrides the model), and so is each key of `streamTimeouts` and `mcp`; `providers`,
-`models` and `mcpServers` merge by key, the later scope replacing a whole entry; permission rules
-and hooks are CONCATENATED, each remembering its scope, because a scope that could shadow another
-would let a checked-in project file remove a deny rule the user set globally.
+Merge rules: `model`, `mode` and `cache` are taken from the most local scope that sets them
+(then `EARSHOT_MODEL` overrides the model), and so is each key of `streamTimeouts` and `mcp`;
+`providers`, `models` and `mcpServers` merge by key, the later scope replacing a whole entry;
+permission rules and hooks are CONCATENATED, each remembering its scope, because a scope that
+could shadow another would let a checked-in project file remove a deny rule the user set
+globally.
 
 Workspace trust (`agent.trust`): the two files in the project directory are repository content,
 whoever wrote them and whatever git says. What they would GRANT or RUN (`allow` rules, `hooks`,
-`mcpServers`, a more permissive `mode`, provider definitions and a model on another provider
-than yours: they decide where the conversation goes, and whatever would weaken the command
-sandbox (`agent.sandbox_config`)) is applied only when the user's
+`mcpServers`, a more permissive `mode`, a longer `cache`, provider definitions and a model on
+another provider than yours: they decide where the conversation goes, and whatever would weaken
+the command sandbox (`agent.sandbox_config`)) is applied only when the user's
 `trustedDirectories` cover the cwd; otherwise it is left out of the merged `Settings` and listed
 in `Settings.ignored`. Deny and ask rules apply from every scope. The user file and the
 remembered file live in the user's own config directory, which nothing in a project can write
@@ -42,6 +43,7 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
+from agent.caching import CACHE_SETTINGS, DEFAULT_CACHE, CacheSetting
 from agent.code_settings import CodeConfig, merge_code
 from agent.sandbox_config import SandboxConfig, merge_sandbox
 from agent.settings_schema import (
@@ -182,6 +184,9 @@ class Settings(Record):
     code: CodeConfig = field(default_factory=CodeConfig)
     """`verify`, `lsp` and `repoMap` (`agent.code_settings`: a repository's commands and
     servers only when trusted)."""
+    cache: CacheSetting = DEFAULT_CACHE
+    """`cache`: the prompt-cache lifetime asked of providers, or `off` (`agent.caching`); from
+    the most local scope, except that an untrusted repository can only lower it."""
 
     def rules(self, list_name: PermissionList) -> list[str]:
         """The rule strings of one list, all scopes."""
@@ -404,6 +409,7 @@ def load_settings(
         stream_timeouts=merged.stream_timeouts,
         mcp=merged.mcp,
         code=merged.code,
+        cache=merged.cache or DEFAULT_CACHE,
     )
 
 
@@ -429,6 +435,7 @@ class _Merge:
         self.stream_timeouts = StreamTimeoutSettings()
         self.mcp = McpSettings()
         self.code = CodeConfig()
+        self.cache: CacheSetting | None = None
 
     def add(
         self, scope: Scope, path: Path, parsed: SettingsFile, *, cwd: Path, grants: bool
@@ -508,6 +515,14 @@ class _Merge:
         self.code, verify, lsp = merge_code(self.code, parsed, grants=grants)
         if verify or lsp:
             self._ignore(path, verify=verify, lsp=lsp)
+        if parsed.cache is not None:
+            # A repository may keep less with the vendor, never more: longer caching (OpenAI's
+            # 24-hour retention, Anthropic's hour) keeps the user's prompts longer.
+            current = self.cache or DEFAULT_CACHE
+            if grants or CACHE_SETTINGS.index(parsed.cache) <= CACHE_SETTINGS.index(current):
+                self.cache = parsed.cache
+            else:
+                self._ignore(path, cache=parsed.cache)
 
     def _same_provider(self, model: str) -> bool:
         """Whether `model` runs on the provider of the model the user's own scopes chose."""
@@ -536,6 +551,7 @@ class _Merge:
         sandbox: tuple[str, ...] = (),
         verify: tuple[str, ...] = (),
         lsp: tuple[str, ...] = (),
+        cache: CacheSetting | None = None,
     ) -> None:
         old = self.ignored
         self.ignored = replace(
@@ -549,6 +565,7 @@ class _Merge:
             sandbox=old.sandbox + sandbox,
             verify=old.verify + verify,
             lsp=old.lsp + lsp,
+            cache=cache or old.cache,
             sources=old.sources if path in old.sources else (*old.sources, path),
         )
 

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Literal, Self, TypeAlias, cast
 
+from agent.caching import CACHE_SETTINGS, CacheSetting
 from agent.modes import MODES
 from agent.settings_checks import (
     INVALID,
@@ -247,8 +248,7 @@ class VerifySettings(FileSection, Record):
 
 
 class LspServerSettings(FileSection, Record):
-    """`lsp.<name>`: a language server that checks edits to files with these suffixes
-    (`agent.lsp`)."""
+    """`lsp.<name>`: a language server checking edits to files with these suffixes (agent.lsp)."""
 
     command: str
     args: list[str] = field(default_factory=list[str])
@@ -264,8 +264,7 @@ class LspServerSettings(FileSection, Record):
 class SettingsFile(FileSection, Record):
     """The content of one settings file."""
 
-    schema_: str | None = None
-    """`$schema`."""
+    schema_: str | None = None  # `$schema`
     model: str | None = None
     mode: Mode | None = None
     providers: dict[str, ProviderSettings] = field(default_factory=dict[str, ProviderSettings])
@@ -275,14 +274,14 @@ class SettingsFile(FileSection, Record):
     hooks: HooksSettings = field(default_factory=HooksSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     trusted_directories: list[str] = field(default_factory=list[str])
-    """User scope only: directories whose repository settings may grant and run (see
-    `agent.trust`)."""
+    """User scope only: directories whose repository settings may grant and run (agent.trust)."""
     stream_timeouts: StreamTimeoutSettings | None = None
     mcp: McpSettings | None = None
     answered_at: dict[str, str] = field(default_factory=dict[str, str])  # "list:rule" -> when
     verify: list[VerifySettings] = field(default_factory=list[VerifySettings])
     lsp: dict[str, LspServerSettings] = field(default_factory=dict[str, LspServerSettings])
     repo_map: bool | None = None
+    cache: CacheSetting | None = None
 
 
 # ---------------------------------------------------------------------------- checkers
@@ -451,6 +450,7 @@ _SETTINGS_FILE = schema_object(
         Field("verify", "verify", list_of(_VERIFY)),
         Field("lsp", "lsp", map_of(_LSP_SERVER)),
         Field("repoMap", "repo_map", optional(boolean)),
+        Field("cache", "cache", optional(one_of(CACHE_SETTINGS))),
     ],
 )
 

@@ -252,13 +252,16 @@ def prune_tool_results(
     already_pruned: frozenset[str] = frozenset(),
     counter: TokenCounter | None = None,
     memo: PruneMemo | None = None,
+    accept: Callable[[int, int], bool] | None = None,
 ) -> PruneOutcome:
     """Replace old tool results with one-line stubs.
 
     Walking back from the newest, tool messages are kept verbatim until `protect_tokens` of tool
     output have been passed; the results before that are candidates. Candidates are pruned only
-    when together they free at least `minimum_tokens`; results in `already_pruned` stay pruned
-    whatever the total, so pruning only ever advances. Never pruned: results the model has not
+    when together they free at least `minimum_tokens` and `accept(freed, first)` agrees (`first`:
+    the index of the first message that would change, from where a provider's prompt cache must
+    be written again); results in `already_pruned` stay pruned whatever the total, so pruning
+    only ever advances. Never pruned: results the model has not
     seen yet (those after the last assistant message, though they fill the recent budget),
     results inside the recent budget, results of tools in `NEVER_PRUNED`, and results too small
     for a stub to help.
@@ -278,6 +281,7 @@ def prune_tool_results(
         recent += estimate(message).result_tokens
     newly: list[str] = []
     freed = 0
+    first = boundary
     for index in range(boundary):
         message = messages[index]
         if message.role != "tool":
@@ -292,10 +296,11 @@ def prune_tool_results(
                 or result.tokens < STUB_WORTHWHILE_TOKENS
             ):
                 continue
+            first = min(first, index)
             newly.append(result.call_id)
             freed += result.tokens
     pruned = already_pruned
-    if newly and freed >= minimum_tokens:
+    if newly and freed >= minimum_tokens and (accept is None or accept(freed, first)):
         pruned = already_pruned | frozenset(newly)
     else:
         freed = 0

@@ -22,6 +22,7 @@ from typing import Any, Final, cast
 import anyio
 
 from agent.audit_trail import AuditTrail
+from agent.caching import CacheSetting
 from agent.context import ContextShaper
 from agent.events import (
     AgentEvent,
@@ -110,7 +111,12 @@ class SubagentRunner:
 
         def config() -> TurnConfig:
             # The session's current model (a switch applies at the subagent's next call too).
-            return dataclasses.replace(self._config(), tools=chosen, system_prompt=system)
+            current = self._config()
+            cache = current.cache
+            if cache is not None and cache.key:
+                # Subagents share a prompt prefix with each other, not with the session.
+                cache = dataclasses.replace(cache, key=f"{cache.key}/task")
+            return dataclasses.replace(current, tools=chosen, system_prompt=system, cache=cache)
 
         children = self._children
         child = None if children is None else await children.open(call_id, config(), prompt)
@@ -130,7 +136,7 @@ class SubagentRunner:
         loop = TurnLoop(
             config=config,
             transcript=transcript,
-            shaper=ContextShaper(),
+            shaper=ContextShaper(cache=_cache_setting(config())),
             tooling=dataclasses.replace(
                 self._tooling,
                 reads=ReadTracker(),
@@ -225,3 +231,8 @@ def _forwarder(emit: Emit, call_id: str) -> Emit:
             emit(event)
 
     return forward
+
+
+def _cache_setting(config: TurnConfig) -> CacheSetting:
+    """The session's `cache` setting, as its requests' hints carry it."""
+    return config.cache.ttl if config.cache is not None else "off"

@@ -21,6 +21,14 @@ existing file and `write` only for new files or complete rewrites.
 """
 
 
+def session_date(created: str) -> date | None:
+    """The date in a session header's ISO 8601 `created` (None when it does not parse)."""
+    try:
+        return date.fromisoformat(created[:10])
+    except ValueError:
+        return None
+
+
 def build_system_prompt(
     *,
     cwd: Path,
@@ -36,7 +44,9 @@ def build_system_prompt(
     if extra:
         lines.append(f"Other workspace roots: {', '.join(extra)}")
     lines.append(f"Platform: {system or platform.system()} ({platform.machine()})")
-    lines.append(f"Today's date: {(today or date.today()).isoformat()}")
+    # The session's first day, fixed for its life: a date that changed would change the prompt
+    # prefix, and with it every provider's prompt cache.
+    lines.append(f"Session started on: {(today or date.today()).isoformat()}")
     if tool_names:
         lines.append(f"Tools: {', '.join(tool_names)}")
     return "\n".join(lines) + "\n"

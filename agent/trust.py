@@ -126,6 +126,8 @@ class IgnoredSettings:
     """`verify` commands (they would run after edits)."""
     lsp: tuple[str, ...] = ()
     """`lsp.<name>: command` per language server (they would run on edits)."""
+    cache: str | None = None
+    """A longer `cache` than the user's (the vendor would keep the prompts longer)."""
     sources: tuple[Path, ...] = ()
     """The files (and the skills directory) the ignored settings came from."""
 
@@ -141,6 +143,7 @@ class IgnoredSettings:
             or self.sandbox
             or self.verify
             or self.lsp
+            or self.cache
         )
 
     def notice(self, cwd: Path) -> str:
@@ -168,6 +171,8 @@ class IgnoredSettings:
             parts.append("verify commands " + _listed(self.verify))
         if self.lsp:
             parts.append("language servers " + _listed(self.lsp))
+        if self.cache is not None:
+            parts.append(f"cache {self.cache}")
         files = ", ".join(_shown(str(source), limit=400) for source in self.sources)
         directory = _shown(str(resolve_directory(cwd)), limit=400)
         notice = (

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from agent.retry import RetryPolicy
 from agent.tools.base import AnyTool
-from providers.types import ReasoningEffort, ToolSpec
+from providers.types import PromptCache, ReasoningEffort, ToolSpec
 
 if TYPE_CHECKING:
     from providers.catalog import ModelInfo
@@ -116,3 +116,5 @@ class TurnConfig:
     max_turns: int
     """Model calls per turn."""
     retry: RetryPolicy
+    cache: PromptCache | None = None
+    """The prompt-cache hints every request carries (the `cache` setting; None: `off`)."""

@@ -3,7 +3,8 @@
 From the transcripts alone (`earshot.transcripts`): commands run (exit code, and whether they ran
 in the command sandbox), files written, fetches, MCP calls, subagents, and every permission
 decision with who made it (a rule and its settings file, the mode, the policy, the user's answer,
-a hook). A read-only call that nobody had to decide about is not listed.
+a hook). A read-only call that nobody had to decide about is not listed. Then what the sessions
+cost (`earshot.spend`): tokens, how many read from and written to the prompt cache, and USD.
 
 What a command wrote is not known (only that it ran, where, and confined or not): an unconfined
 command is flagged, since it could write anywhere the user can.
@@ -31,6 +32,7 @@ from earshot.transcripts import (
 )
 
 EXIT_OK = 0
+_PRICED = " (at the catalog's prices, cache reads and writes included)\n"
 EXIT_USAGE = 2
 
 _WRITE_TOOLS = frozenset({"write", "edit"})
@@ -329,7 +331,8 @@ async def run_audit(
     out: TextIO,
     err: TextIO,
 ) -> int:
-    from earshot.transcripts import read_transcripts
+    from earshot.spend import total_spend
+    from earshot.transcripts import dedupe, read_transcripts
     from earshot.undo_reader import SnapshotReader
     from sessions import data_dir
 
@@ -338,7 +341,9 @@ async def run_audit(
     except ValueError as exc:
         err.write(f"earshot: {exc}\n")
         return EXIT_USAGE
-    transcripts = await read_transcripts(None if all_directories else cwd)
+    everything = await read_transcripts(None if all_directories else cwd, include_forks_once=False)
+    spend = total_spend(everything, since=bound)
+    transcripts = dedupe(everything)
     undone: set[str] = set()
     for directory in {transcript.header.cwd for transcript in transcripts}:
         undone |= SnapshotReader(directory, data_dir()).undone()
@@ -350,6 +355,7 @@ async def run_audit(
                 "since": bound,
                 "sessions": len(transcripts),
                 "rows": [row.to_json() for row in rows],
+                "spend": spend.to_json(),
             },
             out,
             ensure_ascii=False,
@@ -360,6 +366,8 @@ async def run_audit(
     if not rows:
         where = "anywhere" if all_directories else f"in {cwd}"
         out.write(f"nothing to audit {where}" + (f" since {bound}" if bound else "") + "\n")
+        if spend.tokens["input_tokens"]:
+            out.write(spend.sentence() + _PRICED)
         return EXIT_OK
     render_table(rows, out, all_directories=all_directories)
     commands = [row for row in rows if row.kind == "command"]
@@ -374,4 +382,5 @@ async def run_audit(
         f"{sum(1 for row in rows if row.kind == 'fetch')} fetches, "
         f"{sum(1 for row in rows if row.kind == 'mcp')} MCP calls, {refused} refusals\n"
     )
+    out.write(spend.sentence() + _PRICED)
     return EXIT_OK

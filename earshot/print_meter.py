@@ -1,5 +1,5 @@
-"""What one `earshot -p` run cost: the `result` line's `turns`, `usage`, `cost_usd` and
-`duration_ms` (what `earshot eval` reports per task)."""
+"""What one `earshot -p` run cost: the `result` line's `turns`, `usage`, `cache_read_share`,
+`cost_usd` and `duration_ms` (what `earshot eval` reports per task)."""
 
 from __future__ import annotations
 
@@ -61,12 +61,17 @@ class RunMeter:
                 if latest.cost_usd is None or earlier is None
                 else round(latest.cost_usd - earlier, 10)
             )
+        usage = {
+            field.name: getattr(total, field.name) - getattr(start, field.name)
+            for field in dataclasses.fields(Usage)
+        }
+        read, sent = usage["cached_input_tokens"], usage["input_tokens"]
         return {
             "turns": self.turns,
-            "usage": {
-                field.name: getattr(total, field.name) - getattr(start, field.name)
-                for field in dataclasses.fields(Usage)
-            },
+            "usage": usage,
+            # How much of the input the provider read from its prompt cache (priced at its
+            # cache-read price in `cost_usd`); null when nothing was sent.
+            "cache_read_share": round(read / sent, 4) if sent else None,
             "cost_usd": cost,
             "duration_ms": round((time.monotonic() - self.started) * 1000),
         }

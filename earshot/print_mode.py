@@ -5,8 +5,10 @@ errors) to stderr; `json` writes one JSON object per line to stdout: a `session`
 event as it happens (serialised from its dataclass, `kind` first), and a closing `result` line:
 the exit code, session id, stop reason, refused calls and answer text, and what the run cost:
 `turns` (the agent's own model calls: each answer or batch of tool calls), `usage` (tokens of
-every model call of this run, subagents' and compaction summaries' included), `cost_usd` (None
-when a price is unknown, never a guessed zero) and `duration_ms` (wall time of the run).
+every model call of this run, subagents' and compaction summaries' included: cache reads and
+writes among them), `cache_read_share` (the input read from the provider's prompt cache),
+`cost_usd` (cache reads and writes at the catalog's cache prices; None when a price is unknown,
+never a guessed zero) and `duration_ms` (wall time of the run).
 
 Permission prompts cannot be answered headless: they are rejected, unless `--permission-mode` or
 the settings' rules allow the call without asking.

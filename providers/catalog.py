@@ -35,6 +35,9 @@ CATALOG_FORMAT: Final = 1
 LIVE_FILE_NAME: Final = "catalog.json"
 
 _PER_MILLION: Final = 1_000_000
+LONG_CACHE_WRITE_FACTOR: Final = 2.0
+"""An hour-long cache write costs this many times the input price (Anthropic's pricing: 5-minute
+writes cost 1.25 times, which is the catalog's `cache_write`)."""
 _Layer = dict[str, dict[str, dict[str, Any]]]
 """One catalog file's models: provider id -> model id -> the fields `ModelInfo` reads."""
 ASSUMED_CONTEXT_WINDOW: Final = 32_768
@@ -220,19 +223,23 @@ class ModelCatalog:
 
 def cost_usd(info: ModelInfo, usage: Usage) -> float | None:
     """What one call cost in USD: cached input at the cache-read price, cache writes at the
-    cache-write price, the rest of the input at the input price. None when a price that this
-    usage needs is unknown; unknown is not zero."""
+    cache-write price (the catalog's is the 5-minute one; an hour-long write costs twice the
+    input price, Anthropic's rule and the only vendor that reports them), the rest of the input
+    at the input price. None when a price that this usage needs is unknown; unknown is not
+    zero."""
     cost = info.cost
     if cost is None:
         return None
     cached = usage.cached_input_tokens
     written = usage.cache_write_tokens
+    written_1h = min(usage.cache_write_1h_tokens, written)
     fresh = max(0, usage.input_tokens - cached - written)
     total = 0.0
     for tokens, price in (
         (fresh, cost.input),
         (cached, cost.cache_read),
-        (written, cost.cache_write),
+        (written - written_1h, cost.cache_write),
+        (written_1h, None if cost.input is None else cost.input * LONG_CACHE_WRITE_FACTOR),
         (usage.output_tokens, cost.output),
     ):
         if tokens == 0:

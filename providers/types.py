@@ -290,6 +290,19 @@ class ToolChoiceNamed(Record):
 
 ToolChoice: TypeAlias = Literal["auto", "none", "required"] | ToolChoiceNamed
 ReasoningEffort: TypeAlias = Literal["minimal", "low", "medium", "high"]
+CacheTtl: TypeAlias = Literal["5m", "1h"]
+
+
+class PromptCache(Record):
+    """How the provider's prompt cache is to serve a request: what it may keep and for how long.
+    Neutral: each adapter turns it into what its vendor understands (Anthropic `cache_control`
+    breakpoints, OpenAI `prompt_cache_key` and retention) or ignores it (automatic caches)."""
+
+    key: str | None = None
+    """Stable for every request of one conversation (a session id): vendors that route by a
+    key (OpenAI) send requests that share a prefix to the machine holding it."""
+    ttl: CacheTtl = "5m"
+    """How long a written prefix should live where the vendor lets us choose (Anthropic)."""
 
 
 class ModelRequest(Record):
@@ -302,6 +315,8 @@ class ModelRequest(Record):
     reasoning_effort: ReasoningEffort | None = None
     """None leaves the model's default; adapters map effort onto the vendor's knob."""
     max_output_tokens: int | None = None
+    cache: PromptCache | None = None
+    """None sends no caching hints (automatic caches still work on their own)."""
 
     def __post_init__(self) -> None:
         # The system prompt gathers text from many places (instruction files, skills, MCP).
@@ -318,7 +333,8 @@ class Usage(Record):
     adapter adds `cache_read_input_tokens` and `cache_creation_input_tokens` to `input_tokens`).
     `output_tokens` includes reasoning (for Gemini the adapter adds `thoughtsTokenCount`).
     `cached_input_tokens`, `cache_write_tokens` and `reasoning_tokens` are subsets, never added on
-    top. So the context a call occupied is `input_tokens + output_tokens`.
+    top, and `cache_write_1h_tokens` is a subset of `cache_write_tokens`. So the context a call
+    occupied is `input_tokens + output_tokens`.
     """
 
     input_tokens: int = 0
@@ -326,6 +342,8 @@ class Usage(Record):
     cache_write_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+    """Of the cache writes, those kept for an hour (Anthropic `ttl: "1h"`), priced higher."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -334,6 +352,7 @@ class Usage(Record):
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
         )
 
     @property

@@ -22,6 +22,7 @@ def summary(results: Sequence[TaskResult]) -> dict[str, Any]:
         "pass_rate": passed / len(results) if results else 0.0,
         "turns": sum(result.turns for result in results),
         "usage": tokens,
+        "cache_read_share": _share(tokens),
         "cost_usd": None if any(cost is None for cost in costs) else sum(c or 0.0 for c in costs),
         "agent_ms": sum(result.agent_ms for result in results),
         "total_ms": sum(result.total_ms for result in results),
@@ -37,7 +38,7 @@ def to_json(results: Sequence[TaskResult], *, model: str) -> dict[str, Any]:
 
 
 def render_table(results: Sequence[TaskResult], out: TextIO, *, model: str) -> None:
-    rows = [("task", "result", "turns", "tokens in/out", "cost", "time", "note")]
+    rows = [("task", "result", "turns", "tokens in/out", "cached", "cost", "time", "note")]
     for result in results:
         note = result.error or ""
         if not note and not result.passed:
@@ -51,6 +52,7 @@ def render_table(results: Sequence[TaskResult], out: TextIO, *, model: str) -> N
                 str(result.turns),
                 f"{_tokens(result.usage.get('input_tokens', 0))}/"
                 f"{_tokens(result.usage.get('output_tokens', 0))}",
+                _percent(_share(result.usage)),
                 _cost(result.cost_usd),
                 f"{result.agent_ms / 1000:.1f}s",
                 note[:70],
@@ -64,7 +66,8 @@ def render_table(results: Sequence[TaskResult], out: TextIO, *, model: str) -> N
     usage = total["usage"]
     out.write(
         f"\n{model}: {total['passed']}/{total['tasks']} passed ({total['pass_rate']:.0%}), "
-        f"{total['turns']} turns, {_tokens(usage.get('input_tokens', 0))} input / "
+        f"{total['turns']} turns, {_tokens(usage.get('input_tokens', 0))} input "
+        f"({_percent(total['cache_read_share'])} read from the prompt cache) / "
         f"{_tokens(usage.get('output_tokens', 0))} output tokens, {_cost(total['cost_usd'])}, "
         f"agent time {total['agent_ms'] / 1000:.1f}s\n"
     )
@@ -84,6 +87,16 @@ def _tokens(count: int) -> str:
     if count < 1_000:
         return str(count)
     return f"{count / 1_000:.1f}k" if count < 1_000_000 else f"{count / 1_000_000:.1f}M"
+
+
+def _share(usage: dict[str, int]) -> float | None:
+    """The share of input tokens read from the provider's prompt cache (None: no input)."""
+    sent = usage.get("input_tokens", 0)
+    return round(usage.get("cached_input_tokens", 0) / sent, 4) if sent else None
+
+
+def _percent(share: float | None) -> str:
+    return "-" if share is None else f"{share:.0%}"
 
 
 def _cost(cost: float | None) -> str:

@@ -13,7 +13,9 @@ Quirks handled here (providers.md section 3):
 - Empty or whitespace-only text blocks are rejected by the API and are dropped before sending.
 - Consecutive messages of one role are merged (tool results become a user message).
 - `message_delta.usage` is cumulative, so the last value wins; input is normalised to include
-  cache reads and writes.
+  cache reads and writes (hour-long writes counted apart: they cost more).
+- Prompt caching: `cache_control` breakpoints from `providers.wire.prompt_cache` when the
+  request asks for caching.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from providers.types import (
     Usage,
     parse_tool_arguments,
 )
+from providers.wire.prompt_cache import anthropic_breakpoints
 from providers.wire.sdk_model import MissingCredentials, SdkModel, with_request_url
 from providers.wire.streaming import StreamEndedEarly, TranslatorBase, VendorStream
 from providers.wire.vendor_json import (
@@ -212,6 +215,8 @@ def _build_params(model_id: str, request: ModelRequest, endpoint: Endpoint) -> J
             # The budget is part of max_tokens: keep the requested room for the answer on top.
             params["max_tokens"] = budget + max_tokens
         params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    if request.cache is not None:
+        anthropic_breakpoints(params, model_id, request.cache)
     params["stream"] = True
     return params
 
@@ -442,6 +447,11 @@ class _StreamTranslator(TranslatorBase):
             thinking = cast("dict[str, Any]", details).get("thinking_tokens")
             if isinstance(thinking, int):
                 self._counts["thinking_tokens"] = thinking
+        creation = fields.get("cache_creation")
+        if isinstance(creation, dict):
+            hour = cast("dict[str, Any]", creation).get("ephemeral_1h_input_tokens")
+            if isinstance(hour, int):
+                self._counts["ephemeral_1h_input_tokens"] = hour
 
     def usage(self) -> Usage | None:
         """The normalised usage so far (cumulative values: the last one wins)."""
@@ -456,6 +466,7 @@ class _StreamTranslator(TranslatorBase):
             cache_write_tokens=cache_write,
             output_tokens=counts.get("output_tokens", 0),
             reasoning_tokens=counts.get("thinking_tokens", 0),
+            cache_write_1h_tokens=min(counts.get("ephemeral_1h_input_tokens", 0), cache_write),
         )
 
     def end(self) -> list[StreamEvent]:

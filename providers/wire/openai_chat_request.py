@@ -1,6 +1,9 @@
 """The Chat Completions request body for a `ModelRequest` (pure: no SDK, no I/O), for
 `providers.wire.openai_chat`. Reasoning is echoed back in the field the host wants it in
-(`reasoning_content`, `reasoning` or `reasoning_details`, or not at all)."""
+(`reasoning_content`, `reasoning` or `reasoning_details`, or not at all). Prompt caching
+(`providers.wire.prompt_cache`): OpenAI's own API gets `prompt_cache_key` and, where the model
+offers it, 24 h retention; a Claude model through OpenRouter gets `cache_control` breakpoints on
+content parts."""
 
 from __future__ import annotations
 
@@ -18,6 +21,11 @@ from providers.types import (
     ToolResultPart,
 )
 from providers.wire._openai_common import chat_tool_choice, image_url, is_openai_host
+from providers.wire.prompt_cache import (
+    chat_breakpoints,
+    is_anthropic_via_chat,
+    openai_cache_fields,
+)
 from providers.wire.vendor_json import HistoryError, JsonDict, arguments_text
 
 NAMESPACE = "openai-chat"
@@ -51,6 +59,16 @@ def build_params(model_id: str, request: ModelRequest, endpoint: Endpoint) -> Js
         params[_max_tokens_field(endpoint)] = request.max_output_tokens
     if request.reasoning_effort is not None:
         params["reasoning_effort"] = request.reasoning_effort
+    cache = request.cache
+    if cache is not None:
+        if is_anthropic_via_chat(model_id, endpoint.provider_id, endpoint.base_url):
+            chat_breakpoints(params, model_id, cache)
+        else:
+            params.update(
+                openai_cache_fields(
+                    model_id, cache, provider_id=endpoint.provider_id, base_url=endpoint.base_url
+                )
+            )
     return params
 
 

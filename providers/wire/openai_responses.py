@@ -42,6 +42,7 @@ from providers.types import (
 )
 from providers.wire._openai_common import InStreamError, image_url
 from providers.wire.openai_chat import map_openai_errors, openai_client
+from providers.wire.prompt_cache import openai_cache_fields
 from providers.wire.sdk_model import SdkModel
 from providers.wire.streaming import StreamEndedEarly, TranslatorBase, VendorStream
 from providers.wire.vendor_json import (
@@ -116,11 +117,11 @@ def _map_errors(exc: Exception, provider: str, secrets: tuple[str, ...] = ()) ->
 
 
 def _build_params(model_id: str, request: ModelRequest, endpoint: Endpoint) -> JsonDict:
-    """The Responses request body for `request` (`endpoint` is unused: no host quirks here)."""
-    del endpoint
+    """The Responses request body for `request`. The one host quirk: only OpenAI's own API gets
+    the prompt-cache key and retention (`providers.wire.prompt_cache`)."""
     params: JsonDict = {
         "model": model_id,
-        "input": _input_items(request.messages),
+        "input": input_items(request.messages),
         "stream": True,
         "store": False,
         "include": ["reasoning.encrypted_content"],
@@ -149,10 +150,16 @@ def _build_params(model_id: str, request: ModelRequest, endpoint: Endpoint) -> J
         params["reasoning"] = {"effort": request.reasoning_effort, "summary": "auto"}
     if request.max_output_tokens is not None:
         params["max_output_tokens"] = request.max_output_tokens
+    params.update(
+        openai_cache_fields(
+            model_id, request.cache, provider_id=endpoint.provider_id, base_url=endpoint.base_url
+        )
+    )
     return params
 
 
-def _input_items(messages: Sequence[Message]) -> list[JsonDict]:
+def input_items(messages: Sequence[Message]) -> list[JsonDict]:
+    """Neutral history to Responses `input` items."""
     items: list[JsonDict] = []
     for message in messages:
         match message.role:

@@ -3,6 +3,8 @@ compaction updates (only when advertised), and client MCP server definitions."""
 
 from __future__ import annotations
 
+import pytest
+
 from providers.catalog import ASSUMED_CONTEXT_WINDOW
 from tests.acp_server.client import AgentEnv, Json, initialize, open_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
@@ -93,6 +95,36 @@ async def test_a_reopened_session_shows_its_usage_so_far(agent_env: AgentEnv) ->
                 assert kinds.index("usage_update") > last
 
 
+async def test_usage_says_how_much_input_came_from_the_cache(agent_env: AgentEnv) -> None:
+    usage_reported = {
+        "input_tokens": 10_000,
+        "cached_input_tokens": 8_000,
+        "cache_write_tokens": 1_000,
+        "output_tokens": 100,
+    }
+    prices = {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}
+    agent_env.script(
+        [{"text": "Hi.", "usage": usage_reported}],
+        models={"scripted-test/anything": {"contextWindow": 100_000, "cost": prices}},
+    )
+    async with open_agent(agent_env) as client:
+        await initialize(client)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "hello"))
+        [usage] = [u for u in client.updates(session_id) if u["sessionUpdate"] == "usage_update"]
+    assert usage["_meta"]["earshot"] == {
+        "inputTokens": 10_000,
+        "cachedInputTokens": 8_000,
+        "cacheWriteTokens": 1_000,
+        "outputTokens": 100,
+    }
+    # Per million: 1,000 fresh at $3, 8,000 read at $0.30, 1,000 written at $3.75, 100 out at $15.
+    assert usage["cost"] == {
+        "amount": pytest.approx(0.003 + 0.0024 + 0.00375 + 0.0015),
+        "currency": "USD",
+    }
+
+
 async def test_a_window_nobody_knows_is_sent_as_an_assumed_size(agent_env: AgentEnv) -> None:
     agent_env.script([{"text": "hi", "usage": {"input_tokens": 5, "output_tokens": 1}}])
     async with open_agent(agent_env) as client:
@@ -101,7 +133,7 @@ async def test_a_window_nobody_knows_is_sent_as_an_assumed_size(agent_env: Agent
         await client.call("session/prompt", text_prompt(session_id, "hello"))
         [usage] = [u for u in client.updates(session_id) if u["sessionUpdate"] == "usage_update"]
     assert usage["size"] == ASSUMED_CONTEXT_WINDOW
-    assert usage["_meta"] == {"earshot": {"contextWindowAssumed": True}}
+    assert usage["_meta"]["earshot"]["contextWindowAssumed"] is True
 
 
 async def test_a_subagent_shows_inside_its_task_call(agent_env: AgentEnv) -> None:

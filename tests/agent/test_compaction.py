@@ -276,7 +276,7 @@ async def test_manual_compaction_with_instructions(tmp_path: Path) -> None:
 
     summary = model.requests[-1]
     assert is_summary_request(summary)
-    assert "keep the file names" in summary.messages[0].text
+    assert "keep the file names" in summary.messages[-1].text
     assert "prompt 0" in summary.messages[0].text
 
     entries = session.transcript.stored.path_entries()

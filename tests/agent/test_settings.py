@@ -483,3 +483,26 @@ def test_mcp_waits_are_seconds(scopes: Scopes) -> None:
     assert "mcp.startupTimeout: must be a number greater than 0" in message
     assert "mcp.toolTimeout: must be a number greater than 0" in message
     assert "mcp.x: unknown key" in message
+
+
+def test_a_repository_can_lower_the_cache_setting_never_raise_it(scopes: Scopes) -> None:
+    assert scopes.load().cache == "5m"
+    scopes.write("project", {"cache": "1h"})  # the vendor would keep the prompts longer
+    settings = scopes.load()
+    assert (settings.cache, settings.ignored.cache) == ("5m", "1h")
+    assert "cache 1h" in settings.ignored.notice(scopes.cwd)
+    scopes.write("project", {"cache": "off"})
+    assert scopes.load().cache == "off" and not scopes.load().ignored
+    scopes.write("user", {"cache": "off"})
+    scopes.write("project", {"cache": "5m"})
+    assert scopes.load().cache == "off"
+    scopes.trust()
+    scopes.write("project", {"cache": "1h"})
+    assert scopes.load().cache == "1h"
+
+
+def test_the_cache_setting_is_one_of_its_values(scopes: Scopes) -> None:
+    scopes.write("user", {"cache": "10m"})
+    with pytest.raises(SettingsError) as caught:
+        scopes.load()
+    assert "cache: must be one of 'off', '5m', '1h'" in str(caught.value)

@@ -35,12 +35,19 @@ pytestmark = pytest.mark.skipif(
 )
 
 SCRIPT_TEXT = "All done <script>alert('owned')</script> \x1b[2J\x1b]0;title\x07"
-PRICE = {"input": 3.0, "output": 15.0}
+PRICE = {"input": 3.0, "output": 15.0, "cacheRead": 0.3, "cacheWrite": 3.75}
 """USD per million tokens, set for the scripted model in the settings."""
 
 
-def _turn(*calls: dict[str, Any], text: str = "", usage: tuple[int, int] = (1000, 50)) -> Any:
-    turn: dict[str, Any] = {"usage": {"input_tokens": usage[0], "output_tokens": usage[1]}}
+def _turn(
+    *calls: dict[str, Any],
+    text: str = "",
+    usage: tuple[int, int] = (1000, 50),
+    cache: tuple[int, int] = (0, 0),
+) -> Any:
+    counts = {"input_tokens": usage[0], "output_tokens": usage[1]}
+    counts |= {"cached_input_tokens": cache[0], "cache_write_tokens": cache[1]}
+    turn: dict[str, Any] = {"usage": counts}
     if calls:
         turn["tool_calls"] = list(calls)
     if text:
@@ -62,12 +69,14 @@ RUN_1 = [
     _turn(text=SCRIPT_TEXT, usage=(2000, 100)),
 ]
 RUN_3 = [_turn(_call("bash", command="echo extra >> notes.py")), _turn(text="appended")]
+CACHED = (600, 100)
+"""Run 2's calls read 600 of their 1,000 input tokens from the prompt cache and write 100."""
 RUN_2 = [
-    _turn(_call("read", path="notes.py")),
-    _turn(_call("edit", path="notes.py", old_string="two\n", new_string="TWO\n")),
-    _turn(_call("read", path="notes.py")),
-    _turn(_call("edit", path="notes.py", old_string="three\n", new_string="THREE\n")),
-    _turn(text="edited"),
+    _turn(_call("read", path="notes.py"), cache=CACHED),
+    _turn(_call("edit", path="notes.py", old_string="two\n", new_string="TWO\n"), cache=CACHED),
+    _turn(_call("read", path="notes.py"), cache=CACHED),
+    _turn(_call("edit", path="notes.py", old_string="three\n", new_string="THREE\n"), cache=CACHED),
+    _turn(text="edited", cache=CACHED),
 ]
 
 
@@ -232,6 +241,17 @@ async def test_audit_lists_commands_writes_fetches_and_who_decided(scenario: Sce
     assert not any(w["outside_project"] for w in writes)
     assert all(w["decisions"][0]["by"] == "mode accept-edits" for w in writes)
 
+    # Every call of the three runs, once (the fork's copy is not counted again, the branch run 1
+    # left by its rewind still is), cache reads and writes at the cache prices.
+    spend = report["spend"]
+    usage = spend["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"]) == (15_000, 750)
+    assert (usage["cached_input_tokens"], usage["cache_write_tokens"]) == (3_000, 500)
+    assert spend["cache_read_share"] == 0.2
+    fresh = 15_000 - 3_000 - 500
+    expected = fresh * 3.0 + 3_000 * 0.3 + 500 * 3.75 + 750 * 15.0
+    assert spend["cost_usd"] == pytest.approx(expected / 1_000_000)
+
 
 async def test_audit_table_since_and_all(scenario: Scenario) -> None:
     table = await scenario.earshot("audit")
@@ -239,10 +259,11 @@ async def test_audit_table_since_and_all(scenario: Scenario) -> None:
     assert "NOT sandboxed" in table.stdout and "sandboxed" in table.stdout
     assert f"user rule Bash(rm *) in {scenario.settings_file}" in table.stdout
     assert "undone later" in table.stdout
-    assert "refusals" in table.stdout.splitlines()[-1]
+    assert "refusals" in table.stdout.splitlines()[-2]
+    assert "20% read from the prompt cache" in table.stdout.splitlines()[-1]
 
     future = await scenario.json("audit", "--json", "--since", "2999-01-01")
-    assert future["rows"] == []
+    assert future["rows"] == [] and future["spend"]["usage"]["input_tokens"] == 0
     recent = await scenario.json("audit", "--json", "--since", "1d")
     assert len(recent["rows"]) > 5
     bad = await scenario.earshot("audit", "--since", "last tuesday")

@@ -4,6 +4,7 @@ that hangs is stopped; bad task sets are refused; and the Ray fan-out, when Ray 
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
+from earshot.evals.report import render_table, summary
 from earshot.evals.runner import TaskResult, run_task
 from earshot.evals.tasks import TaskError, load_tasks, payload
 from tests.earshot.support import Env, earshot, make_env
@@ -95,6 +97,21 @@ async def test_the_table_and_the_task_filter(env: Env) -> None:
     assert header.split()[:4] == ["task", "result", "turns", "tokens"]
     assert row.split()[:3] == ["py-fix-failing-test", "PASS", "3"]
     assert "1/1 passed (100%)" in done.stdout
+
+
+def test_the_report_says_how_much_input_came_from_the_cache() -> None:
+    results = [
+        TaskResult(name="a", passed=True, usage={"input_tokens": 1000, "cached_input_tokens": 900}),
+        TaskResult(
+            name="b", passed=False, usage={"input_tokens": 3000, "cached_input_tokens": 2100}
+        ),
+    ]
+    assert summary(results)["cache_read_share"] == 0.75
+    out = io.StringIO()
+    render_table(results, out, model="m")
+    header, first = out.getvalue().splitlines()[:2]
+    assert header.split()[5] == "cached" and first.split()[4] == "90%"
+    assert "(75% read from the prompt cache)" in out.getvalue()
 
 
 async def test_bad_task_sets_are_usage_errors(env: Env, tmp_path: Path) -> None:

@@ -200,6 +200,34 @@ def test_run_meter_counts_the_agents_own_model_calls() -> None:
     assert meter.summary(_usage(140, cost=None))["cost_usd"] is None
 
 
+def test_the_result_line_says_how_much_input_came_from_the_cache() -> None:
+    meter = RunMeter()
+    meter.baseline = UsageUpdated(
+        call=Usage(),
+        total=Usage(input_tokens=1_000, cached_input_tokens=500),
+        context_tokens=0,
+        context_window=None,
+        cost_usd=0.1,
+    )
+    latest = UsageUpdated(
+        call=Usage(),
+        total=Usage(
+            input_tokens=11_000,
+            cached_input_tokens=8_500,
+            cache_write_tokens=1_000,
+            output_tokens=9,
+        ),
+        context_tokens=0,
+        context_window=None,
+        cost_usd=0.2,
+    )
+    summary = meter.summary(latest)
+    assert summary["usage"]["cached_input_tokens"] == 8_000
+    assert summary["usage"]["cache_write_tokens"] == 1_000
+    assert summary["cache_read_share"] == 0.8  # of this run's 10,000 input tokens
+    assert RunMeter().summary(None)["cache_read_share"] is None
+
+
 # -------------------------------------------------------------------------- audit trail
 
 
