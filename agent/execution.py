@@ -296,8 +296,11 @@ class ToolExecutor:
                 follow_up=follow_up is not None,
             )
         if verdict.allowed:
-            # Only the user's answer to a prompt that said so runs a command unconfined.
-            item.ctx.unsandboxed = verdict.unsandboxed
+            if follow_up is None:
+                # Only the user's answer to a prompt that said so runs a command unconfined.
+                item.ctx.unsandboxed = verdict.unsandboxed
+                # What the tool may use: exactly the places decided on (`agent.safe_paths`).
+                item.ctx.decided = verdict.decided
             return None
         reason = verdict.reason or "not allowed"
         return (
