@@ -184,7 +184,11 @@ def open_exact(
         try:
             return _openat2(_AT_FDCWD if dir_fd is None else dir_fd, text, flags, mode, resolve)
         except OSError as error:
-            if error.errno in (errno.ELOOP, errno.EXDEV):
+            if error.errno in (errno.ELOOP, errno.EXDEV) or (
+                # O_DIRECTORY | O_NOFOLLOW meeting a link as the last component
+                error.errno == errno.ENOTDIR
+                and _is_link(_AT_FDCWD if dir_fd is None else dir_fd, text)
+            ):
                 raise PathChanged(text, "a symbolic link is on its way now") from None
             raise
     return _open_walking(text, parts, flags, mode, dir_fd=dir_fd, create=False)
