@@ -363,14 +363,19 @@ def _result(item: ValidCall, content: list[TextPart | ImagePart], error: bool) -
 
 
 def _edited_paths(item: CheckedCall) -> list[Path]:
-    """The files a file-edit call (`edit`, `write`) changes; empty for any other call."""
+    """The files a file-edit call (`edit`, `write`) changes; empty for any other call. Once the
+    gate allowed it, the places it decided on (what the language servers are shown, read exactly
+    there), not the arguments resolved again."""
     if not isinstance(item, ValidCall) or item.tool.read_only:
         return []
     try:
         request = permission_request(item)
     except Exception:
         return []
-    return list(request.paths) if request.is_file_edit else []
+    if not request.is_file_edit:
+        return []
+    decided = item.ctx.decided
+    return [place.path for place in decided] if decided else list(request.paths)
 
 
 def _mutation_paths(batch: Sequence[CheckedCall]) -> tuple[list[Path], bool]:

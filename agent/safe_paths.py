@@ -418,20 +418,22 @@ def _temporary_name(name: str) -> str:
     return f".{stem}.{os.urandom(4).hex()}.earshot-tmp"
 
 
-def directory_chain(path: Path | str) -> tuple[tuple[int, int, int, int], ...]:
-    """For each directory from `/` down to `path` (exact: no link followed), its device, inode,
-    and change and modification times (ns): two equal chains mean no entry on the way was
-    replaced in between, as far as the file system's timestamps tell.
+def directory_chain(root: Path | str, path: Path | str) -> tuple[tuple[int, int, int, int], ...]:
+    """For each directory from `root` down to `path` (inside it; opened exactly, no link
+    followed), its device, inode, and change and modification times (ns). Two equal chains mean
+    no entry on the way was replaced in between, as far as the file system's timestamps tell
+    (Linux 6.13 and later give a timestamp fine enough to see any change made after it was last
+    read; older kernels tick every few milliseconds).
 
     Raises:
-        PathChanged, OSError.
+        PathChanged, OSError, ValueError (`path` is not inside `root`).
     """
-    parts = _parts(os.fspath(path), relative=False)
+    below = Path(path).relative_to(root).parts
     chain: list[tuple[int, int, int, int]] = []
-    current = os.open("/", _DIRECTORY_FLAGS)
+    current = open_directory(root)
     try:
         chain.append(_chain_link(current))
-        for name in parts:
+        for name in below:
             following = _step(current, name, _DIRECTORY_FLAGS, 0, path=os.fspath(path))
             os.close(current)
             current = following
