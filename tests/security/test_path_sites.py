@@ -1,7 +1,8 @@
 """Issue 24, item 1, beyond the tools: every other place that turns a path into a file operation
-uses what it decided on. A file a client attaches (`resource_link`), the code index's reads, a
-fork's temporary file, the walk itself without `openat2`. Each attack is set up as the race would
-leave it at the worst moment (a directory already swapped for a link), so it is deterministic.
+uses what it decided on. A file a client attaches (`resource_link`) or a print-mode `@mention`
+names, the code index's reads, a fork's temporary file, the walk itself without `openat2`. Each
+attack is set up as the race would leave it at the worst moment (a directory already swapped for
+a link), so it is deterministic.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from agent import safe_paths
 from agent.codeindex.files import read_source
 from agent.local import LocalFiles
 from agent.safe_paths import PathChanged, read_exact, replace_exact
+from earshot.print_mode import build_prompt
 from providers.types import TextPart
 from sessions.files import SessionFile
 from tests.security.races import SECRET_KEY, Lab, ToolRunner, make_lab
@@ -114,3 +116,18 @@ def test_a_write_replaces_a_name_and_never_writes_into_its_other_names(lab: Lab)
     replace_exact(lab.real / "shared.txt", b"new\n")
     assert (lab.home / "notes.txt").read_text(encoding="utf-8") == "outside notes A\n"
     assert (lab.real / "shared.txt").read_bytes() == b"new\n"
+
+
+def test_a_print_mode_mention_that_a_link_leads_to_a_secret_is_not_read(
+    lab: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(lab.home))
+    (lab.project / "flip").symlink_to(lab.ssh)  # where the flipper left it this time
+    [prompt] = build_prompt("look at @flip/id_ed25519", [], lab.project)
+    assert isinstance(prompt, TextPart)
+    assert SECRET_KEY not in prompt.text
+    (lab.project / "flip").unlink()
+    (lab.project / "flip").symlink_to(lab.real)
+    [prompt] = build_prompt("look at @flip/notes.txt", [], lab.project)
+    assert isinstance(prompt, TextPart)
+    assert "project notes A" in prompt.text
