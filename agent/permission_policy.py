@@ -253,6 +253,13 @@ def _linked_denied(
 ) -> Decision | None:
     """Step 1 for the other names of a file with several (hard links): each is decided as if
     the call named it (deny rules; for a read, the secret places)."""
+    linked = [
+        (path, file)
+        for path, file in zip(subject.paths, subject.files, strict=False)
+        if file is not None and file.linked
+    ]
+    if not linked:
+        return None  # the common case: nothing to look for
     tool = subject.request.rule_tool
     deny = [
         rule for rule in rules.deny if rule.pattern is not None and tool_matches(rule.tool, tool)
@@ -264,9 +271,7 @@ def _linked_denied(
     if reading:
         places.extend(guard.secrets)
     resolved_roots = [resolve_path(root, Path("/")) for root in roots]
-    for path, file in zip(subject.paths, subject.files, strict=False):
-        if file is None or not file.linked:
-            continue
+    for path, file in linked:
         for name in other_names(file, places, resolved_roots):
             if name == path:
                 continue
