@@ -44,7 +44,10 @@ _NOCTTY: Final = getattr(os, "O_NOCTTY", 0)
 _PATH_ONLY: Final = getattr(os, "O_PATH", 0)
 """Linux: a descriptor that names a place without opening it (no read permission needed, no
 device opened). Elsewhere directories are opened read-only."""
-_DIRECTORY_FLAGS: Final = (_PATH_ONLY or os.O_RDONLY) | os.O_DIRECTORY | _NOFOLLOW | _CLOEXEC
+_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
+"""POSIX only: earshot's file tools need directory descriptors (`openat`), so Windows, which
+has none, is not supported by this module."""
+_DIRECTORY_FLAGS: Final = (_PATH_ONLY or os.O_RDONLY) | _DIRECTORY | _NOFOLLOW | _CLOEXEC
 READ_FLAGS: Final = os.O_RDONLY | _NONBLOCK | _NOCTTY | _CLOEXEC
 """For reading a file someone named: a FIFO swapped in cannot block the open."""
 _CHUNK: Final = 1 << 20
@@ -204,7 +207,7 @@ def open_directory(
     Raises:
         PathChanged, NotADirectoryError, OSError.
     """
-    flags = (os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC) if readable else _DIRECTORY_FLAGS
+    flags = (os.O_RDONLY | _DIRECTORY | _CLOEXEC) if readable else _DIRECTORY_FLAGS
     try:
         return open_exact(path, flags, dir_fd=dir_fd)
     except FileNotFoundError:
@@ -243,6 +246,8 @@ def opened_place(path: Path | str) -> Generator[tuple[int, bool]]:
 
 
 def _parts(text: str, *, relative: bool) -> list[str]:
+    if "\0" in text:
+        raise ValueError("a path with a NUL character")  # C would see only what comes before it
     if relative == text.startswith("/"):
         raise ValueError(f"{text!r}: expected a {'relative' if relative else 'absolute'} path")
     parts = [part for part in text.split("/") if part and part != "."]

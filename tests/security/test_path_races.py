@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from agent import safe_paths
 from agent.tools import grep as grep_module
 from agent.tools.ripgrep import Captured
 from tests.security.races import (
@@ -42,7 +43,12 @@ def lab(tmp_path: Path) -> Lab:
     return make_lab(tmp_path)
 
 
-async def test_read_through_a_flipping_link_never_returns_a_secret(lab: Lab) -> None:
+@pytest.mark.parametrize("openat2", [True, False], ids=["openat2", "walk"])
+async def test_read_through_a_flipping_link_never_returns_a_secret(
+    lab: Lab, openat2: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "walk": one component at a time with O_NOFOLLOW, as on macOS and before Linux 5.6.
+    monkeypatch.setattr(safe_paths, "_openat2_state", openat2)
     runner = ToolRunner(lab)
     ssh, config = lab.project / "ssh_flip", lab.project / "config_flip"
     shown: list[str] = []
