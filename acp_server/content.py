@@ -32,7 +32,7 @@ import anyio.to_thread
 
 from acp_server.framing import InvalidParams, shown
 from agent.backends import FileBackend
-from agent.safe_paths import READ_FLAGS, FileId, check_regular, open_exact, read_descriptor
+from agent.safe_paths import FileId, check_regular, open_for_reading, read_descriptor
 from providers.types import ImagePart, TextPart
 
 if TYPE_CHECKING:
@@ -199,7 +199,7 @@ def _read_exactly(
     its first `limit` bytes read. Returns where it is, the bytes, whether there is more, and
     which file it was."""
     real = Path(os.path.realpath(path))
-    fd = open_exact(real, READ_FLAGS)
+    fd = open_for_reading(real)
     try:
         status = os.fstat(fd)
         check_regular(real, status.st_mode)

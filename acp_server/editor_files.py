@@ -37,6 +37,7 @@ from agent.safe_paths import (
     directory_chain,
     open_directory,
     open_exact,
+    open_for_reading,
     read_descriptor,
 )
 
@@ -52,7 +53,7 @@ class _HeldFile:
 
 
 def _hold_file(root: Path, path: Path, expected: Expected) -> _HeldFile:
-    fd = open_exact(path, READ_FLAGS)
+    fd = open_for_reading(path)
     try:
         status = os.fstat(fd)
         check_regular(path, status.st_mode)

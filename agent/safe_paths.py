@@ -342,7 +342,7 @@ def read_exact(
         PathChanged: a link on the way, or not the file `expected`.
         IsADirectoryError, NotARegularFile (a FIFO, a device: never read), OSError.
     """
-    fd = open_exact(path, READ_FLAGS, dir_fd=dir_fd)
+    fd = open_for_reading(path, dir_fd=dir_fd)
     try:
         status = os.fstat(fd)
         check_regular(Path(path), status.st_mode)
@@ -352,6 +352,23 @@ def read_exact(
     finally:
         os.close(fd)
     return data, more, found
+
+
+def open_for_reading(path: Path | str, *, dir_fd: int | None = None) -> int:
+    """`open_exact` for reading what someone named: non-blocking (a FIFO cannot hold the open),
+    and a socket (which cannot be opened at all) said to be one.
+
+    Raises:
+        NotARegularFile: a socket. PathChanged, OSError.
+    """
+    try:
+        return open_exact(path, READ_FLAGS, dir_fd=dir_fd)
+    except OSError as error:
+        if error.errno != errno.ENXIO:
+            raise
+        kind = os.stat(path, dir_fd=dir_fd, follow_symlinks=False).st_mode
+        check_regular(Path(path), kind)
+        raise
 
 
 def read_descriptor(fd: int, limit: int | None) -> tuple[bytes, bool]:

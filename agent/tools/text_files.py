@@ -16,12 +16,11 @@ from pathlib import Path
 from agent.local import LocalFiles
 from agent.regular_files import check_regular
 from agent.safe_paths import (
-    READ_FLAGS,
     Decided,
     FileId,
     PathChanged,
     check_expected,
-    open_exact,
+    open_for_reading,
     read_descriptor,
     read_exact,
 )
@@ -98,7 +97,7 @@ def _inspect(path: Path, target: Decided) -> FileId:
 
     Raises:
         ToolError: too large or binary. OSError (PathChanged, IsADirectoryError...)."""
-    fd = open_exact(path, READ_FLAGS)
+    fd = open_for_reading(path)
     try:
         status = os.fstat(fd)
         if stat.S_ISDIR(status.st_mode):

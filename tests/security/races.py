@@ -25,7 +25,7 @@ from typing import Any
 
 import anyio
 
-from agent.backends import DenyingInteraction, Mode
+from agent.backends import DenyingInteraction, Interaction, Mode
 from agent.execution import BatchState, ToolExecutor
 from agent.local import LocalFiles, LocalProcesses
 from agent.permission_gate import PermissionGate
@@ -192,6 +192,8 @@ class ToolRunner:
     mode: Mode = "auto"
     rules: PermissionRules = field(default_factory=PermissionRules)
     reads: ReadTracker = field(default_factory=ReadTracker)
+    interaction: Interaction = field(default_factory=DenyingInteraction)
+    """The user: by default nobody can be asked (every prompt refused, as in print mode)."""
     _count: int = 0
 
     def __post_init__(self) -> None:
@@ -215,7 +217,7 @@ class ToolRunner:
             roots=(project,),
             files=LocalFiles(),
             processes=LocalProcesses(),
-            interaction=DenyingInteraction(),
+            interaction=self.interaction,
             gate=self.gate,
             mode=lambda: mode,
             scope=ScopeContract(),

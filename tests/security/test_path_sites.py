@@ -16,6 +16,7 @@ import pytest
 from acp_server.content import prompt_parts
 from acp_server.protocol.common import ContentBlock
 from agent import safe_paths
+from agent.backends import PermissionAnswer, PermissionPrompt, Question, QuestionAnswer
 from agent.codeindex.files import read_source
 from agent.local import LocalFiles
 from agent.safe_paths import PathChanged, read_exact, replace_exact
@@ -131,3 +132,32 @@ def test_a_print_mode_mention_that_a_link_leads_to_a_secret_is_not_read(
     [prompt] = build_prompt("look at @flip/notes.txt", [], lab.project)
     assert isinstance(prompt, TextPart)
     assert "project notes A" in prompt.text
+
+
+class AllowingUser:
+    """Says "allow once" to every prompt, and records why it was asked."""
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    async def request_permission(self, prompt: PermissionPrompt) -> PermissionAnswer:
+        self.reasons.append(prompt.reason)
+        return PermissionAnswer(option_id="allow_once")
+
+    async def ask_question(self, question: Question) -> QuestionAnswer:
+        return QuestionAnswer(declined=True)
+
+
+async def test_an_allowed_write_to_a_hard_linked_file_leaves_its_other_name_alone(
+    lab: Lab,
+) -> None:
+    victim = lab.home / "notes.txt"
+    os.link(victim, lab.project / "hl")
+    user = AllowingUser()
+    runner = ToolRunner(lab, mode="accept-edits", interaction=user)
+    await runner.call("read", path="hl")
+    written = await runner.call("write", path="hl", content="hacked\n")
+    assert not written.is_error
+    assert any("hard links" in reason for reason in user.reasons)  # the gate still asks
+    assert victim.read_text(encoding="utf-8") == "outside notes A\n"
+    assert (lab.project / "hl").read_text(encoding="utf-8") == "hacked\n"
