@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the races are run on Linux"
 )
 
-CALLS = 60
+CALLS = 30
 
 
 def lab_in(workspace: Path, home: Path) -> tuple[Path, Path]:
