@@ -21,6 +21,7 @@ import anyio
 
 from acp_server.background_terminals import TerminalCommand
 from acp_server.capabilities import ClientCapabilities
+from acp_server.editor_files import read_through_editor, write_through_editor
 from acp_server.framing import Message
 from acp_server.jsonrpc import ClientError, Connection, ConnectionClosed
 from acp_server.permission_prompts import answered_option, permission_request
@@ -39,7 +40,7 @@ from agent.backends import (
     TerminalSink,
 )
 from agent.protected_paths import data_dir
-from agent.regular_files import check_regular, read_regular
+from agent.safe_paths import Expected
 
 if TYPE_CHECKING:
     from acp_server.protocol.client import CreateTerminalRequest
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
     from acp_server.protocol.prompt import SessionUpdate
 
 _TERMINAL_CLEANUP_SECONDS = 5.0
-_BINARY_SNIFF_BYTES = 8192
 
 
 class SessionChannel:
@@ -251,62 +251,57 @@ def _fallback_reject(options: Sequence[PermissionOption]) -> str | None:
 # ---------------------------------------------------------------------------------- files
 
 
-def _inside(path: Path, roots: Sequence[Path]) -> bool:
-    return any(path == root or root in path.parents for root in roots)
-
-
-def _looks_binary(path: Path) -> bool:
-    try:
-        head, _ = read_regular(path, _BINARY_SNIFF_BYTES)
-    except OSError:
-        return False
-    return b"\0" in head
+def _root_of(path: Path, roots: Sequence[Path]) -> Path | None:
+    return next((root for root in roots if path == root or root in path.parents), None)
 
 
 class AcpFiles:
     """Text files inside the roots through the editor (its unsaved buffers, its review UI);
-    everything else locally."""
+    everything else locally. Paths are real (what the permission gate decided on); the editor is
+    handed exactly that path, and the place is checked around its request
+    (`acp_server.editor_files`)."""
 
     def __init__(self, channel: SessionChannel, roots: Sequence[Path], local: FileBackend) -> None:
         self.channel = channel
         self.roots = tuple(Path(os.path.realpath(root)) for root in roots)
         self.local = local
 
-    def _delegated(self, path: Path, capability: bool) -> bool:
-        return capability and _inside(Path(os.path.realpath(path)), self.roots)
+    def _delegated(self, path: Path, capability: bool) -> Path | None:
+        """The root `path` is in, when the editor does this for it."""
+        return _root_of(path, self.roots) if capability else None
 
-    async def read_text(self, path: Path) -> str:
-        if not self._delegated(path, self.channel.client.read_text_file):
-            return await self.local.read_text(path)
-        if not path.exists():
-            raise FileNotFoundError(2, "No such file or directory", str(path))
-        if path.is_dir():
-            raise IsADirectoryError(21, "Is a directory", str(path))
-        check_regular(path, path.stat().st_mode)  # a FIFO or a device: not the editor's to read
-        if _looks_binary(path):
-            return await self.local.read_text(path)
-        try:
-            result = await self.channel.request("fs/read_text_file", {"path": str(path)})
-        except ClientError:
-            return await self.local.read_text(path)
-        content = _fields(result).get("content")
-        if not isinstance(content, str):
-            return await self.local.read_text(path)
-        return content
+    async def read_text(self, path: Path, *, expected: Expected = "any") -> str:
+        root = self._delegated(path, self.channel.client.read_text_file)
+        if root is None:
+            return await self.local.read_text(path, expected=expected)
+
+        async def ask() -> str | None:
+            try:
+                result = await self.channel.request("fs/read_text_file", {"path": str(path)})
+            except ClientError:
+                return None
+            content = _fields(result).get("content")
+            return content if isinstance(content, str) else None
+
+        return await read_through_editor(root, path, expected, ask)
 
     async def write_text(self, path: Path, content: str) -> None:
-        if not self._delegated(path, self.channel.client.write_text_file):
+        root = self._delegated(path, self.channel.client.write_text_file)
+        if root is None:
             await self.local.write_text(path, content)
             return
-        await anyio.Path(path.parent).mkdir(parents=True, exist_ok=True)
-        try:
-            await self.channel.request(
-                "fs/write_text_file", {"path": str(path), "content": content}
-            )
-        except ClientError as exc:
-            raise PermissionError(
-                13, f"the editor did not write the file: {exc.message}", str(path)
-            ) from exc
+
+        async def send() -> None:
+            try:
+                await self.channel.request(
+                    "fs/write_text_file", {"path": str(path), "content": content}
+                )
+            except ClientError as exc:
+                raise PermissionError(
+                    13, f"the editor did not write the file: {exc.message}", str(path)
+                ) from exc
+
+        await write_through_editor(root, path, content, send)
 
 
 # ------------------------------------------------------------------------------ processes

@@ -4,9 +4,11 @@
 the session's file backend, so unsaved editor buffers count) and inlined as context, other schemes
 are described; `resource` text is inlined and blobs are described (images become image parts).
 
-A linked file is whatever the client names, so it is read with bounds (`agent.regular_files`):
-regular files only (a device, FIFO, socket or directory is described as unreadable, never
-opened for a blocking read), at most `TEXT_READ_LIMIT` bytes of text (`IMAGE_READ_LIMIT` of an
+A linked file is whatever the client names, so it is read with bounds: resolved once and opened
+exactly there (`agent.safe_paths`: a link swapped in meanwhile is not followed; one that was
+followed to a place the session's read rules refuse is described, not read), regular files only
+(a device, FIFO, socket or directory is described as unreadable, never opened for a blocking
+read), at most `TEXT_READ_LIMIT` bytes of text (`IMAGE_READ_LIMIT` of an
 image), within `READ_TIMEOUT_SECONDS`, and cancellable by `session/cancel` (the server cancels
 the reading with the prompt). A link whose URI cannot name a file (a NUL, bad percent-encoding)
 is -32602 naming the block's `uri`.
@@ -30,11 +32,12 @@ import anyio.to_thread
 
 from acp_server.framing import InvalidParams, shown
 from agent.backends import FileBackend
-from agent.regular_files import check_regular, read_regular_async
+from agent.safe_paths import FileId, check_regular, open_for_reading, read_descriptor
 from providers.types import ImagePart, TextPart
 
 if TYPE_CHECKING:
     from acp_server.protocol.common import ContentBlock
+    from agent.tools.services import ReadDenied
 
 INLINE_LIMIT = 512_000
 """Characters of one attached file inlined into the prompt."""
@@ -170,40 +173,68 @@ class _Unreadable(Exception):
     """A linked file that cannot be attached; the message says why."""
 
 
-async def _linked_file(path: Path, mime_type: str | None, files: FileBackend) -> PromptPart:
+async def _linked_file(
+    path: Path, mime_type: str | None, files: FileBackend, read_denied: ReadDenied | None
+) -> PromptPart:
     """The part for a linked file.
 
     Raises:
-        _Unreadable: not a regular file, unreadable, too large an image, too slow.
+        _Unreadable: not a regular file, unreadable, too large an image, too slow, or reached
+            through a symbolic link at a place the read rules refuse.
     """
     part: PromptPart | None = None
     with anyio.move_on_after(READ_TIMEOUT_SECONDS):
-        part = await _read_linked(path, mime_type, files)
+        part = await _read_linked(path, mime_type, files, read_denied)
     if part is None:
         raise _Unreadable(f"not read within {READ_TIMEOUT_SECONDS:g} seconds")
     return part
 
 
-async def _read_linked(path: Path, mime_type: str | None, files: FileBackend) -> PromptPart:
+def _read_exactly(
+    path: Path, read_denied: ReadDenied | None, limit: int
+) -> tuple[Path, bytes, bool, FileId]:
+    """The file the link names: resolved once, opened exactly there (regular files only, never
+    a blocking open), refused when a symbolic link on the way led somewhere the read rules
+    refuse (the user named the path, not the place a link swapped in meanwhile points to), and
+    its first `limit` bytes read. Returns where it is, the bytes, whether there is more, and
+    which file it was."""
+    real = Path(os.path.realpath(path))
+    fd = open_for_reading(real)
+    try:
+        status = os.fstat(fd)
+        check_regular(real, status.st_mode)
+        file = FileId.of(status)
+        named = Path(os.path.normpath(path))
+        if read_denied is not None and (real != named or file.linked) and read_denied(real, file):
+            raise _Unreadable("it leads through a link to a place the read rules refuse")
+        data, more = read_descriptor(fd, limit)
+    finally:
+        os.close(fd)
+    return real, data, more, file
+
+
+async def _read_linked(
+    path: Path, mime_type: str | None, files: FileBackend, read_denied: ReadDenied | None
+) -> PromptPart:
     guessed = mime_type or mimetypes.guess_type(path.name)[0] or ""
     try:
-        # stat first: a device or FIFO is refused before anything opens it.
-        info = await anyio.to_thread.run_sync(os.stat, path, abandon_on_cancel=True)
-        check_regular(path, info.st_mode)
+        limit = IMAGE_READ_LIMIT if guessed.startswith("image/") else TEXT_READ_LIMIT
+        real, data, more, file = await anyio.to_thread.run_sync(
+            _read_exactly, path, read_denied, limit, abandon_on_cancel=True
+        )
         if guessed.startswith("image/"):
-            data, more = await read_regular_async(path, limit=IMAGE_READ_LIMIT)
             if more:
                 raise _Unreadable(f"an image larger than {IMAGE_READ_LIMIT} bytes")
             return ImagePart(media_type=guessed, data=base64.b64encode(data).decode("ascii"))
-        data, more = await read_regular_async(path, limit=TEXT_READ_LIMIT)
         if more:
             # Too large to inline whole: the start, read from disk (an editor buffer of this
             # size would only be cut too).
             text = codecs.getincrementaldecoder("utf-8")().decode(data, final=False)
             return _context(str(path), text, cut=True)
         data.decode("utf-8")  # binary files are described, not sent to the editor
-        # Through the backend: the editor's unsaved buffer, when it has one, is what counts.
-        return _context(str(path), await files.read_text(path))
+        # Through the backend: the editor's unsaved buffer, when it has one, is what counts (the
+        # same file: opened exactly at the place just checked).
+        return _context(str(path), await files.read_text(real, expected=file))
     except UnicodeDecodeError:
         return TextPart(text=f"\n[Attached file {path}: binary, not shown]\n")
     except OSError as exc:
@@ -211,11 +242,15 @@ async def _read_linked(path: Path, mime_type: str | None, files: FileBackend) ->
 
 
 async def prompt_parts(
-    blocks: Sequence[ContentBlock], files: FileBackend, problems: list[str] | None = None
+    blocks: Sequence[ContentBlock],
+    files: FileBackend,
+    problems: list[str] | None = None,
+    *,
+    read_denied: ReadDenied | None = None,
 ) -> list[PromptPart]:
     """Convert checked blocks; reads attached files. A linked file that cannot be read becomes
     a note in the prompt (the model learns why), and its sentence is added to `problems` (for
-    the user)."""
+    the user). `read_denied`: the session's read rules, for a link that leads elsewhere."""
     parts: list[PromptPart] = []
     for index, block in enumerate(blocks):
         where = f"prompt[{index}]"
@@ -232,7 +267,9 @@ async def prompt_parts(
                     parts.append(TextPart(text=f"\n[Linked resource {title}: {uri}]\n"))
                 else:
                     try:
-                        parts.append(await _linked_file(path, block.get("mimeType"), files))
+                        parts.append(
+                            await _linked_file(path, block.get("mimeType"), files, read_denied)
+                        )
                     except _Unreadable as exc:
                         sentence = f"Attached file {path} could not be read: {exc}"
                         parts.append(TextPart(text=f"\n[{sentence}]\n"))

@@ -199,7 +199,7 @@ class LiveSession:
             await self._turn_lock.acquire()
             return partial(self.agent.run_command, command)
         problems: list[str] = []
-        parts = await prompt_parts(blocks, self.files, problems)
+        parts = await prompt_parts(blocks, self.files, problems, read_denied=self.agent.read_denied)
         for problem in problems:
             await self.emit(Notice(severity="warning", message=problem))
         running = self.running

@@ -11,13 +11,16 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import field
 from pathlib import Path
-from typing import Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 from agent.modes import MODES as MODES
 from agent.modes import Mode as Mode
 
 # Defined in `agent.modes` (which the settings import without this module); re-exported here.
 from providers.records import Record
+
+if TYPE_CHECKING:
+    from agent.safe_paths import Expected
 
 ToolKind: TypeAlias = Literal[
     "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
@@ -66,15 +69,24 @@ def command_title(command: str, note: str | None = None) -> str:
 
 
 class FileBackend(Protocol):
-    """Text file access. Paths are absolute. Binary files and images are always read locally by
-    the tools (editor fs is text-only)."""
+    """Text file access. Paths are REAL (absolute, every symbolic link resolved: what a
+    permission decision was about) and are used exactly: a symbolic link found on one now means
+    the path changed, and the call is refused (`agent.safe_paths.PathChanged`), never followed.
+    Binary files and images are always read locally by the tools (editor fs is text-only)."""
 
-    async def read_text(self, path: Path) -> str:
-        """Raises: FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError."""
+    async def read_text(self, path: Path, *, expected: Expected = "any") -> str:
+        """`expected`: the file decided on (`agent.safe_paths.check_expected`).
+
+        Raises: FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError,
+        PathChanged."""
         ...
 
     async def write_text(self, path: Path, content: str) -> None:
-        """Create or replace `path` (creating parent directories)."""
+        """Create or replace the file at `path` (creating parent directories), never writing
+        through a symbolic link or into a file's other names (a new file is renamed into
+        place).
+
+        Raises: PathChanged, IsADirectoryError, NotADirectoryError, PermissionError."""
         ...
 
 

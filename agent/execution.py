@@ -296,8 +296,11 @@ class ToolExecutor:
                 follow_up=follow_up is not None,
             )
         if verdict.allowed:
-            # Only the user's answer to a prompt that said so runs a command unconfined.
-            item.ctx.unsandboxed = verdict.unsandboxed
+            if follow_up is None:
+                # Only the user's answer to a prompt that said so runs a command unconfined.
+                item.ctx.unsandboxed = verdict.unsandboxed
+                # What the tool may use: exactly the places decided on (`agent.safe_paths`).
+                item.ctx.decided = verdict.decided
             return None
         reason = verdict.reason or "not allowed"
         return (
@@ -360,14 +363,19 @@ def _result(item: ValidCall, content: list[TextPart | ImagePart], error: bool) -
 
 
 def _edited_paths(item: CheckedCall) -> list[Path]:
-    """The files a file-edit call (`edit`, `write`) changes; empty for any other call."""
+    """The files a file-edit call (`edit`, `write`) changes; empty for any other call. Once the
+    gate allowed it, the places it decided on (what the language servers are shown, read exactly
+    there), not the arguments resolved again."""
     if not isinstance(item, ValidCall) or item.tool.read_only:
         return []
     try:
         request = permission_request(item)
     except Exception:
         return []
-    return list(request.paths) if request.is_file_edit else []
+    if not request.is_file_edit:
+        return []
+    decided = item.ctx.decided
+    return [place.path for place in decided] if decided else list(request.paths)
 
 
 def _mutation_paths(batch: Sequence[CheckedCall]) -> tuple[list[Path], bool]:

@@ -15,13 +15,15 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
+from functools import partial
 from pathlib import Path
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 
 from agent.backends import Confinement, OutputSink, ProcessResult, TerminalSink
-from agent.regular_files import read_regular_async
+from agent.safe_paths import Expected, read_exact, replace_exact
 from agent.tool_env import tool_environment
 
 KILL_GRACE_SECONDS = 2.0
@@ -33,19 +35,22 @@ _READ_CHUNK = 65536
 
 
 class LocalFiles:
-    """UTF-8 text files on the local disk. Line endings are kept exactly as they are."""
+    """UTF-8 text files on the local disk, opened exactly where they were decided
+    (`agent.safe_paths`). Line endings are kept exactly as they are."""
 
-    async def read_text(self, path: Path) -> str:
+    async def read_text(self, path: Path, *, expected: Expected = "any") -> str:
         """Raises: FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError,
-        `NotARegularFile` (a FIFO or a device: never opened for a blocking read)."""
-        data, _ = await read_regular_async(path)
+        `NotARegularFile` (a FIFO or a device: never opened for a blocking read),
+        `PathChanged`."""
+        data, _, _ = await anyio.to_thread.run_sync(
+            partial(read_exact, path, expected=expected), abandon_on_cancel=True
+        )
         return data.decode("utf-8")
 
     async def write_text(self, path: Path, content: str) -> None:
-        """Create or replace `path`, creating its parent directories."""
-        target = anyio.Path(path)
-        await target.parent.mkdir(parents=True, exist_ok=True)
-        await target.write_bytes(content.encode("utf-8"))
+        """Create or replace the file at `path`, creating its parent directories: written to a
+        temporary file in the verified directory, renamed into place."""
+        await anyio.to_thread.run_sync(replace_exact, path, content.encode("utf-8"))
 
 
 class _TailBuffer:

@@ -33,6 +33,7 @@ from agent.permission_rules import (
 )
 from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.rule_proposals import propose_refusals, propose_rules
+from agent.safe_paths import Decided, FileId
 from agent.tools.base import PermissionRequest, ScopeContract
 
 if TYPE_CHECKING:
@@ -58,6 +59,8 @@ class GateOutcome:
     """The rule that decided (`Bash(npm test *)`), when one did."""
     rule_file: str | None = None
     """The settings file that rule came from, when known."""
+    decided: tuple[Decided, ...] = ()
+    """The places the decision was about (`Decision.decided`): what the call may use."""
 
 
 PersistRule: TypeAlias = Callable[[str, str], None]
@@ -155,12 +158,13 @@ class PermissionGate:
             rule for rule in (*self._rules.deny, *self._refused) if tool_matches(rule.tool, "Read")
         )
 
-    def read_denied(self, path: Path) -> bool:
+    def read_denied(self, path: Path, file: FileId | None = None) -> bool:
         """Whether reading `path` is refused at step 1 of `decide`: a deny rule, or a secret no
         explicit allow rule names. Search tools (grep, glob, ls) leave such paths out of their
         results (the gate only sees the directory they search), and skills are not loaded from
-        them."""
-        request = PermissionRequest(rule_tool="Read", description="", paths=(path,))
+        them. `file`: what the caller holds open there (its other names count too)."""
+        files = () if file is None else (file,)
+        request = PermissionRequest(rule_tool="Read", description="", paths=(path,), files=files)
         allow = tuple(
             rule
             for rule in (*self._rules.allow, *self._granted)
@@ -226,6 +230,22 @@ class PermissionGate:
         )
         if self._sandbox == "unavailable":
             decision = _without_sandbox(decision, request)
+        outcome = await self._outcome(
+            decision, rules, request, call_id, tool_name, ui, raw_input, interaction
+        )
+        return replace(outcome, decided=decision.decided) if outcome.allowed else outcome
+
+    async def _outcome(
+        self,
+        decision: Decision,
+        rules: PermissionRules,
+        request: PermissionRequest,
+        call_id: str,
+        tool_name: str,
+        ui: ToolUi,
+        raw_input: object,
+        interaction: Interaction,
+    ) -> GateOutcome:
         source = _decision_source(decision)
         rule = decision.rule
         rule_text = None if rule is None else str(rule)

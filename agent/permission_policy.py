@@ -1,12 +1,14 @@
 """The permission policy: the pure `decide`.
 
 `decide` is pure (rules and a request in, a decision out; it only reads the file system to
-resolve symlinks) and its ORDER IS THE POLICY, deliberately not "most specific wins":
+resolve symlinks, see what a path holds, and find a hard-linked file's other names) and its
+ORDER IS THE POLICY, deliberately not "most specific wins":
 
 1. a matching deny rule refuses, whatever the mode or allow rules; so does reading a secret (a
    credential file, earshot's own settings, a `.env*` file outside the roots: see
    `agent.protected_paths`) unless an allow rule names that place explicitly (`Read(~/.ssh/**)`,
-   not `Read(~/**)` or `Read`);
+   not `Read(~/**)` or `Read`); for a file with several names (hard links), every name found
+   counts (`agent.hard_links`): `env_hard`, a link to `.env`, is refused by `Read(./.env)`;
 2. read-only tools never prompt, except a `Read` (read, grep, glob, ls) outside the roots in
    `plan`, `ask` and `accept-edits`, which asks unless an allow rule covers it (as Claude Code
    does). `auto` and `yolo` read outside without asking: a command can read the same files in
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Literal, TypeAlias, assert_never
 
 from agent.backends import Mode
+from agent.hard_links import other_names
 from agent.network import local_host
 from agent.permission_rules import (
     PermissionRules,
@@ -47,6 +50,7 @@ from agent.permission_rules import (
     allowed_by,
     bash_token_fallback,
     dynamic_programs,
+    literal_places,
     names_place,
     resolve_path,
     rule_matches,
@@ -54,6 +58,7 @@ from agent.permission_rules import (
     within,
 )
 from agent.protected_paths import ProtectedPaths, protected_paths
+from agent.safe_paths import Decided
 from agent.tools.base import PermissionRequest, ScopeContract
 
 Outcome: TypeAlias = Literal["allow", "deny", "ask"]
@@ -70,6 +75,9 @@ class Decision:
     """A prompt the user may answer with a rule ("for this session", "always"): the mode's
     (step 8), a read outside the roots, a local network address. Never a protected path or a
     write outside the roots."""
+    decided: tuple[Decided, ...] = ()
+    """For a path tool: the places decided on, one per request path (the real path, and the
+    file there). The tool must use exactly these (`agent.safe_paths`)."""
 
 
 # -------------------------------------------------------------------------------- decide
@@ -95,17 +103,37 @@ def decide(
     does not ask at step 4: the sandbox, not the parser, decides where it lands."""
     base = resolve_path(cwd or (roots[0] if roots else Path.cwd()), Path("/"))
     subject = Subject.of(request, base)
+    decided = tuple(
+        Decided(path, file) for path, file in zip(subject.paths, subject.files, strict=False)
+    )
+    guard = protected if protected is not None else protected_paths(roots)
+    decision = _decide(rules, mode, subject, read_only, roots, scope, guard, confined)
+    return replace(decision, decided=decided) if decided else decision
 
+
+def _decide(
+    rules: PermissionRules,
+    mode: Mode,
+    subject: Subject,
+    read_only: bool,
+    roots: Sequence[Path],
+    scope: ScopeContract | None,
+    guard: ProtectedPaths,
+    confined: bool,
+) -> Decision:
+    request = subject.request
     for rule in rules.deny:
         if rule_matches(rule, subject, quantifier="any", deny=True):
             return Decision("deny", 1, rule, f"denied by rule {rule}")
     denied = _bash_deny_fallback(rules.deny, subject)
     if denied is not None:
         return denied
-    guard = protected if protected is not None else protected_paths(roots)
     secret = _secret_read(rules.allow, subject, guard)
     if secret is not None:
         return secret
+    linked = _linked_denied(rules, subject, roots, guard)
+    if linked is not None:
+        return linked
 
     if read_only:
         return _read_only(rules, mode, subject, roots)
@@ -211,8 +239,10 @@ def _guarded_write(
         outside = f"writes to a path computed at run time: {subject.unknown_writes[0]}"
     if outside is not None:
         return outside
+    known = dict(zip(subject.paths, subject.files, strict=False))
     for path in subject.writes:
-        links = _hard_links(path)
+        file = known.get(path)
+        links = file.nlink if file is not None and file.linked else _hard_links(path)
         if links > 1:
             return (
                 f"writes through a file with {links} hard links: {path} (the same file has "
@@ -227,6 +257,54 @@ def _hard_links(path: Path) -> int:
     except OSError:
         return 0
     return status.st_nlink if stat.S_ISREG(status.st_mode) else 0
+
+
+def _linked_denied(
+    rules: PermissionRules, subject: Subject, roots: Sequence[Path], guard: ProtectedPaths
+) -> Decision | None:
+    """Step 1 for the other names of a file with several (hard links): each is decided as if
+    the call named it (deny rules; for a read, the secret places)."""
+    linked = [
+        (path, file)
+        for path, file in zip(subject.paths, subject.files, strict=False)
+        if file is not None and file.linked
+    ]
+    if not linked:
+        return None  # the common case: nothing to look for
+    tool = subject.request.rule_tool
+    deny = [
+        rule for rule in rules.deny if rule.pattern is not None and tool_matches(rule.tool, tool)
+    ]
+    reading = tool == "Read"
+    if not deny and not reading:
+        return None
+    places = [place for rule in deny for place in literal_places(rule.pattern or "", subject.cwd)]
+    if reading:
+        places.extend(guard.secrets)
+    resolved_roots = [resolve_path(root, Path("/")) for root in roots]
+    for path, file in linked:
+        for name in other_names(file, places, resolved_roots):
+            if name == path:
+                continue
+            one = replace(subject, paths=(name,), lexical=(name,), files=(file,))
+            rule = next(
+                (r for r in deny if rule_matches(r, one, quantifier="any", deny=True)), None
+            )
+            if rule is not None:
+                return Decision(
+                    "deny",
+                    1,
+                    rule,
+                    f"{path} is another name (a hard link) of {name}, which rule {rule} denies",
+                )
+            if reading and guard.secret_root(name) is not None:
+                return Decision(
+                    "deny",
+                    1,
+                    None,
+                    f"{path} is another name (a hard link) of {name}, which holds secrets",
+                )
+    return None
 
 
 def _local_network(allow: Sequence[Rule], subject: Subject) -> str | None:

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Literal
 
 from agent import permission_commands
 from agent.permission_commands import command_regex as command_regex  # re-exported
+from agent.safe_paths import FileId, PathChanged, identify
 from agent.shell_parse import ParsedCommand, Segment, parse_command
 from agent.tools.base import PermissionRequest
 from providers.records import Record
@@ -158,11 +159,21 @@ class Subject(Record, kw_only=False):
     """Resolved paths the call writes: its paths, plus files its redirections write."""
     unknown_writes: tuple[str, ...]
     """Write targets computed at run time (`> $HOME/x`, `> ~+/x`, `cd .. && cp a b`)."""
+    files: tuple[FileId | None, ...] = ()
+    """For a path tool (`Read`, `Edit`, `Write`): what is at each of `paths` (the caller's open
+    file when the request carries one, else an `lstat` now; None: nothing)."""
 
     @classmethod
     def of(cls, request: PermissionRequest, cwd: Path) -> Subject:
         paths = tuple(resolve_path(path, cwd) for path in request.paths)
         lexical = tuple(lexical_path(path, cwd) for path in request.paths)
+        files: tuple[FileId | None, ...] = ()
+        if request.rule_tool in PATH_TOOLS:
+            given = request.files
+            files = tuple(
+                given[index] if index < len(given) else identify(path)
+                for index, path in enumerate(paths)
+            )
         command = parse_command(request.command) if request.command is not None else None
         writes = list(paths)
         unknown: list[str] = []
@@ -173,7 +184,7 @@ class Subject(Record, kw_only=False):
                     unknown.append(target)
                 else:
                     writes.append(resolve_path(target, cwd))
-        return cls(request, cwd, paths, lexical, command, tuple(writes), tuple(unknown))
+        return cls(request, cwd, paths, lexical, command, tuple(writes), tuple(unknown), files)
 
 
 def within(path: Path, root: Path) -> bool:
@@ -302,7 +313,15 @@ def _domain_matches(pattern: str, domain: str) -> bool:
 
 def resolve_path(path: Path | str, cwd: Path) -> Path:
     """Absolute, `~` expanded, `..` and symlinks resolved, leading `//` collapsed."""
-    return Path(_collapse(os.path.realpath(_absolute(path, cwd))))
+    absolute = _absolute(path, cwd)
+    for _ in range(3):
+        try:
+            return Path(_collapse(os.path.realpath(absolute)))
+        except OSError:
+            # A link that vanished while it was being resolved (something swapping it):
+            # resolve again; what is decided is then opened exactly (`agent.safe_paths`).
+            continue
+    raise PathChanged(absolute, "it keeps changing while it is being resolved")
 
 
 def lexical_path(path: Path | str, cwd: Path) -> Path:
@@ -338,6 +357,13 @@ def names_place(pattern: str, place: Path, cwd: Path) -> bool:
     if compiled.name_glob is not None:
         return compiled.literal
     return any(within(base, place) for base in compiled.bases)
+
+
+def literal_places(pattern: str, cwd: Path) -> tuple[Path, ...]:
+    """The places an anchored path pattern names literally (its part before the first
+    wildcard, resolved and as written): `./secrets/**` -> the `secrets` directory. None for a
+    name pattern (`.env`: any directory)."""
+    return _path_regexes(pattern, str(cwd)).bases
 
 
 class _PathPattern(Record, kw_only=False):

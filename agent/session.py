@@ -248,6 +248,9 @@ class AgentSession:
             cwd=self.cwd, settings=setup.settings, gate=setup.gate, book=setup.rule_book
         )
         """`/permissions`: the rules in force, and the user's edits to them."""
+        self.read_denied = setup.gate.read_denied
+        """Whether reading a path (and a given file there) is refused at step 1 of the policy:
+        for what a client names (an attached file reached through a symbolic link)."""
         self._undo = BatchUndo(setup.undo, transcript, self.cwd)
         self.branches = Branches(
             transcript=transcript,

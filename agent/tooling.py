@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import anyio
 
     from agent.audit_trail import AuditTrail
+    from agent.safe_paths import Decided
     from agent.sandbox import Sandbox
     from agent.tool_calls import CallSinks
 
@@ -49,6 +50,8 @@ class GateVerdict(Protocol):
     def rule(self) -> str | None: ...
     @property
     def rule_file(self) -> str | None: ...
+    @property
+    def decided(self) -> tuple[Decided, ...]: ...
 
 
 class Gate(Protocol):

@@ -33,7 +33,6 @@ import json
 import os
 import re
 import shutil
-import stat
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +41,18 @@ from subprocess import CompletedProcess
 from typing import Any, cast
 
 import anyio
+
+from agent.undo_files import (
+    Refused,
+    blobs,
+    identity,
+    read_entry,
+    remove_created,
+    restore_beneath,
+    restore_file,
+    restore_link,
+    tree_entries,
+)
 
 _GIT_CONFIG = (
     "core.hooksPath=/dev/null",
@@ -141,6 +152,7 @@ class UndoStore:
                 "session": session_id,
                 "batch": batch_id,
                 "cwd": str(self.cwd),
+                "cwd_id": identity(self.cwd),
                 "created": time.time(),
                 "entries": entries,
                 "skipped": skipped,
@@ -292,36 +304,19 @@ class UndoStore:
         return {inside[name] for name in names if name in inside}
 
     async def _record(self, path: Path, skipped: list[dict[str, Any]]) -> dict[str, Any] | None:
-        try:
-            info = path.lstat()
-        except FileNotFoundError:
-            return {"path": str(path), "state": "absent", "existing_parent": _existing_parent(path)}
-        except OSError as error:
-            skipped.append({"path": str(path), "reason": f"unreadable: {error.strerror}"})
+        entry = read_entry(path, self.max_bytes)  # read exactly in its directory, held open
+        state = entry["state"]
+        if state == "skipped":
+            skipped.append({"path": str(path), "reason": entry["reason"]})
             return None
-        if stat.S_ISLNK(info.st_mode):
-            return {"path": str(path), "state": "symlink", "target": os.readlink(path)}
-        if not stat.S_ISREG(info.st_mode):
-            skipped.append({"path": str(path), "reason": "not a regular file"})
-            return None
-        if info.st_size > self.max_bytes:
-            skipped.append({"path": str(path), "reason": f"larger than {self.max_bytes} bytes"})
-            return None
-        try:
-            data = path.read_bytes()
-        except OSError as error:
-            skipped.append({"path": str(path), "reason": f"unreadable: {error.strerror}"})
-            return None
+        if state != "file":
+            return {"path": str(path), **entry}
+        data: bytes = entry.pop("data")
         hashed = await self._git_run("hash-object", "-w", "--no-filters", "--stdin", input=data)
         if hashed.returncode != 0:
             skipped.append({"path": str(path), "reason": f"git hash-object failed: {_err(hashed)}"})
             return None
-        return {
-            "path": str(path),
-            "state": "file",
-            "blob": hashed.stdout.decode().strip(),
-            "mode": stat.S_IMODE(info.st_mode),
-        }
+        return {"path": str(path), **entry, "blob": hashed.stdout.decode().strip()}
 
     async def _commit(
         self,
@@ -371,26 +366,27 @@ class UndoStore:
             await self._restore_tree(tree, manifest, changed, problems)
         for entry in cast("list[dict[str, Any]]", manifest.get("entries", [])):
             path = Path(entry["path"])
+            recorded = entry.get("dir")  # absent in snapshots older than the check
             try:
                 match entry["state"]:
                     case "absent":
-                        if _remove(path):
+                        parent = Path(entry.get("existing_parent") or path.parent)
+                        if remove_created(path, parent, recorded):
                             changed.append(self._display(path))
-                            _prune_empty_dirs(path.parent, entry.get("existing_parent"))
                     case "symlink":
-                        _remove(path)
-                        path.parent.mkdir(parents=True, exist_ok=True)
-                        os.symlink(entry["target"], path)
+                        restore_link(path, entry["target"], recorded)
                         changed.append(self._display(path))
                     case "file":
                         blob = await self._git_run("cat-file", "blob", entry["blob"])
                         if blob.returncode != 0:
                             problems.append(f"{self._display(path)} (snapshot missing)")
                             continue
-                        _write_atomically(path, blob.stdout, int(entry.get("mode", 0o644)))
+                        restore_file(path, blob.stdout, int(entry.get("mode", 0o644)), recorded)
                         changed.append(self._display(path))
                     case other:
                         problems.append(f"{self._display(path)} (unknown state {other!r})")
+            except Refused as refused:
+                problems.append(f"{self._display(path)} ({refused})")
             except OSError as error:
                 problems.append(f"{self._display(path)} ({error.strerror or error})")
         return changed, problems
@@ -421,27 +417,28 @@ class UndoStore:
             if not name or name in skipped:
                 continue
             (created if status == "A" else restore).append(name)
-        if restore:
-            payload = "".join(f":(literal){name}\0" for name in restore)
-            done = await self._git_run(
-                "checkout", tree, "--pathspec-from-file=-", "--pathspec-file-nul",
-                input=payload.encode(errors="surrogateescape"),
-            )  # fmt: skip
-            if done.returncode != 0:
-                problems.append(f"{', '.join(restore)} ({_err(done)})")
+        entries = await tree_entries(self._git_run, tree)
+        wanted = [name for name in restore if name in entries]
+        contents = await blobs(self._git_run, (entries[name][1] for name in wanted))
+        files: dict[str, tuple[int, bytes]] = {}
+        links: dict[str, str] = {}
+        for name in wanted:
+            mode, blob = entries[name]
+            if blob not in contents:
+                problems.append(f"{name} (snapshot missing)")
+            elif mode == "120000":
+                links[name] = contents[blob].decode(errors="surrogateescape")
             else:
-                changed.extend(restore)
+                files[name] = (0o755 if mode == "100755" else 0o644, contents[blob])
         listed = await self._git_run("ls-tree", "-r", "-d", "-z", "--name-only", tree)
-        kept_dirs = {self.cwd / name for name in listed.stdout.decode().split("\0") if name}
-        kept_dirs.add(self.cwd)
-        for name in created:
-            path = self.cwd / name
-            try:
-                if _remove(path):
-                    changed.append(name)
-                    _prune_created_dirs(path.parent, kept_dirs)
-            except OSError as error:
-                problems.append(f"{name} ({error.strerror or error})")
+        kept_dirs = {name for name in listed.stdout.decode().split("\0") if name}
+        # Beneath the work tree's own directory, held open (the one recorded), no link followed:
+        # what was created goes first, so a link that replaced a directory is removed, not used.
+        done, failed = restore_beneath(
+            self.cwd, manifest.get("cwd_id"), files, links, created, kept_dirs
+        )
+        changed.extend(done)
+        problems.extend(failed)
 
     # -------------------------------------------------------------------------------- git
 
@@ -521,53 +518,6 @@ def _ref_name(session_id: str) -> str:
     if _SAFE_REF.fullmatch(session_id) and not session_id.endswith(".lock"):
         return session_id
     return "h-" + hashlib.sha256(session_id.encode()).hexdigest()[:32]
-
-
-def _existing_parent(path: Path) -> str:
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    return str(parent)
-
-
-def _remove(path: Path) -> bool:
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-        return True
-    return False
-
-
-def _prune_empty_dirs(directory: Path, stop: str | None) -> None:
-    """Remove the directories a batch created to hold a new file, up to what existed before."""
-    if stop is None:
-        return
-    boundary = Path(stop)
-    while directory != boundary and boundary in directory.parents:
-        try:
-            directory.rmdir()
-        except OSError:
-            return
-        directory = directory.parent
-
-
-def _prune_created_dirs(directory: Path, kept: set[Path]) -> None:
-    """Remove now-empty directories a batch created (those the snapshot's tree does not have)."""
-    while directory not in kept and directory.parent != directory:
-        try:
-            directory.rmdir()
-        except OSError:
-            return
-        directory = directory.parent
-
-
-def _write_atomically(path: Path, data: bytes, mode: int) -> None:
-    if path.is_symlink():
-        path.unlink()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.earshot-undo")
-    partial.write_bytes(data)
-    os.chmod(partial, mode)
-    os.replace(partial, path)
 
 
 def _message(manifest: Mapping[str, Any], changed: Sequence[str], problems: Sequence[str]) -> str:

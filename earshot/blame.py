@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
+from agent.safe_paths import read_exact
 from earshot.text_safety import terminal_safe
 from earshot.transcripts import CallRecord, Transcript, resolve_in
 from earshot.undo_reader import FileAt, SnapshotReader
@@ -276,12 +277,15 @@ async def run_blame(file: str, *, cwd: Path, as_json: bool, out: TextIO, err: Te
     from earshot.transcripts import dedupe, read_transcripts
     from sessions import data_dir
 
-    target = Path(os.path.normpath(cwd / Path(file).expanduser()))
+    # Resolved once and read exactly there (`agent.safe_paths`): the history is matched to the
+    # file that was read, a regular file (a FIFO would block), with no link swapped in between.
+    target = Path(os.path.realpath(cwd / Path(file).expanduser()))
     try:
-        current = target.read_bytes().decode("utf-8", errors="surrogateescape")
+        data, _, _ = read_exact(target)
     except OSError as exc:
         err.write(f"earshot: cannot read {file}: {exc.strerror or exc}\n")
         return EXIT_FAILED
+    current = data.decode("utf-8", errors="surrogateescape")
     transcripts: list[Transcript] = []
     for directory in (target.parent, *target.parent.parents):
         transcripts.extend(await read_transcripts(directory, include_forks_once=False))

@@ -61,7 +61,8 @@ from agent.events import (
     TurnEnded,
     UsageUpdated,
 )
-from agent.regular_files import read_regular
+from agent.protected_paths import protected_paths
+from agent.safe_paths import read_exact
 from earshot.print_meter import RunMeter
 from earshot.session_tree import fork_for_print
 from earshot.text_safety import terminal_safe
@@ -161,15 +162,23 @@ def _mentioned_path(token: str, cwd: Path) -> Path | None:
         path = Path(candidate).expanduser()
         path = path if path.is_absolute() else cwd / path
         if path.is_file():
-            return path.resolve()
+            real = path.resolve()
+            if real != Path(os.path.normpath(path)) and protected_paths([cwd]).secret_root(real):
+                # A link (perhaps swapped in a moment ago) led to a secret: not what was typed.
+                return None
+            return real
     return None
 
 
 def _image(path: Path) -> ImagePart:
-    size = path.stat().st_size
-    if size > MAX_IMAGE_BYTES:
-        raise UsageError(f"{path}: image too large ({size} bytes; at most {MAX_IMAGE_BYTES})")
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    try:
+        # Exactly where the mention resolved (no link followed again), a regular file, bounded.
+        raw, more, _ = read_exact(os.path.realpath(path), limit=MAX_IMAGE_BYTES)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the image: {exc.strerror or exc}") from None
+    if more:
+        raise UsageError(f"{path}: image too large (more than {MAX_IMAGE_BYTES} bytes)")
+    data = base64.b64encode(raw).decode("ascii")
     return ImagePart(media_type=IMAGE_TYPES[path.suffix.lower()], data=data)
 
 
@@ -180,7 +189,7 @@ def _inline(path: Path, cwd: Path) -> str:
         shown = str(path)
     try:
         # Bounded: a mention names whatever the user typed (a huge log, a FIFO swapped in).
-        data, more = read_regular(path, 4 * MAX_INLINE_CHARS)
+        data, more, _ = read_exact(path, limit=4 * MAX_INLINE_CHARS)
         content = codecs.getincrementaldecoder("utf-8")().decode(data, final=not more)
     except UnicodeDecodeError:
         return f'<file path="{shown}">\n(binary file, not included)\n</file>'

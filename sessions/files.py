@@ -70,6 +70,9 @@ else:
 
 _BINARY = getattr(os, "O_BINARY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | _BINARY | _CLOEXEC
+"""A temporary file is always a new one of ours: never an existing file, or a link someone put
+at its name, written through."""
 
 
 class SessionFile:
@@ -115,7 +118,7 @@ class SessionFile:
         """
         _remove_dead_partials(path.parent)
         temporary = path.with_name(f".{path.stem}.{os.getpid()}.partial")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _BINARY | _CLOEXEC, 0o600)
+        fd = _create_new(temporary)
         try:
             try:
                 view = memoryview(content)
@@ -235,7 +238,7 @@ def _pread(fd: int, size: int, offset: int) -> bytes:
 def replace_file(path: Path, content: bytes) -> None:
     """Atomically replace `path` with `content`: readers see the old file or the new, never half."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _BINARY | _CLOEXEC, 0o600)
+    fd = _create_new(temporary)
     try:
         try:
             view = memoryview(content)
@@ -248,6 +251,14 @@ def replace_file(path: Path, content: bytes) -> None:
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise
+
+
+def _create_new(temporary: Path) -> int:
+    """Create `temporary` afresh (a leftover of this process, or anything at its name, is
+    removed first; then `O_EXCL | O_NOFOLLOW`)."""
+    with contextlib.suppress(FileNotFoundError):
+        temporary.unlink()
+    return os.open(temporary, _NEW, 0o600)
 
 
 def _remove_dead_partials(directory: Path) -> None:

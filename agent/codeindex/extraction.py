@@ -9,6 +9,7 @@ worker's pipe as JSON.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -17,7 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-from agent.codeindex.files import StatEntry, read_source
+from agent.codeindex.files import StatEntry, held_root, read_source
 from agent.codeindex.languages import GRAMMARS, Definition, FileTags, extract, language_for
 from agent.codeindex.store import digest
 
@@ -57,21 +58,27 @@ class Extracted:
 def extract_paths(root: Path, paths: Sequence[str], known: Known) -> list[Extracted]:
     """Read each file and parse those whose content or extractor differs from `known`."""
     found: list[Extracted] = []
-    for path in paths:
-        read = read_source(root, path)
-        if read is None:
-            found.append(Extracted(path, None))
-            continue
-        content, entry = read
-        hashed = digest(content)
-        expected = extractor_id(language_for(path))
-        now = time.time_ns()
-        if known.get(path) == (hashed, expected):
-            found.append(Extracted(path, entry, hashed, expected, now))
-        else:
-            tags = extract(path, content)
-            found.append(Extracted(path, entry, hashed, expected, now, tags))
+    held = held_root(root)
+    try:
+        for path in paths:
+            found.append(_extracted(held if held is not None else root, path, known))
+    finally:
+        if held is not None:
+            os.close(held)
     return found
+
+
+def _extracted(root: Path | int, path: str, known: Known) -> Extracted:
+    read = read_source(root, path)
+    if read is None:
+        return Extracted(path, None)
+    content, entry = read
+    hashed = digest(content)
+    expected = extractor_id(language_for(path))
+    now = time.time_ns()
+    if known.get(path) == (hashed, expected):
+        return Extracted(path, entry, hashed, expected, now)
+    return Extracted(path, entry, hashed, expected, now, extract(path, content))
 
 
 def encode(item: Extracted) -> list[Any]:

@@ -7,10 +7,12 @@ repository too). Both print paths relative to the root. Only files `agent.codein
 indexes are kept; the rest is never opened.
 
 A listed path may be anything by the time it is read: a symlink (perhaps to `~/.ssh/id_rsa`), a
-FIFO that would block the read, a huge generated file. `stat_entry` uses `lstat`, so symlinks are
-skipped rather than followed, and only regular files up to `MAX_FILE_BYTES` are indexed;
-`read_source` opens with `O_NOFOLLOW | O_NONBLOCK` and checks the descriptor again, so a path
-swapped between the two calls cannot slip through either.
+directory on its way swapped for one, a FIFO that would block the read, a huge generated file, a
+hard link to a file a deny rule names. `stat_entry` uses `lstat`, so symlinks are skipped rather
+than followed, and only regular files up to `MAX_FILE_BYTES` are indexed; `read_source` opens
+the file beneath the work tree's directory held open, following no link on the way
+(`agent.safe_paths`), non-blocking, and checks the descriptor again (a regular file with one
+name), so a path swapped between the two calls cannot slip through either.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ from pathlib import Path
 from typing import Final
 
 from agent.codeindex.languages import is_indexed
+from agent.safe_paths import (
+    READ_FLAGS,
+    open_directory,
+    open_exact,
+    opened_directory,
+    read_descriptor,
+)
 
 MAX_FILE_BYTES: Final = 512 * 1024
 """Larger files are generated code or data: not indexed."""
@@ -110,36 +119,38 @@ def stat_entry(root: Path, path: str) -> StatEntry | None:
     return StatEntry(mtime_ns=info.st_mtime_ns, size=info.st_size)
 
 
-def read_source(root: Path, path: str) -> tuple[bytes, StatEntry] | None:
+def read_source(root: Path | int, path: str) -> tuple[bytes, StatEntry] | None:
     """The content of a regular file and its stat taken on the open descriptor (so the two
-    agree), or None when it is gone, not a regular file, a symlink or too large."""
-    flags = (
-        os.O_RDONLY
-        | os.O_NONBLOCK
-        | getattr(os, "O_NOFOLLOW", 0)
-        | getattr(os, "O_NOCTTY", 0)
-        | getattr(os, "O_CLOEXEC", 0)
-    )
+    agree), or None when it is gone, not a regular file, a symlink, too large, or has another
+    name (a hard link: the other name may be one a `Read` deny rule covers). `root`: the work
+    tree, or a descriptor holding it (`held_root`); the file is opened beneath it with no link
+    followed on the way."""
     try:
-        fd = os.open(root / path, flags)
-    except OSError:
+        if isinstance(root, int):
+            fd = open_exact(path, READ_FLAGS, dir_fd=root)
+        else:
+            with opened_directory(os.path.realpath(root)) as held:
+                fd = open_exact(path, READ_FLAGS, dir_fd=held)
+    except (OSError, ValueError):
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES or info.st_nlink > 1:
             return None
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_FILE_BYTES:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        data, more = read_descriptor(fd, MAX_FILE_BYTES)
     except OSError:
         return None
     finally:
         os.close(fd)
-    if size > MAX_FILE_BYTES:
+    if more:
         return None
-    return b"".join(chunks), StatEntry(mtime_ns=info.st_mtime_ns, size=info.st_size)
+    return data, StatEntry(mtime_ns=info.st_mtime_ns, size=info.st_size)
+
+
+def held_root(root: Path) -> int | None:
+    """A descriptor holding the work tree's directory (opened exactly where it resolves now),
+    for `read_source`; None when it cannot be opened. The caller closes it."""
+    try:
+        return open_directory(os.path.realpath(root))
+    except (OSError, ValueError):
+        return None

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agent.backends import Diff, FileBackend, Interaction, ProcessBackend, ToolUi
+from agent.safe_paths import Decided, FileId, decided_now
 from providers.records import MutableRecord, Record
 from providers.types import ImagePart, JsonValue, TextPart
 
@@ -50,6 +51,9 @@ class PermissionRequest(Record):
     """For an MCP tool: the server's name as configured. `rule_tool` is then
     `mcp__<server>__<tool>` with both names as configured, and `mcp__...` rules are matched
     against these names exactly (`agent.permission_rules`)."""
+    files: tuple[FileId | None, ...] = ()
+    """What the caller holds open at each of `paths` (from `fstat`), when it does: the policy
+    decides on that file instead of looking at the path again (which file a hard link is)."""
 
 
 class ToolOutput(Record):
@@ -131,6 +135,24 @@ class ToolContext(MutableRecord):
     unsandboxed: bool = False
     """The user approved running THIS call outside the sandbox (set by the executor from the
     permission prompt's answer; never from anything the model sends)."""
+    decided: tuple[Decided, ...] | None = None
+    """The places the permission gate decided on for THIS call, one per path of its request
+    (real path, and the file found there), set by the executor once the call is allowed. A tool
+    opens exactly these (`agent.safe_paths`), never its argument resolved again. None: no gate
+    ran (a tool used outside a session), and the tool resolves its path itself."""
+
+    def decided_path(self, path: str, index: int = 0) -> Decided:
+        """The place the gate decided on for the request's `index`-th path (which the tool
+        built from `path`), or, with no gate, `path` resolved now.
+
+        Raises:
+            ToolError: the gate ran but decided on no such path (nothing may be used).
+        """
+        if self.decided is None:
+            return decided_now(self.resolve(path))
+        if index < len(self.decided):
+            return self.decided[index]
+        raise ToolError(f"no permission decision covers {path}; nothing was done")
 
     def resolve(self, path: str) -> Path:
         """An absolute, normalised path for a tool argument (relative to the cwd, `~` expanded).

@@ -126,7 +126,7 @@ def _not_found_message(text: str, old: str, shown: str) -> str:
 
 def _preview(params: EditInput, ctx: ToolContext) -> tuple[Path, str | None, _Applied | None]:
     path = ctx.resolve(params.path)
-    old = preview_text(path)
+    old = preview_text(ctx, path)
     if old is None:
         return path, None, None
     try:
@@ -168,11 +168,12 @@ def _ui(params: EditInput, ctx: ToolContext) -> ToolUi:
 
 
 async def _execute(params: EditInput, ctx: ToolContext) -> ToolOutput:
-    path = ctx.resolve(params.path)
+    target = ctx.decided_path(params.path)
+    path = target.path
     shown = display_path(path, ctx)
-    if not path.exists() and path not in ctx.reads.seen:
+    if target.file is None and path not in ctx.reads.seen:
         raise ToolError(f"File not found: {path}. To create a file, use `write`.")
-    text = await read_text(ctx, path)
+    text = await read_text(ctx, target)
     require_fresh_read(ctx, path, text, action="edit")
     applied = _apply(text, params, shown)
     await write_text(ctx, path, applied.new_text)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
+from agent.safe_paths import PathChanged, exists_beneath, opened_directory
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 from agent.tools.results import capped, display_path
-from agent.tools.ripgrep import ripgrep, run_lines
+from agent.tools.ripgrep import held_cwd, ripgrep, run_lines
 from agent.tools.services import deny_glob_args, visible_filter
+from agent.tools.text_files import changed
 
 DEFAULT_MAX_RESULTS = 200
 MAX_RESULTS = 1000
@@ -61,21 +65,31 @@ def _ui(params: GlobInput, ctx: ToolContext) -> ToolUi:
 
 async def _execute(params: GlobInput, ctx: ToolContext) -> ToolOutput:
     rg = ripgrep()
-    root = ctx.resolve(params.path or ".")
-    if not root.is_dir():
-        raise ToolError(f"Not a directory: {root}")
+    root = ctx.decided_path(params.path or ".").path
     if params.pattern.startswith("/"):
         raise ToolError("The pattern is relative to `path`; pass the directory as `path` instead.")
+    try:
+        # The directory decided on, held open: rg lists it from there, and every name shown is
+        # found again beneath it with no link followed.
+        with opened_directory(root) as held:
+            return await _glob(rg, params, ctx, root, held)
+    except (FileNotFoundError, NotADirectoryError) as error:
+        raise ToolError(f"Not a directory: {root}") from error
+    except PathChanged as error:
+        raise changed(root, error, "searched") from error
+
+
+async def _glob(rg: str, params: GlobInput, ctx: ToolContext, root: Path, held: int) -> ToolOutput:
     matches = glob_matcher(params.pattern)
     # rg lists what the ignore files allow; its own --glob would override them, so the pattern
     # is matched here instead.
     args = [rg, "--no-config", "--files", "--hidden", "--no-require-git", "--glob=!.git"]
     args += deny_glob_args(ctx)
-    captured = await run_lines(args, cwd=root, max_lines=MAX_SCANNED)
+    captured = await run_lines(args, cwd=held_cwd(held, root), max_lines=MAX_SCANNED)
     if captured.returncode not in (0, 1, None) and not captured.lines:
         raise ToolError(f"ripgrep failed: {captured.stderr or f'exit code {captured.returncode}'}")
     visible = visible_filter(ctx)
-    found: list[tuple[float, str]] = []
+    found: list[tuple[float, str, str]] = []
     for line in captured.lines:
         if not matches(line):
             continue
@@ -83,14 +97,19 @@ async def _execute(params: GlobInput, ctx: ToolContext) -> ToolOutput:
         if not visible(path):
             continue  # a Read deny rule covers it: not even its name is shown
         try:
-            mtime = path.stat().st_mtime
+            mtime = os.stat(line, dir_fd=held, follow_symlinks=False).st_mtime
         except OSError:
             continue
-        found.append((mtime, display_path(path, ctx)))
+        found.append((mtime, display_path(path, ctx), line))
     if not found:
         return ToolOutput.text("No files found.")
     found.sort(key=lambda item: (-item[0], item[1]))
-    shown = [name for _, name in found[: params.max_results]]
+    shown: list[str] = []
+    for _, name, line in found:
+        if len(shown) == params.max_results:
+            break
+        if exists_beneath(held, line):  # still there, under the same directory, no link on the way
+            shown.append(name)
     text = "\n".join(shown)
     if len(found) > params.max_results or captured.truncated:
         total = f"at least {len(found)}" if captured.truncated else str(len(found))

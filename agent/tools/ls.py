@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
+from agent.safe_paths import PathChanged, opened_directory
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 from agent.tools.results import capped, display_path
 from agent.tools.services import visible_filter
-from agent.tools.text_files import inside
+from agent.tools.text_files import changed, inside
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -62,14 +63,19 @@ def _ui(params: LsInput, ctx: ToolContext) -> ToolUi:
 
 
 async def _execute(params: LsInput, ctx: ToolContext) -> ToolOutput:
-    directory = ctx.resolve(params.path or ".")
-    if not directory.exists():
-        raise ToolError(f"Path not found: {directory}")
-    if not directory.is_dir():
-        raise ToolError(f"{directory} is a file, not a directory. Use the read tool to read it.")
+    directory = ctx.decided_path(params.path or ".").path
     try:
-        with os.scandir(directory) as scan:
+        # Exactly the directory decided on: listed from its descriptor, no link followed.
+        with opened_directory(directory, readable=True) as fd, os.scandir(fd) as scan:
             entries = [(entry.name, _is_dir(entry)) for entry in scan]
+    except FileNotFoundError as error:
+        raise ToolError(f"Path not found: {directory}") from error
+    except NotADirectoryError as error:
+        raise ToolError(
+            f"{directory} is a file, not a directory. Use the read tool to read it."
+        ) from error
+    except PathChanged as error:
+        raise changed(directory, error, "listed") from error
     except PermissionError as error:
         raise ToolError(f"Permission denied listing {directory}") from error
     layers = [] if params.show_ignored else _ignore_layers(directory, ctx.roots)

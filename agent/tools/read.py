@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import base64
+from functools import partial
 from pathlib import Path
 
-import anyio
+import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
+from agent.safe_paths import Decided, PathChanged, read_exact
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 from agent.tools.results import MAX_RESULT_CHARS, capped, display_path
-from agent.tools.text_files import read_text, text_hash
+from agent.tools.text_files import changed, read_text, text_hash
 from providers.types import ImagePart, TextPart
 
 MAX_LINES = 2000
@@ -80,11 +82,12 @@ def _ui(params: ReadInput, ctx: ToolContext) -> ToolUi:
 
 
 async def _execute(params: ReadInput, ctx: ToolContext) -> ToolOutput:
-    path = ctx.resolve(params.path)
+    target = ctx.decided_path(params.path)
+    path = target.path
     media_type = IMAGE_TYPES.get(path.suffix.lower())
     if media_type is not None:
-        return await _read_image(path, ctx)
-    text = await read_text(ctx, path)
+        return await _read_image(target, ctx)
+    text = await read_text(ctx, target)
     ctx.reads.seen[path] = text_hash(text)
     return ToolOutput.text(_numbered(text, path, offset=params.offset or 1, limit=params.limit))
 
@@ -130,19 +133,25 @@ def _numbered(text: str, path: Path, *, offset: int, limit: int | None) -> str:
     return "\n".join(out + ([""] if notes else []) + notes)
 
 
-async def _read_image(path: Path, ctx: ToolContext) -> ToolOutput:
+async def _read_image(target: Decided, ctx: ToolContext) -> ToolOutput:
+    path = target.path
+    read = partial(read_exact, path, limit=MAX_IMAGE_BYTES, expected=target.file)
     try:
-        data = await anyio.Path(path).read_bytes()
+        data, more, _ = await anyio.to_thread.run_sync(read, abandon_on_cancel=True)
     except FileNotFoundError as error:
         raise ToolError(f"File not found: {path}") from error
     except IsADirectoryError as error:
         raise ToolError(f"{path} is a directory. Use the ls tool to list it.") from error
     except PermissionError as error:
         raise ToolError(f"Permission denied reading {path}") from error
-    if len(data) > MAX_IMAGE_BYTES:
+    except PathChanged as error:
+        raise changed(path, error, "read") from error
+    except OSError as error:
+        raise ToolError(f"Cannot read {path}: {error.strerror or error}") from error
+    if more:
         raise ToolError(
-            f"{path} is {len(data)} bytes; images larger than {MAX_IMAGE_BYTES} bytes cannot be "
-            "sent to the model."
+            f"{path} is larger than {MAX_IMAGE_BYTES} bytes; images that large cannot be sent "
+            "to the model."
         )
     media_type = sniff_image(data)
     if media_type is None:

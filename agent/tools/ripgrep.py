@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,11 +43,36 @@ def ripgrep() -> str:
     return found
 
 
+def held_path(fd: int) -> str:
+    """A path naming exactly what the descriptor `fd` holds, in a child process started while
+    `fd` is open (Linux: `/proc/self/fd/N`, resolved in the child, which has the same table
+    until it runs the program; a directory there also works as its `cwd`). Elsewhere (macOS)
+    `/dev/fd/N`, for a file the child inherits (`pass_fds`)."""
+    return f"/proc/self/fd/{fd}" if _PROC_FD else f"/dev/fd/{fd}"
+
+
+def held_cwd(fd: int, path: Path) -> Path:
+    """The `cwd` for a child that must work in exactly the directory `fd` holds (`path` is
+    where it was decided to be). Linux: the descriptor itself. Elsewhere the path, named again
+    (the one step not race-free on macOS: it has no way to start a child in a directory held
+    open)."""
+    return Path(held_path(fd)) if _PROC_FD else path
+
+
+_PROC_FD = sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd")
+
+
 async def run_lines(
-    args: Sequence[str], *, cwd: Path, max_lines: int, timeout: float = RG_TIMEOUT_SECONDS
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    max_lines: int,
+    timeout: float = RG_TIMEOUT_SECONDS,
+    pass_fds: Sequence[int] = (),
 ) -> Captured:
     """Run a program (not through a shell) and keep its first `max_lines` stdout lines; it is
-    stopped as soon as more arrive, so a huge result costs nothing.
+    stopped as soon as more arrive, so a huge result costs nothing. `pass_fds`: descriptors the
+    program inherits (files named to it by `held_path`).
 
     Raises:
         ToolError: the program could not be started or timed out.
@@ -60,6 +87,7 @@ async def run_lines(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd,
+            pass_fds=pass_fds,
         )
     except OSError as error:
         raise ToolError(f"Cannot run {args[0]}: {error}") from error

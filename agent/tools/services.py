@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 if TYPE_CHECKING:
     from agent.events import TodoItem
+    from agent.safe_paths import FileId
     from agent.tools.base import PermissionRequest, ToolContext
 
 SKILLS = "skills"
@@ -21,9 +22,10 @@ TODOS = "todos"
 SUBAGENTS = "subagents"
 """`ctx.services[SUBAGENTS]`: `Subagents`, which runs the `task` tool's subagent."""
 READ_DENIED = "read_denied"
-"""`ctx.services[READ_DENIED]`: `Callable[[Path], bool]`, whether reading a path is refused (a
-`Read` deny rule, or a secret no rule names: the session's permission gate). Without it nothing
-is hidden."""
+"""`ctx.services[READ_DENIED]`: `ReadDenied`, whether reading a path is refused (a `Read` deny
+rule, or a secret no rule names: the session's permission gate), optionally given the file the
+caller holds there (a hard link is refused under any of its names). Without it nothing is
+hidden."""
 RECHECK_PERMISSION = "recheck_permission"
 """`ctx.services[RECHECK_PERMISSION]`: `async (PermissionRequest) -> bool`, the permission gate
 applied to a follow-up request of the running call (a fetch's redirect to another host, a host
@@ -43,7 +45,7 @@ READ_DENY_GLOBS = "read_deny_globs"
 def visible_filter(ctx: ToolContext) -> Callable[[Path], bool]:
     """For search results: False for a path a `Read` deny rule covers, which a result must not
     show (not its content, not that it exists). Remembers its answers for one call."""
-    denied = cast("Callable[[Path], bool] | None", ctx.services.get(READ_DENIED))
+    denied = read_denied_service(ctx)
     if denied is None:
         return lambda path: True
     answers: dict[Path, bool] = {}
@@ -57,6 +59,11 @@ def visible_filter(ctx: ToolContext) -> Callable[[Path], bool]:
     return visible
 
 
+def read_denied_service(ctx: ToolContext) -> ReadDenied | None:
+    """The session's `READ_DENIED` check, or None outside a session."""
+    return cast("ReadDenied | None", ctx.services.get(READ_DENIED))
+
+
 def deny_glob_args(ctx: ToolContext) -> list[str]:
     """ripgrep arguments excluding the denied name globs."""
     globs = cast("Callable[[], tuple[str, ...]] | None", ctx.services.get(READ_DENY_GLOBS))
@@ -66,6 +73,14 @@ def deny_glob_args(ctx: ToolContext) -> list[str]:
 TodoSink = Callable[[tuple["TodoItem", ...]], Awaitable[None]]
 """Publishes the complete todo list (the session records it and tells the front end)."""
 Recheck = Callable[["PermissionRequest"], Awaitable[bool]]
+
+
+class ReadDenied(Protocol):
+    """`ctx.services[READ_DENIED]` (`agent.permission_gate.PermissionGate.read_denied`)."""
+
+    def __call__(self, path: Path, file: FileId | None = None) -> bool: ...
+
+
 """`ctx.services[RECHECK_PERMISSION]`."""
 
 

@@ -1,18 +1,31 @@
-"""Text files as the tools read and write them: through the session's file backend inside the
-roots (an editor's buffers), from disk elsewhere; size limits, binary detection, diffs, and the
-rule that a file is read before it is changed."""
+"""Text files as the tools read and write them: exactly the place the permission gate decided on
+(`agent.safe_paths`), through the session's file backend inside the roots (an editor's buffers),
+from disk elsewhere; size limits, binary detection, diffs, and the rule that a file is read
+before it is changed."""
 
 from __future__ import annotations
 
 import difflib
+import errno
 import hashlib
+import os
 import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 from agent.local import LocalFiles
-from agent.regular_files import check_regular, read_regular
+from agent.regular_files import check_regular
+from agent.safe_paths import (
+    Decided,
+    FileId,
+    PathChanged,
+    check_expected,
+    open_for_reading,
+    read_descriptor,
+    read_exact,
+)
 from agent.tools.base import ToolContext, ToolError
+from agent.tools.services import visible_filter
 
 MAX_TEXT_FILE_BYTES = 20_000_000
 """Larger text files are not loaded whole (read, edit, write refuse and point at bash)."""
@@ -30,37 +43,43 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
-async def read_text(ctx: ToolContext, path: Path) -> str:
-    """A text file's content. Inside the roots it goes through the session's file backend (an
+async def read_text(ctx: ToolContext, target: Decided) -> str:
+    """The text of the file the gate decided on (`target`), opened exactly there
+    (`agent.safe_paths`). Inside the roots it goes through the session's file backend (an
     editor's unsaved buffer counts); elsewhere it is read from disk.
 
     Raises:
-        ToolError: missing, a directory, binary, unreadable or too large.
+        ToolError: missing, a directory, binary, unreadable, too large, or changed since it was
+            checked.
     """
+    text = await read_text_if_there(ctx, target)
+    if text is None:
+        raise ToolError(f"File not found: {target.path}")
+    return text
+
+
+async def read_text_if_there(ctx: ToolContext, target: Decided) -> str | None:
+    """`read_text`, or None when nothing is at the path."""
+    path = target.path
     try:
-        info = path.stat()
-        size = info.st_size
-        if not stat.S_ISDIR(info.st_mode):
-            # A FIFO or a device would block or never end (`/dev/zero`): never opened.
-            check_regular(path, info.st_mode)
+        found = _inspect(path, target)
     except FileNotFoundError:
-        size = None
+        return None
+    except PathChanged as error:
+        raise changed(path, error, "read") from error
+    except IsADirectoryError as error:
+        raise ToolError(
+            f"{path} is a directory, not a file. Use the ls tool to list it."
+        ) from error
     except OSError as error:
         raise ToolError(f"Cannot read {path}: {error.strerror or error}") from error
-    if size is not None and size > MAX_TEXT_FILE_BYTES:
-        raise ToolError(
-            f"{path} is {size} bytes, too large to load whole. Use bash (e.g. `sed -n '1,200p'`, "
-            "`head`, `tail`) or grep to look at parts of it."
-        )
-    if path.is_dir():
-        raise ToolError(f"{path} is a directory, not a file. Use the ls tool to list it.")
-    if size is not None and looks_binary(path):
-        raise ToolError(f"{path} is a binary file; it cannot be shown as text.")
     files = ctx.files if inside(path, ctx.roots) else _local_files
     try:
-        return await files.read_text(path)
-    except FileNotFoundError as error:
-        raise ToolError(f"File not found: {path}") from error
+        return await files.read_text(path, expected=found)
+    except FileNotFoundError:
+        return None
+    except PathChanged as error:
+        raise changed(path, error, "read") from error
     except IsADirectoryError as error:
         raise ToolError(
             f"{path} is a directory, not a file. Use the ls tool to list it."
@@ -71,11 +90,42 @@ async def read_text(ctx: ToolContext, path: Path) -> str:
         raise ToolError(f"Permission denied reading {path}") from error
 
 
+def _inspect(path: Path, target: Decided) -> FileId:
+    """The file exactly at `path`, checked against the decision: a regular file of a size that
+    can be loaded, not binary (NUL bytes in its first 8 KiB, as git and grep decide). Opened
+    non-blocking: a FIFO or a device is never read (`/dev/zero`).
+
+    Raises:
+        ToolError: too large or binary. OSError (PathChanged, IsADirectoryError...)."""
+    fd = open_for_reading(path)
+    try:
+        status = os.fstat(fd)
+        if stat.S_ISDIR(status.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        check_regular(path, status.st_mode)
+        found = FileId.of(status)
+        check_expected(path, found, target.file)
+        if status.st_size > MAX_TEXT_FILE_BYTES:
+            raise ToolError(
+                f"{path} is {status.st_size} bytes, too large to load whole. Use bash (e.g. "
+                "`sed -n '1,200p'`, `head`, `tail`) or grep to look at parts of it."
+            )
+        head, _ = read_descriptor(fd, 8192)
+    finally:
+        os.close(fd)
+    if b"\x00" in head:
+        raise ToolError(f"{path} is a binary file; it cannot be shown as text.")
+    return found
+
+
 async def write_text(ctx: ToolContext, path: Path, content: str) -> None:
-    """Write through the session's file backend inside the roots, to disk elsewhere."""
+    """Write the file exactly at `path` (a decided real path: `agent.safe_paths`) through the
+    session's file backend inside the roots, to disk elsewhere."""
     files = ctx.files if inside(path, ctx.roots) else _local_files
     try:
         await files.write_text(path, content)
+    except PathChanged as error:
+        raise changed(path, error, "written") from error
     except IsADirectoryError as error:
         raise ToolError(f"{path} is a directory, not a file.") from error
     except PermissionError as error:
@@ -84,22 +134,24 @@ async def write_text(ctx: ToolContext, path: Path, content: str) -> None:
         raise ToolError(f"Cannot create {path}: a parent is a file, not a directory") from error
 
 
-def looks_binary(path: Path) -> bool:
-    """NUL bytes in the first 8 KiB (how git and grep decide)."""
-    try:
-        head, _ = read_regular(path, 8192)
-    except OSError:
-        return False
-    return b"\x00" in head
+def changed(path: Path, error: PathChanged, done: str) -> ToolError:
+    """The error for a path that no longer leads where it was checked."""
+    return ToolError(
+        f"{path} changed while it was being used ({error.strerror}): a symbolic link or a "
+        f"directory on its way was replaced since the permission check, so nothing was {done}. "
+        "Try again."
+    )
 
 
-def preview_text(path: Path) -> str | None:
+def preview_text(ctx: ToolContext, path: Path) -> str | None:
     """The file as on disk, for `ui()` previews (synchronous, small files only); None when it
-    cannot be shown."""
+    cannot be shown, or is not for reading (a `Read` deny rule, a secret)."""
+    if not visible_filter(ctx)(path):
+        return None
     try:
-        data, more = read_regular(path, PREVIEW_FILE_BYTES)
+        data, more, _ = read_exact(path, limit=PREVIEW_FILE_BYTES)
         return None if more else data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
 
 

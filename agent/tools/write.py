@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -11,7 +12,7 @@ from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutp
 from agent.tools.results import capped, display_path
 from agent.tools.text_files import (
     preview_text,
-    read_text,
+    read_text_if_there,
     require_fresh_read,
     text_hash,
     unified_diff,
@@ -36,8 +37,8 @@ you overwrite it.
 - Do not create documentation or README files unless asked."""
 
 
-def _proposed_diff(path: Path, params: WriteInput) -> Diff:
-    old = preview_text(path) if path.is_file() else None
+def _proposed_diff(path: Path, params: WriteInput, ctx: ToolContext) -> Diff:
+    old = preview_text(ctx, path) if path.is_file() else None
     return Diff(path=str(path), old_text=old, new_text=params.content)
 
 
@@ -49,7 +50,7 @@ def _permission(params: WriteInput, ctx: ToolContext) -> PermissionRequest:
         description=f"{verb} {display_path(path, ctx)}",
         paths=(path,),
         is_file_edit=True,
-        diffs=(_proposed_diff(path, params),),
+        diffs=(_proposed_diff(path, params, ctx),),
     )
 
 
@@ -59,17 +60,17 @@ def _ui(params: WriteInput, ctx: ToolContext) -> ToolUi:
         title=f"Write {display_path(path, ctx)}",
         kind="edit",
         locations=(Location(path=str(path), line=1),),
-        diffs=(_proposed_diff(path, params),),
+        diffs=(_proposed_diff(path, params, ctx),),
     )
 
 
 async def _execute(params: WriteInput, ctx: ToolContext) -> ToolOutput:
-    path = ctx.resolve(params.path)
-    if path.is_dir():
+    target = ctx.decided_path(params.path)
+    path = target.path
+    if target.file is not None and stat.S_ISDIR(target.file.kind):
         raise ToolError(f"{path} is a directory; give the path of a file.")
-    old: str | None = None
-    if path.exists():
-        old = await read_text(ctx, path)
+    old = await read_text_if_there(ctx, target)
+    if old is not None:
         require_fresh_read(ctx, path, old, action="overwrite")
     await write_text(ctx, path, params.content)
     ctx.reads.seen[path] = text_hash(params.content)

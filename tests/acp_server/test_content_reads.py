@@ -9,13 +9,14 @@ import pytest
 
 from acp_server import content
 from acp_server.protocol.common import ContentBlock
+from agent.safe_paths import Expected
 from providers.types import TextPart
 
 
 class StalledEditor:
     """A file backend whose reads never complete (an editor that never answers)."""
 
-    async def read_text(self, path: Path) -> str:
+    async def read_text(self, path: Path, *, expected: Expected = "any") -> str:
         await anyio.sleep_forever()
         raise AssertionError
 

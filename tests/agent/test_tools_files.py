@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.safe_paths import Expected
 from agent.tools import read as read_module
 from agent.tools.base import ToolError
 from agent.tools.edit import edit_tool
@@ -129,7 +130,7 @@ async def test_read_goes_through_the_file_backend_inside_the_roots(
     h: Harness, tmp_path: Path
 ) -> None:
     class EditorBuffers:
-        async def read_text(self, path: Path) -> str:
+        async def read_text(self, path: Path, *, expected: Expected = "any") -> str:
             return "unsaved buffer\n"
 
         async def write_text(self, path: Path, content: str) -> None:

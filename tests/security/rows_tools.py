@@ -186,14 +186,10 @@ def model_grant_rows() -> list[Row]:
 _LINK = "ln ../outside/victim hl"
 HARD_LINKS: dict[str, tuple[str, tuple[Call, ...], Mode]] = {
     # name: (setup, calls, mode)
-    "write": (_LINK, _rewrite("hl", "hacked\n"), "accept-edits"),
-    "write-auto": (_LINK, _rewrite("hl", "hacked\n"), "auto"),
-    "edit": (_LINK, _edit("hl", "outside file", "hacked"), "accept-edits"),
-    "edit-in-directory": (
-        "mkdir d && ln ../outside/victim d/f",
-        _edit("d/f", "outside", "x"),
-        "auto",
-    ),
+    # The write and edit tools no longer write through a hard link even when the user says yes
+    # (a new file is renamed over the name: issue 24), so their rows have no unguarded effect
+    # left to show; `tests/security/test_path_sites.py` checks that the file outside stays as
+    # it was after the user allowed such a write. A redirection still writes through one.
     "bash-redirect": (_LINK, (("bash", {"command": "echo hacked >> hl"}),), "auto"),
 }
 
