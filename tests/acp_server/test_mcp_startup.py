@@ -7,6 +7,7 @@ in a call the server never answers."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any
 
@@ -38,6 +39,10 @@ async def test_a_slow_server_joins_a_later_turn_and_a_broken_one_is_said_once(
         # Answered while the server is held at its gate: the turn did not wait for it.
         first = await client.call("session/prompt", text_prompt(session_id, "one"))
         assert first["stopReason"] == "end_turn"
+        # Its failure is said at the start of the next turn once known, and the broken server's
+        # process may start late on a loaded machine: `/mcp` (no turn, no notice) until it shows.
+        while not re.search(r"- broken \(.*\): failed", client.text(session_id)):
+            await client.call("session/prompt", text_prompt(session_id, "/mcp"))
         await open_gate(gate)
         await client.wait_for(
             lambda: any("mcp__slow__hello" in menu for menu in command_lists(client, session_id))
