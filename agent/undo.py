@@ -43,16 +43,9 @@ from typing import Any, cast
 
 import anyio
 
-_GIT_CONFIG = (
-    "core.hooksPath=/dev/null",
-    "core.fsmonitor=false",
-    "core.autocrlf=false",
-    "core.safecrlf=false",
-    "core.quotePath=false",
-    "gc.auto=0",
-    "maintenance.auto=false",
-    "commit.gpgSign=false",
-)
+from agent.undo_git import git_environment, run_git
+from agent.undo_git import git_error as _err
+
 _MAX_FILES = 5_000
 _MAX_TREE_FILES = 50_000
 _MAX_TREE_BYTES = 1_000_000_000
@@ -483,32 +476,10 @@ class UndoStore:
         self, args: list[str], env: dict[str, str], *, input: bytes | None = None
     ) -> CompletedProcess[bytes]:
         assert self._git is not None
-        command = [self._git]
-        for setting in _GIT_CONFIG:
-            command += ["-c", setting]
-        command += args
-        return await anyio.run_process(
-            command, input=input, env=env, cwd=str(self.cwd), check=False
-        )
+        return await run_git(self._git, args, env=env, cwd=self.cwd, input=input)
 
     def _env(self) -> dict[str, str]:
-        # inherited GIT_* variables (GIT_DIR, GIT_OBJECT_DIRECTORY, GIT_NAMESPACE...) would point
-        # our commands at someone else's repository
-        env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-        env.update(
-            GIT_DIR=str(self.git_dir),
-            GIT_WORK_TREE=str(self.cwd),
-            GIT_INDEX_FILE=str(self._index_file),
-            GIT_CONFIG_NOSYSTEM="1",
-            GIT_CONFIG_GLOBAL=os.devnull,
-            GIT_TERMINAL_PROMPT="0",
-            GIT_OPTIONAL_LOCKS="0",
-            GIT_AUTHOR_NAME="earshot",
-            GIT_AUTHOR_EMAIL="earshot@localhost",
-            GIT_COMMITTER_NAME="earshot",
-            GIT_COMMITTER_EMAIL="earshot@localhost",
-        )
-        return env
+        return git_environment(self.git_dir, self.cwd, self._index_file)
 
     def _inside(self, path: Path) -> bool:
         return path == self.cwd or self.cwd in path.parents
@@ -582,7 +553,3 @@ def _message(manifest: Mapping[str, Any], changed: Sequence[str], problems: Sequ
     if problems:
         parts.append("could not restore: " + ", ".join(problems))
     return "; ".join(parts)
-
-
-def _err(result: CompletedProcess[bytes]) -> str:
-    return result.stderr.decode(errors="replace").strip()[:500] or f"exit {result.returncode}"
