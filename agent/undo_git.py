@@ -8,10 +8,11 @@ index of the store's own (`GIT_INDEX_FILE`), no system or global config (a user'
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import AsyncIterable, Sequence
 from pathlib import Path
-from subprocess import CompletedProcess
+from subprocess import DEVNULL, PIPE, CompletedProcess
 
 import anyio
 
@@ -24,6 +25,9 @@ GIT_CONFIG = (
     "gc.auto=0",
     "maintenance.auto=false",
     "commit.gpgSign=false",
+    # Deleting a ref (an undo retiring its snapshot) takes packed-refs.lock: wait for another
+    # process holding it rather than fail at once (git waits 1 s by default).
+    "core.packedRefsTimeout=10000",
 )
 
 
@@ -50,11 +54,38 @@ def git_environment(git_dir: Path, work_tree: Path, index_file: Path) -> dict[st
 async def run_git(
     git: str, args: Sequence[str], *, env: dict[str, str], cwd: Path, input: bytes | None = None
 ) -> CompletedProcess[bytes]:
+    """Run one git command to its end: its exit status, output and error text.
+
+    `input` is written to git's stdin; git may exit without reading it (a lock it cannot take
+    ends `git add` before it reads the paths given to it), and that is git's failure to report,
+    with its own message, not a broken pipe to raise (`anyio.run_process` raised
+    `BrokenResourceError` there, which hid the message). Without `input`, stdin is /dev/null:
+    an inherited stdin is the editor's protocol stream."""
     command = [git]
     for setting in GIT_CONFIG:
         command += ["-c", setting]
     command += args
-    return await anyio.run_process(command, input=input, env=env, cwd=str(cwd), check=False)
+    output: list[bytes] = []
+    errors: list[bytes] = []
+
+    async def drain(stream: AsyncIterable[bytes], into: list[bytes]) -> None:
+        async for chunk in stream:
+            into.append(chunk)
+
+    async with await anyio.open_process(
+        command, stdin=PIPE if input is not None else DEVNULL, env=env, cwd=str(cwd)
+    ) as process:
+        async with anyio.create_task_group() as group:
+            assert process.stdout is not None and process.stderr is not None
+            group.start_soon(drain, process.stdout, output)
+            group.start_soon(drain, process.stderr, errors)
+            if process.stdin is not None:
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await process.stdin.send(input or b"")
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await process.stdin.aclose()
+        returncode = await process.wait()
+    return CompletedProcess(command, returncode, b"".join(output), b"".join(errors))
 
 
 def git_error(result: CompletedProcess[bytes]) -> str:
