@@ -23,11 +23,15 @@ attributes, so both directions are byte for byte.
 Ignored paths (the project's `.gitignore` files; not `.git/info/exclude` or the user's global
 excludes, which belong to config we deliberately do not read) and files over `max_bytes` are not
 snapshotted; the undo message names them. No git on PATH: `available` is False and both methods
-return without doing anything.
+return without doing anything. A snapshot that cannot be taken raises `SnapshotFailed` saying why.
+
+Every session of a project (of this process or another) shares the store: each operation takes
+its lock for a bounded wait and works on a copy of the index of its own (`agent.undo_lock`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -41,18 +45,21 @@ from pathlib import Path
 from subprocess import CompletedProcess
 from typing import Any, cast
 
-import anyio
-
-from agent.undo_git import git_environment, run_git
+from agent.undo_git import create_store, git_environment, run_git, write_attributes
 from agent.undo_git import git_error as _err
+from agent.undo_lock import LOCK_WAIT, operation_index, remove_dead_copies, store_operation
 
 _MAX_FILES = 5_000
 _MAX_TREE_FILES = 50_000
 _MAX_TREE_BYTES = 1_000_000_000
 """A whole-tree snapshot hashing more than this (files or bytes not in the private index yet)
 is skipped, saying so: the first command in a huge unignored tree must not stall the turn."""
-_RAW_ATTRIBUTES = "* -text -filter -ident -working-tree-encoding\n"
 _SAFE_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+
+
+class SnapshotFailed(Exception):
+    """No snapshot could be taken before a batch, so its changes cannot be undone; the message
+    says why."""
 
 
 @dataclass(frozen=True)
@@ -76,13 +83,15 @@ class UndoStore:
         self.undo_dir = Path(data_dir) / "undo"
         self.git_dir = self.undo_dir / f"{key}.git"
         self._index_file = self.undo_dir / f"{key}.index"
+        self._lock_file = self.undo_dir / f"{key}.lock"
+        self.lock_wait = LOCK_WAIT
+        """Seconds an operation waits for the store's lock (`agent.undo_lock`)."""
         self._git = shutil.which("git")
         self.available = self._git is not None
         self.unavailable_reason = (
             None if self._git else "undo is disabled: git was not found on PATH"
         )
         self._ready = False
-        self._lock = anyio.Lock()
         self._next_numbers: dict[str, int] = {}
         """Per session: the number its next snapshot ref takes, once listed. Numbers only grow
         (undo moves a ref to `refs/earshot-undone/` under the same number) and one process
@@ -102,17 +111,35 @@ class UndoStore:
         them; with `whole_tree`, of every file under the cwd that the ignore files do not
         exclude (for commands, whose paths nobody knows beforehand), plus `paths` outside it.
         Returns the snapshot id, or None when undo is unavailable or there was nothing to
-        record."""
+        record.
+
+        Raises:
+            SnapshotFailed: no snapshot could be taken (the store cannot be written, the work
+                tree cannot be staged or holds too much): the batch cannot be undone.
+        """
         if not self.available or not (paths or whole_tree):
             return None
-        async with self._lock:
+        try:
+            return await self._snapshot(session_id, batch_id, paths, whole_tree)
+        except OSError as error:
+            raise SnapshotFailed(f"the undo store cannot be written: {error}") from error
+
+    async def _snapshot(
+        self, session_id: str, batch_id: str, paths: Sequence[Path], whole_tree: bool
+    ) -> str | None:
+        async with self._exclusive():
             if not await self._ensure_ready():
-                return None
+                raise SnapshotFailed(self.unavailable_reason or "undo is unavailable")
             tree: str | None = None
             tree_skipped: list[dict[str, Any]] = []
             if whole_tree:
                 paths = [p for p in paths if not self._inside(self._absolute(p))]
                 tree = await self._stage_work_tree(tree_skipped)
+                if tree is None:
+                    raise SnapshotFailed(
+                        "the work tree was not snapshotted: "
+                        + "; ".join(item["reason"] for item in tree_skipped if item["path"] == ".")
+                    )
             files, skipped = self._expand(paths)
             skipped.extend(tree_skipped)
             ignored = await self._ignored(files)
@@ -146,7 +173,7 @@ class UndoStore:
         """Restore the newest not-yet-undone batch of `session_id` (only that session's)."""
         if not self.available:
             return UndoResult(False, self.unavailable_reason or "undo is unavailable")
-        async with self._lock:
+        async with self._exclusive():
             if not await self._ensure_ready():
                 return UndoResult(False, self.unavailable_reason or "undo is unavailable")
             refs = await self._session_refs(f"refs/earshot/{_ref_name(session_id)}/")
@@ -169,7 +196,7 @@ class UndoStore:
         rewind), and retire their refs so `/undo` does not restore them again."""
         if not self.available:
             return UndoResult(False, self.unavailable_reason or "undo is unavailable")
-        async with self._lock:
+        async with self._exclusive():
             if not await self._ensure_ready():
                 return UndoResult(False, self.unavailable_reason or "undo is unavailable")
             changed: list[str] = []
@@ -324,35 +351,37 @@ class UndoStore:
         blobs: Sequence[str],
         *,
         work_tree: str | None = None,
-    ) -> str | None:
+    ) -> str:
         data = json.dumps(manifest, indent=1).encode()
         hashed = await self._git_run("hash-object", "-w", "--stdin", input=data)
         if hashed.returncode != 0:
-            return None
+            raise SnapshotFailed(f"git hash-object failed: {_err(hashed)}")
         lines = [f"100644 blob {hashed.stdout.decode().strip()}\tmanifest.json"]
         lines.extend(f"100644 blob {blob}\tblob-{blob}" for blob in dict.fromkeys(blobs))
         if work_tree is not None:
             lines.append(f"040000 tree {work_tree}\twork-tree")  # keeps its objects reachable
         tree = await self._git_run("mktree", input=("\n".join(lines) + "\n").encode())
         if tree.returncode != 0:
-            return None
+            raise SnapshotFailed(f"git mktree failed: {_err(tree)}")
         message = f"earshot undo: session {session_id} batch {batch_id}".encode()
         commit = await self._git_run("commit-tree", tree.stdout.decode().strip(), input=message)
         if commit.returncode != 0:
-            return None
+            raise SnapshotFailed(f"git commit-tree failed: {_err(commit)}")
         sha = commit.stdout.decode().strip()
         name = _ref_name(session_id)
         number = self._next_numbers.get(name)
         if number is None:
             refs = await self._session_refs(f"refs/earshot/{name}/", f"refs/earshot-undone/{name}/")
             number = max((n for n, _ in refs), default=0) + 1
+        made: CompletedProcess[bytes] | None = None
         for attempt in range(number, number + 100):
             # "" as the old value: create only, never overwrite a concurrent snapshot's ref
             made = await self._git_run("update-ref", f"refs/earshot/{name}/{attempt:08d}", sha, "")
             if made.returncode == 0:
                 self._next_numbers[name] = attempt + 1
                 return sha
-        return None
+        assert made is not None
+        raise SnapshotFailed(f"git update-ref failed: {_err(made)}")
 
     # ---------------------------------------------------------------------------- restore
 
@@ -438,25 +467,26 @@ class UndoStore:
 
     # -------------------------------------------------------------------------------- git
 
+    def _exclusive(self) -> contextlib.AbstractAsyncContextManager[Path]:
+        return store_operation(self._lock_file, self._index_file, self.git_dir, self.lock_wait)
+
     async def _ensure_ready(self) -> bool:
         if self._ready:
             return True
+        remove_dead_copies(self._index_file)
         if not (self.git_dir / "HEAD").exists():
-            self.undo_dir.mkdir(parents=True, exist_ok=True)
             env = self._env()
             for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
                 env.pop(name)
-            made = await self._run(["init", "-q", "--bare", "--template=", str(self.git_dir)], env)
-            if made.returncode != 0:
+            assert self._git is not None
+            failed = await create_store(self._git, self.git_dir, env=env, cwd=self.cwd)
+            if failed is not None:
                 self.available = False
-                self.unavailable_reason = f"undo is disabled: git init failed: {_err(made)}"
+                self.unavailable_reason = f"undo is disabled: git init failed: {failed}"
                 return False
         attributes = self.git_dir / "info" / "attributes"
         if not attributes.exists():
-            # Highest precedence over the project's .gitattributes: no eol conversion or filter
-            # between the work tree and the snapshot, so a restore is byte for byte.
-            attributes.parent.mkdir(parents=True, exist_ok=True)
-            attributes.write_text(_RAW_ATTRIBUTES, encoding="utf-8")
+            write_attributes(self.git_dir)
         self._ready = True
         return True
 
@@ -479,7 +509,8 @@ class UndoStore:
         return await run_git(self._git, args, env=env, cwd=self.cwd, input=input)
 
     def _env(self) -> dict[str, str]:
-        return git_environment(self.git_dir, self.cwd, self._index_file)
+        index = operation_index() or self._index_file  # the operation's own copy
+        return git_environment(self.git_dir, self.cwd, index)
 
     def _inside(self, path: Path) -> bool:
         return path == self.cwd or self.cwd in path.parents

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from collections.abc import AsyncIterable, Sequence
 from pathlib import Path
 from subprocess import DEVNULL, PIPE, CompletedProcess
@@ -29,6 +30,7 @@ GIT_CONFIG = (
     # process holding it rather than fail at once (git waits 1 s by default).
     "core.packedRefsTimeout=10000",
 )
+_RAW_ATTRIBUTES = "* -text -filter -ident -working-tree-encoding\n"
 
 
 def git_environment(git_dir: Path, work_tree: Path, index_file: Path) -> dict[str, str]:
@@ -90,3 +92,37 @@ async def run_git(
 
 def git_error(result: CompletedProcess[bytes]) -> str:
     return result.stderr.decode(errors="replace").strip()[:500] or f"exit {result.returncode}"
+
+
+async def create_store(git: str, git_dir: Path, *, env: dict[str, str], cwd: Path) -> str | None:
+    """Create the store (a bare repository with `write_attributes`) under a temporary name and
+    rename it into place: another process creating it at the same moment (past a lock wait
+    that ran out) never sees it half made, and whichever rename comes second finds the store
+    there and drops its own. None when done, else git's error."""
+    partial = git_dir.with_name(f".{git_dir.name}.{os.getpid()}.{os.urandom(4).hex()}")
+    try:
+        made = await run_git(
+            git, ["init", "-q", "--bare", "--template=", str(partial)], env=env, cwd=cwd
+        )
+        if made.returncode != 0:
+            return git_error(made)
+        write_attributes(partial)
+        try:
+            os.rename(partial, git_dir)
+        except OSError:
+            if not (git_dir / "HEAD").exists():
+                raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return None
+
+
+def write_attributes(git_dir: Path) -> None:
+    """`$GIT_DIR/info/attributes`, which takes precedence over the project's .gitattributes: no
+    eol conversion or filter between the work tree and a snapshot, so a restore is byte for
+    byte. Written whole or not at all."""
+    attributes = git_dir / "info" / "attributes"
+    attributes.parent.mkdir(parents=True, exist_ok=True)
+    partial = attributes.with_name(f"attributes.{os.getpid()}.{os.urandom(4).hex()}")
+    partial.write_text(_RAW_ATTRIBUTES, encoding="utf-8")
+    os.replace(partial, attributes)

@@ -1,0 +1,214 @@
+"""One undo store, many sessions: its lock, and the private index copy each operation works on.
+
+Every session in a project (threads of one editor window, subagents, other earshot processes)
+snapshots into the same store, `<data>/undo/<cwd-hash>.git`, whose index remembers what the last
+snapshot hashed. Two git processes staging into one index race for git's `index.lock`, and the
+loser dies at once ("Unable to create '...index.lock': File exists"), before reading the paths
+piped to it: issue 29's `BrokenResourceError`, 65 snapshots lost of 100 with 20 sessions. Two
+rules keep every snapshot:
+
+- **No shared index file.** Each operation works on its own copy (`private_index`: a unique name
+  beside the store's index, modification time kept, since git's check for racily clean entries
+  compares with it) and, when it succeeded, renames it over the store's index, atomically: the
+  next operation starts from what this one hashed. No two git processes ever write one index, and
+  a git killed mid-way leaves a lock file on a name nobody uses again (removed with its copy, or,
+  its process gone, by the next process to open the store: `remove_dead_copies`).
+- **One operation at a time per store, as far as a bounded wait allows** (`store_lock`): an anyio
+  lock per store for the sessions of this process (no polling), then an exclusive `flock` on
+  `<key>.lock` for other processes (polled, with backoff). The lock is what makes the twentieth
+  session's snapshot stat the files the first one just hashed instead of hashing them all again,
+  and keeps git's ref and config updates (`packed-refs.lock`, `config.lock`) in one queue.
+  Correctness does not rest on it: a wait that runs out (a holder stuck on a hung file system)
+  goes on without the lock, and the private index keeps that safe. The kernel releases an `flock`
+  whose holder died, so a crash never leaves the store locked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import sys
+import time
+from collections.abc import AsyncGenerator, Generator
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Final
+
+import anyio
+from anyio.lowlevel import RunVar
+
+from providers.logs import get_logger
+
+_log = get_logger(__name__)
+
+LOCK_WAIT: Final = 30.0
+"""Seconds an operation waits for the store's lock before going on without it."""
+_FIRST_POLL: Final = 0.002
+_MAX_POLL: Final = 0.05
+_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
+STALE_GIT_LOCK_SECONDS: Final = 60.0
+"""A git lock file in the store this old, found while holding the store's lock, was left by a
+git that was killed: no git of ours holds one for more than a moment."""
+
+_operation_index: ContextVar[Path | None] = ContextVar("earshot_undo_index", default=None)
+_process_locks: RunVar[dict[str, anyio.Lock]] = RunVar("earshot_undo_store_locks")
+"""Per event loop (a lock belongs to the loop it was made in): store lock path -> its lock."""
+
+
+def _process_lock(path: Path) -> anyio.Lock:
+    try:
+        locks = _process_locks.get()
+    except LookupError:
+        locks: dict[str, anyio.Lock] = {}
+        _process_locks.set(locks)
+    return locks.setdefault(str(path), anyio.Lock())
+
+
+if sys.platform == "win32":  # pragma: no cover - not exercised in CI
+
+    def _try_flock(fd: int) -> bool:
+        return True  # the sessions of this process only; the private index covers the rest
+
+else:
+    import fcntl
+
+    def _try_flock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+
+@contextlib.asynccontextmanager
+async def store_lock(path: Path, *, wait: float = LOCK_WAIT) -> AsyncGenerator[bool]:
+    """Hold the store's lock (`path`, created if missing) for the block; yields whether it is
+    held: False when `wait` seconds ran out first (or the file system cannot lock), and the
+    block then runs without it."""
+    deadline = anyio.current_time() + wait
+    lock = _process_lock(path)
+    taken = False
+    with anyio.move_on_after(wait):
+        await lock.acquire()
+        taken = True
+    descriptor: int | None = None
+    try:
+        if taken:
+            descriptor = await _flock(path, deadline)
+        if descriptor is None:
+            _log.warning("undo store busy: going on without its lock", lock=str(path), wait=wait)
+        yield descriptor is not None
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)  # releases the flock
+        if taken:
+            lock.release()
+
+
+async def _flock(path: Path, deadline: float) -> int | None:
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | _CLOEXEC, 0o600)
+    except OSError:
+        return None
+    delay = _FIRST_POLL
+    try:
+        while True:
+            try:
+                if _try_flock(descriptor):
+                    return descriptor
+            except OSError:  # a file system without flock: no lock across processes
+                os.close(descriptor)
+                return None
+            left = deadline - anyio.current_time()
+            if left <= 0:
+                os.close(descriptor)
+                return None
+            await anyio.sleep(min(delay, left))
+            delay = min(delay * 2, _MAX_POLL)
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
+@contextlib.asynccontextmanager
+async def store_operation(
+    lock: Path, index: Path, git_dir: Path, wait: float = LOCK_WAIT
+) -> AsyncGenerator[Path]:
+    """One operation on the store: under its lock (`store_lock` on `lock`, git's leftover lock
+    files removed once held) and on its own copy of `index` (`private_index`), which
+    `operation_index()` returns inside the block (in this task, and tasks it starts)."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    async with store_lock(lock, wait=wait) as held:
+        if held:
+            remove_stale_git_locks(git_dir)
+        with private_index(index) as private:
+            token = _operation_index.set(private)
+            try:
+                yield private
+            finally:
+                _operation_index.reset(token)
+
+
+def operation_index() -> Path | None:
+    """The index copy of the operation running in this task (`store_operation`), if any."""
+    return _operation_index.get()
+
+
+@contextlib.contextmanager
+def private_index(shared: Path) -> Generator[Path]:
+    """A copy of the index at `shared` for one operation (`<name>.<pid>.<random>`; an empty
+    index when there is none yet). When the block ends without an exception the copy replaces
+    `shared` (atomically: a concurrent copy reads the old file or the new one); otherwise it is
+    removed, with any lock file git left beside it."""
+    private = shared.with_name(f"{shared.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    with contextlib.suppress(FileNotFoundError):
+        shutil.copy2(shared, private)  # keeps the mtime, which git's racy-entry check reads
+    try:
+        yield private
+        if private.exists():
+            os.replace(private, shared)
+    finally:
+        for leftover in (private, Path(f"{private}.lock")):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+
+
+def remove_dead_copies(shared: Path) -> None:
+    """Remove the index copies (and their lock files) of processes that are gone: a process
+    killed during an operation leaves its copy behind."""
+    if sys.platform == "win32":  # pragma: no cover - os.kill(pid, 0) would end the process
+        return
+    prefix = f"{shared.name}."
+    with contextlib.suppress(OSError):
+        for entry in shared.parent.iterdir():
+            name = entry.name
+            if not name.startswith(prefix) or entry == shared:
+                continue
+            parts = name[len(prefix) :].split(".")
+            if len(parts) < 2 or not parts[0].isdigit() or _running(int(parts[0])):
+                continue
+            with contextlib.suppress(OSError):
+                entry.unlink()
+
+
+def remove_stale_git_locks(git_dir: Path) -> None:
+    """Remove the lock files of git processes killed in the store (call it holding the store's
+    lock, so that no git of ours is running there; the age covers an older earshot without it)."""
+    now = time.time()
+    for name in ("packed-refs.lock", "config.lock", "HEAD.lock"):
+        path = git_dir / name
+        with contextlib.suppress(OSError):
+            if now - path.stat().st_mtime > STALE_GIT_LOCK_SECONDS:
+                path.unlink()
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: running
+    return True

@@ -1,0 +1,213 @@
+"""Many sessions, one undo store (issue 29): snapshots taken at the same moment by the sessions
+of one process and by several processes all land, git's own lock files cannot stop them, and a
+snapshot that cannot be taken says why instead of vanishing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agent.undo import SnapshotFailed, UndoStore
+from agent.undo_git import run_git
+from tests.agent.test_undo import GIT
+
+pytestmark = pytest.mark.skipif(GIT is None, reason="git is required")
+
+SESSIONS = 20
+PROCESSES = 4
+
+
+class Barrier:
+    """`parties` tasks wait until all have arrived, then go on together."""
+
+    def __init__(self, parties: int) -> None:
+        self._left = parties
+        self._all_here = anyio.Event()
+
+    async def wait(self) -> None:
+        self._left -= 1
+        if self._left == 0:
+            self._all_here.set()
+        await self._all_here.wait()
+
+
+def project(root: Path) -> Path:
+    cwd = root / "project"
+    cwd.mkdir()
+    (cwd / "calc.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+    return cwd
+
+
+async def test_twenty_sessions_snapshot_at_once_and_each_undoes_its_own_batch(
+    tmp_path: Path,
+) -> None:
+    cwd = project(tmp_path)
+    stores = [UndoStore(cwd, tmp_path / "data") for _ in range(SESSIONS)]  # one per session
+    barrier = Barrier(SESSIONS)
+    snapshots: dict[int, str | None] = {}
+
+    async def session(number: int) -> None:
+        await barrier.wait()
+        snapshots[number] = await stores[number].snapshot(f"s{number}", "b1", [], whole_tree=True)
+        (cwd / f"made-by-{number}.txt").write_text("new\n", encoding="utf-8")
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as group:
+            for number in range(SESSIONS):
+                group.start_soon(session, number)
+    assert all(snapshots.values()) and len(snapshots) == SESSIONS
+    # the store's shared index is whole (renamed into place) and no copy is left behind
+    undo_dir = tmp_path / "data" / "undo"
+    assert sorted(p.suffix for p in undo_dir.iterdir()) == [".git", ".index", ".lock"]
+    for number in range(SESSIONS):
+        undone = await stores[number].undo_last(f"s{number}")
+        assert undone.restored, undone.message
+
+
+async def test_a_git_that_exits_before_reading_its_input_reports_its_own_error(
+    tmp_path: Path,
+) -> None:
+    # The cause of issue 29's BrokenResourceError: `git add` dies on index.lock before reading
+    # the paths piped to it. The runner must hand back git's message, not a broken pipe.
+    assert GIT is not None
+    (tmp_path / "index.lock").write_text("", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_DIR=str(tmp_path / "nowhere.git"), GIT_INDEX_FILE=str(tmp_path / "index"))
+    subprocess.run([GIT, "init", "-q", "--bare", str(tmp_path / "nowhere.git")], check=True)
+    result = await run_git(
+        GIT,
+        ["--work-tree", str(tmp_path), "add", "-A", "--pathspec-from-file=-"],
+        env=env,
+        cwd=tmp_path,
+        input=b"x" * 1_000_000,  # more than a pipe holds: the write must meet the closed end
+    )
+    assert result.returncode != 0
+    assert b"index.lock" in result.stderr
+
+
+async def test_git_lock_files_left_by_a_killed_git_do_not_stop_snapshots(tmp_path: Path) -> None:
+    cwd = project(tmp_path)
+    store = UndoStore(cwd, tmp_path / "data")
+    assert await store.snapshot("s", "b1", [], whole_tree=True)
+    # a git killed mid-way leaves its lock files: on the store's index and on packed-refs
+    index_lock = store.undo_dir / f"{store.git_dir.stem}.index.lock"
+    index_lock.write_text("", encoding="utf-8")
+    packed = store.git_dir / "packed-refs.lock"
+    packed.write_text("", encoding="utf-8")
+    os.utime(packed, (0, 0))  # long ago: no git of ours holds one for more than a moment
+    (cwd / "calc.py").write_text("changed\n", encoding="utf-8")
+    fresh = UndoStore(cwd, tmp_path / "data")
+    assert await fresh.snapshot("s", "b2", [], whole_tree=True)
+    assert not packed.exists()
+    (cwd / "calc.py").write_text("changed again\n", encoding="utf-8")
+    undone = await fresh.undo_last("s")  # retiring the ref takes packed-refs.lock
+    assert undone.restored, undone.message
+    assert (cwd / "calc.py").read_text(encoding="utf-8") == "changed\n"
+
+
+async def test_a_lock_held_too_long_is_waited_for_a_bounded_time_then_gone_without(
+    tmp_path: Path,
+) -> None:
+    import fcntl
+
+    cwd = project(tmp_path)
+    store = UndoStore(cwd, tmp_path / "data")
+    assert await store.snapshot("s", "b1", [], whole_tree=True)
+    lock = os.open(store.undo_dir / f"{store.git_dir.stem}.lock", os.O_RDWR)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process, stuck while holding it
+        store.lock_wait = 0.2
+        with anyio.fail_after(20):
+            assert await store.snapshot("s", "b2", [cwd / "calc.py"])
+    finally:
+        os.close(lock)
+
+
+async def test_a_snapshot_that_cannot_be_taken_says_why(tmp_path: Path) -> None:
+    cwd = project(tmp_path)
+    store = UndoStore(cwd, tmp_path / "data")
+    assert await store.snapshot("s", "b1", [], whole_tree=True)
+    objects = store.git_dir / "objects"
+    os.rename(objects, tmp_path / "moved-objects")
+    objects.write_text("not a directory\n", encoding="utf-8")  # the store is broken
+    (cwd / "calc.py").write_text("changed\n", encoding="utf-8")
+    with pytest.raises(SnapshotFailed) as failed:
+        await UndoStore(cwd, tmp_path / "data").snapshot("s", "b2", [], whole_tree=True)
+    assert "git" in str(failed.value)
+    with pytest.raises(SnapshotFailed, match="undo store"):
+        blocked = tmp_path / "blocked"
+        blocked.write_text("a file where the data dir should be\n", encoding="utf-8")
+        await UndoStore(cwd, blocked).snapshot("s", "b1", [cwd / "calc.py"])
+
+
+SNAPSHOTTER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+
+    import anyio
+
+    from agent.undo import UndoStore
+
+    async def main(cwd: str, data: str, session: str, batches: int) -> None:
+        store = UndoStore(Path(cwd), Path(data))
+        print("ready", flush=True)
+        sys.stdin.readline()  # the barrier: every process is ready
+        for batch in range(batches):
+            assert await store.snapshot(session, f"b{batch}", [], whole_tree=True)
+            Path(cwd, f"{session}-{batch}.txt").write_text("x\\n", encoding="utf-8")
+        print("done", flush=True)
+
+    anyio.run(main, *sys.argv[1:4], int(sys.argv[4]))
+    """
+)
+
+
+def test_four_processes_snapshot_one_project_at_once(tmp_path: Path) -> None:
+    cwd = project(tmp_path)
+    data = tmp_path / "data"
+    root = Path(__file__).resolve().parents[2]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", SNAPSHOTTER, str(cwd), str(data), f"p{n}", "3"],
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(PROCESSES)
+    ]
+    try:
+        for process in processes:
+            assert process.stdout is not None
+            assert process.stdout.readline() == "ready\n"
+        for process in processes:
+            assert process.stdin is not None
+            process.stdin.write("go\n")
+            process.stdin.flush()
+        for process in processes:
+            _, errors = process.communicate(timeout=60)
+            assert process.returncode == 0, errors
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+    store = UndoStore(cwd, data)
+    listed = subprocess.run(
+        [GIT or "git", "--git-dir", str(store.git_dir), "for-each-ref", "--format=%(refname)"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert sorted(listed) == sorted(
+        f"refs/earshot/p{n}/{batch:08d}" for n in range(PROCESSES) for batch in range(1, 4)
+    )
