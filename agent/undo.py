@@ -40,8 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from agent.undo_after import AfterStates
 from agent.undo_git import git_error as _err
-from agent.undo_repository import SnapshotFailed, UndoRepository
+from agent.undo_repository import SnapshotFailed
 from agent.undo_repository import ref_name as _ref_name
 
 _MAX_FILES = 5_000
@@ -59,7 +60,7 @@ class UndoResult:
     """The paths restored or deleted, relative to the cwd where inside it."""
 
 
-class UndoStore(UndoRepository):
+class UndoStore(AfterStates):
     """Snapshots of the files tool batches change, per session, in a private git database."""
 
     def __init__(self, cwd: Path, data_dir: Path, *, max_bytes: int = 50_000_000) -> None:
@@ -97,6 +98,7 @@ class UndoStore(UndoRepository):
         self, session_id: str, batch_id: str, paths: Sequence[Path], whole_tree: bool
     ) -> str | None:
         async with self._exclusive():
+            started = time.time_ns()  # the batch's window opens (`agent.undo_after`)
             if not await self._ensure_ready():
                 raise SnapshotFailed(self.unavailable_reason or "undo is unavailable")
             tree: str | None = None
@@ -131,6 +133,7 @@ class UndoStore(UndoRepository):
                 "batch": batch_id,
                 "cwd": str(self.cwd),
                 "created": time.time(),
+                "started": started,
                 "entries": entries,
                 "skipped": skipped,
             }
@@ -152,7 +155,7 @@ class UndoStore(UndoRepository):
             shown = await self._git_run("cat-file", "blob", f"{ref}:manifest.json")
             if shown.returncode != 0:
                 return UndoResult(False, f"undo snapshot {ref} is unreadable: {_err(shown)}")
-            manifest = cast("dict[str, Any]", json.loads(shown.stdout))
+            manifest = await self._since_batch(ref, json.loads(shown.stdout))
             changed, problems = await self._restore(manifest)
             commit = (await self._git_run("rev-parse", ref)).stdout.decode().strip()
             done = f"refs/earshot-undone/{_ref_name(session_id)}/{number:08d}"
@@ -170,12 +173,15 @@ class UndoStore(UndoRepository):
                 return UndoResult(False, self.unavailable_reason or "undo is unavailable")
             changed: list[str] = []
             problems: list[str] = []
+            kept: list[str] = []
             for snapshot in snapshots:
                 shown = await self._git_run("cat-file", "blob", f"{snapshot}:manifest.json")
                 if shown.returncode != 0:
                     problems.append(f"snapshot {snapshot[:12]} ({_err(shown)})")
                     continue
-                done, failed = await self._restore(json.loads(shown.stdout))
+                manifest = await self._since_batch(snapshot, json.loads(shown.stdout))
+                done, failed = await self._restore(manifest)
+                kept.extend(manifest.get("kept", []))
                 changed.extend(name for name in done if name not in changed)
                 problems.extend(failed)
             name = _ref_name(session_id)
@@ -187,9 +193,71 @@ class UndoStore(UndoRepository):
                     )
                     await self._git_run("update-ref", "-d", ref, commit)
             message = f"Restored {len(changed)} path(s): {', '.join(changed) or 'none'}."
+            if kept:
+                message += f" Left as they are (changed since): {', '.join(kept)}."
             if problems:
                 message += f" Could not restore: {'; '.join(problems)}."
             return UndoResult(not problems, message, tuple(changed))
+
+    async def seal(self, snapshot: str, paths: Sequence[Path], *, whole_tree: bool = False) -> None:
+        """Record what the batch of `snapshot` left, once its calls have run (the same `paths`
+        and `whole_tree` as the snapshot): an undo then puts back only what the batch changed
+        (`agent.undo_after`).
+
+        Raises:
+            SnapshotFailed: it could not be recorded (an undo then restores the whole snapshot).
+        """
+        if not self.available:
+            return
+        async with self._exclusive():
+            shown = await self._git_run("cat-file", "blob", f"{snapshot}:manifest.json")
+            if not await self._ensure_ready() or shown.returncode != 0:
+                raise SnapshotFailed(f"snapshot {snapshot[:12]} is unreadable: {_err(shown)}")
+            before = cast("dict[str, Any]", json.loads(shown.stdout))
+            tree = await self._stage_work_tree([]) if whole_tree else None
+            earlier = {e["path"]: e for e in cast("list[dict[str, Any]]", before["entries"])}
+            entries: list[dict[str, Any]] = []
+            changed: list[str] = []
+            for path in [Path(name) for name in earlier]:
+                entry = await self._record(path, [])
+                if entry is not None:
+                    entries.append(entry)
+                if not _same(entry, earlier[str(path)]):
+                    changed.append(self._display(path))
+            await self._record_after(
+                before, entries, tree, changed, snapshot=snapshot, precise=not whole_tree
+            )
+
+    async def _since_batch(self, snapshot: str, manifest: dict[str, Any]) -> dict[str, Any]:
+        """`manifest` narrowed to what its batch changed, once sealed (`agent.undo_after`): of
+        the work tree only the paths the batch changed are put back (`only`), and a path changed
+        again since, or changed by a batch of another session at the same time, is left as it
+        is (named under `kept`)."""
+        sealed = await self._sealed(snapshot)
+        if sealed is None:
+            return manifest
+        doubtful = await self._changed_alongside(sealed)
+        later = {entry["path"]: entry for entry in sealed.entries}
+        entries: list[dict[str, Any]] = []
+        kept: list[str] = []
+        for entry in cast("list[dict[str, Any]]", manifest.get("entries", [])):
+            then, path = later.get(entry["path"]), Path(entry["path"])
+            if self._display(path) in doubtful or (
+                then is not None and not _same(await self._record(path, []), then)
+            ):
+                kept.append(self._display(path))
+            else:
+                entries.append(entry)
+        before = manifest.get("tree")
+        if isinstance(before, str) and sealed.tree is not None:
+            now = await self._stage_work_tree([])
+            since: set[str] = set()
+            if now is not None:
+                since = await self._tree_changes(sealed.tree, now)
+            batch = set(await self._tree_changes(before, sealed.tree))
+            kept.extend(sorted(batch & (since | doubtful)))
+            manifest = {**manifest, "only": sorted(batch - since - doubtful)}
+        return {**manifest, "entries": entries, "kept": kept}
 
     # --------------------------------------------------------------------------- snapshot
 
@@ -359,6 +427,7 @@ class UndoStore(UndoRepository):
             problems.append(". (the work tree could not be read)")
             return
         skipped.update(item["path"] for item in scratch)
+        only = set(cast("list[str]", manifest["only"])) if "only" in manifest else None
         diff = await self._git_run(
             "diff-index", "--cached", "-z", "--name-status", "--no-renames", tree
         )
@@ -369,7 +438,7 @@ class UndoStore(UndoRepository):
         restore: list[str] = []
         created: list[str] = []
         for status, name in zip(fields[0::2], fields[1::2], strict=False):
-            if not name or name in skipped:
+            if not name or name in skipped or (only is not None and name not in only):
                 continue
             (created if status == "A" else restore).append(name)
         if restore:
@@ -401,6 +470,14 @@ class UndoStore(UndoRepository):
 
     def _display(self, path: Path) -> str:
         return path.relative_to(self.cwd).as_posix() if self._inside(path) else str(path)
+
+
+def _same(now: Mapping[str, Any] | None, then: Mapping[str, Any]) -> bool:
+    """Whether a path is as a recorded entry says (content, mode, link target; or absent)."""
+    if now is None:
+        return False
+    keys = ("state", "blob", "mode", "target")
+    return all(now.get(key) == then.get(key) for key in keys)
 
 
 def _existing_parent(path: Path) -> str:
@@ -459,6 +536,9 @@ def _message(manifest: Mapping[str, Any], changed: Sequence[str], problems: Sequ
     if skipped:
         listed = ", ".join(f"{item['path']} ({item['reason']})" for item in skipped)
         parts.append(f"not snapshotted, so not restored: {listed}")
+    kept = cast("list[str]", manifest.get("kept", []))
+    if kept:
+        parts.append("left as they are, changed since the batch: " + ", ".join(kept))
     if problems:
         parts.append("could not restore: " + ", ".join(problems))
     return "; ".join(parts)

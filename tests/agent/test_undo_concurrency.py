@@ -44,30 +44,82 @@ def project(root: Path) -> Path:
     return cwd
 
 
-async def test_twenty_sessions_snapshot_at_once_and_each_undoes_its_own_batch(
+async def test_twenty_sessions_snapshot_at_once_and_each_undo_touches_only_its_own_files(
     tmp_path: Path,
 ) -> None:
     cwd = project(tmp_path)
     stores = [UndoStore(cwd, tmp_path / "data") for _ in range(SESSIONS)]  # one per session
     barrier = Barrier(SESSIONS)
-    snapshots: dict[int, str | None] = {}
+    made = {number: cwd / f"made-by-{number}.txt" for number in range(SESSIONS)}
 
     async def session(number: int) -> None:
+        # even sessions edit (their calls name the file), odd ones run a command (whole tree)
+        precise = number % 2 == 0
+        paths = [made[number]] if precise else []
         await barrier.wait()
-        snapshots[number] = await stores[number].snapshot(f"s{number}", "b1", [], whole_tree=True)
-        (cwd / f"made-by-{number}.txt").write_text("new\n", encoding="utf-8")
+        snapshot = await stores[number].snapshot(f"s{number}", "b1", paths, whole_tree=not precise)
+        assert snapshot is not None
+        made[number].write_text("new\n", encoding="utf-8")
+        await stores[number].seal(snapshot, paths, whole_tree=not precise)
 
     with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
             for number in range(SESSIONS):
                 group.start_soon(session, number)
-    assert all(snapshots.values()) and len(snapshots) == SESSIONS
     # the store's shared index is whole (renamed into place) and no copy is left behind
     undo_dir = tmp_path / "data" / "undo"
     assert sorted(p.suffix for p in undo_dir.iterdir()) == [".git", ".index", ".lock"]
-    for number in range(SESSIONS):
+    for number in [*range(0, SESSIONS, 2), *range(1, SESSIONS, 2)]:
+        others = {n: path.exists() for n, path in made.items() if n != number}
         undone = await stores[number].undo_last(f"s{number}")
         assert undone.restored, undone.message
+        # never another session's file; its own unless a concurrent command makes it doubtful
+        assert {n: path.exists() for n, path in made.items() if n != number} == others
+        if number % 2 == 0:
+            assert not made[number].exists(), undone.message
+        else:
+            assert not made[number].exists() or f"made-by-{number}.txt" in undone.message
+
+
+async def test_undoing_a_command_leaves_what_others_did_since_or_meanwhile(tmp_path: Path) -> None:
+    cwd = project(tmp_path)
+    mine, theirs = UndoStore(cwd, tmp_path / "data"), UndoStore(cwd, tmp_path / "data")
+    command = await mine.snapshot("mine", "b1", [], whole_tree=True)  # a command starts
+    assert command is not None
+    edit = await theirs.snapshot("theirs", "b1", [cwd / "calc.py"])  # an edit meanwhile
+    assert edit is not None
+    (cwd / "calc.py").write_text("edited by the other session\n", encoding="utf-8")
+    await theirs.seal(edit, [cwd / "calc.py"])
+    (cwd / "out.txt").write_text("the command's output\n", encoding="utf-8")
+    await mine.seal(command, [], whole_tree=True)  # the command ends
+    later = await theirs.snapshot("theirs", "b2", [cwd / "later.txt"])  # an edit after it
+    assert later is not None
+    (cwd / "later.txt").write_text("later\n", encoding="utf-8")
+    await theirs.seal(later, [cwd / "later.txt"])
+
+    undone = await mine.undo_last("mine")
+    assert not (cwd / "out.txt").exists()  # the command's own output is gone
+    assert (cwd / "later.txt").exists()  # what came after is left
+    assert (cwd / "calc.py").read_text(encoding="utf-8") == "edited by the other session\n"
+    assert "calc.py" in undone.message  # doubtful: named, and left as it is
+    # the other session's edits are certain: its undo restores them, command or not
+    assert (await theirs.undo_last("theirs")).restored and not (cwd / "later.txt").exists()
+    await theirs.undo_last("theirs")
+    assert (cwd / "calc.py").read_text(encoding="utf-8").startswith("def add")
+
+
+async def test_a_file_changed_again_since_the_batch_is_left_and_named(tmp_path: Path) -> None:
+    cwd = project(tmp_path)
+    mine, theirs = UndoStore(cwd, tmp_path / "data"), UndoStore(cwd, tmp_path / "data")
+    target = cwd / "calc.py"
+    snapshot = await mine.snapshot("mine", "b1", [target])
+    assert snapshot is not None
+    target.write_text("mine\n", encoding="utf-8")
+    await mine.seal(snapshot, [target])
+    target.write_text("someone else's, later\n", encoding="utf-8")
+    undone = await mine.undo_last("mine")
+    assert target.read_text(encoding="utf-8") == "someone else's, later\n"
+    assert "calc.py" in undone.message and "left as they are" in undone.message
 
 
 async def test_a_git_that_exits_before_reading_its_input_reports_its_own_error(
