@@ -53,6 +53,16 @@ class UndoRepository:
         (undo moves a ref to `refs/earshot-undone/` under the same number) and one process
         writes a session, so the listing (a git process per snapshot) is needed only once."""
 
+    async def newest_snapshot(self, session_id: str) -> str | None:
+        """The newest snapshot of `session_id` not yet undone (its commit), if any."""
+        if not self.available or not (self.git_dir / "HEAD").exists():
+            return None
+        refs = await self._session_refs(f"refs/earshot/{ref_name(session_id)}/")
+        if not refs:
+            return None
+        resolved = await self._git_run("rev-parse", max(refs)[1])
+        return resolved.stdout.decode().strip() or None
+
     def _exclusive(self) -> contextlib.AbstractAsyncContextManager[Path]:
         return store_operation(self._lock_file, self._index_file, self.git_dir, self.lock_wait)
 
