@@ -42,6 +42,7 @@ from typing import Any, cast
 
 from agent.undo_after import AfterStates
 from agent.undo_git import git_error as _err
+from agent.undo_lock import operation_index
 from agent.undo_repository import SnapshotFailed
 from agent.undo_repository import ref_name as _ref_name
 
@@ -66,6 +67,8 @@ class UndoStore(AfterStates):
     def __init__(self, cwd: Path, data_dir: Path, *, max_bytes: int = 50_000_000) -> None:
         super().__init__(cwd, data_dir)
         self.max_bytes = max_bytes
+        self._open: dict[str, dict[str, Any]] = {}
+        """Snapshots taken here and not yet sealed: their manifests."""
 
     # ------------------------------------------------------------------------------ public
 
@@ -97,49 +100,50 @@ class UndoStore(AfterStates):
     async def _snapshot(
         self, session_id: str, batch_id: str, paths: Sequence[Path], whole_tree: bool
     ) -> str | None:
-        async with self._exclusive():
-            started = time.time_ns()  # the batch's window opens (`agent.undo_after`)
-            if not await self._ensure_ready():
-                raise SnapshotFailed(self.unavailable_reason or "undo is unavailable")
-            tree: str | None = None
-            tree_skipped: list[dict[str, Any]] = []
-            if whole_tree:
-                paths = [p for p in paths if not self._inside(self._absolute(p))]
-                tree = await self._stage_work_tree(tree_skipped)
-                if tree is None:
-                    raise SnapshotFailed(
-                        "the work tree was not snapshotted: "
-                        + "; ".join(item["reason"] for item in tree_skipped if item["path"] == ".")
-                    )
-            files, skipped = self._expand(paths)
-            skipped.extend(tree_skipped)
-            ignored = await self._ignored(files)
-            entries: list[dict[str, Any]] = []
-            blobs: list[str] = []
-            for path in files:
-                if path in ignored:
-                    skipped.append({"path": str(path), "reason": "ignored by .gitignore"})
-                    continue
-                entry = await self._record(path, skipped)
-                if entry is not None:
-                    entries.append(entry)
-                    if entry["state"] == "file":
-                        blobs.append(entry["blob"])
-            if not entries and not skipped and not whole_tree:
-                return None
-            manifest: dict[str, Any] = {
-                "version": 1,
-                "session": session_id,
-                "batch": batch_id,
-                "cwd": str(self.cwd),
-                "created": time.time(),
-                "started": started,
-                "entries": entries,
-                "skipped": skipped,
-            }
-            if tree is not None:
-                manifest["tree"] = tree
-            return await self._commit(session_id, batch_id, manifest, blobs, work_tree=tree)
+        if not await self._ensure_ready():
+            raise SnapshotFailed(self.unavailable_reason or "undo is unavailable")
+        started = time.time_ns()  # the batch's window opens (`agent.undo_after`)
+        tree: str | None = None
+        tree_skipped: list[dict[str, Any]] = []
+        if whole_tree:
+            paths = [p for p in paths if not self._inside(self._absolute(p))]
+            tree = await self._stage_work_tree(tree_skipped)
+            if tree is None:
+                raise SnapshotFailed(
+                    "the work tree was not snapshotted: "
+                    + "; ".join(item["reason"] for item in tree_skipped if item["path"] == ".")
+                )
+        files, skipped = self._expand(paths)
+        skipped.extend(tree_skipped)
+        ignored = await self._ignored(files)
+        entries: list[dict[str, Any]] = []
+        blobs: list[str] = []
+        for path in files:
+            if path in ignored:
+                skipped.append({"path": str(path), "reason": "ignored by .gitignore"})
+                continue
+            entry = await self._record(path, skipped)
+            if entry is not None:
+                entries.append(entry)
+                if entry["state"] == "file":
+                    blobs.append(entry["blob"])
+        if not entries and not skipped and not whole_tree:
+            return None
+        manifest: dict[str, Any] = {
+            "version": 1,
+            "session": session_id,
+            "batch": batch_id,
+            "cwd": str(self.cwd),
+            "created": time.time(),
+            "started": started,
+            "entries": entries,
+            "skipped": skipped,
+        }
+        if tree is not None:
+            manifest["tree"] = tree
+        sha = await self._commit(session_id, batch_id, manifest, blobs, work_tree=tree)
+        self._open[sha] = manifest  # until it is sealed
+        return sha
 
     async def undo_last(self, session_id: str) -> UndoResult:
         """Restore the newest not-yet-undone batch of `session_id` (only that session's)."""
@@ -209,24 +213,25 @@ class UndoStore(AfterStates):
         """
         if not self.available:
             return
-        async with self._exclusive():
+        before = self._open.pop(snapshot, None)
+        if before is None:  # taken by another store object: read it back
             shown = await self._git_run("cat-file", "blob", f"{snapshot}:manifest.json")
             if not await self._ensure_ready() or shown.returncode != 0:
                 raise SnapshotFailed(f"snapshot {snapshot[:12]} is unreadable: {_err(shown)}")
             before = cast("dict[str, Any]", json.loads(shown.stdout))
-            tree = await self._stage_work_tree([]) if whole_tree else None
-            earlier = {e["path"]: e for e in cast("list[dict[str, Any]]", before["entries"])}
-            entries: list[dict[str, Any]] = []
-            changed: list[str] = []
-            for path in [Path(name) for name in earlier]:
-                entry = await self._record(path, [])
-                if entry is not None:
-                    entries.append(entry)
-                if not _same(entry, earlier[str(path)]):
-                    changed.append(self._display(path))
-            await self._record_after(
-                before, entries, tree, changed, snapshot=snapshot, precise=not whole_tree
-            )
+        tree = await self._stage_work_tree([]) if whole_tree else None
+        earlier = {e["path"]: e for e in cast("list[dict[str, Any]]", before["entries"])}
+        entries: list[dict[str, Any]] = []
+        changed: list[str] = []
+        for path in [Path(name) for name in earlier]:
+            entry = await self._record(path, [])
+            if entry is not None:
+                entries.append(entry)
+            if not _same(entry, earlier[str(path)]):
+                changed.append(self._display(path))
+        await self._record_after(
+            before, entries, tree, changed, snapshot=snapshot, precise=not whole_tree
+        )
 
     async def _since_batch(self, snapshot: str, manifest: dict[str, Any]) -> dict[str, Any]:
         """`manifest` narrowed to what its batch changed, once sealed (`agent.undo_after`): of
@@ -268,7 +273,11 @@ class UndoStore(AfterStates):
         """Stage the work tree into the private index (`git add -A`: incremental, as the index
         remembers what it hashed; the ignore files apply) and return its tree. Files over
         `max_bytes` are left out, and named in `skipped`; so is the whole tree (None) when it
-        cannot be read or holds too much that was never snapshotted."""
+        cannot be read or holds too much that was never snapshotted. Outside an undo, it takes
+        the store's lock and an index of its own for the staging (`agent.undo_lock`)."""
+        if operation_index() is None:
+            async with self._exclusive():
+                return await self._stage_work_tree(skipped)
         changed = await self._git_run(
             "ls-files", "-z", "--others", "--modified", "--exclude-standard"
         )

@@ -3,9 +3,10 @@
 
 A snapshot is the state before a batch. Sealed once the batch's calls have run
 (`UndoStore.seal`), it also records the state after, under `refs/earshot-after/<snapshot>`: a
-commit (parent: the snapshot) whose message holds the batch's window (`window <start> <end>`,
-nanoseconds: from before the snapshot was staged to after the seal was) and whose tree holds
-`after.json` (the named files' states, the paths the batch changed) and the work tree as it was.
+commit (parent: the snapshot) whose tree is the work tree as the batch left it (for a batch that
+ran a command) and whose message holds the batch's window (`window <start> <end>`, nanoseconds:
+from before the snapshot was staged to after the seal was) and, as JSON, the named files' states
+and which of them the batch changed.
 An undo then:
 
 - puts back only what changed between before and after (a whole-tree snapshot otherwise rewinds
@@ -33,6 +34,8 @@ from agent.undo_git import git_error as _err
 from agent.undo_repository import SnapshotFailed, UndoRepository
 
 _REFS = "refs/earshot-after/"
+_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+"""git's empty tree (every repository has it): the tree of a seal that recorded no work tree."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,27 +68,20 @@ class AfterStates(UndoRepository):
         snapshot: str,
         precise: bool,
     ) -> None:
-        before_tree = before.get("tree")
-        if isinstance(before_tree, str) and tree is not None:
-            changed = {*changed, *await self._tree_changes(before_tree, tree)}
+        """Seal the batch of `snapshot` (two git processes: what it left is the commit's message
+        and tree, so no blob or tree is written for it)."""
         start = int(before.get("started") or float(before.get("created", 0)) * 1e9)
+        before_tree = before.get("tree")
         data = {
             "version": 1,
             "entries": list(entries),
-            "tree": tree,
             "changed": sorted(changed),
+            "before": before_tree if isinstance(before_tree, str) and tree else None,
             "precise": precise,
         }
-        hashed = await self._git_run(
-            "hash-object", "-w", "--stdin", input=json.dumps(data).encode()
-        )
-        lines = [f"100644 blob {hashed.stdout.decode().strip()}\tafter.json"]
-        if tree is not None:
-            lines.append(f"040000 tree {tree}\twork-tree")  # keeps its objects reachable
-        made = await self._git_run("mktree", input=("\n".join(lines) + "\n").encode())
-        message = f"window {start} {time.time_ns()}".encode()
+        message = f"window {start} {time.time_ns()}\n\n{json.dumps(data)}\n".encode()
         commit = await self._git_run(
-            "commit-tree", made.stdout.decode().strip(), "-p", snapshot, input=message
+            "commit-tree", tree or _EMPTY_TREE, "-p", snapshot, input=message
         )
         if commit.returncode != 0:
             raise SnapshotFailed(f"could not seal the batch: {_err(commit)}")
@@ -131,22 +127,27 @@ class AfterStates(UndoRepository):
         return windows
 
     async def _read_sealed(self, snapshot: str, window: tuple[int, int]) -> Sealed | None:
-        shown = await self._git_run("cat-file", "blob", f"{_REFS}{snapshot}:after.json")
+        shown = await self._git_run("cat-file", "commit", f"{_REFS}{snapshot}")
+        headers, _, message = shown.stdout.decode(errors="replace").partition("\n\n")
         try:
-            data = json.loads(shown.stdout) if shown.returncode == 0 else None
+            data = json.loads(message.partition("\n\n")[2]) if shown.returncode == 0 else None
         except ValueError:
             data = None
         if not isinstance(data, dict):
             return None
         after = cast("dict[str, Any]", data)
-        tree = after.get("tree")
+        tree = next((line[5:] for line in headers.splitlines() if line.startswith("tree ")), None)
+        changed = set(cast("list[str]", after.get("changed", [])))
+        before = after.get("before")
+        if isinstance(before, str) and tree is not None:
+            changed.update(await self._tree_changes(before, tree))
         return Sealed(
             snapshot=snapshot,
             start=window[0],
             end=window[1],
             entries=cast("list[dict[str, Any]]", after.get("entries", [])),
-            tree=tree if isinstance(tree, str) else None,
-            changed=frozenset(cast("list[str]", after.get("changed", []))),
+            tree=tree if isinstance(before, str) else None,
+            changed=frozenset(changed),
             precise=bool(after.get("precise")),
         )
 

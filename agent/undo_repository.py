@@ -69,6 +69,7 @@ class UndoRepository:
     async def _ensure_ready(self) -> bool:
         if self._ready:
             return True
+        self.undo_dir.mkdir(parents=True, exist_ok=True)
         remove_dead_copies(self._index_file)
         if not (self.git_dir / "HEAD").exists():
             env = self._env()
