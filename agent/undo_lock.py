@@ -13,14 +13,15 @@ rules keep every snapshot:
   next operation starts from what this one hashed. No two git processes ever write one index, and
   a git killed mid-way leaves a lock file on a name nobody uses again (removed with its copy, or,
   its process gone, by the next process to open the store: `remove_dead_copies`).
-- **One operation at a time per store, as far as a bounded wait allows** (`store_lock`): an anyio
-  lock per store for the sessions of this process (no polling), then an exclusive `flock` on
-  `<key>.lock` for other processes (polled, with backoff). The lock is what makes the twentieth
-  session's snapshot stat the files the first one just hashed instead of hashing them all again,
-  and keeps git's ref and config updates (`packed-refs.lock`, `config.lock`) in one queue.
-  Correctness does not rest on it: a wait that runs out (a holder stuck on a hung file system)
-  goes on without the lock, and the private index keeps that safe. The kernel releases an `flock`
-  whose holder died, so a crash never leaves the store locked.
+- **One staging at a time per store, as far as a bounded wait allows** (`store_lock`, over
+  `agent.file_lock`): an anyio lock per store for the sessions of this process, then an `flock`
+  on `<key>.lock` for other processes. It covers what uses the index (staging the work tree,
+  an undo) and makes the twentieth session's snapshot stat the files the first one just hashed
+  instead of hashing them all again; recording a snapshot (objects, a new ref) needs no lock, as
+  git writes objects and creates refs safely by itself. Correctness does not rest on the lock: a
+  wait that runs out (a holder stuck on a hung file system) goes on without it, and the private
+  index keeps that safe. Under it, git lock files a killed git left in the store are removed
+  (`remove_stale_git_locks`).
 """
 
 from __future__ import annotations
@@ -36,100 +37,28 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Final
 
-import anyio
-from anyio.lowlevel import RunVar
-
+from agent.file_lock import locked
 from providers.logs import get_logger
 
 _log = get_logger(__name__)
 
 LOCK_WAIT: Final = 30.0
 """Seconds an operation waits for the store's lock before going on without it."""
-_FIRST_POLL: Final = 0.002
-_MAX_POLL: Final = 0.05
-_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
 STALE_GIT_LOCK_SECONDS: Final = 60.0
 """A git lock file in the store this old, found while holding the store's lock, was left by a
 git that was killed: no git of ours holds one for more than a moment."""
 
 _operation_index: ContextVar[Path | None] = ContextVar("earshot_undo_index", default=None)
-_process_locks: RunVar[dict[str, anyio.Lock]] = RunVar("earshot_undo_store_locks")
-"""Per event loop (a lock belongs to the loop it was made in): store lock path -> its lock."""
-
-
-def _process_lock(path: Path) -> anyio.Lock:
-    try:
-        locks = _process_locks.get()
-    except LookupError:
-        locks: dict[str, anyio.Lock] = {}
-        _process_locks.set(locks)
-    return locks.setdefault(str(path), anyio.Lock())
-
-
-if sys.platform == "win32":  # pragma: no cover - not exercised in CI
-
-    def _try_flock(fd: int) -> bool:
-        return True  # the sessions of this process only; the private index covers the rest
-
-else:
-    import fcntl
-
-    def _try_flock(fd: int) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
 
 
 @contextlib.asynccontextmanager
 async def store_lock(path: Path, *, wait: float = LOCK_WAIT) -> AsyncGenerator[bool]:
-    """Hold the store's lock (`path`, created if missing) for the block; yields whether it is
-    held: False when `wait` seconds ran out first (or the file system cannot lock), and the
-    block then runs without it."""
-    deadline = anyio.current_time() + wait
-    lock = _process_lock(path)
-    taken = False
-    with anyio.move_on_after(wait):
-        await lock.acquire()
-        taken = True
-    descriptor: int | None = None
-    try:
-        if taken:
-            descriptor = await _flock(path, deadline)
-        if descriptor is None:
+    """Hold the store's lock (`path`) for the block (`agent.file_lock.locked`); yields whether
+    it is held: when `wait` seconds ran out first, the block runs without it."""
+    async with locked(path, wait=wait) as held:
+        if not held:
             _log.warning("undo store busy: going on without its lock", lock=str(path), wait=wait)
-        yield descriptor is not None
-    finally:
-        if descriptor is not None:
-            os.close(descriptor)  # releases the flock
-        if taken:
-            lock.release()
-
-
-async def _flock(path: Path, deadline: float) -> int | None:
-    try:
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | _CLOEXEC, 0o600)
-    except OSError:
-        return None
-    delay = _FIRST_POLL
-    try:
-        while True:
-            try:
-                if _try_flock(descriptor):
-                    return descriptor
-            except OSError:  # a file system without flock: no lock across processes
-                os.close(descriptor)
-                return None
-            left = deadline - anyio.current_time()
-            if left <= 0:
-                os.close(descriptor)
-                return None
-            await anyio.sleep(min(delay, left))
-            delay = min(delay * 2, _MAX_POLL)
-    except BaseException:
-        os.close(descriptor)
-        raise
+        yield held
 
 
 @contextlib.asynccontextmanager
