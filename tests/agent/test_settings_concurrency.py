@@ -119,3 +119,45 @@ def test_four_processes_answering_always_at_once_keep_every_answer(tmp_path: Pat
                 process.wait()
     expected = {f"Bash(p{n}-{r} *)" for n in range(PROCESSES) for r in range(10)}
     assert sorted(rules_in(remembered)) == sorted(expected)
+
+
+async def test_an_answer_or_a_revoke_in_one_session_applies_in_the_others(tmp_path: Path) -> None:
+    from agent.permission_admin import PermissionAdmin, scope_paths, settings_reloader
+    from agent.permission_gate import PermissionGate, RuleBook
+    from agent.permission_rules import PermissionRules
+    from agent.settings import load_settings
+    from agent.settings_edits import append_rule
+    from tests.agent.test_permissions_gate import FakeUser, bash, check
+
+    cwd, config_home = tmp_path / "project", tmp_path / "config"
+    cwd.mkdir()
+
+    def session() -> tuple[PermissionGate, PermissionAdmin]:
+        # as `agent.session_setup` builds them: the book reads the files again when they change
+        settings = load_settings(cwd, environ={}, config_home=config_home)
+        reload = settings_reloader(cwd, settings)
+        book = RuleBook(
+            PermissionRules.from_settings(settings),
+            reload=lambda: PermissionRules.from_settings(reload()),
+            files=tuple(scope_paths(settings, cwd).values()),
+        )
+        remembered = settings.remembered
+        assert remembered is not None
+        gate = PermissionGate(
+            book,
+            cwd=cwd,
+            roots=[cwd],
+            persist_rule=lambda list_name, rule: append_rule(remembered, list_name, rule),  # type: ignore[arg-type]
+        )
+        return gate, PermissionAdmin(cwd=cwd, settings=settings, gate=gate, book=book)
+
+    (first, first_admin), (second, _) = session(), session()  # both open before the answer
+    assert (await check(first, FakeUser(["allow_always"]), bash("make build"))).allowed
+    applied = await check(second, FakeUser([]), bash("make build"))  # no prompt: no answer
+    assert applied.allowed and applied.source == "remembered"
+
+    assert applied.rule is not None
+    assert "Revoked" in first_admin.run(f"revoke {applied.rule}").text
+    user = FakeUser(["reject_once"])
+    assert not (await check(second, user, bash("make build"))).allowed
+    assert len(user.prompts) == 1  # asked again: the revoke reached the other session
