@@ -24,8 +24,8 @@ from sessions import ExtensionEntry, UndoSnapshotEntry, new_id
 _log = get_logger(__name__)
 
 UNDO_MISSING = "undo_missing"
-"""The extension entry of a batch with no snapshot: `{batch, reason, calls}`, and `{batch,
-told: true}` once `/undo` has said so."""
+"""The extension entry of a batch with no snapshot: `{batch, session, reason, calls}`, and
+`{batch, told: true}` once `/undo` has said so."""
 
 
 @dataclass(slots=True)
@@ -86,7 +86,12 @@ class BatchUndo:
             await self._transcript.record_undo_snapshot(snapshot, batch_id, shown)
             return TakenSnapshot(None, store, snapshot, tuple(paths), whole_tree)
         _log.warning("undo snapshot failed", batch=batch_id, reason=problem)
-        data: dict[str, JsonValue] = {"batch": batch_id, "reason": problem, "calls": [*calls]}
+        data: dict[str, JsonValue] = {
+            "batch": batch_id,
+            "session": session_id,
+            "reason": problem,
+            "calls": [*calls],
+        }
         await self._transcript.stored.append(ExtensionEntry(name=UNDO_MISSING, data=data))
         return TakenSnapshot(problem)
 
@@ -123,6 +128,7 @@ class BatchUndo:
         """The batch without a snapshot that `/undo` has not yet reported, when it is newer than
         the newest snapshot not yet undone."""
         assert self._store is not None
+        session_id = self._transcript.stored.id
         entries = self._transcript.stored.entries
         missing: dict[str, tuple[int, Mapping[str, Any]]] = {}
         for position, entry in enumerate(entries):
@@ -132,6 +138,8 @@ class BatchUndo:
                 and isinstance(entry.data, dict)
             ):
                 data = cast("dict[str, Any]", entry.data)
+                if data.get("session", session_id) != session_id:
+                    continue  # copied into a fork: the batch was its source's
                 if data.get("told"):
                     missing.pop(str(data.get("batch")), None)
                 else:
@@ -139,7 +147,7 @@ class BatchUndo:
         if not missing:
             return None
         position, newest = max(missing.values(), key=lambda item: item[0])
-        pending = await self._store.newest_snapshot(self._transcript.stored.id)
+        pending = await self._store.newest_snapshot(session_id)
         snapshots = [
             index
             for index, entry in enumerate(entries)
