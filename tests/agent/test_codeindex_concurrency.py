@@ -11,7 +11,7 @@ import anyio
 
 from agent.codeindex.index import CodeIndex
 from tests.agent.test_codeindex import repo as repo  # the fixture
-from tests.agent.test_undo_concurrency import Barrier
+from tests.barrier import Barrier
 
 SESSIONS = 8
 

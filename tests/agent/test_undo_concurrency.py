@@ -16,25 +16,12 @@ import pytest
 from agent.undo import SnapshotFailed, UndoStore
 from agent.undo_git import run_git
 from tests.agent.test_undo import GIT
+from tests.barrier import Barrier
 
 pytestmark = pytest.mark.skipif(GIT is None, reason="git is required")
 
 SESSIONS = 20
 PROCESSES = 4
-
-
-class Barrier:
-    """`parties` tasks wait until all have arrived, then go on together."""
-
-    def __init__(self, parties: int) -> None:
-        self._left = parties
-        self._all_here = anyio.Event()
-
-    async def wait(self) -> None:
-        self._left -= 1
-        if self._left == 0:
-            self._all_here.set()
-        await self._all_here.wait()
 
 
 def project(root: Path) -> Path:
@@ -110,7 +97,7 @@ async def test_undoing_a_command_leaves_what_others_did_since_or_meanwhile(tmp_p
 
 async def test_a_file_changed_again_since_the_batch_is_left_and_named(tmp_path: Path) -> None:
     cwd = project(tmp_path)
-    mine, theirs = UndoStore(cwd, tmp_path / "data"), UndoStore(cwd, tmp_path / "data")
+    mine = UndoStore(cwd, tmp_path / "data")
     target = cwd / "calc.py"
     snapshot = await mine.snapshot("mine", "b1", [target])
     assert snapshot is not None
