@@ -238,10 +238,10 @@ class UndoStore(AfterStates):
         the work tree only the paths the batch changed are put back (`only`), and a path changed
         again since, or changed by a batch of another session at the same time, is left as it
         is (named under `kept`)."""
-        sealed = await self._sealed(snapshot)
-        if sealed is None:
+        seen = await self._sealed(snapshot)
+        if seen is None:
             return manifest
-        doubtful = await self._changed_alongside(sealed)
+        sealed, batch, doubtful = seen
         later = {entry["path"]: entry for entry in sealed.entries}
         entries: list[dict[str, Any]] = []
         kept: list[str] = []
@@ -259,7 +259,6 @@ class UndoStore(AfterStates):
             since: set[str] = set()
             if now is not None:
                 since = await self._tree_changes(sealed.tree, now)
-            batch = set(await self._tree_changes(before, sealed.tree))
             kept.extend(sorted(batch & (since | doubtful)))
             manifest = {**manifest, "only": sorted(batch - since - doubtful)}
         return {**manifest, "entries": entries, "kept": kept}

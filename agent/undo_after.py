@@ -47,10 +47,12 @@ class Sealed:
     end: int
     entries: Sequence[Mapping[str, Any]]
     """The named files' states after the batch (as a snapshot records them)."""
+    before: str | None
+    """The work tree before the batch (whole-tree snapshots)."""
     tree: str | None
     """The work tree after the batch (whole-tree snapshots)."""
-    changed: frozenset[str]
-    """The paths the batch changed (relative to the cwd where inside it)."""
+    named: frozenset[str]
+    """The named files the batch changed (relative to the cwd where inside it)."""
     precise: bool
     """The batch named every file it changed (no command ran)."""
 
@@ -90,27 +92,52 @@ class AfterStates(UndoRepository):
         if updated.returncode != 0:
             raise SnapshotFailed(f"could not seal the batch: {_err(updated)}")
 
-    async def _sealed(self, snapshot: str) -> Sealed | None:
-        """What the batch of `snapshot` (a commit, or a ref to one) left; None when unsealed."""
+    async def _sealed(self, snapshot: str) -> tuple[Sealed, set[str], set[str]] | None:
+        """What the batch of `snapshot` (a commit, or a ref to one) left, the paths it changed,
+        and those of them a batch of another session changed in an overlapping window (see the
+        module docstring: a precise batch is doubted only by precise ones). None when unsealed.
+        A handful of git processes, however many batches overlap."""
         resolved = await self._git_run("rev-parse", "--verify", "-q", f"{snapshot}^{{commit}}")
         sha = resolved.stdout.decode().strip()
-        if resolved.returncode != 0 or not sha:
-            return None
         windows = await self._windows()
-        if sha not in windows:
+        if resolved.returncode != 0 or sha not in windows:
             return None
-        return await self._read_sealed(sha, windows[sha])
+        start, end = windows[sha]
+        overlapping = [o for o, (s, e) in windows.items() if o != sha and s < end and start < e]
+        read = await self._read_sealed([sha, *overlapping], windows)
+        sealed = read.get(sha)
+        if sealed is None:
+            return None
+        changed = set(sealed.named)
+        if sealed.before is not None and sealed.tree is not None:
+            changed.update(await self._tree_changes(sealed.before, sealed.tree))
+        others = [
+            other
+            for name in overlapping
+            if (other := read.get(name)) is not None and (other.precise or not sealed.precise)
+        ]
+        doubtful = {path for other in others for path in other.named if path in changed}
+        doubtful.update(await self._changed_by_commands(others, changed - doubtful))
+        return sealed, changed, doubtful
 
-    async def _changed_alongside(self, sealed: Sealed) -> set[str]:
-        """The paths other batches changed in windows overlapping `sealed`'s (see the module
-        docstring: a precise batch is doubted only by precise ones)."""
-        doubtful: set[str] = set()
-        for other, (start, end) in (await self._windows()).items():
-            if other == sealed.snapshot or start >= sealed.end or sealed.start >= end:
-                continue
-            alongside = await self._read_sealed(other, (start, end))
-            if alongside is not None and (alongside.precise or not sealed.precise):
-                doubtful.update(alongside.changed)
+    async def _changed_by_commands(self, others: Sequence[Sealed], paths: set[str]) -> set[str]:
+        """Of `paths` (relative to the cwd), those a whole-tree batch of `others` changed: one
+        `cat-file --batch-check` asks each batch's trees before and after for each path."""
+        pairs = [(o, path) for o in others if o.before and o.tree for path in sorted(paths)]
+        doubtful = {path for _, path in pairs if "\n" in path or path.startswith("/")}
+        probes = [(o, path) for o, path in pairs if path not in doubtful]
+        if not probes:
+            return doubtful
+        lines = [f"{tree}:{path}\n" for o, path in probes for tree in (o.before, o.tree)]
+        found = await self._git_run(
+            "cat-file", "--batch-check=%(objectname)", input="".join(lines).encode()
+        )
+        answers = found.stdout.decode(errors="surrogateescape").splitlines()
+        if found.returncode != 0 or len(answers) != 2 * len(probes):
+            return doubtful | {path for _, path in probes}  # cannot tell: doubt them all
+        for number, (_, path) in enumerate(probes):
+            if answers[2 * number] != answers[2 * number + 1]:
+                doubtful.add(path)
         return doubtful
 
     async def _windows(self) -> dict[str, tuple[int, int]]:
@@ -126,31 +153,54 @@ class AfterStates(UndoRepository):
                 windows[snapshot] = (int(words[1]), int(words[2]))
         return windows
 
-    async def _read_sealed(self, snapshot: str, window: tuple[int, int]) -> Sealed | None:
-        shown = await self._git_run("cat-file", "commit", f"{_REFS}{snapshot}")
-        headers, _, message = shown.stdout.decode(errors="replace").partition("\n\n")
-        try:
-            data = json.loads(message.partition("\n\n")[2]) if shown.returncode == 0 else None
-        except ValueError:
-            data = None
-        if not isinstance(data, dict):
-            return None
-        after = cast("dict[str, Any]", data)
-        tree = next((line[5:] for line in headers.splitlines() if line.startswith("tree ")), None)
-        changed = set(cast("list[str]", after.get("changed", [])))
-        before = after.get("before")
-        if isinstance(before, str) and tree is not None:
-            changed.update(await self._tree_changes(before, tree))
-        return Sealed(
-            snapshot=snapshot,
-            start=window[0],
-            end=window[1],
-            entries=cast("list[dict[str, Any]]", after.get("entries", [])),
-            tree=tree if isinstance(before, str) else None,
-            changed=frozenset(changed),
-            precise=bool(after.get("precise")),
-        )
+    async def _read_sealed(
+        self, snapshots: Sequence[str], windows: Mapping[str, tuple[int, int]]
+    ) -> dict[str, Sealed]:
+        """The seals of `snapshots`, read by one `cat-file --batch`."""
+        request = "".join(f"{_REFS}{snapshot}\n" for snapshot in snapshots).encode()
+        shown = await self._git_run("cat-file", "--batch", input=request)
+        output, position = shown.stdout, 0
+        read: dict[str, Sealed] = {}
+        for snapshot in snapshots:
+            end_of_line = output.find(b"\n", position)
+            if end_of_line < 0:
+                break
+            header = output[position:end_of_line].split()
+            position = end_of_line + 1
+            if len(header) != 3 or not header[2].isdigit():
+                continue  # "<name> missing"
+            size = int(header[2])
+            body = output[position : position + size].decode(errors="replace")
+            position += size + 1
+            sealed = _parse_seal(snapshot, windows[snapshot], body)
+            if sealed is not None:
+                read[snapshot] = sealed
+        return read
 
     async def _tree_changes(self, old: str, new: str) -> set[str]:
         diff = await self._git_run("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new)
         return {name for name in diff.stdout.decode(errors="surrogateescape").split("\0") if name}
+
+
+def _parse_seal(snapshot: str, window: tuple[int, int], commit: str) -> Sealed | None:
+    headers, _, message = commit.partition("\n\n")
+    try:
+        data = json.loads(message.partition("\n\n")[2])
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    after = cast("dict[str, Any]", data)
+    tree = next((line[5:] for line in headers.splitlines() if line.startswith("tree ")), None)
+    before = after.get("before")
+    whole = isinstance(before, str) and tree is not None
+    return Sealed(
+        snapshot=snapshot,
+        start=window[0],
+        end=window[1],
+        entries=cast("list[dict[str, Any]]", after.get("entries", [])),
+        before=cast("str", before) if whole else None,
+        tree=tree if whole else None,
+        named=frozenset(cast("list[str]", after.get("changed", []))),
+        precise=bool(after.get("precise")),
+    )

@@ -72,11 +72,9 @@ class BatchUndo:
         batch_id = new_id()
         try:
             snapshot = await store.snapshot(session_id, batch_id, paths, whole_tree=whole_tree)
-        except SnapshotFailed as error:
-            problem = str(error)
         except Exception as error:
-            _log.warning("undo snapshot failed", exc_info=True)
-            problem = f"{type(error).__name__}: {error}"
+            _log.warning("undo snapshot failed", batch=batch_id, exc_info=True)
+            problem = str(error) if isinstance(error, SnapshotFailed) else repr(error)
         else:
             if snapshot is None:
                 return TakenSnapshot()
@@ -85,7 +83,6 @@ class BatchUndo:
                 shown = [".", *(name for name in shown if name.startswith("/"))]
             await self._transcript.record_undo_snapshot(snapshot, batch_id, shown)
             return TakenSnapshot(None, store, snapshot, tuple(paths), whole_tree)
-        _log.warning("undo snapshot failed", batch=batch_id, reason=problem)
         data: dict[str, JsonValue] = {
             "batch": batch_id,
             "session": session_id,
