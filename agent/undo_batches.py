@@ -16,10 +16,16 @@ from pathlib import Path
 from typing import Any, cast
 
 from agent.session_transcript import SessionTranscript
-from agent.undo import SnapshotFailed, UndoStore
+from agent.undo import SnapshotFailed, UndoResult, UndoStore
 from providers.logs import get_logger
 from providers.types import JsonValue
-from sessions import ExtensionEntry, UndoSnapshotEntry, new_id
+from sessions import (
+    ExtensionEntry,
+    SessionBusy,
+    SessionWriteFailed,
+    UndoSnapshotEntry,
+    new_id,
+)
 
 _log = get_logger(__name__)
 
@@ -94,22 +100,28 @@ class BatchUndo:
 
     async def undo_last(self) -> str:
         """Restore the files changed by the last batch; says what happened."""
+        return (await self.undo()).message
+
+    async def undo(self) -> UndoResult:
+        """`undo_last`, with whether anything was restored (`earshot undo`'s exit status)."""
         if self._store is None:
-            return "Undo is not available in this session."
+            return UndoResult(False, "Undo is not available in this session.")
         missing = await self._newest_missing()
         if missing is not None:
             batch = missing["batch"]
             told = ExtensionEntry(name=UNDO_MISSING, data={"batch": batch, "told": True})
-            await self._transcript.stored.append(told)
             calls = cast("list[str]", missing.get("calls") or [])
             what = f" ({'; '.join(calls)})" if calls else ""
-            return (
+            message = (
                 f"The last batch of tool calls, {batch}{what}, has no undo snapshot: "
                 f"{missing.get('reason')}. It cannot be undone, so nothing was restored; "
-                "run /undo again to undo the batch before it."
             )
-        result = await self._store.undo_last(self._transcript.stored.id)
-        return result.message
+            try:
+                await self._transcript.stored.append(told)
+            except (SessionBusy, SessionWriteFailed):  # open in another process: it says so
+                return UndoResult(False, message + "undo there to go on to the batch before.")
+            return UndoResult(False, message + "run /undo again to undo the batch before it.")
+        return await self._store.undo_last(self._transcript.stored.id)
 
     async def restore(self, snapshots: Sequence[UndoSnapshotEntry]) -> str:
         """Put back what the batches of `snapshots` (oldest first) changed, newest batch first,
