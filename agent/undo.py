@@ -42,7 +42,7 @@ from typing import Any, cast
 
 from agent.undo_after import AfterStates
 from agent.undo_git import git_error as _err
-from agent.undo_lock import operation_index
+from agent.undo_lock import operation_exclusive, operation_index
 from agent.undo_repository import SnapshotFailed
 from agent.undo_repository import ref_name as _ref_name
 
@@ -51,6 +51,15 @@ _MAX_TREE_FILES = 50_000
 _MAX_TREE_BYTES = 1_000_000_000
 """A whole-tree snapshot hashing more than this (files or bytes not in the private index yet)
 is skipped, saying so: the first command in a huge unignored tree must not stall the turn."""
+
+
+_LOCK_FILES = 500
+_LOCK_BYTES = 20_000_000
+"""A staging with more new or changed files (or bytes) than this takes the store's lock."""
+
+
+class _MuchToHash(Exception):
+    """A staging without the store's lock found much to hash: it is done again under it."""
 
 
 @dataclass(frozen=True)
@@ -272,9 +281,16 @@ class UndoStore(AfterStates):
         """Stage the work tree into the private index (`git add -A`: incremental, as the index
         remembers what it hashed; the ignore files apply) and return its tree. Files over
         `max_bytes` are left out, and named in `skipped`; so is the whole tree (None) when it
-        cannot be read or holds too much that was never snapshotted. Outside an undo, it takes
-        the store's lock and an index of its own for the staging (`agent.undo_lock`)."""
+        cannot be read or holds too much that was never snapshotted. Outside an undo, it works
+        on an index of its own, under the store's lock when there is much to hash
+        (`agent.undo_lock`)."""
         if operation_index() is None:
+            mark = len(skipped)
+            try:
+                async with self._exclusive(locked=False):
+                    return await self._stage_work_tree(skipped)
+            except _MuchToHash:
+                del skipped[mark:]
             async with self._exclusive():
                 return await self._stage_work_tree(skipped)
         changed = await self._git_run(
@@ -302,6 +318,8 @@ class UndoStore(AfterStates):
         if total > _MAX_TREE_BYTES:
             skipped.append({"path": ".", "reason": f"{total} bytes of new or changed files"})
             return None
+        if not operation_exclusive() and (len(names) > _LOCK_FILES or total > _LOCK_BYTES):
+            raise _MuchToHash
         specs = ["."] + [f":(exclude,literal){name}" for name in oversized]
         payload = "".join(spec + "\0" for spec in specs).encode(errors="surrogateescape")
         added = await self._git_run(

@@ -13,15 +13,18 @@ rules keep every snapshot:
   next operation starts from what this one hashed. No two git processes ever write one index, and
   a git killed mid-way leaves a lock file on a name nobody uses again (removed with its copy, or,
   its process gone, by the next process to open the store: `remove_dead_copies`).
-- **One staging at a time per store, as far as a bounded wait allows** (`store_lock`, over
-  `agent.file_lock`): an anyio lock per store for the sessions of this process, then an `flock`
-  on `<key>.lock` for other processes. It covers what uses the index (staging the work tree,
-  an undo) and makes the twentieth session's snapshot stat the files the first one just hashed
-  instead of hashing them all again; recording a snapshot (objects, a new ref) needs no lock, as
-  git writes objects and creates refs safely by itself. Correctness does not rest on the lock: a
-  wait that runs out (a holder stuck on a hung file system) goes on without it, and the private
-  index keeps that safe. Under it, git lock files a killed git left in the store are removed
-  (`remove_stale_git_locks`).
+- **The store's lock where it saves work** (`store_lock`, over `agent.file_lock`: an anyio lock
+  per store for the sessions of this process, then an `flock` on `<key>.lock` for other
+  processes, a bounded wait). Undos take it (they restore files, and retire refs under git's
+  `packed-refs.lock`), and so does staging a work tree with much to hash (the first snapshot
+  of a large project): the twentieth session then stats what the first just hashed instead of
+  hashing it all again. Staging little (the usual snapshot: a few files changed since the last
+  one) runs without it, side by side: measured with 20 sessions (`bench/concurrency.py`),
+  queueing every staging cost more than the hashing it saved. Recording a snapshot (objects, a
+  new ref) needs no lock, as git writes objects and creates refs safely by itself.
+  Correctness never rests on the lock: a wait that runs out (a holder stuck on a hung file
+  system) goes on without it, and the private index keeps that safe. Under it, git lock files
+  a killed git left in the store are removed (`remove_stale_git_locks`).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ STALE_GIT_LOCK_SECONDS: Final = 60.0
 git that was killed: no git of ours holds one for more than a moment."""
 
 _operation_index: ContextVar[Path | None] = ContextVar("earshot_undo_index", default=None)
+_operation_exclusive: ContextVar[bool] = ContextVar("earshot_undo_exclusive", default=False)
 
 
 @contextlib.asynccontextmanager
@@ -63,21 +67,28 @@ async def store_lock(path: Path, *, wait: float = LOCK_WAIT) -> AsyncGenerator[b
 
 @contextlib.asynccontextmanager
 async def store_operation(
-    lock: Path, index: Path, git_dir: Path, wait: float = LOCK_WAIT
+    lock: Path, index: Path, git_dir: Path, wait: float = LOCK_WAIT, *, exclusive: bool = True
 ) -> AsyncGenerator[Path]:
-    """One operation on the store: under its lock (`store_lock` on `lock`, git's leftover lock
-    files removed once held) and on its own copy of `index` (`private_index`), which
-    `operation_index()` returns inside the block (in this task, and tasks it starts)."""
+    """One operation on the store, on its own copy of `index` (`private_index`), which
+    `operation_index()` returns inside the block (in this task, and tasks it starts); if
+    `exclusive`, under the store's lock too (`store_lock` on `lock`; git's leftover lock files
+    removed once held), which `operation_exclusive()` then says."""
     lock.parent.mkdir(parents=True, exist_ok=True)
-    async with store_lock(lock, wait=wait) as held:
-        if held:
+    async with contextlib.AsyncExitStack() as stack:
+        if exclusive and await stack.enter_async_context(store_lock(lock, wait=wait)):
             remove_stale_git_locks(git_dir)
-        with private_index(index) as private:
-            token = _operation_index.set(private)
-            try:
-                yield private
-            finally:
-                _operation_index.reset(token)
+        private = stack.enter_context(private_index(index))
+        tokens = (_operation_index.set(private), _operation_exclusive.set(exclusive))
+        try:
+            yield private
+        finally:
+            _operation_exclusive.reset(tokens[1])
+            _operation_index.reset(tokens[0])
+
+
+def operation_exclusive() -> bool:
+    """Whether the operation running in this task holds (or waited for) the store's lock."""
+    return _operation_exclusive.get()
 
 
 def operation_index() -> Path | None:

@@ -63,8 +63,10 @@ class UndoRepository:
         resolved = await self._git_run("rev-parse", max(refs)[1])
         return resolved.stdout.decode().strip() or None
 
-    def _exclusive(self) -> contextlib.AbstractAsyncContextManager[Path]:
-        return store_operation(self._lock_file, self._index_file, self.git_dir, self.lock_wait)
+    def _exclusive(self, *, locked: bool = True) -> contextlib.AbstractAsyncContextManager[Path]:
+        return store_operation(
+            self._lock_file, self._index_file, self.git_dir, self.lock_wait, exclusive=locked
+        )
 
     async def _ensure_ready(self) -> bool:
         if self._ready:

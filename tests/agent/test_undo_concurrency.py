@@ -53,7 +53,7 @@ async def test_sessions_snapshotting_at_once_each_undo_only_their_own_files(
                 group.start_soon(session, number)
     # the store's shared index is whole (renamed into place) and no copy is left behind
     undo_dir = tmp_path / "data" / "undo"
-    assert sorted(p.suffix for p in undo_dir.iterdir()) == [".git", ".index", ".lock"]
+    assert sorted(p.suffix for p in undo_dir.iterdir()) == [".git", ".index"]
     for number in [*range(0, SESSIONS, 2), *range(1, SESSIONS, 2)]:
         others = {n: path.exists() for n, path in made.items() if n != number}
         undone = await stores[number].undo_last(f"s{number}")
@@ -141,10 +141,10 @@ async def test_git_lock_files_left_by_a_killed_git_do_not_stop_snapshots(tmp_pat
     (cwd / "calc.py").write_text("changed\n", encoding="utf-8")
     fresh = UndoStore(cwd, tmp_path / "data")
     assert await fresh.snapshot("s", "b2", [], whole_tree=True)
-    assert not packed.exists()
     (cwd / "calc.py").write_text("changed again\n", encoding="utf-8")
     undone = await fresh.undo_last("s")  # retiring the ref takes packed-refs.lock
     assert undone.restored, undone.message
+    assert not packed.exists()
     assert (cwd / "calc.py").read_text(encoding="utf-8") == "changed\n"
 
 
@@ -155,15 +155,18 @@ async def test_a_lock_held_too_long_is_waited_for_a_bounded_time_then_gone_witho
 
     cwd = project(tmp_path)
     store = UndoStore(cwd, tmp_path / "data")
-    assert await store.snapshot("s", "b1", [], whole_tree=True)
-    lock = os.open(store.undo_dir / f"{store.git_dir.stem}.lock", os.O_RDWR)
+    assert await store.snapshot("s", "b1", [cwd / "calc.py"])
+    (cwd / "calc.py").write_text("changed\n", encoding="utf-8")
+    lock = os.open(store.undo_dir / f"{store.git_dir.stem}.lock", os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process, stuck while holding it
         store.lock_wait = 0.2
         with anyio.fail_after(20):
-            assert await store.snapshot("s", "b2", [cwd / "calc.py"])
+            undone = await store.undo_last("s")  # an undo takes the lock
+        assert undone.restored, undone.message
     finally:
         os.close(lock)
+    assert (cwd / "calc.py").read_text(encoding="utf-8").startswith("def add")
 
 
 async def test_a_snapshot_that_cannot_be_taken_says_why(tmp_path: Path) -> None:
@@ -181,3 +184,33 @@ async def test_a_snapshot_that_cannot_be_taken_says_why(tmp_path: Path) -> None:
         blocked = tmp_path / "blocked"
         blocked.write_text("a file where the data dir should be\n", encoding="utf-8")
         await UndoStore(cwd, blocked).snapshot("s", "b1", [cwd / "calc.py"])
+
+
+async def test_only_a_staging_with_much_to_hash_queues_for_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    from structlog.testing import capture_logs
+
+    import agent.undo
+
+    cwd = project(tmp_path)
+    for number in range(5):
+        (cwd / f"module{number}.py").write_text(f"value = {number}\n", encoding="utf-8")
+    store = UndoStore(cwd, tmp_path / "data")
+    store.lock_wait = 0.2
+    store.undo_dir.mkdir(parents=True)
+    lock = os.open(store.undo_dir / f"{store.git_dir.stem}.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another session is staging
+        monkeypatch.setattr(agent.undo, "_LOCK_FILES", 3)
+        with capture_logs() as first:  # 6 files never hashed: it waits for the lock
+            assert await store.snapshot("s", "b1", [], whole_tree=True)
+        (cwd / "module0.py").write_text("changed\n", encoding="utf-8")
+        with capture_logs() as later:  # one changed file: it goes ahead
+            assert await store.snapshot("s", "b2", [], whole_tree=True)
+    finally:
+        os.close(lock)
+    assert [entry["event"] for entry in first] == ["undo store busy: going on without its lock"]
+    assert later == []
