@@ -25,8 +25,10 @@ excludes, which belong to config we deliberately do not read) and files over `ma
 snapshotted; the undo message names them. No git on PATH: `available` is False and both methods
 return without doing anything. A snapshot that cannot be taken raises `SnapshotFailed` saying why.
 
-Every session of a project (of this process or another) shares the store: each operation takes
-its lock for a bounded wait and works on a copy of the index of its own (`agent.undo_lock`).
+Every session of a project (of this process or another) shares the store: each operation works
+on a copy of the index of its own, and undos and large stagings take the store's lock for a
+bounded wait (`agent.undo_lock`). Each batch is sealed once its calls have run, and an undo puts
+back only what that batch changed (`agent.undo_after`).
 """
 
 from __future__ import annotations
