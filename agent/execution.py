@@ -37,7 +37,7 @@ from agent.tool_calls import (
     permission_request,
 )
 from agent.tool_env import scrub
-from agent.tooling import Tooling
+from agent.tooling import BatchSnapshot, Tooling
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput
 from agent.tools.services import RECHECK_PERMISSION
 from providers.logs import get_logger
@@ -62,6 +62,9 @@ class BatchState:
     """The files the batch's successful edits changed so far (for the verify commands)."""
     last_edit: str | None = None
     """The id of the batch's last file-edit call: the verify commands run after it."""
+    undo_problem: str | None = None
+    """Why the batch cannot be undone (its snapshot failed): said in each mutating call's
+    result."""
 
 
 class ToolExecutor:
@@ -83,33 +86,53 @@ class ToolExecutor:
         if self._tooling.checks is not None and self._tooling.checks.enabled:
             edits = [item.call.id for item in batch if _edited_paths(item)]
             state.last_edit = edits[-1] if edits else None
-        snapshot_taken = False
-        for group in _groups(batch):
-            if len(group) == 1:
-                first = group[0]
-                if (
-                    isinstance(first, ValidCall)
-                    and not first.tool.read_only
-                    and not snapshot_taken
-                    and self._tooling.snapshot is not None
-                ):
-                    snapshot_taken = True
-                    await self._take_snapshot(snapshot_paths, whole_tree)
-                await self._run_one(first, state, record)
-                continue
-            async with anyio.create_task_group() as group_tasks:
-                for item in group:
-                    group_tasks.start_soon(self._run_one, item, state, record)
+        taken: BatchSnapshot | None = None
+        try:
+            for group in _groups(batch):
+                if len(group) == 1:
+                    first = group[0]
+                    if (
+                        isinstance(first, ValidCall)
+                        and not first.tool.read_only
+                        and taken is None
+                        and self._tooling.snapshot is not None
+                    ):
+                        taken = await self._take_snapshot(batch, snapshot_paths, whole_tree)
+                        state.undo_problem = taken.problem
+                    await self._run_one(first, state, record)
+                    continue
+                async with anyio.create_task_group() as group_tasks:
+                    for item in group:
+                        group_tasks.start_soon(self._run_one, item, state, record)
+        finally:
+            if taken is not None:
+                with anyio.CancelScope(shield=True):  # a cancelled batch changed files too
+                    await self._seal(taken)
         return [state.results[item.call.id] for item in batch if item.call.id in state.results]
 
-    async def _take_snapshot(self, paths: Sequence[Path], whole_tree: bool) -> None:
+    async def _take_snapshot(
+        self, batch: Sequence[CheckedCall], paths: Sequence[Path], whole_tree: bool
+    ) -> BatchSnapshot:
         snapshot = self._tooling.snapshot
         assert snapshot is not None
+        calls = [
+            item.ui.title or item.call.name
+            for item in batch
+            if isinstance(item, ValidCall) and not item.tool.read_only
+        ]
         try:
-            await snapshot(paths, whole_tree)
-        except Exception:
-            # Undo is a safety net; a failure to take one must not stop the work.
+            return await snapshot(paths, whole_tree, calls)
+        except Exception as error:
+            # Undo is a safety net; a failure to take one must not stop the work, and is said.
             _log.warning("undo snapshot failed", exc_info=True)
+            return _Unsnapshotted(f"{type(error).__name__}: {error}")
+
+    async def _seal(self, taken: BatchSnapshot) -> None:
+        try:
+            await taken.seal()
+        except Exception:
+            # Without it, an undo of the batch puts back its whole snapshot (as before).
+            _log.warning("undo snapshot could not be sealed", exc_info=True)
 
     async def _run_one(self, item: CheckedCall, state: BatchState, record: Record) -> None:
         call = item.call
@@ -138,6 +161,8 @@ class ToolExecutor:
             _log.warning("tool raised", tool=tool.name, exc_info=True)
             output = ToolOutput.error(scrub(f"{tool.name} failed: {type(exc).__name__}: {exc}"))
         content = list(output.content) or [TextPart(text="(no output)")]
+        if state.undo_problem is not None and not tool.read_only:
+            content.append(TextPart(text=_not_undoable(state.undo_problem)))
         status: ToolStatus = "failed" if output.is_error else "completed"
         finish = partial(
             self._finish,
@@ -376,6 +401,23 @@ def _edited_paths(item: CheckedCall) -> list[Path]:
         return []
     decided = item.ctx.decided
     return [place.path for place in decided] if decided else list(request.paths)
+
+
+@dataclass(frozen=True, slots=True)
+class _Unsnapshotted:
+    """A batch whose snapshot raised: it cannot be undone."""
+
+    problem: str | None
+
+    async def seal(self) -> None:
+        return None
+
+
+def _not_undoable(problem: str) -> str:
+    return (
+        f"\n(earshot could not snapshot the files before this batch, so /undo cannot undo this "
+        f"change: {scrub(problem)})"
+    )
 
 
 def _mutation_paths(batch: Sequence[CheckedCall]) -> tuple[list[Path], bool]:

@@ -78,7 +78,7 @@ class PermissionAdmin:
         self._settings = settings
         self._gate = gate
         self._book = book
-        self._reload = reload if reload is not None else _reloader(cwd, settings)
+        self._reload = reload if reload is not None else settings_reloader(cwd, settings)
 
     @property
     def book(self) -> RuleBook | None:
@@ -125,7 +125,7 @@ class PermissionAdmin:
         settings = self._settings
         if settings is None:
             return []
-        paths = _scope_paths(settings, self._cwd)
+        paths = scope_paths(settings, self._cwd)
         shown: list[dict[str, JsonValue]] = []
         for scope in _SHOWN_ORDER:
             path = paths.get(scope)
@@ -175,7 +175,7 @@ class PermissionAdmin:
         if self._gate.forget(wanted):
             done.append("this session's answers")
         settings = self._settings
-        paths = _scope_paths(settings, self._cwd) if settings is not None else {}
+        paths = scope_paths(settings, self._cwd) if settings is not None else {}
         for scope in ("remembered", "user"):
             path = paths.get(scope)
             if path is None:
@@ -234,7 +234,8 @@ class PermissionAdmin:
         return ""
 
 
-def _reloader(cwd: Path, settings: Settings | None) -> Callable[[], Settings]:
+def settings_reloader(cwd: Path, settings: Settings | None) -> Callable[[], Settings]:
+    """Reads the settings of `cwd` again, from the config home `settings` were read from."""
     # The remembered file is `<config home>/earshot/projects/<name>.json`: the session's
     # settings were read from that config home, whatever the environment says now.
     remembered = settings.remembered if settings is not None else None
@@ -248,7 +249,8 @@ def _reloader(cwd: Path, settings: Settings | None) -> Callable[[], Settings]:
     return reload
 
 
-def _scope_paths(settings: Settings, cwd: Path) -> dict[Scope, Path]:
+def scope_paths(settings: Settings, cwd: Path) -> dict[Scope, Path]:
+    """The settings files of each scope a session of `cwd` reads its rules from."""
     paths: dict[Scope, Path] = {
         "project": cwd / ".earshot" / "settings.json",
         "local": cwd / ".earshot" / "settings.local.json",
@@ -358,4 +360,11 @@ def _describe_builtin(scope: Mapping[str, JsonValue]) -> list[str]:
     ]
 
 
-__all__ = ["LISTS", "OWN_SCOPES", "PermissionAdmin", "PermissionsReport"]
+__all__ = [
+    "LISTS",
+    "OWN_SCOPES",
+    "PermissionAdmin",
+    "PermissionsReport",
+    "scope_paths",
+    "settings_reloader",
+]

@@ -7,6 +7,7 @@ search tools apply to the paths they list.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -35,9 +36,12 @@ from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.rule_proposals import propose_refusals, propose_rules
 from agent.safe_paths import Decided, FileId
 from agent.tools.base import PermissionRequest, ScopeContract
+from providers.logs import get_logger
 
 if TYPE_CHECKING:
     from agent.sandbox import SandboxStatus
+
+_log = get_logger(__name__)
 
 _RG_GLOB_SPECIAL = frozenset("[]{},!\\")
 
@@ -78,13 +82,54 @@ class RuleBook:
     """The settings files' rules as a session applies them: held apart from the gate, so that
     what is handed the gate (every tool, through its `Tooling`) has no way to change them. Only
     the session's `/permissions` command (`agent.permission_admin`) holds the book, and replaces
-    its rules with the files' after the user edited one of their own."""
+    its rules with the files' after the user edited one of their own.
 
-    def __init__(self, rules: PermissionRules) -> None:
+    Other sessions edit the same files (an "always" answer, `/permissions revoke`), and so does
+    the user by hand: with `reload` and the `files` it reads, `refresh` reads the rules again
+    whenever one of the files changed (inode, modification time or size) since."""
+
+    def __init__(
+        self,
+        rules: PermissionRules,
+        *,
+        reload: Callable[[], PermissionRules] | None = None,
+        files: Sequence[Path] = (),
+    ) -> None:
         self.rules = rules
         self.only: tuple[Rule, ...] | None = None
         """While a command whose `allowed_tools` narrow the turn runs: a call none of these
         match is refused (a call one matches is still decided as usual)."""
+        self._reload = reload
+        self._files = tuple(files)
+        self._seen = _signatures(self._files)
+
+    def refresh(self) -> bool:
+        """Read the rules again if one of their files changed since they were read; True when
+        they were. A file that cannot be read now leaves the rules as they were."""
+        if self._reload is None:
+            return False
+        seen = _signatures(self._files)
+        if seen == self._seen:
+            return False
+        self._seen = seen
+        try:
+            self.rules = self._reload()
+        except Exception:
+            _log.warning("could not read the permission rules again", exc_info=True)
+            return False
+        return True
+
+
+def _signatures(files: Sequence[Path]) -> tuple[tuple[int, int, int] | None, ...]:
+    signatures: list[tuple[int, int, int] | None] = []
+    for path in files:
+        try:
+            info = os.stat(path)
+        except OSError:
+            signatures.append(None)
+        else:
+            signatures.append((info.st_ino, info.st_mtime_ns, info.st_size))
+    return tuple(signatures)
 
 
 class PermissionGate:
@@ -210,6 +255,10 @@ class PermissionGate:
         scope: ScopeContract,
     ) -> GateOutcome:
         """Decide the call, asking the user through `interaction` if the policy says so."""
+        if self._book.refresh():
+            # The file is the truth for "always" answers: one revoked elsewhere goes here too.
+            self._granted = [rule for rule in self._granted if rule.source != "remembered"]
+            self._refused = [rule for rule in self._refused if rule.source != "remembered"]
         only = self._book.only
         if only is not None and allowed_by(only, Subject.of(request, self._cwd)) is None:
             reason = "not among the tools the running command allows"
@@ -310,14 +359,16 @@ class PermissionGate:
                 self._granted.extend(parse_rule(text, "session") for text in proposals)
                 return GateOutcome(True, False, "prompt", kind, "allowed for this session")
             case "allow_always":
-                self._granted.extend(parse_rule(text, "remembered") for text in proposals)
                 note = self._persist("allow", proposals)
+                source = "session" if note else "remembered"  # kept here alone if not saved
+                self._granted.extend(parse_rule(text, source) for text in proposals)
                 return GateOutcome(True, False, "prompt", kind, "always allowed" + note)
             case "reject_once":
                 return GateOutcome(False, False, "prompt", kind, "rejected by the user")
             case "reject_always":
-                self._refused.extend(parse_rule(text, "remembered") for text in refusals)
                 note = self._persist("deny", refusals)
+                source = "session" if note else "remembered"
+                self._refused.extend(parse_rule(text, source) for text in refusals)
                 return GateOutcome(False, False, "prompt", kind, "always rejected" + note)
             case _:
                 assert_never(kind)

@@ -201,7 +201,7 @@ async def set_up(
     worker = SessionWorker()
     remembered = None if settings is None else settings.remembered
     sandbox = await _sandbox(settings, roots)
-    book = RuleBook(rules)
+    book = _rule_book(cwd, settings, rules)
     gate = PermissionGate(
         book,
         cwd=cwd,
@@ -257,6 +257,21 @@ def _protected(roots: Sequence[Path], settings: Settings | None) -> ProtectedPat
         else (remembered.parent.parent / "settings.json", remembered.parent)
     )
     return protected_paths(roots, settings_files=own)
+
+
+def _rule_book(cwd: Path, settings: Settings | None, rules: PermissionRules) -> RuleBook:
+    """The session's rules, read again when one of their files changes (an "always" answer or
+    a revoke in another session: `RuleBook.refresh`); fixed for settings not read from files."""
+    if settings is None or settings.remembered is None:
+        return RuleBook(rules)
+    from agent.permission_admin import scope_paths, settings_reloader
+
+    reload = settings_reloader(cwd, settings)
+    return RuleBook(
+        rules,
+        reload=lambda: PermissionRules.from_settings(reload()),
+        files=tuple(scope_paths(settings, cwd).values()),
+    )
 
 
 def _persister(remembered: Path) -> Callable[[str, str], None]:

@@ -1,16 +1,26 @@
 """The changes earshot makes to a user's settings files: "always" answers added to the remembered
 file for a project, and directories trusted or no longer trusted (`earshot trust`). Each rewrite
-keeps what it does not touch, and leaves a file that is not valid settings as it is."""
+keeps what it does not touch, and leaves a file that is not valid settings as it is.
+
+Many sessions edit the same files (two threads answering "always" at once, `/permissions revoke`
+in one window while another saves an answer, `providers/set` from a second editor), so an edit
+is read, changed and written under an exclusive lock on the file (`edit_lock`: an `flock` on
+`.<name>.lock` beside it, which threads of one process contend for too), and the new content
+replaces the file atomically (a unique temporary name, renamed): no edit is lost, and a reader
+(a session loading its settings) sees the old file or the new, never half of one.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
+from agent.file_lock import locked_sync
 from agent.settings import (
     InvalidSettings,
     PermissionList,
@@ -23,6 +33,8 @@ from agent.settings import (
 )
 from agent.trust import TRUSTED_DIRECTORIES_KEY, resolve_directory
 
+EDIT_LOCK_WAIT = 10.0
+"""Seconds an edit waits for another to finish with the file (each holds it for a moment)."""
 ANSWERED_AT_KEY = "answeredAt"
 """In the remembered file: when each rule was added (`"<list>:<rule>"` -> ISO 8601 UTC)."""
 
@@ -81,9 +93,6 @@ def remove_rule(path: Path, scope: Scope, matches: Callable[[str], bool]) -> lis
         SettingsError: the existing file is not valid settings (it is left untouched).
     """
     removed: list[str] = []
-    parsed = read_settings_file(path, scope)
-    if parsed is None:
-        return removed
 
     def edit(data: dict[str, Any]) -> None:
         permissions = cast("dict[str, Any]", data.get("permissions", {}))
@@ -97,13 +106,9 @@ def remove_rule(path: Path, scope: Scope, matches: Callable[[str], bool]) -> lis
         for key in removed:
             answered.pop(key, None)
 
-    if not any(
-        matches(rule)
-        for list_name in ("allow", "ask", "deny")
-        for rule in cast("list[str]", getattr(parsed.permissions, list_name))
-    ):
+    if not path.exists():
         return removed
-    _rewrite(path, scope, edit)
+    _rewrite(path, scope, edit, unless_unchanged=True)
     return removed
 
 
@@ -172,21 +177,43 @@ def _rewrite(
     edit: Callable[[dict[str, Any]], None],
     *,
     new_mode: int | None = None,
+    unless_unchanged: bool = False,
 ) -> None:
-    """Apply `edit` to a settings file's JSON, keeping what it does not touch; an invalid file
-    raises `SettingsError` and is left as it is rather than overwritten."""
-    if read_settings_file(path, scope) is None or not path.read_text(encoding="utf-8").strip():
-        data: dict[str, Any] = {}
-    else:
-        data = cast("dict[str, Any]", json.loads(path.read_text(encoding="utf-8")))
-    edit(data)
-    try:
-        SettingsFile.model_validate(data)
-    except InvalidSettings as error:
-        raise SettingsError(f"{path}: the edit would make it invalid: {error}") from None
+    """Apply `edit` to a settings file's JSON, keeping what it does not touch, under the file's
+    edit lock (read, edit and write: see the module docstring); an invalid file raises
+    `SettingsError` and is left as it is rather than overwritten. With `unless_unchanged`,
+    nothing is written when `edit` changed nothing."""
+    with edit_lock(path):
+        if read_settings_file(path, scope) is None or not path.read_text(encoding="utf-8").strip():
+            data: dict[str, Any] = {}
+        else:
+            data = cast("dict[str, Any]", json.loads(path.read_text(encoding="utf-8")))
+        original = json.dumps(data, sort_keys=True)
+        edit(data)
+        if unless_unchanged and json.dumps(data, sort_keys=True) == original:
+            return
+        try:
+            SettingsFile.model_validate(data)
+        except InvalidSettings as error:
+            raise SettingsError(f"{path}: the edit would make it invalid: {error}") from None
+        mode = None if path.exists() else new_mode
+        write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode)
+
+
+@contextlib.contextmanager
+def edit_lock(path: Path) -> Generator[None]:
+    """Hold the edit lock of the settings file at `path` (creating its directory) for the block
+    (`agent.file_lock.locked_sync` on `.<name>.lock` beside it).
+
+    Raises:
+        SettingsError: another edit held it for `EDIT_LOCK_WAIT` seconds.
+        OSError: the lock file cannot be created.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = None if path.exists() else new_mode
-    write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode)
+    with locked_sync(path.with_name(f".{path.name}.lock"), wait=EDIT_LOCK_WAIT) as held:
+        if not held:
+            raise SettingsError(f"{path} is being edited elsewhere; try again")
+        yield
 
 
 def write_private(path: Path, text: str, *, mode: int | None) -> None:
@@ -199,13 +226,18 @@ def write_private(path: Path, text: str, *, mode: int | None) -> None:
             mode = path.stat().st_mode & 0o777
         except FileNotFoundError:
             mode = None
-    partial = path.with_name(path.name + ".partial")
-    partial.unlink(missing_ok=True)
+    # A name of its own: a writer that does not take the edit lock (an older earshot, a test)
+    # must not share it.
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.partial")
     descriptor = os.open(
         partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode
     )
-    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-        if mode is not None:
-            os.fchmod(file.fileno(), mode)  # the umask may have narrowed it
-        file.write(text)
-    partial.replace(path)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            if mode is not None:
+                os.fchmod(file.fileno(), mode)  # the umask may have narrowed it
+            file.write(text)
+        partial.replace(path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise

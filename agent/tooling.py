@@ -106,8 +106,25 @@ class EditCheck(Protocol):
     ) -> str | None: ...
 
 
-Snapshot = Callable[[Sequence[Path], bool], Awaitable[None]]
-"""`snapshot(paths, whole_tree)`: record what a batch may change before it runs (undo)."""
+class BatchSnapshot(Protocol):
+    """The undo snapshot of one batch (`agent.undo_batches`)."""
+
+    @property
+    def problem(self) -> str | None:
+        """Why the batch cannot be undone (no snapshot could be taken); None when it can, or
+        when undo is off altogether (the session said so once)."""
+        ...
+
+    async def seal(self) -> None:
+        """Once the batch's calls have run: record what they left, so that `/undo` puts back
+        only what the batch changed."""
+        ...
+
+
+Snapshot = Callable[[Sequence[Path], bool, Sequence[str]], Awaitable[BatchSnapshot]]
+"""`snapshot(paths, whole_tree, calls)`: record what a batch may change before it runs (undo);
+`calls` names the batch's mutating calls (their titles), for `/undo` to say which batch it
+cannot undo."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,25 +23,25 @@ attributes, so both directions are byte for byte.
 Ignored paths (the project's `.gitignore` files; not `.git/info/exclude` or the user's global
 excludes, which belong to config we deliberately do not read) and files over `max_bytes` are not
 snapshotted; the undo message names them. No git on PATH: `available` is False and both methods
-return without doing anything.
+return without doing anything. A snapshot that cannot be taken raises `SnapshotFailed` saying why.
+
+Every session of a project (of this process or another) shares the store: each operation works
+on a copy of the index of its own, and undos and large stagings take the store's lock for a
+bounded wait (`agent.undo_lock`). Each batch is sealed once its calls have run, and an undo puts
+back only what that batch changed (`agent.undo_after`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
-import shutil
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from subprocess import CompletedProcess
 from typing import Any, cast
 
-import anyio
-
+from agent.undo_after import AfterStates
 from agent.undo_files import (
     Refused,
     blobs,
@@ -53,24 +53,25 @@ from agent.undo_files import (
     restore_link,
     tree_entries,
 )
+from agent.undo_git import git_error as _err
+from agent.undo_lock import operation_exclusive, operation_index
+from agent.undo_repository import SnapshotFailed
+from agent.undo_repository import ref_name as _ref_name
 
-_GIT_CONFIG = (
-    "core.hooksPath=/dev/null",
-    "core.fsmonitor=false",
-    "core.autocrlf=false",
-    "core.safecrlf=false",
-    "core.quotePath=false",
-    "gc.auto=0",
-    "maintenance.auto=false",
-    "commit.gpgSign=false",
-)
 _MAX_FILES = 5_000
 _MAX_TREE_FILES = 50_000
 _MAX_TREE_BYTES = 1_000_000_000
 """A whole-tree snapshot hashing more than this (files or bytes not in the private index yet)
 is skipped, saying so: the first command in a huge unignored tree must not stall the turn."""
-_RAW_ATTRIBUTES = "* -text -filter -ident -working-tree-encoding\n"
-_SAFE_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+
+
+_LOCK_FILES = 500
+_LOCK_BYTES = 20_000_000
+"""A staging with more new or changed files (or bytes) than this takes the store's lock."""
+
+
+class _MuchToHash(Exception):
+    """A staging without the store's lock found much to hash: it is done again under it."""
 
 
 @dataclass(frozen=True)
@@ -81,30 +82,14 @@ class UndoResult:
     """The paths restored or deleted, relative to the cwd where inside it."""
 
 
-class UndoStore:
+class UndoStore(AfterStates):
     """Snapshots of the files tool batches change, per session, in a private git database."""
 
-    available: bool
-    unavailable_reason: str | None
-
     def __init__(self, cwd: Path, data_dir: Path, *, max_bytes: int = 50_000_000) -> None:
-        self.cwd = Path(os.path.realpath(cwd))
+        super().__init__(cwd, data_dir)
         self.max_bytes = max_bytes
-        key = hashlib.sha256(str(self.cwd).encode()).hexdigest()[:16]
-        self.undo_dir = Path(data_dir) / "undo"
-        self.git_dir = self.undo_dir / f"{key}.git"
-        self._index_file = self.undo_dir / f"{key}.index"
-        self._git = shutil.which("git")
-        self.available = self._git is not None
-        self.unavailable_reason = (
-            None if self._git else "undo is disabled: git was not found on PATH"
-        )
-        self._ready = False
-        self._lock = anyio.Lock()
-        self._next_numbers: dict[str, int] = {}
-        """Per session: the number its next snapshot ref takes, once listed. Numbers only grow
-        (undo moves a ref to `refs/earshot-undone/` under the same number) and one process
-        writes a session, so the listing (a git process per snapshot) is needed only once."""
+        self._open: dict[str, dict[str, Any]] = {}
+        """Snapshots taken here and not yet sealed: their manifests."""
 
     # ------------------------------------------------------------------------------ public
 
@@ -120,52 +105,73 @@ class UndoStore:
         them; with `whole_tree`, of every file under the cwd that the ignore files do not
         exclude (for commands, whose paths nobody knows beforehand), plus `paths` outside it.
         Returns the snapshot id, or None when undo is unavailable or there was nothing to
-        record."""
+        record.
+
+        Raises:
+            SnapshotFailed: no snapshot could be taken (the store cannot be written, the work
+                tree cannot be staged or holds too much): the batch cannot be undone.
+        """
         if not self.available or not (paths or whole_tree):
             return None
-        async with self._lock:
-            if not await self._ensure_ready():
-                return None
-            tree: str | None = None
-            tree_skipped: list[dict[str, Any]] = []
-            if whole_tree:
-                paths = [p for p in paths if not self._inside(self._absolute(p))]
-                tree = await self._stage_work_tree(tree_skipped)
-            files, skipped = self._expand(paths)
-            skipped.extend(tree_skipped)
-            ignored = await self._ignored(files)
-            entries: list[dict[str, Any]] = []
-            blobs: list[str] = []
-            for path in files:
-                if path in ignored:
-                    skipped.append({"path": str(path), "reason": "ignored by .gitignore"})
-                    continue
-                entry = await self._record(path, skipped)
-                if entry is not None:
-                    entries.append(entry)
-                    if entry["state"] == "file":
-                        blobs.append(entry["blob"])
-            if not entries and not skipped and not whole_tree:
-                return None
-            manifest: dict[str, Any] = {
-                "version": 1,
-                "session": session_id,
-                "batch": batch_id,
-                "cwd": str(self.cwd),
-                "cwd_id": identity(self.cwd),
-                "created": time.time(),
-                "entries": entries,
-                "skipped": skipped,
-            }
-            if tree is not None:
-                manifest["tree"] = tree
-            return await self._commit(session_id, batch_id, manifest, blobs, work_tree=tree)
+        try:
+            return await self._snapshot(session_id, batch_id, paths, whole_tree)
+        except OSError as error:
+            raise SnapshotFailed(f"the undo store cannot be written: {error}") from error
+
+    async def _snapshot(
+        self, session_id: str, batch_id: str, paths: Sequence[Path], whole_tree: bool
+    ) -> str | None:
+        if not await self._ensure_ready():
+            raise SnapshotFailed(self.unavailable_reason or "undo is unavailable")
+        started = time.time_ns()  # the batch's window opens (`agent.undo_after`)
+        tree: str | None = None
+        tree_skipped: list[dict[str, Any]] = []
+        if whole_tree:
+            paths = [p for p in paths if not self._inside(self._absolute(p))]
+            tree = await self._stage_work_tree(tree_skipped)
+            if tree is None:
+                raise SnapshotFailed(
+                    "the work tree was not snapshotted: "
+                    + "; ".join(item["reason"] for item in tree_skipped if item["path"] == ".")
+                )
+        files, skipped = self._expand(paths)
+        skipped.extend(tree_skipped)
+        ignored = await self._ignored(files)
+        entries: list[dict[str, Any]] = []
+        blobs: list[str] = []
+        for path in files:
+            if path in ignored:
+                skipped.append({"path": str(path), "reason": "ignored by .gitignore"})
+                continue
+            entry = await self._record(path, skipped)
+            if entry is not None:
+                entries.append(entry)
+                if entry["state"] == "file":
+                    blobs.append(entry["blob"])
+        if not entries and not skipped and not whole_tree:
+            return None
+        manifest: dict[str, Any] = {
+            "version": 1,
+            "session": session_id,
+            "batch": batch_id,
+            "cwd": str(self.cwd),
+            "cwd_id": identity(self.cwd),
+            "created": time.time(),
+            "started": started,
+            "entries": entries,
+            "skipped": skipped,
+        }
+        if tree is not None:
+            manifest["tree"] = tree
+        sha = await self._commit(session_id, batch_id, manifest, blobs, work_tree=tree)
+        self._open[sha] = manifest  # until it is sealed
+        return sha
 
     async def undo_last(self, session_id: str) -> UndoResult:
         """Restore the newest not-yet-undone batch of `session_id` (only that session's)."""
         if not self.available:
             return UndoResult(False, self.unavailable_reason or "undo is unavailable")
-        async with self._lock:
+        async with self._exclusive():
             if not await self._ensure_ready():
                 return UndoResult(False, self.unavailable_reason or "undo is unavailable")
             refs = await self._session_refs(f"refs/earshot/{_ref_name(session_id)}/")
@@ -175,7 +181,7 @@ class UndoStore:
             shown = await self._git_run("cat-file", "blob", f"{ref}:manifest.json")
             if shown.returncode != 0:
                 return UndoResult(False, f"undo snapshot {ref} is unreadable: {_err(shown)}")
-            manifest = cast("dict[str, Any]", json.loads(shown.stdout))
+            manifest = await self._since_batch(ref, json.loads(shown.stdout))
             changed, problems = await self._restore(manifest)
             commit = (await self._git_run("rev-parse", ref)).stdout.decode().strip()
             done = f"refs/earshot-undone/{_ref_name(session_id)}/{number:08d}"
@@ -188,17 +194,20 @@ class UndoStore:
         rewind), and retire their refs so `/undo` does not restore them again."""
         if not self.available:
             return UndoResult(False, self.unavailable_reason or "undo is unavailable")
-        async with self._lock:
+        async with self._exclusive():
             if not await self._ensure_ready():
                 return UndoResult(False, self.unavailable_reason or "undo is unavailable")
             changed: list[str] = []
             problems: list[str] = []
+            kept: list[str] = []
             for snapshot in snapshots:
                 shown = await self._git_run("cat-file", "blob", f"{snapshot}:manifest.json")
                 if shown.returncode != 0:
                     problems.append(f"snapshot {snapshot[:12]} ({_err(shown)})")
                     continue
-                done, failed = await self._restore(json.loads(shown.stdout))
+                manifest = await self._since_batch(snapshot, json.loads(shown.stdout))
+                done, failed = await self._restore(manifest)
+                kept.extend(manifest.get("kept", []))
                 changed.extend(name for name in done if name not in changed)
                 problems.extend(failed)
             name = _ref_name(session_id)
@@ -210,9 +219,71 @@ class UndoStore:
                     )
                     await self._git_run("update-ref", "-d", ref, commit)
             message = f"Restored {len(changed)} path(s): {', '.join(changed) or 'none'}."
+            if kept:
+                message += f" Left as they are (changed since): {', '.join(kept)}."
             if problems:
                 message += f" Could not restore: {'; '.join(problems)}."
             return UndoResult(not problems, message, tuple(changed))
+
+    async def seal(self, snapshot: str, paths: Sequence[Path], *, whole_tree: bool = False) -> None:
+        """Record what the batch of `snapshot` left, once its calls have run (the same `paths`
+        and `whole_tree` as the snapshot): an undo then puts back only what the batch changed
+        (`agent.undo_after`).
+
+        Raises:
+            SnapshotFailed: it could not be recorded (an undo then restores the whole snapshot).
+        """
+        if not self.available:
+            return
+        before = self._open.pop(snapshot, None)
+        if before is None:  # taken by another store object: read it back
+            shown = await self._git_run("cat-file", "blob", f"{snapshot}:manifest.json")
+            if not await self._ensure_ready() or shown.returncode != 0:
+                raise SnapshotFailed(f"snapshot {snapshot[:12]} is unreadable: {_err(shown)}")
+            before = cast("dict[str, Any]", json.loads(shown.stdout))
+        tree = await self._stage_work_tree([]) if whole_tree else None
+        earlier = {e["path"]: e for e in cast("list[dict[str, Any]]", before["entries"])}
+        entries: list[dict[str, Any]] = []
+        changed: list[str] = []
+        for path in [Path(name) for name in earlier]:
+            entry = await self._record(path, [])
+            if entry is not None:
+                entries.append(entry)
+            if not _same(entry, earlier[str(path)]):
+                changed.append(self._display(path))
+        await self._record_after(
+            before, entries, tree, changed, snapshot=snapshot, precise=not whole_tree
+        )
+
+    async def _since_batch(self, snapshot: str, manifest: dict[str, Any]) -> dict[str, Any]:
+        """`manifest` narrowed to what its batch changed, once sealed (`agent.undo_after`): of
+        the work tree only the paths the batch changed are put back (`only`), and a path changed
+        again since, or changed by a batch of another session at the same time, is left as it
+        is (named under `kept`)."""
+        seen = await self._sealed(snapshot)
+        if seen is None:
+            return manifest
+        sealed, batch, doubtful = seen
+        later = {entry["path"]: entry for entry in sealed.entries}
+        entries: list[dict[str, Any]] = []
+        kept: list[str] = []
+        for entry in cast("list[dict[str, Any]]", manifest.get("entries", [])):
+            then, path = later.get(entry["path"]), Path(entry["path"])
+            if self._display(path) in doubtful or (
+                then is not None and not _same(await self._record(path, []), then)
+            ):
+                kept.append(self._display(path))
+            else:
+                entries.append(entry)
+        before = manifest.get("tree")
+        if isinstance(before, str) and sealed.tree is not None:
+            now = await self._stage_work_tree([])
+            since: set[str] = set()
+            if now is not None:
+                since = await self._tree_changes(sealed.tree, now)
+            kept.extend(sorted(batch & (since | doubtful)))
+            manifest = {**manifest, "only": sorted(batch - since - doubtful)}
+        return {**manifest, "entries": entries, "kept": kept}
 
     # --------------------------------------------------------------------------- snapshot
 
@@ -223,7 +294,18 @@ class UndoStore:
         """Stage the work tree into the private index (`git add -A`: incremental, as the index
         remembers what it hashed; the ignore files apply) and return its tree. Files over
         `max_bytes` are left out, and named in `skipped`; so is the whole tree (None) when it
-        cannot be read or holds too much that was never snapshotted."""
+        cannot be read or holds too much that was never snapshotted. Outside an undo, it works
+        on an index of its own, under the store's lock when there is much to hash
+        (`agent.undo_lock`)."""
+        if operation_index() is None:
+            mark = len(skipped)
+            try:
+                async with self._exclusive(locked=False):
+                    return await self._stage_work_tree(skipped)
+            except _MuchToHash:
+                del skipped[mark:]
+            async with self._exclusive():
+                return await self._stage_work_tree(skipped)
         changed = await self._git_run(
             "ls-files", "-z", "--others", "--modified", "--exclude-standard"
         )
@@ -249,6 +331,8 @@ class UndoStore:
         if total > _MAX_TREE_BYTES:
             skipped.append({"path": ".", "reason": f"{total} bytes of new or changed files"})
             return None
+        if not operation_exclusive() and (len(names) > _LOCK_FILES or total > _LOCK_BYTES):
+            raise _MuchToHash
         specs = ["."] + [f":(exclude,literal){name}" for name in oversized]
         payload = "".join(spec + "\0" for spec in specs).encode(errors="surrogateescape")
         added = await self._git_run(
@@ -318,44 +402,6 @@ class UndoStore:
             return None
         return {"path": str(path), **entry, "blob": hashed.stdout.decode().strip()}
 
-    async def _commit(
-        self,
-        session_id: str,
-        batch_id: str,
-        manifest: Mapping[str, Any],
-        blobs: Sequence[str],
-        *,
-        work_tree: str | None = None,
-    ) -> str | None:
-        data = json.dumps(manifest, indent=1).encode()
-        hashed = await self._git_run("hash-object", "-w", "--stdin", input=data)
-        if hashed.returncode != 0:
-            return None
-        lines = [f"100644 blob {hashed.stdout.decode().strip()}\tmanifest.json"]
-        lines.extend(f"100644 blob {blob}\tblob-{blob}" for blob in dict.fromkeys(blobs))
-        if work_tree is not None:
-            lines.append(f"040000 tree {work_tree}\twork-tree")  # keeps its objects reachable
-        tree = await self._git_run("mktree", input=("\n".join(lines) + "\n").encode())
-        if tree.returncode != 0:
-            return None
-        message = f"earshot undo: session {session_id} batch {batch_id}".encode()
-        commit = await self._git_run("commit-tree", tree.stdout.decode().strip(), input=message)
-        if commit.returncode != 0:
-            return None
-        sha = commit.stdout.decode().strip()
-        name = _ref_name(session_id)
-        number = self._next_numbers.get(name)
-        if number is None:
-            refs = await self._session_refs(f"refs/earshot/{name}/", f"refs/earshot-undone/{name}/")
-            number = max((n for n, _ in refs), default=0) + 1
-        for attempt in range(number, number + 100):
-            # "" as the old value: create only, never overwrite a concurrent snapshot's ref
-            made = await self._git_run("update-ref", f"refs/earshot/{name}/{attempt:08d}", sha, "")
-            if made.returncode == 0:
-                self._next_numbers[name] = attempt + 1
-                return sha
-        return None
-
     # ---------------------------------------------------------------------------- restore
 
     async def _restore(self, manifest: Mapping[str, Any]) -> tuple[list[str], list[str]]:
@@ -404,6 +450,7 @@ class UndoStore:
             problems.append(". (the work tree could not be read)")
             return
         skipped.update(item["path"] for item in scratch)
+        only = set(cast("list[str]", manifest["only"])) if "only" in manifest else None
         diff = await self._git_run(
             "diff-index", "--cached", "-z", "--name-status", "--no-renames", tree
         )
@@ -414,7 +461,7 @@ class UndoStore:
         restore: list[str] = []
         created: list[str] = []
         for status, name in zip(fields[0::2], fields[1::2], strict=False):
-            if not name or name in skipped:
+            if not name or name in skipped or (only is not None and name not in only):
                 continue
             (created if status == "A" else restore).append(name)
         entries = await tree_entries(self._git_run, tree)
@@ -442,71 +489,6 @@ class UndoStore:
 
     # -------------------------------------------------------------------------------- git
 
-    async def _ensure_ready(self) -> bool:
-        if self._ready:
-            return True
-        if not (self.git_dir / "HEAD").exists():
-            self.undo_dir.mkdir(parents=True, exist_ok=True)
-            env = self._env()
-            for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-                env.pop(name)
-            made = await self._run(["init", "-q", "--bare", "--template=", str(self.git_dir)], env)
-            if made.returncode != 0:
-                self.available = False
-                self.unavailable_reason = f"undo is disabled: git init failed: {_err(made)}"
-                return False
-        attributes = self.git_dir / "info" / "attributes"
-        if not attributes.exists():
-            # Highest precedence over the project's .gitattributes: no eol conversion or filter
-            # between the work tree and the snapshot, so a restore is byte for byte.
-            attributes.parent.mkdir(parents=True, exist_ok=True)
-            attributes.write_text(_RAW_ATTRIBUTES, encoding="utf-8")
-        self._ready = True
-        return True
-
-    async def _session_refs(self, *prefixes: str) -> list[tuple[int, str]]:
-        listed = await self._git_run("for-each-ref", "--format=%(refname)", *prefixes)
-        refs: list[tuple[int, str]] = []
-        for line in listed.stdout.decode().splitlines():
-            tail = line.rsplit("/", 1)[-1]
-            if tail.isdigit():
-                refs.append((int(tail), line))
-        return refs
-
-    async def _git_run(self, *args: str, input: bytes | None = None) -> CompletedProcess[bytes]:
-        return await self._run(list(args), self._env(), input=input)
-
-    async def _run(
-        self, args: list[str], env: dict[str, str], *, input: bytes | None = None
-    ) -> CompletedProcess[bytes]:
-        assert self._git is not None
-        command = [self._git]
-        for setting in _GIT_CONFIG:
-            command += ["-c", setting]
-        command += args
-        return await anyio.run_process(
-            command, input=input, env=env, cwd=str(self.cwd), check=False
-        )
-
-    def _env(self) -> dict[str, str]:
-        # inherited GIT_* variables (GIT_DIR, GIT_OBJECT_DIRECTORY, GIT_NAMESPACE...) would point
-        # our commands at someone else's repository
-        env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-        env.update(
-            GIT_DIR=str(self.git_dir),
-            GIT_WORK_TREE=str(self.cwd),
-            GIT_INDEX_FILE=str(self._index_file),
-            GIT_CONFIG_NOSYSTEM="1",
-            GIT_CONFIG_GLOBAL=os.devnull,
-            GIT_TERMINAL_PROMPT="0",
-            GIT_OPTIONAL_LOCKS="0",
-            GIT_AUTHOR_NAME="earshot",
-            GIT_AUTHOR_EMAIL="earshot@localhost",
-            GIT_COMMITTER_NAME="earshot",
-            GIT_COMMITTER_EMAIL="earshot@localhost",
-        )
-        return env
-
     def _inside(self, path: Path) -> bool:
         return path == self.cwd or self.cwd in path.parents
 
@@ -514,10 +496,12 @@ class UndoStore:
         return path.relative_to(self.cwd).as_posix() if self._inside(path) else str(path)
 
 
-def _ref_name(session_id: str) -> str:
-    if _SAFE_REF.fullmatch(session_id) and not session_id.endswith(".lock"):
-        return session_id
-    return "h-" + hashlib.sha256(session_id.encode()).hexdigest()[:32]
+def _same(now: Mapping[str, Any] | None, then: Mapping[str, Any]) -> bool:
+    """Whether a path is as a recorded entry says (content, mode, link target; or absent)."""
+    if now is None:
+        return False
+    keys = ("state", "blob", "mode", "target")
+    return all(now.get(key) == then.get(key) for key in keys)
 
 
 def _message(manifest: Mapping[str, Any], changed: Sequence[str], problems: Sequence[str]) -> str:
@@ -529,10 +513,9 @@ def _message(manifest: Mapping[str, Any], changed: Sequence[str], problems: Sequ
     if skipped:
         listed = ", ".join(f"{item['path']} ({item['reason']})" for item in skipped)
         parts.append(f"not snapshotted, so not restored: {listed}")
+    kept = cast("list[str]", manifest.get("kept", []))
+    if kept:
+        parts.append("left as they are, changed since the batch: " + ", ".join(kept))
     if problems:
         parts.append("could not restore: " + ", ".join(problems))
     return "; ".join(parts)
-
-
-def _err(result: CompletedProcess[bytes]) -> str:
-    return result.stderr.decode(errors="replace").strip()[:500] or f"exit {result.returncode}"

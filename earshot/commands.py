@@ -209,8 +209,11 @@ def models(composition: Composition, *, provider: str | None, out: TextIO, err: 
 
 
 async def undo(cwd: Path, *, environ: Mapping[str, str] | None = None, out: TextIO) -> int:
-    """Restore the files changed by the last tool batch of the newest session in `cwd`."""
+    """Restore the files changed by the last tool batch of the newest session in `cwd` (or say
+    that it has no snapshot, as `/undo` does: `agent.undo_batches`)."""
+    from agent.session_transcript import SessionTranscript
     from agent.undo import UndoStore
+    from agent.undo_batches import BatchUndo
     from sessions import SessionStore, data_dir
 
     environ = os.environ if environ is None else environ
@@ -218,12 +221,13 @@ async def undo(cwd: Path, *, environ: Mapping[str, str] | None = None, out: Text
     if latest is None:
         out.write(f"no session in {cwd} to undo\n")
         return EXIT_FAILED
-    session_id = latest.id
-    await latest.aclose()
-    store = UndoStore(cwd.resolve(), data_dir(environ))
-    if not store.available:
-        out.write(f"undo is unavailable: {store.unavailable_reason}\n")
-        return EXIT_FAILED
-    result = await store.undo_last(session_id)
+    try:
+        store = UndoStore(cwd.resolve(), data_dir(environ))
+        if not store.available:
+            out.write(f"undo is unavailable: {store.unavailable_reason}\n")
+            return EXIT_FAILED
+        result = await BatchUndo(store, SessionTranscript(latest), cwd.resolve()).undo()
+    finally:
+        await latest.aclose()
     out.write(result.message.rstrip() + "\n")
     return EXIT_OK if result.restored else EXIT_FAILED

@@ -478,7 +478,12 @@ def fetch_catalog(data_dir: Path, *, url: str = MODELS_DEV_URL, timeout: float =
     pruned["source"] = url
     data_dir.mkdir(parents=True, exist_ok=True)
     target = data_dir / LIVE_FILE_NAME
-    partial = target.with_suffix(".json.partial")
-    partial.write_text(json.dumps(pruned, separators=(",", ":")), encoding="utf-8")
-    partial.replace(target)
+    # A name of its own: two `earshot models --refresh` at once must not share one
+    partial = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.partial")
+    try:
+        partial.write_text(json.dumps(pruned, separators=(",", ":")), encoding="utf-8")
+        partial.replace(target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     return target

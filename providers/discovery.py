@@ -108,9 +108,15 @@ class ServerModelCache:
                 {"id": model.id, "context_window": model.context_window} for model in listing.models
             ],
         }
-        partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-        partial.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
-        partial.replace(target)
+        # A name of its own per write: sessions of one process (threads) and other processes
+        # may refresh the same provider's list at once; the last complete one wins.
+        partial = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.partial")
+        try:
+            partial.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+            partial.replace(target)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
 
 
 def _models_from_json(value: object) -> tuple[ServerModel, ...]:

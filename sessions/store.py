@@ -404,6 +404,8 @@ class SessionStore:
                         stat = entry.stat()
                     except FileNotFoundError:  # deleted while we looked
                         continue
+                    if stat.st_size == 0:
+                        continue  # being created: its header comes next (`SessionFile.create`)
                     session_id = name[: -len(_SUFFIX)]
                     path = Path(entry.path)
                     found.append(_Found(stat.st_mtime_ns, session_id, path, stat.st_size))

@@ -51,6 +51,8 @@ def vendor_sdks() -> None:
 
 
 LONG_FIRST = (
+    "tests/acp_server/test_concurrency.py",
+    "tests/acp_server/test_concurrency_processes.py",
     "tests/acp_server/test_crash.py",
     "tests/acp_server/test_sdk_clients.py",
     "tests/earshot/test_mcp.py",

@@ -104,6 +104,18 @@ class IndexEngine:
             self._store = store
             self._version += 1
 
+    def sync(self) -> None:
+        """Load the store's records again if another session or process wrote to it since:
+        the next `plan` then finds what that refresh already read."""
+        self.open()
+        if not self.store.changed_elsewhere():
+            return
+        store = self.store
+        records, summaries = store.records(), dict(store.summaries())
+        with self._lock:
+            self._records, self._summaries = records, summaries
+            self._version += 1
+
     def close(self) -> None:
         with self._lock:
             if self._store is not None:

@@ -10,7 +10,10 @@ cancelled; what it had done is kept. Queries during a cold refresh answer from w
 so far (`CodeIndex.status` says how far that is).
 
 The cache lives in `<data dir>/codeindex/<dir name>-<hash>.sqlite` (`default_database`), keyed
-by the resolved root, so a second session, or a second earshot process, starts from it.
+by the resolved root, so a second session, or a second earshot process, starts from it. Its
+sessions take turns to refresh it: one writer at a time (an `flock` on `<database>.lock`,
+`agent.file_lock`), and a refresh first loads what another one wrote meanwhile
+(`IndexEngine.sync`), so it reads only what is still new.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import anyio.to_thread
 
 from agent.codeindex.languages import is_indexed
 from agent.codeindex.workers import PARALLEL_MIN, max_workers, run_chunks
+from agent.file_lock import locked
 
 if TYPE_CHECKING:
     # The engine brings sqlite and the store: loaded when an index is opened, not imported.
@@ -36,6 +40,9 @@ if TYPE_CHECKING:
 CHUNK_SIZE: Final = 200
 INITIAL_MAP_BUDGET: Final = 1_024
 """Tokens of the map that goes into a session's first request (setting `repoMap`)."""
+WRITER_WAIT: Final = 120.0
+"""Seconds a refresh waits for another session's (of this process or another) on the same
+database: one writer at a time, and the later refresh finds that one's work done."""
 INITIAL_MAP_WAIT: Final = 0.5
 """Seconds the first request waits for the index to load from its cache, at most."""
 
@@ -117,9 +124,14 @@ class CodeIndex:
 
         from agent.codeindex.files import ListingFailed
 
-        async with self._refresh_lock:
-            started = time.perf_counter()
+        started = time.perf_counter()
+        lock = self.engine.database.with_name(f"{self.engine.database.name}.lock")
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        async with self._refresh_lock, locked(lock, wait=WRITER_WAIT) as writer:
             try:
+                if not writer:
+                    raise OSError(f"another session has been refreshing it for {WRITER_WAIT:g} s")
+                await anyio.to_thread.run_sync(self.engine.sync)
                 return await self._refresh(progress, started)
             except (ListingFailed, OSError, sqlite3.Error) as error:
                 await self._report(progress, IndexProgress("failed", message=str(error)))

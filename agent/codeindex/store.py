@@ -12,7 +12,8 @@ removing a file's row re-derives its terms from the stored references, which pro
 It is a cache, and treated as one: a database that cannot be opened or has another schema
 version is deleted and rebuilt. Every method takes the store's lock (one connection, used from
 the worker threads of the index); WAL lets another earshot process on the same work tree read
-while this one writes.
+while this one writes, and each file's rows change in one transaction, so a reader never sees
+half of a file's entry. Refreshes have one writer at a time (`agent.codeindex.index`).
 """
 
 from __future__ import annotations
@@ -113,6 +114,19 @@ class Store:
         self.path = path
         self._lock = threading.Lock()
         self._db = _open(path)
+        self._data_version = self._version_now()
+
+    def changed_elsewhere(self) -> bool:
+        """Whether another connection (another session, another process) committed a change
+        since the last call (or the open): SQLite's `data_version`, which this connection's own
+        commits leave alone."""
+        with self._lock:
+            now = self._version_now()
+            changed, self._data_version = now != self._data_version, now
+        return changed
+
+    def _version_now(self) -> int:
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
 
     def close(self) -> None:
         with self._lock:

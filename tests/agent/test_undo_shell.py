@@ -186,3 +186,38 @@ async def test_after_a_whole_tree_snapshot_the_private_index_knows_every_unchang
     undone = await store.undo_last("s")
     assert undone.restored and "pkg0/module0.py" in undone.paths
     assert (project / "pkg0" / "module0.py").read_text(encoding="utf-8") == "changed 1\n"
+
+
+async def test_a_batch_without_a_snapshot_says_so_to_the_model_and_at_undo(
+    tmp_path: Path, repo: Path
+) -> None:
+    where = env(tmp_path)
+    where.cwd = repo
+    write = ScriptedCall(name="write", arguments={"path": "first.txt", "content": "first\n"})
+    model = ScriptedModel(
+        [
+            ScriptedTurn(tool_calls=[write]),
+            ScriptedTurn(text="edited"),
+            ScriptedTurn(tool_calls=[ScriptedCall(name="bash", arguments={"command": SHELL})]),
+            ScriptedTurn(text="ran it"),
+        ]
+    )
+    session = await make_session(where, model, builtin=True, mode="yolo")
+    await collect(session.run_turn("write a file"))
+    # The store breaks between the two batches (a full disk, a damaged object database).
+    objects = next((where.data / "undo").glob("*.git")) / "objects"
+    os.rename(objects, tmp_path / "objects-elsewhere")
+    objects.write_text("not a directory\n", encoding="utf-8")
+    await collect(session.run_turn("run the script"))
+    result = results_of(session.history())["call_3_1"]
+    assert "/undo cannot undo this change" in result.text, result.text
+
+    told = await session.undo()
+    assert "has no undo snapshot" in told and "sed -i" in told, told
+    assert (repo / "created.txt").exists()  # nothing restored
+    # the next /undo goes on to the batch before it
+    os.remove(objects)
+    os.rename(tmp_path / "objects-elsewhere", objects)
+    second = await session.undo()
+    assert "first.txt" in second and not (repo / "first.txt").exists()
+    await session.aclose()

@@ -143,3 +143,39 @@ def test_the_cache_round_trips_and_knows_its_server(tmp_path: Path) -> None:
     assert listing.windows() == {"llama.cpp/a": 4096}
     cache.path("llama.cpp").write_text("{broken", encoding="utf-8")
     assert cache.read("llama.cpp", "http://127.0.0.1:8080/v1") is None
+
+
+def test_sessions_caching_one_servers_list_at_once_leave_a_whole_one(tmp_path: Path) -> None:
+    # Issue 29: sessions of one process (threads) and other processes refresh the same list.
+    import threading
+
+    cache = ServerModelCache(tmp_path)
+    barrier = threading.Barrier(8)
+    failures: list[BaseException] = []
+    listings = [
+        Listing(
+            provider="ollama",
+            base_url="http://127.0.0.1:11434/v1",
+            fetched_at=time.time(),
+            models=tuple(ServerModel(f"m{n}-{i}", 4096) for i in range(200)),
+        )
+        for n in range(8)
+    ]
+
+    def session(listing: Listing) -> None:
+        barrier.wait()
+        try:
+            for _ in range(10):
+                cache.write(listing)
+                assert cache.read("ollama", "http://127.0.0.1:11434/v1") in listings
+        except BaseException as error:  # reported below
+            failures.append(error)
+
+    threads = [threading.Thread(target=session, args=(listing,)) for listing in listings]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert failures == []
+    assert cache.read("ollama", "http://127.0.0.1:11434/v1") in listings
+    assert [path.name for path in tmp_path.rglob("*") if path.is_file()] == ["ollama.json"]

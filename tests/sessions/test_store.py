@@ -285,3 +285,17 @@ async def test_listing_reads_only_the_head_of_each_transcript(
     assert [item.title for item in page.items] == ["big one"]
     assert page.items[0].size_bytes == size
     assert read[0] < 100_000
+
+
+async def test_a_session_file_being_created_is_left_out_of_a_listing_quietly(
+    store: SessionStore, project: Path
+) -> None:
+    # Issue 29: another session's file exists, empty, between its creation and its header.
+    done = await store.create(project)
+    await done.aclose()
+    being_created = done.path.with_name(f"{new_id()}.jsonl")
+    being_created.touch()
+    with capture_logs() as logs:
+        page = store.list(project)
+    assert [item.id for item in page.items] == [done.id]
+    assert logs == []
