@@ -3,13 +3,16 @@ at once, and the invariants checked afterwards. Used by `test_concurrency.py` (s
 server, in memory) and `test_concurrency_processes.py` (one server process per session).
 
 Each session plays its own script (a scripted provider per session, chosen with
-`session/set_config_option`), in `ask` mode, the editor answering "always" to every prompt:
+`session/set_config_option`), in `ask` mode, the editor answering "always" (the one
+`allow_always` option: for the session) to every prompt, and each session then adding the rule
+for the project as the prompt says to (`/permissions allow RULE`):
 
-1. `write made/s<N>.txt`: an edit (its undo snapshot names the file), and an "always" rule of
-   its own, which must be kept in the remembered file however many sessions answer at once;
-2. `bash touch made/c<N>.txt`: a command (a whole-tree snapshot); the first session to answer
-   saves `Bash(touch *)`, which the others then apply without asking (read again from the file);
-   in the same batch, `search_code`: a refresh of the project's one code index.
+1. `write made/s<N>.txt`: an edit (its undo snapshot names the file), and a project rule of its
+   own, which must be kept in the remembered file however many sessions write it at once;
+2. `bash touch made/c<N>.txt`: a command (a whole-tree snapshot), then `Bash(touch *)` for the
+   project from every session (kept once; a session whose command comes after another's rule
+   applies it without asking: the rules are read again from the file); in the same batch,
+   `search_code`: a refresh of the project's one code index.
 
 Then, again all at once: `/permissions revoke` of its write rule in every other session, a fork
 of the others, and `/undo` twice in each.
@@ -58,7 +61,8 @@ def prepare(env: AgentEnv, sessions: int) -> None:
 
 
 async def answer_always(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
-    return {"outcome": {"outcome": "selected", "optionId": "allow_always"}}
+    option = next(o for o in params["options"] if o["kind"] == "allow_always")
+    return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
 
 
 @dataclass
@@ -89,10 +93,18 @@ async def open_sessions(client: AcpClient, env: AgentEnv, numbers: range) -> lis
 async def work(client: AcpClient, outcome: Outcome, barrier: Barrier) -> None:
     """Phase one: write; run and search (each prompt ends its turn)."""
     await barrier.wait()
-    for text in ("write", "run and search"):
-        result = await client.call("session/prompt", text_prompt(outcome.session_id, text))
-        assert result["stopReason"] == "end_turn", result
+    result = await client.call("session/prompt", text_prompt(outcome.session_id, "write"))
+    assert result["stopReason"] == "end_turn", result
     outcome.write_rule = _write_rule(client, outcome.session_id)
+    await _allow_for_the_project(client, outcome.session_id, outcome.write_rule)
+    result = await client.call("session/prompt", text_prompt(outcome.session_id, "run and search"))
+    assert result["stopReason"] == "end_turn", result
+    await _allow_for_the_project(client, outcome.session_id, "Bash(touch *)")
+
+
+async def _allow_for_the_project(client: AcpClient, session_id: str, rule: str) -> None:
+    text, _ = await command(client, session_id, f"/permissions allow {rule}")
+    assert rule in text, text
 
 
 async def take_back(client: AcpClient, env: AgentEnv, outcome: Outcome, barrier: Barrier) -> None:
@@ -119,7 +131,7 @@ def _write_rule(client: AcpClient, session_id: str) -> str:
     for request in client.requests_named("session/request_permission"):
         params = request["params"]
         if params["sessionId"] == session_id and params["toolCall"]["toolCallId"] == "w":
-            option = next(o for o in params["options"] if o["optionId"] == "allow_always")
+            option = next(o for o in params["options"] if o["kind"] == "allow_always")
             return option["_meta"]["earshot"]["rule"]
     raise AssertionError(f"session {session_id} was never asked about its write")
 
