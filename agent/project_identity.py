@@ -4,7 +4,11 @@ repository does not apply to another that later takes its path (the directory de
 another repository cloned there, a `/tmp/work` reused).
 
 The identity is the directory's inode number and its birth time, and the same of its `.git`
-when it has one. Why these:
+when it has one: a `.git` file (a worktree's pointer) or a `.git` directory holding a `HEAD`. An
+empty `.git` directory is no repository: it is what the command sandbox mounts its read-only
+placeholder on while a command runs in a project without one (`agent.sandbox_linux`), and a
+session that read its settings then must find the same answers as one that read them a moment
+before. Why these:
 
 - They survive ordinary work: editing, building, `git checkout`, `git pull`, renaming the
   directory's contents, a reboot. Nothing in the work replaces the directory itself or its
@@ -29,6 +33,7 @@ Without one, the identity is the inode and device numbers.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -45,8 +50,21 @@ def directory_identity(directory: Path) -> str:
     own = _identity(directory)
     if own is None:
         return "absent"
-    git = _identity(directory / ".git")
-    return own if git is None else f"{own} git {git}"
+    git = directory / ".git"
+    mark = _identity(git) if _is_repository(git) else None
+    return own if mark is None else f"{own} git {mark}"
+
+
+def _is_repository(git: Path) -> bool:
+    """Whether `git` (a `.git`, not followed) is a repository's: a file, or a directory that holds
+    a `HEAD` (see the module docstring for the empty directory that is not)."""
+    try:
+        status = os.lstat(git)
+    except OSError:
+        return False
+    if stat.S_ISREG(status.st_mode):
+        return True
+    return stat.S_ISDIR(status.st_mode) and os.path.lexists(git / "HEAD")
 
 
 def _identity(path: Path) -> str | None:

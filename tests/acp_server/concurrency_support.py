@@ -169,7 +169,7 @@ async def check_invariants(env: AgentEnv, outcomes: list[Outcome], logs: str) ->
     [remembered] = (env.config_home / "earshot" / "projects").glob("*.json")
     allowed = json.loads(remembered.read_text(encoding="utf-8"))["permissions"]["allow"]
     kept = {o.write_rule for o in outcomes if o.number % 2 == 1}
-    assert sorted(allowed) == sorted({*kept, "Bash(touch *)"})
+    assert sorted(allowed) == sorted({*kept, "Bash(touch *)"}), allowed
 
     # every session and fork loads, with a snapshot recorded for each of its two batches
     store = SessionStore(env.data_home / "earshot" / "sessions")

@@ -381,6 +381,17 @@ async def test_another_repository_at_the_same_path_starts_with_no_answers(
     assert await asked(ws.load(), ["allow_once"])
 
 
+def test_an_empty_git_directory_does_not_change_the_projects_answers(ws: Workspace) -> None:
+    """The command sandbox mounts its read-only placeholder on an empty `.git` while a command
+    runs in a project without one: a session reading its settings then must use the same
+    remembered file as one reading them a moment before (20 sessions of one project saw two)."""
+    before = ws.load().remembered
+    (ws.cwd / ".git").mkdir()
+    assert ws.load().remembered == before
+    git(ws.cwd, "init", "-q")  # a repository now: another project's identity
+    assert ws.load().remembered != before
+
+
 def test_the_model_cannot_forge_a_remembered_answer(ws: Workspace) -> None:
     remembered = ws.load().remembered
     assert remembered is not None
