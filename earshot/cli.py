@@ -190,7 +190,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = parser.parse_args(args)
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else 2
-    return _dispatch(parser, options)
+    try:
+        return _dispatch(parser, options)
+    except (BrokenPipeError, BaseExceptionGroup) as exc:
+        if not _only_broken_pipes(exc):
+            raise
+        return _reader_went_away()
+
+
+SIGPIPE_STATUS = 128 + 13
+"""What a shell reports for a tool its reader left (`earshot models | head -1`): killed by
+SIGPIPE. earshot is not killed (a print-mode turn still saves its session), but exits with it."""
+
+
+def _only_broken_pipes(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        group = cast("BaseExceptionGroup[BaseException]", exc)
+        return all(_only_broken_pipes(inner) for inner in group.exceptions)
+    return isinstance(exc, BrokenPipeError)
+
+
+def _reader_went_away() -> int:
+    """stdout's reader closed it: exit quietly, as any Unix tool does. What is still buffered
+    would fail again when Python flushes stdout at exit (printing "Exception ignored"), so
+    stdout is pointed at /dev/null first (the recipe of Python's `signal` documentation)."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    return SIGPIPE_STATUS
 
 
 def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> int:
