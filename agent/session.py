@@ -52,7 +52,7 @@ from agent.session_setup import (
     set_up,
 )
 from agent.session_transcript import SessionTranscript
-from agent.slash_commands import CommandCall, run_builtin, skill_prompt
+from agent.slash_commands import CommandCall, command_menu, run_builtin, skill_prompt
 from agent.subagent import ChildSessions, SubagentRunner
 from agent.system_prompt import build_system_prompt
 from agent.tooling import Tooling
@@ -302,11 +302,14 @@ class AgentSession:
             return self.compact(call.argument or None)
         if self.running:
             raise RuntimeError("a turn is running: run the command once it has ended")
+        skills = self._setup.skills.skills if self._setup.skills else ()
+        menu = command_menu(skills, self.commands) if call.unknown else ()
 
         async def command(emit: Callable[[AgentEvent], None], scope: anyio.CancelScope) -> None:
             stream = self._stream
             assert stream is not None
-            await run_builtin(self, call, emit, OrderedInteraction(self._interaction, stream))
+            interaction = OrderedInteraction(self._interaction, stream)
+            await run_builtin(self, call, emit, interaction, menu)
             if call.name == "rewind":
                 self.todos = self.transcript.todos()
                 emit(TodosChanged(items=self.todos))

@@ -568,6 +568,7 @@ async def _run(
     if command is not None and not command.skill and end is None:
         # A built-in command runs no model turn: it worked, failed or was interrupted.
         code = EXIT_CANCELLED if renderer.interrupted else int(renderer.failed)
+        code = EXIT_USAGE if command.unknown else code  # `/bogus`: the answer lists them
     else:
         code = exit_code(end.reason if end else None, renderer.denied)
     renderer.result(code, session_id=session.id)
