@@ -70,6 +70,9 @@ SUBAGENT_LINK = "subagent"
 (`agent.subagent`): `{"call_id", "session_id"}`."""
 TOOL_UI_EXTENSION = "tool_ui"
 """The `ExtensionEntry` recording how the calls of the tool message before it were shown."""
+TURN_CANCELLED = "turn_cancelled"
+"""The `ExtensionEntry` (no data) saying the turn was cancelled here: `earshot sessions replay`
+marks the turn."""
 DIFF_CONTEXT_LINES = 3
 """Unchanged lines kept around the change in a recorded diff."""
 DIFF_TEXT_LIMIT = 32_000
