@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 from acp_server import params as p
 from acp_server.advertised import AUTH_METHOD_ID, initialize_result
 from acp_server.capabilities import ClientCapabilities
-from acp_server.framing import InvalidParams, Message, RawObject, shown
+from acp_server.framing import InputUnit, InvalidParams, Message, RawObject, shown
 from acp_server.jsonrpc import (
     DEFAULT_LINE_LIMIT,
     Connection,
@@ -113,8 +113,10 @@ class AcpServer:
         version: str,
         log: Logger = _no_log,
         limits: ServerLimits | None = None,
+        input_unit: InputUnit = "line",
     ) -> None:
         self.factory = factory
+        self._input_unit: InputUnit = input_unit
         self._version = version
         self.log = log
         self._limits = limits or ServerLimits.from_environ(os.environ)
@@ -170,6 +172,7 @@ class AcpServer:
             on_input_closed=self.table.cancel_all,
             log=self.log,
             line_limit=self._limits.line_limit,
+            input_unit=self._input_unit,
         )
         try:
             await self._connection.serve()
