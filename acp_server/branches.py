@@ -16,11 +16,15 @@ copy ends is, in `_meta.earshot`:
 
 After `/rewind` the editor still shows the old conversation, and ACP has no way to clear it. So
 the live session sends the rewound branch again, as `session/load` would, between two agent
-text lines that say what follows (`rewound_replay`).
+text lines that say what follows (`rewound_replay`), under fresh ids: a tool call id is unique
+in a session, and Toad and Zed update the card an id names (the old one, up in the
+conversation) rather than show a new one. Each id is the original with `~rN` appended (N counts
+the session's rewinds); `upToMessageId` takes either form.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, cast
 
@@ -32,6 +36,7 @@ if TYPE_CHECKING:
     from acp_server.client_io import SessionChannel
     from acp_server.jsonrpc import RequestContext
     from acp_server.protocol.common import JsonValue
+    from acp_server.protocol.prompt import SessionUpdate
     from acp_server.protocol.sessions import (
         ListSessionsRequest,
         ResumeSessionRequest,
@@ -96,6 +101,8 @@ async def fork_point(store: SessionStore, source_id: str, params: RawObject) -> 
                 "_meta.earshot.beforeUserMessage", "invalid params: nothing comes before it"
             )
         return before
+    if isinstance(message_id, str):  # as a rewound replay showed it (`renamed`)
+        message_id = re.sub(rf"{re.escape(REWOUND_ID_MARK)}\d+$", "", message_id)
     if not isinstance(message_id, str) or all(entry.id != message_id for entry in entries):
         raise InvalidParams(
             "_meta.earshot.upToMessageId",
@@ -134,12 +141,40 @@ def list_meta(item: SessionSummary) -> dict[str, JsonValue] | None:
     return {"earshot": earshot} if earshot else None
 
 
-async def rewound_replay(channel: SessionChannel, replay: Callable[[], Awaitable[None]]) -> None:
-    """After `/rewind`: the current branch again (`replay`: as `session/load` sends it),
-    between two lines saying what it is."""
+async def rewound_replay(
+    channel: SessionChannel, replay: Callable[[Renamer], Awaitable[None]], generation: int
+) -> None:
+    """After `/rewind`: the current branch again (`replay`: as `session/load` sends it, its
+    updates passed through the renamer it is given), between two lines saying what it is,
+    with every id made fresh for this rewind (`generation`: the session's Nth)."""
     await channel.update(message_chunk("agent_message_chunk", REWIND_START, None))
-    await replay()
+    await replay(lambda update: renamed(update, f"{REWOUND_ID_MARK}{generation}"))
     await channel.update(message_chunk("agent_message_chunk", REWIND_END, None))
+
+
+REWOUND_ID_MARK = "~r"
+_RENAMED_KEYS = frozenset({"toolCallId", "parentToolCallId", "messageId"})
+
+Renamer = Callable[["SessionUpdate"], "SessionUpdate"]
+
+
+def renamed(update: SessionUpdate, suffix: str) -> SessionUpdate:
+    """`update` with every tool call and message id (also `_meta.earshot.parentToolCallId`)
+    given `suffix`."""
+    return cast("SessionUpdate", _renamed(cast("JsonValue", update), suffix))
+
+
+def _renamed(value: JsonValue, suffix: str) -> JsonValue:
+    if isinstance(value, dict):
+        return {
+            key: f"{item}{suffix}"
+            if key in _RENAMED_KEYS and isinstance(item, str)
+            else _renamed(item, suffix)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_renamed(item, suffix) for item in value]
+    return value
 
 
 def _earshot_meta(params: RawObject) -> RawObject:

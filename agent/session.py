@@ -309,9 +309,8 @@ class AgentSession:
             stream = self._stream
             assert stream is not None
             interaction = OrderedInteraction(self._interaction, stream)
-            await run_builtin(self, call, emit, interaction, menu)
-            if call.name == "rewind":
-                self.todos = self.transcript.todos()
+            if await run_builtin(self, call, emit, interaction, menu):  # a rewind happened
+                self.todos = self.transcript.todos()  # the plan as it stood on the new branch
                 emit(TodosChanged(items=self.todos))
 
         return self._start(command)

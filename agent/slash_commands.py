@@ -170,10 +170,11 @@ async def run_builtin(
     emit: Callable[[AgentEvent], None],
     interaction: Interaction | None = None,
     menu: Sequence[tuple[str, str]] = (),
-) -> None:
+) -> bool:
     """Run the built-in command `call` (not `/compact`: the session runs that one itself), or
     answer an unknown one with `menu`, the commands there are. `interaction` asks the user what
-    a command needs to know (`/rewind`: the files too?)."""
+    a command needs to know (`/rewind`: the files too?). True when the conversation moved to
+    another branch (a rewind, not `/rewind` listing the messages)."""
 
     def say(text: str) -> None:
         emit(CommandOutput(text=text))
@@ -184,23 +185,23 @@ async def run_builtin(
         case "mode":
             if not call.argument:
                 say(_choices("Mode", session.mode, MODES))
-                return
+                return False
             mode = parse_mode(call.argument)
             if mode is None:
                 say(f"Unknown mode `{call.argument}`: use one of {', '.join(MODES)}.")
-                return
+                return False
             await session.set_mode(mode)
             say(f"Mode: {mode}.")
         case "model":
             name = call.argument
             if not name:
                 say(_choices("Model", session.model_name, session.model_choices()))
-                return
+                return False
             try:
                 await session.set_model(name, session.reasoning_effort)
             except Exception as exc:
                 say(f"Could not switch to {name}: {exc}")
-                return
+                return False
             say(f"Model: {name}.")
         case "clear":
             await session.clear()
@@ -209,8 +210,9 @@ async def run_builtin(
             report = session.permissions.run(call.argument)
             emit(CommandOutput(text=report.text, data={"permissions": report.data}))
         case "rewind":
-            await rewind_command(session.branches, call.argument, emit, interaction)
+            return await rewind_command(session.branches, call.argument, emit, interaction)
         case "fork":
             await fork_command(session.branches, call.argument, emit)
         case _:
             say(unknown_command_text(call.name, menu or command_menu()))
+    return False

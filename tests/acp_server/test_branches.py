@@ -108,9 +108,16 @@ def _rewind_script(env: AgentEnv) -> None:
     def write(content: str) -> Json:
         return {"name": "write", "arguments": {"path": notes, "content": content}}
 
+    plan = {"todos": [{"content": "Write notes", "status": "in_progress"}]}
     env.script(
         [
-            {"tool_calls": [{"name": "read", "arguments": {"path": notes}}, write("v2\n")]},
+            {
+                "tool_calls": [
+                    {"name": "read", "arguments": {"path": notes}},
+                    write("v2\n"),
+                    {"name": "todo", "arguments": plan},
+                ]
+            },
             {"text": "wrote v2"},
             {"tool_calls": [{"name": "read", "arguments": {"path": notes}}, write("v3\n")]},
             {"text": "wrote v3"},
@@ -120,9 +127,9 @@ def _rewind_script(env: AgentEnv) -> None:
     )
 
 
-async def _rewind(env: AgentEnv, choice: str) -> tuple[list[Json], list[Json], str]:
+async def _rewind(env: AgentEnv, choice: str) -> tuple[list[Json], list[Json], str, list[Json]]:
     """Two turns that write notes.txt, then `/rewind 2` answered with `choice`; the rewind's
-    updates, the permission requests and the session id."""
+    updates, the permission requests, the session id, and the updates before the rewind."""
     (env.workspace / "notes.txt").write_bytes(b"v1\n")
     _rewind_script(env)
     async with open_agent(env) as client:
@@ -148,17 +155,21 @@ async def _rewind(env: AgentEnv, choice: str) -> tuple[list[Json], list[Json], s
         assert "1. first\n2. second" in client.text(session_id)
         start = len(client.updates(session_id))
         assert start > listed_before
+        # Listing the messages changes nothing: no plan sent again (issue 26.6).
+        listing = client.updates(session_id)[listed_before:start]
+        assert [u["sessionUpdate"] for u in listing] == ["agent_message_chunk"]
+        before = client.updates(session_id)[:start]
         await _prompt(client, session_id, "/rewind 2")
         updates = client.updates(session_id)[start:]
         asked = [m["params"] for m in client.requests_named("session/request_permission")]
         await _prompt(client, session_id, "after")
-    return updates, asked, session_id
+    return updates, asked, session_id, before
 
 
 async def test_rewind_with_files_restores_them_and_the_editor_is_shown_the_rewound_branch(
     agent_env: AgentEnv,
 ) -> None:
-    updates, asked, session_id = await _rewind(agent_env, "rewind-files")
+    updates, asked, session_id, before = await _rewind(agent_env, "rewind-files")
     # Neither rewind is a rejection, and the lighter one has the plain "allow" key.
     assert [(o["optionId"], o["kind"]) for o in asked[0]["options"]] == [
         ("rewind-conversation", "allow_once"),
@@ -180,6 +191,21 @@ async def test_rewind_with_files_restores_them_and_the_editor_is_shown_the_rewou
     ]
     assert replayed_users == ["first"]
     assert text.rstrip().endswith("End of the rewound conversation. —")
+    # The question says which files a "yes" puts back.
+    assert "notes.txt" in asked[0]["toolCall"]["title"]
+    [files] = [o for o in asked[0]["options"] if o["optionId"] == "rewind-files"]
+    assert files["name"] == "Rewind the conversation and restore notes.txt"
+    # The re-rendered calls and messages have ids of their own (issue 26.6: Toad and Zed
+    # updated the old cards): none was shown before, and each is the old id marked `~r1`.
+    old_calls = {u["toolCallId"] for u in before if "toolCallId" in u}
+    old_messages = {u["messageId"] for u in before if "messageId" in u}
+    rerendered = [u for u in updates if u.get("toolCallId", "").endswith("~r1")]
+    assert {u["toolCallId"].removesuffix("~r1") for u in rerendered} <= old_calls
+    assert len(rerendered) == 3  # the first turn's read, write and todo
+    for update in updates:
+        if update.get("toolCallId") != call_id:
+            assert update.get("toolCallId") not in old_calls
+        assert update.get("messageId") not in old_messages
 
     # A load in a fresh process shows the rewound branch, with the prompt after it.
     async with open_agent(agent_env) as client:
@@ -193,7 +219,7 @@ async def test_rewind_with_files_restores_them_and_the_editor_is_shown_the_rewou
 
 
 async def test_rewind_of_the_conversation_only_leaves_the_files(agent_env: AgentEnv) -> None:
-    updates, asked, _ = await _rewind(agent_env, "rewind-conversation")
+    updates, asked, _, _ = await _rewind(agent_env, "rewind-conversation")
     assert len(asked) == 1
     assert (agent_env.workspace / "notes.txt").read_bytes() == b"v3\n"
     assert any(u["sessionUpdate"] == "user_message_chunk" for u in updates)
