@@ -10,9 +10,10 @@ copy ends is, in `_meta.earshot`:
 - `upToMessageId: ID`: up to and including that message (a `messageId` the editor was shown:
   replayed user messages and assistant chunks carry their entry's id).
 
-`session/list` marks a subagent's session with `_meta.earshot.parent: {sessionId, toolCallId}`
-(and a fork with `_meta.earshot.forkedFrom`). A request's `_meta.earshot.children` filters:
-`false` leaves children out, and `parentSessionId: ID` lists only the children of ID.
+`session/list` leaves a subagent's session out unless the request's `_meta.earshot.children` is
+`true` (or it names `parentSessionId: ID`, which lists only the children of ID); a child it
+lists is marked `_meta.earshot.parent: {sessionId, toolCallId}` (and a fork
+`_meta.earshot.forkedFrom`).
 
 After `/rewind` the editor still shows the old conversation, and ACP has no way to clear it. So
 the live session sends the rewound branch again, as `session/load` would, between two agent
@@ -114,8 +115,10 @@ async def fork_point(store: SessionStore, source_id: str, params: RawObject) -> 
 def list_filter(request: ListSessionsRequest) -> tuple[bool, str | None]:
     """`(children, parent_id)` for `SessionStore.list` from a `session/list` request."""
     meta = _earshot_meta(cast("RawObject", request))
-    children = meta.get("children", True)
     parent_id = meta.get("parentSessionId")
+    # Children (a subagent's sessions) are left out unless asked for: Zed and acpx list every
+    # session as history, and a "Subagent: ..." row there is noise.
+    children = meta.get("children", parent_id is not None)
     if not isinstance(children, bool):
         raise InvalidParams("_meta.earshot.children", "invalid params: children is a boolean")
     if parent_id is not None and not isinstance(parent_id, str):

@@ -153,6 +153,9 @@ class AcpInteraction:
 
     async def request_permission(self, prompt: PermissionPrompt) -> PermissionAnswer:
         channel = self.channel
+        # A subagent's call is shown inside its task call; the prompt needs a card to name.
+        for update in channel.translator.promote(prompt.call_id):
+            await channel.update(update)
         params = permission_request(channel.translator, prompt)
         try:
             result = await channel.request("session/request_permission", params)
