@@ -77,6 +77,16 @@ a client that advertises `_meta.earshot.cancelRequest`, and to one that has sent
 (`acp_server.jsonrpc`)."""
 
 
+@dataclass(slots=True)
+class ClientLearned:
+    """What a connection learned of its client by serving it, shared by its sessions."""
+
+    elicitation_fails: bool = False
+    """`elicitation/create` was answered with an error: Zed advertises `elicitation` always, but
+    a build without its ACP beta flag refuses every request (`ElicitationStore::
+    validate_request`). Questions then take the permission-choice form for good."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClientCapabilities:
     """The client's capabilities; anything omitted is unsupported."""

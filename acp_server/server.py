@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from acp_server import params as p
 from acp_server.advertised import AUTH_METHOD_ID, initialize_result
-from acp_server.capabilities import ClientCapabilities
+from acp_server.capabilities import ClientCapabilities, ClientLearned
 from acp_server.framing import InputUnit, InvalidParams, Message, RawObject, shown
 from acp_server.jsonrpc import (
     DEFAULT_LINE_LIMIT,
@@ -121,6 +121,7 @@ class AcpServer:
         self.log = log
         self._limits = limits or ServerLimits.from_environ(os.environ)
         self.client = ClientCapabilities()
+        self.learned = ClientLearned()
         self.table = SessionTable(log)
         self.opener = SessionOpener(self)
         self._connection: Connection | None = None
