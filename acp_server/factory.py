@@ -59,6 +59,8 @@ class ModelChoice(Record):
     provider: str
     """Provider id (the picker groups by it)."""
     provider_label: str
+    assumed_window: int | None = None
+    """The window earshot assumes for a model nothing gave one for (the picker says so)."""
 
 
 class SessionDefaults(Record):

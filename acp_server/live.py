@@ -280,7 +280,7 @@ class LiveSession:
         usage = self.agent.usage.so_far()
         if usage is None:
             return
-        translator = translator or UpdateTranslator(client=self.channel.client)
+        translator = translator or self.channel.translator
         for update in translator.translate(usage):
             await self.channel.update(update)
 

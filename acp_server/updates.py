@@ -22,7 +22,9 @@ Choices worth knowing:
   or automatic compaction is shown as a tool call ("Compacting the conversation"), and warning or
   error notices as agent text; info notices and retries are only logged.
 - `usage_update` needs a window size: the catalog always gives one (the model's, the one its server
-  reported, or a default), and a default is said as such in `_meta.earshot.contextWindowAssumed`.
+  reported, or a default), and a default is said as such in `_meta.earshot.contextWindowAssumed`;
+  Zed ignores that, so the model picker's entry says it too, and a notice (once per session,
+  where the client takes notices) whose title is what Zed shows.
 """
 
 from __future__ import annotations
@@ -134,11 +136,22 @@ def _usage(event: UsageUpdated) -> list[SessionUpdate]:
         "size": event.context_window,
     }
     if event.context_window_assumed:
-        # Nothing said how long the model's context is: `size` is a default.
+        # Nothing said how long the model's context is: `size` is a default (compaction uses
+        # it too). Zed ignores `_meta`: the picker entry and a notice say it where Zed shows.
         usage["_meta"] = {"earshot": {"contextWindowAssumed": True}}
     if event.cost_usd is not None:
         usage["cost"] = {"amount": event.cost_usd, "currency": "USD"}
     return [usage]
+
+
+def window_assumed_notice(window: int) -> SessionUpdate:
+    return {
+        "sessionUpdate": "notice",
+        "severity": "info",
+        "title": f"The model's context window is unknown: {window:,} tokens assumed",
+        "description": "The context meter and compaction use that size. Set "
+        "models.<provider/model>.contextWindow in earshot's settings to give the real one.",
+    }
 
 
 def _notice(client: ClientCapabilities, event: Notice) -> list[SessionUpdate]:
@@ -173,6 +186,8 @@ class UpdateTranslator:
     calls: dict[str, ToolCall] = field(default_factory=lambda: {})
     compactions: set[str] = field(default_factory=lambda: set[str]())
     """Compactions announced as tool calls (a replayed one arrives finished only)."""
+    window_noticed: bool = False
+    """The assumed context window was said once (a notice)."""
 
     def translate(self, event: AgentEvent) -> list[SessionUpdate]:
         """The updates one event becomes (possibly none), in order."""
@@ -203,7 +218,7 @@ class UpdateTranslator:
                     chunk["_meta"] = cast("JsonObject", {"earshot": dict(event.data)})
                 return [chunk]
             case UsageUpdated():
-                return _usage(event)
+                return self._usage_update(event)
             case CompactionStarted():
                 return self._compaction_started(event)
             case CompactionFinished():
@@ -218,6 +233,17 @@ class UpdateTranslator:
                 return self._turn_ended()
             case _:
                 assert_never(event)
+
+    def _usage_update(self, event: UsageUpdated) -> list[SessionUpdate]:
+        """The meter; before the first one drawn from an assumed window, a notice saying so
+        (its title is what Zed shows), where the client takes notices."""
+        updates = _usage(event)
+        assumed = event.context_window_assumed and event.context_window
+        noticed = self.window_noticed or self.replaying
+        if assumed and updates and self.client.notices and not noticed:
+            self.window_noticed = True
+            updates.insert(0, window_assumed_notice(event.context_window or 0))
+        return updates
 
     # ------------------------------------------------------------------------- messages
 

@@ -164,16 +164,18 @@ class EarshotFactory:
 
     def available_models(self, cwd: Path) -> Sequence[ModelChoice]:
         from acp_server.factory import ModelChoice
-        from earshot.model_choices import model_entries
+        from earshot.model_choices import assumed_window, model_entries
 
+        composition = self.composition(cwd)
         return [
             ModelChoice(
                 name=entry.name,
                 label=entry.label,
                 provider=entry.provider,
                 provider_label=entry.provider_label,
+                assumed_window=assumed_window(composition.catalog, entry.name),
             )
-            for entry in model_entries(self.composition(cwd))
+            for entry in model_entries(composition)
         ]
 
     def list_providers(self, cwd: Path) -> list[dict[str, Any]]:
