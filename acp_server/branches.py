@@ -61,7 +61,7 @@ async def session_fork(
     # The copy is what is on disk: forking a session whose turn is still running copies it as
     # far as it got (calls without results are answered "interrupted" in the copy).
     at_entry = await fork_point(store, source_id, params)
-    forked = await store.fork(source_id, at_entry=at_entry)
+    forked = await store.fork(source_id, at_entry=at_entry, retitle=True)
     forked_id = forked.id
     await forked.aclose()
     answer = await resume({**request, "sessionId": forked_id}, context)

@@ -96,6 +96,11 @@ class SessionFactory(Protocol):
         """Every model the user can switch to: credentialed providers' and configured models."""
         ...
 
+    def credentials_found(self) -> bool:
+        """Whether any provider key seems set (asked while `initialize` is answered: cheap,
+        imports nothing of the agent); the sign-in method is offered only when not."""
+        ...
+
     def check_credentials(self, model_name: str, cwd: Path) -> str | None:
         """None when the model can be created; else a sentence naming what to set."""
         ...

@@ -9,12 +9,18 @@ still opening waits for it.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from acp_server import params as p
-from acp_server.advertised import AUTH_METHOD_ID, initialize_result
+from acp_server.advertised import (
+    AUTH_METHOD_ID,
+    LOGIN_METHOD_ID,
+    initialize_result,
+    login_method,
+)
 from acp_server.capabilities import ClientCapabilities, ClientLearned
 from acp_server.framing import InputUnit, InvalidParams, Message, RawObject, shown
 from acp_server.jsonrpc import (
@@ -35,6 +41,7 @@ if TYPE_CHECKING:
     from acp_server.protocol.connection import (
         AuthenticateRequest,
         AuthenticateResponse,
+        AuthMethod,
         InitializeRequest,
         InitializeResponse,
         LogoutResponse,
@@ -200,13 +207,18 @@ class AcpServer:
         self.client = ClientCapabilities.of(request.get("clientCapabilities", {}), info["name"])
         if self.client.cancel_request:
             self.connection.peer_cancels = True
-        return initialize_result(self._version)
+        # Only a method the client can complete, and only while no key is found: Zed called the
+        # old no-op "API key from environment" method and stayed on its sign-in screen.
+        methods: list[AuthMethod] = []
+        if self.client.terminal_auth and not self.factory.credentials_found():
+            methods.append(login_method(sys.executable))
+        return initialize_result(self._version, methods)
 
     async def authenticate(
         self, request: AuthenticateRequest, context: RequestContext
     ) -> AuthenticateResponse:
         method = request["methodId"]
-        if method != AUTH_METHOD_ID:
+        if method not in (AUTH_METHOD_ID, LOGIN_METHOD_ID):
             raise InvalidParams("methodId", f"invalid params: unknown auth method {shown(method)}")
         return {}
 

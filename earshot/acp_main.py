@@ -211,6 +211,11 @@ class EarshotFactory:
 
         return settings_paths(cwd, environ=self._environ)["user"]
 
+    def credentials_found(self) -> bool:
+        from earshot.login import credentials_found
+
+        return credentials_found(self._environ)
+
     def check_credentials(self, model_name: str, cwd: Path) -> str | None:
         return self.composition(cwd).check_credentials(model_name)
 

@@ -158,7 +158,7 @@ async def fork_for_print(source_id: str, process: str, note: Callable[[str], Non
     """
     from sessions import SessionStore
 
-    forked = await SessionStore(process=process).fork(source_id)
+    forked = await SessionStore(process=process).fork(source_id, retitle=True)
     await forked.aclose()
     note(f"forked session {source_id} into {forked.id}")
     return forked.id

@@ -90,6 +90,10 @@ async def test_fork_at_the_leaf_and_before_a_message_each_continue_with_their_ow
             assert rows[early["sessionId"]]["_meta"]["earshot"]["forkedFrom"]["sessionId"] == (
                 source
             )
+            # A fork has a title of its own (issue 31.11: Zed's history showed two alike).
+            assert rows[source]["title"] and rows[whole["sessionId"]]["title"] == (
+                f"{rows[source]['title']} (fork)"
+            )
 
         # A fresh process loads the fork: its own branch, nothing of the source's later turns.
         async with open_agent(env) as client:

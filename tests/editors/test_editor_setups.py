@@ -227,8 +227,13 @@ def test_zed_entry_uses_only_fields_zed_reads() -> None:
         assert isinstance(value, ZED_CUSTOM_FIELDS[key]), key
     assert all(isinstance(arg, str) for arg in entry["args"])
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in entry["env"].items())
-    assert entry.get("default_mode", "ask") in EARSHOT_MODES
-    for value in entry.get("default_config_options", {}).values():
+    # Zed ignores `default_mode` for an agent that sends config options (earshot does): the
+    # mode is preselected through `default_config_options` (issue 31.11).
+    assert "default_mode" not in entry
+    options = entry.get("default_config_options", {})
+    assert set(options) <= {"mode", "model", "thought_level"}
+    assert options.get("mode", "ask") in EARSHOT_MODES
+    for value in options.values():
         assert isinstance(value, str)
 
 
