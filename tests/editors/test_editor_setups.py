@@ -3,8 +3,9 @@ real CLI: its command and arguments are parsed out of the file and spawned, and 
 answer an ACP `initialize`.
 
 What each editor reads (from the editors' own sources):
-- Toad: `src/toad/agent_schema.py` (batrachianai/toad), the `Agent` TypedDict; Toad reads
-  `$XDG_CONFIG_HOME/toad/agents/*.toml` (`toad/agents.py::read_agents`) and its store screen
+- Toad: `src/toad/agent_schema.py` (batrachianai/toad), the `Agent` TypedDict; Toad 0.6.20 reads
+  agent files only from its package data, `toad.data/agents/*.toml` (`toad/agents.py::
+  read_agents`), and its store screen
   indexes `author_name`, `description`, `type`..., the agent modal `help` and `actions`, so a
   missing key is a KeyError on Toad's home screen.
 - Zed: `crates/settings_content/src/agent.rs` (zed-industries/zed),
@@ -31,6 +32,7 @@ from typing import Any
 import pytest
 
 EDITORS = Path(__file__).resolve().parents[2] / "editors"
+DATA = Path(__file__).resolve().parents[1] / "data"
 EMACS_FILE = EDITORS / "emacs" / "earshot-agent-shell.el"
 
 # Toad's `Agent` TypedDict: every key that is not `NotRequired` (active, recommended, welcome
@@ -209,10 +211,17 @@ def test_toad_actions_are_commands_that_work_today() -> None:
             assert actions["*"]["install"].get("bootstrap_uv") is True
 
 
-def test_toad_readme_says_where_the_agents_directory_is() -> None:
+def test_toad_readme_says_what_toad_reads() -> None:
+    """Issue 26.4: Toad 0.6.20 reads agents only from its package data
+    (`toad/agents.py::read_agents`, recorded in tests/data/clients/toad-0.6.20.json): the README
+    says so, and what works without it; it no longer sends the file to ~/.config/toad/agents."""
     readme = (EDITORS / "toad" / "README.md").read_text(encoding="utf-8")
-    assert "~/.config/toad/agents/" in readme
-    assert "$XDG_CONFIG_HOME/toad/agents/" in readme
+    recorded = json.loads((DATA / "clients" / "toad-0.6.20.json").read_text(encoding="utf-8"))
+    assert recorded["agents"]["reads"] == "toad.data/agents/*.toml (package data only)"
+    assert 'toad acp "earshot --stdio"' in readme
+    assert "toad/data/agents/" in readme
+    assert "does not read `~/.config/toad/agents/`" in readme
+    assert not re.search(r"cp [^\n]*\$\{XDG_CONFIG_HOME", readme)
 
 
 # -------------------------------------------------------------------------------------- Zed
