@@ -383,3 +383,101 @@ def test_every_editor_folder_has_a_readme_with_an_install_that_works() -> None:
         assert re.search(r"pipx install \.|uv tool install \.|\.venv/bin/earshot", text), readme
     top = (EDITORS / "README.md").read_text(encoding="utf-8")
     assert "pipx install ." in top and "uv tool install ." in top
+
+
+AVANTE_STUB = """
+package.preload["avante"] = function()
+  return {
+    setup = function(config)
+      local entry = config.acp_providers[config.provider]
+      local names = {}
+      for name in pairs(entry.env) do names[#names + 1] = name end
+      table.sort(names)
+      for _, name in ipairs(names) do io.write(name, "=", entry.env[name], "\\n") end
+    end,
+  }
+end
+dofile(arg[1])
+"""
+
+
+def _lua() -> str | None:
+    return next((found for name in ("lua5.4", "lua") if (found := shutil.which(name))), None)
+
+
+def _avante_env(lua: str, environ: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """The environment avante starts earshot with: `PATH` and the entry's `env`, as
+    acp_client.lua's `_create_stdio_transport` builds it, the entry evaluated by Lua."""
+    stub = tmp_path / "stub.lua"
+    stub.write_text(AVANTE_STUB, encoding="utf-8")
+    done = subprocess.run(
+        [lua, str(stub), str(EDITORS / "neovim" / "avante.lua")],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    entry = dict(line.split("=", 1) for line in done.stdout.splitlines())
+    return {"PATH": environ["PATH"], **entry}
+
+
+def _session_new(env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    earshot = Path(sys.executable).parent / "earshot"
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/new",
+            "params": {"cwd": str(cwd), "mcpServers": []},
+        },
+    ]
+    done = subprocess.run(
+        [str(earshot), "--stdio"],
+        input="".join(json.dumps(m) + "\n" for m in messages),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=cwd,
+        check=False,
+    )
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    return next(reply for reply in replies if reply.get("id") == 2)
+
+
+def test_avante_forwards_what_earshot_needs(tmp_path: Path) -> None:
+    """Issue 26.5: avante starts an agent with PATH and the entry's `env` alone; the entry
+    forwarded ANTHROPIC_API_KEY only, so a Groq key, or settings under XDG_CONFIG_HOME, were
+    not seen and session/new failed. Lua evaluates the entry in an editor's environment; earshot
+    then starts as avante starts it."""
+    from providers.builtin_providers import BUILTIN_PROVIDERS
+
+    text = (EDITORS / "neovim" / "avante.lua").read_text(encoding="utf-8")
+    listed = set(_lua_strings(text.split("local forwarded = {", 1)[1].split("\n}", 1)[0]))
+    known = {name for spec in BUILTIN_PROVIDERS for name in (*spec.env, *spec.token_env)}
+    assert known <= listed, sorted(known - listed)
+    assert {"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "TMPDIR", "EARSHOT_MODEL"} <= listed
+    lua = _lua()
+    if lua is None:
+        pytest.skip("no lua installed: the avante entry is checked by name only")
+    home = tmp_path / "home"
+    home.mkdir()
+    editor = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "GROQ_API_KEY": "gsk-test-avante",
+        "UNRELATED_SECRET": "not forwarded",
+    }
+    started = _avante_env(lua, editor, tmp_path)
+    assert started["GROQ_API_KEY"] == "gsk-test-avante" and "UNRELATED_SECRET" not in started
+    assert "ANTHROPIC_API_KEY" not in started  # unset: left out, not an empty string
+    answer = _session_new(started, tmp_path)
+    assert "result" in answer, answer
+    assert answer["result"]["configOptions"]
+    # The entry as it was: the Groq key never reached earshot.
+    before = _session_new({"PATH": editor["PATH"], "HOME": str(home)}, tmp_path)
+    assert before["error"]["code"] == -32000
