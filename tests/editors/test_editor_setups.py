@@ -424,7 +424,7 @@ def _avante_env(lua: str, environ: dict[str, str], tmp_path: Path) -> dict[str, 
 
 def _session_new(env: dict[str, str], cwd: Path) -> dict[str, Any]:
     earshot = Path(sys.executable).parent / "earshot"
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
         {
             "jsonrpc": "2.0",
