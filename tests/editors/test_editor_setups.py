@@ -280,48 +280,92 @@ def test_emacs_file_provides_its_own_name_and_never_shadows_agent_shell() -> Non
 
 
 FAKE_AGENT_SHELL = """
-;;; agent-shell.el --- test stand-in: records what the earshot file registers
+;;; agent-shell.el --- test stand-in: agent-shell's agent registry, as of 0.5x -*- lexical-binding: t; -*-
+;; `agent-shell-agent-configs' is a list of maker functions or alists, or a function returning
+;; such a list; `agent-shell--resolved-agent-configs' realizes it (xenodium/agent-shell,
+;; agent-shell.el). A `legacy' stand-in leaves the resolver out: entries were alists only.
 (require 'cl-lib)
-(defvar agent-shell-agent-configs nil)
+(defvar agent-shell-agent-configs (list (lambda () (list :identifier 'claude-code))))
 (cl-defun agent-shell-make-agent-config (&rest args) args)
 (cl-defun agent-shell--make-acp-client (&rest args) args)
+(unless (getenv "EARSHOT_TEST_LEGACY_AGENT_SHELL")
+  (defun agent-shell--resolved-agent-configs ()
+    (mapcar (lambda (entry) (if (functionp entry) (funcall entry) entry))
+            (if (functionp agent-shell-agent-configs)
+                (funcall agent-shell-agent-configs)
+              agent-shell-agent-configs))))
 (provide 'agent-shell)
 """
 
-
-def test_emacs_file_loads_and_registers_earshot(tmp_path: Path) -> None:
-    emacs = shutil.which("emacs")
-    if emacs is None:
-        pytest.skip("emacs is not installed: the Emacs Lisp load check needs it")
-    stand_in = tmp_path / "stand-in"
-    stand_in.mkdir()
-    (stand_in / "agent-shell.el").write_text(FAKE_AGENT_SHELL, encoding="utf-8")
-    script = f"""
+EMACS_PROBE = """
 (progn
   (require 'json)
-  (setq load-path (append (list {json.dumps(str(stand_in))} {json.dumps(str(EMACS_FILE.parent))})
-                          load-path))
-  (with-temp-buffer
-    (insert-file-contents {json.dumps(str(EMACS_FILE))})
-    (emacs-lisp-mode)
-    (check-parens))
+  (setq load-path (append (list %(stand_in)s %(folder)s) load-path))
+  %(before)s
   (require 'earshot-agent-shell)
-  (let* ((config (car (last agent-shell-agent-configs)))
+  (let* ((configs (if (fboundp 'agent-shell--resolved-agent-configs)
+                      (agent-shell--resolved-agent-configs)
+                    agent-shell-agent-configs))
+         (ids (mapcar (lambda (c) (plist-get c :identifier)) configs))
+         (config (seq-find (lambda (c) (eq (plist-get c :identifier) 'earshot)) configs))
          (client (funcall (plist-get config :client-maker) 'buffer)))
-    (princ (json-encode (list (cons 'identifier (plist-get config :identifier))
+    (princ (json-encode (list (cons 'identifiers (vconcat ids))
                               (cons 'command (plist-get client :command))
                               (cons 'params (plist-get client :command-params)))))))
 """
+
+
+def _emacs_run(emacs: str, script: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     done = subprocess.run(
         [emacs, "--batch", "-Q", "--eval", script],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
+        env={**os.environ, **(env or {})},
     )
     assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result == {"identifier": "earshot", "command": "earshot", "params": ["--stdio"]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_emacs_file_byte_compiles_cleanly_and_registers_earshot(tmp_path: Path) -> None:
+    """Issue 26.18: the file byte-compiled with a warning, and did nothing when
+    `agent-shell-agent-configs' was a function. It byte-compiles with warnings as errors and
+    follows agent-shell's maker convention, with a function value and with the older list of
+    alists alike."""
+    emacs = shutil.which("emacs")
+    if emacs is None:
+        pytest.skip("emacs is not installed: the Emacs Lisp checks need it")
+    stand_in = tmp_path / "stand-in"
+    stand_in.mkdir()
+    (stand_in / "agent-shell.el").write_text(FAKE_AGENT_SHELL, encoding="utf-8")
+    build = tmp_path / "build"
+    build.mkdir()
+    shutil.copy(EMACS_FILE, build / EMACS_FILE.name)
+    compiled = subprocess.run(
+        [emacs, "--batch", "-Q", "-L", str(stand_in), "-L", str(build),
+         "--eval", "(setq byte-compile-error-on-warn t)",
+         "-f", "batch-byte-compile", str(build / EMACS_FILE.name)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert compiled.returncode == 0, compiled.stderr
+    assert (build / "earshot-agent-shell.elc").is_file()
+    paths = {"stand_in": json.dumps(str(stand_in)), "folder": json.dumps(str(EMACS_FILE.parent))}
+    expected = {"command": "earshot", "params": ["--stdio"]}
+    # agent-shell's default: a list of makers; earshot's maker is added to it.
+    added = _emacs_run(emacs, EMACS_PROBE % {**paths, "before": ""})
+    assert added == {"identifiers": ["claude-code", "earshot"], **expected}
+    # A user's function (a filter over the makers): wrapped, earshot offered too.
+    user = "(setq agent-shell-agent-configs (lambda () (list (lambda () '(:identifier mine)))))"
+    wrapped = _emacs_run(emacs, EMACS_PROBE % {**paths, "before": f"(require 'agent-shell) {user}"})
+    assert wrapped == {"identifiers": ["mine", "earshot"], **expected}
+    # An agent-shell from before makers: the configuration itself is added.
+    legacy = _emacs_run(
+        emacs,
+        EMACS_PROBE % {**paths, "before": ""},
+        env={"EARSHOT_TEST_LEGACY_AGENT_SHELL": "1"},
+    )
+    assert legacy["identifiers"][-1] == "earshot" and legacy["command"] == "earshot"
 
 
 # -------------------------------------------------------------------------------------- Lua
