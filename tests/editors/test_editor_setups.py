@@ -280,7 +280,7 @@ def test_emacs_file_provides_its_own_name_and_never_shadows_agent_shell() -> Non
 
 
 FAKE_AGENT_SHELL = """
-;;; agent-shell.el --- test stand-in: agent-shell's agent registry, as of 0.5x -*- lexical-binding: t; -*-
+;;; agent-shell.el --- stand-in: the agent registry of 0.5x -*- lexical-binding: t; -*-
 ;; `agent-shell-agent-configs' is a list of maker functions or alists, or a function returning
 ;; such a list; `agent-shell--resolved-agent-configs' realizes it (xenodium/agent-shell,
 ;; agent-shell.el). A `legacy' stand-in leaves the resolver out: entries were alists only.
@@ -424,9 +424,51 @@ def test_every_editor_folder_has_a_readme_with_an_install_that_works() -> None:
         assert readme.is_file(), folder
         text = readme.read_text(encoding="utf-8")
         assert not re.search(NOT_ON_AN_INDEX, text), f"{readme}: earshot-agent is on no index"
-        assert re.search(r"pipx install \.|uv tool install \.|\.venv/bin/earshot", text), readme
+        assert re.search(
+            r"scripts/install|pipx install \.|uv tool install \.|\.venv/bin/earshot", text
+        )
     top = (EDITORS / "README.md").read_text(encoding="utf-8")
+    assert "./scripts/install" in top
     assert "pipx install ." in top and "uv tool install ." in top
+
+
+# ---------------------------------------------------------------------------- scripts/install
+
+ROOT = EDITORS.parent
+
+
+def test_the_readmes_first_command_is_the_install_script_and_no_index_is_named() -> None:
+    """Issue 26.10: the quick start began with `pipx install .`, which a fresh Debian or Ubuntu
+    does not have; it begins with ./scripts/install (Python 3.11+ alone). `.ci/run` runs that
+    script on the fresh clone and the installed earshot must answer --version."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick_start = readme.split("## Quick start", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    commands = [line.split("#")[0].strip() for line in quick_start.strip().splitlines()]
+    assert commands[1] == "./scripts/install", commands
+    assert not re.search(r"pip install '?" + NOT_ON_AN_INDEX, readme)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "./scripts/install" in ci and '.local/bin/earshot" --version' in ci
+    assert os.access(ROOT / "scripts" / "install", os.X_OK)
+
+
+def test_the_install_script_refuses_a_python_older_than_3_11(tmp_path: Path) -> None:
+    old = tmp_path / "python3.9"
+    old.write_text(
+        '#!/bin/sh\ncase "$2" in *exit*) exit 1 ;; *) echo 3.9.18 ;; esac\n', encoding="utf-8"
+    )
+    old.chmod(0o755)
+    home = tmp_path / "home"
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "install")],
+        env={"PATH": os.environ.get("PATH", ""), "HOME": str(home), "PYTHON": str(old)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "3.9.18 is too old: earshot needs Python 3.11 or newer" in done.stderr
+    assert not home.exists()  # nothing made
 
 
 AVANTE_STUB = """
