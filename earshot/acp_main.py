@@ -194,7 +194,7 @@ class EarshotFactory:
     ) -> None:
         from earshot.provider_admin import set_provider
 
-        set_provider(self._user_file(cwd), provider_id, api_type, base_url, headers)
+        set_provider(_user_file(cwd, self._environ), provider_id, api_type, base_url, headers)
         self.refresh(cwd)
 
     def disable_provider(self, cwd: Path, provider_id: str) -> None:
@@ -203,13 +203,8 @@ class EarshotFactory:
 
         composition = self.composition(cwd)
         known = {spec.id for spec in all_providers()} | set(composition.settings.providers)
-        disable_provider(self._user_file(cwd), provider_id, known)
+        disable_provider(_user_file(cwd, self._environ), provider_id, known)
         self.refresh(cwd)
-
-    def _user_file(self, cwd: Path) -> Path:
-        from agent.settings import settings_paths
-
-        return settings_paths(cwd, environ=self._environ)["user"]
 
     def credentials_found(self) -> bool:
         from earshot.login import credentials_found
@@ -295,6 +290,12 @@ class EarshotFactory:
             interaction=io.interaction,
             current=lambda: self.composition(cwd),
         )
+
+
+def _user_file(cwd: Path, environ: Mapping[str, str]) -> Path:
+    from agent.settings import settings_paths
+
+    return settings_paths(cwd, environ=environ)["user"]
 
 
 def run_stdio() -> int:
