@@ -280,10 +280,11 @@ def test_emacs_file_provides_its_own_name_and_never_shadows_agent_shell() -> Non
 
 
 FAKE_AGENT_SHELL = """
-;;; agent-shell.el --- stand-in: the agent registry of 0.5x -*- lexical-binding: t; -*-
+;;; agent-shell.el --- stand-in: the agent registry of 0.74 -*- lexical-binding: t; -*-
 ;; `agent-shell-agent-configs' is a list of maker functions or alists, or a function returning
 ;; such a list; `agent-shell--resolved-agent-configs' realizes it (xenodium/agent-shell,
-;; agent-shell.el). A `legacy' stand-in leaves the resolver out: entries were alists only.
+;; agent-shell.el 0.74.3; tests/data/clients/agent-shell.json). A `legacy' stand-in leaves the
+;; resolver out: entries were alists only.
 (require 'cl-lib)
 (defvar agent-shell-agent-configs (list (lambda () (list :identifier 'claude-code))))
 (cl-defun agent-shell-make-agent-config (&rest args) args)
@@ -493,7 +494,10 @@ def _lua() -> str | None:
 
 def _avante_env(lua: str, environ: dict[str, str], tmp_path: Path) -> dict[str, str]:
     """The environment avante starts earshot with: `PATH` and the entry's `env`, as
-    acp_client.lua's `_create_stdio_transport` builds it, the entry evaluated by Lua."""
+    acp_client.lua's `_create_stdio_transport` builds it (tests/data/clients/avante.json), the
+    entry evaluated by Lua."""
+    inherited = json.loads((DATA / "clients" / "avante.json").read_text(encoding="utf-8"))
+    assert inherited["inherited"] == ["PATH"]
     stub = tmp_path / "stub.lua"
     stub.write_text(AVANTE_STUB, encoding="utf-8")
     done = subprocess.run(
