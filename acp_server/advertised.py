@@ -5,24 +5,49 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
-    from acp_server.protocol.connection import InitializeResponse, SessionCapabilities
+    from acp_server.protocol.connection import (
+        AuthMethod,
+        InitializeResponse,
+        SessionCapabilities,
+    )
 
 PROTOCOL_VERSION = 1
 
 AUTH_METHOD_ID = "env"
-AUTH_DESCRIPTION = (
-    "Set your provider's API key in its environment variable before the editor starts earshot "
-    "(e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY), or name it in "
-    "~/.config/earshot/settings.json under providers.<id>.apiKeyEnv (or apiKey), "
-    "and pick the model with the settings key `model`."
-)
+"""The method earlier versions advertised; `authenticate` still takes it (and does nothing)."""
+LOGIN_METHOD_ID = "earshot-login"
 
 
-def initialize_result(version: str) -> InitializeResponse:
+def login_method(command: str) -> AuthMethod:
+    """The terminal sign-in (`earshot login`): the client runs earshot's own command with
+    `login` appended; Zed's `_meta["terminal-auth"]` takes a command line of its own, `command`
+    (this interpreter) `-m earshot login`. A zero exit means the key is saved."""
+    return {
+        "type": "terminal",
+        "id": LOGIN_METHOD_ID,
+        "name": "Set an API key",
+        "description": "Runs `earshot login` in a terminal: pick a provider, paste its key; it is "
+        "saved in earshot's user settings (mode 600).",
+        "args": ["login"],
+        "_meta": {
+            "terminal-auth": {
+                "label": "earshot login",
+                "command": command,
+                "args": ["-m", "earshot", "login"],
+            }
+        },
+    }
+
+
+def initialize_result(
+    version: str, auth_methods: list[AuthMethod] | None = None
+) -> InitializeResponse:
     """The `initialize` result: only capabilities that are wired, with the unstable ones
     (`schema.unstable.json`): `sessionCapabilities.fork` (`session/fork`) and `providers`
-    (`providers/list`, `providers/set`, `providers/disable`)."""
+    (`providers/list`, `providers/set`, `providers/disable`). `auth_methods`: only methods the
+    client can complete (`AcpServer.initialize`); none by default."""
     result = _stable_result(version)
+    result["authMethods"] = auth_methods or []
     capabilities = cast("dict[str, dict[str, object]]", result)["agentCapabilities"]
     capabilities["providers"] = {}
     sessions = cast("dict[str, object]", capabilities["sessionCapabilities"])
@@ -47,12 +72,6 @@ def _stable_result(version: str) -> InitializeResponse:
             "sessionCapabilities": sessions,
             "auth": {"logout": {}},
         },
-        "authMethods": [
-            {
-                "id": AUTH_METHOD_ID,
-                "name": "API key from environment",
-                "description": AUTH_DESCRIPTION,
-            }
-        ],
+        "authMethods": [],
         "agentInfo": {"name": "earshot", "title": "earshot", "version": version},
     }

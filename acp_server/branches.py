@@ -10,17 +10,22 @@ copy ends is, in `_meta.earshot`:
 - `upToMessageId: ID`: up to and including that message (a `messageId` the editor was shown:
   replayed user messages and assistant chunks carry their entry's id).
 
-`session/list` marks a subagent's session with `_meta.earshot.parent: {sessionId, toolCallId}`
-(and a fork with `_meta.earshot.forkedFrom`). A request's `_meta.earshot.children` filters:
-`false` leaves children out, and `parentSessionId: ID` lists only the children of ID.
+`session/list` leaves a subagent's session out unless the request's `_meta.earshot.children` is
+`true` (or it names `parentSessionId: ID`, which lists only the children of ID); a child it
+lists is marked `_meta.earshot.parent: {sessionId, toolCallId}` (and a fork
+`_meta.earshot.forkedFrom`).
 
 After `/rewind` the editor still shows the old conversation, and ACP has no way to clear it. So
 the live session sends the rewound branch again, as `session/load` would, between two agent
-text lines that say what follows (`rewound_replay`).
+text lines that say what follows (`rewound_replay`), under fresh ids: a tool call id is unique
+in a session, and Toad and Zed update the card an id names (the old one, up in the
+conversation) rather than show a new one. Each id is the original with `~rN` appended (N counts
+the session's rewinds); `upToMessageId` takes either form.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, cast
 
@@ -32,6 +37,7 @@ if TYPE_CHECKING:
     from acp_server.client_io import SessionChannel
     from acp_server.jsonrpc import RequestContext
     from acp_server.protocol.common import JsonValue
+    from acp_server.protocol.prompt import SessionUpdate
     from acp_server.protocol.sessions import (
         ListSessionsRequest,
         ResumeSessionRequest,
@@ -55,7 +61,7 @@ async def session_fork(
     # The copy is what is on disk: forking a session whose turn is still running copies it as
     # far as it got (calls without results are answered "interrupted" in the copy).
     at_entry = await fork_point(store, source_id, params)
-    forked = await store.fork(source_id, at_entry=at_entry)
+    forked = await store.fork(source_id, at_entry=at_entry, retitle=True)
     forked_id = forked.id
     await forked.aclose()
     answer = await resume({**request, "sessionId": forked_id}, context)
@@ -96,6 +102,8 @@ async def fork_point(store: SessionStore, source_id: str, params: RawObject) -> 
                 "_meta.earshot.beforeUserMessage", "invalid params: nothing comes before it"
             )
         return before
+    if isinstance(message_id, str):  # as a rewound replay showed it (`renamed`)
+        message_id = re.sub(rf"{re.escape(REWOUND_ID_MARK)}\d+$", "", message_id)
     if not isinstance(message_id, str) or all(entry.id != message_id for entry in entries):
         raise InvalidParams(
             "_meta.earshot.upToMessageId",
@@ -107,8 +115,10 @@ async def fork_point(store: SessionStore, source_id: str, params: RawObject) -> 
 def list_filter(request: ListSessionsRequest) -> tuple[bool, str | None]:
     """`(children, parent_id)` for `SessionStore.list` from a `session/list` request."""
     meta = _earshot_meta(cast("RawObject", request))
-    children = meta.get("children", True)
     parent_id = meta.get("parentSessionId")
+    # Children (a subagent's sessions) are left out unless asked for: Zed and acpx list every
+    # session as history, and a "Subagent: ..." row there is noise.
+    children = meta.get("children", parent_id is not None)
     if not isinstance(children, bool):
         raise InvalidParams("_meta.earshot.children", "invalid params: children is a boolean")
     if parent_id is not None and not isinstance(parent_id, str):
@@ -134,12 +144,40 @@ def list_meta(item: SessionSummary) -> dict[str, JsonValue] | None:
     return {"earshot": earshot} if earshot else None
 
 
-async def rewound_replay(channel: SessionChannel, replay: Callable[[], Awaitable[None]]) -> None:
-    """After `/rewind`: the current branch again (`replay`: as `session/load` sends it),
-    between two lines saying what it is."""
+async def rewound_replay(
+    channel: SessionChannel, replay: Callable[[Renamer], Awaitable[None]], generation: int
+) -> None:
+    """After `/rewind`: the current branch again (`replay`: as `session/load` sends it, its
+    updates passed through the renamer it is given), between two lines saying what it is,
+    with every id made fresh for this rewind (`generation`: the session's Nth)."""
     await channel.update(message_chunk("agent_message_chunk", REWIND_START, None))
-    await replay()
+    await replay(lambda update: renamed(update, f"{REWOUND_ID_MARK}{generation}"))
     await channel.update(message_chunk("agent_message_chunk", REWIND_END, None))
+
+
+REWOUND_ID_MARK = "~r"
+_RENAMED_KEYS = frozenset({"toolCallId", "parentToolCallId", "messageId"})
+
+Renamer = Callable[["SessionUpdate"], "SessionUpdate"]
+
+
+def renamed(update: SessionUpdate, suffix: str) -> SessionUpdate:
+    """`update` with every tool call and message id (also `_meta.earshot.parentToolCallId`)
+    given `suffix`."""
+    return cast("SessionUpdate", _renamed(cast("JsonValue", update), suffix))
+
+
+def _renamed(value: JsonValue, suffix: str) -> JsonValue:
+    if isinstance(value, dict):
+        return {
+            key: f"{item}{suffix}"
+            if key in _RENAMED_KEYS and isinstance(item, str)
+            else _renamed(item, suffix)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_renamed(item, suffix) for item in value]
+    return value
 
 
 def _earshot_meta(params: RawObject) -> RawObject:

@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from acp_server.protocol.connection import (
-        ClientCapabilities as WireCapabilities,
-    )
-    from acp_server.protocol.connection import (
+        AuthCapabilities,
         ClientSessionCapabilities,
         ElicitationCapabilities,
         FileSystemCapabilities,
+    )
+    from acp_server.protocol.connection import (
+        ClientCapabilities as WireCapabilities,
     )
 
 _Fields = dict[str, object]
@@ -56,11 +57,15 @@ def checked(raw: object) -> WireCapabilities:
     elicitation = _fields(caps.get("elicitation"))
     if elicitation is not None:
         result["elicitation"] = cast("ElicitationCapabilities", _present(elicitation, "form"))
+    auth = _fields(caps.get("auth"))
+    if auth is not None:
+        result["auth"] = cast("AuthCapabilities", _bools(auth, "terminal"))
     meta = _fields(caps.get("_meta"))
     if meta is not None:
         kept_meta: dict[str, object] = {}
-        if "terminal_output" in meta:
-            kept_meta["terminal_output"] = meta["terminal_output"] is True
+        for name in ("terminal_output", "terminal-auth"):
+            if name in meta:
+                kept_meta[name] = meta[name] is True
         earshot = _fields(meta.get("earshot"))
         if earshot is not None and "cancelRequest" in earshot:
             kept_meta["earshot"] = {"cancelRequest": earshot["cancelRequest"] is True}
@@ -77,6 +82,16 @@ a client that advertises `_meta.earshot.cancelRequest`, and to one that has sent
 (`acp_server.jsonrpc`)."""
 
 
+@dataclass(slots=True)
+class ClientLearned:
+    """What a connection learned of its client by serving it, shared by its sessions."""
+
+    elicitation_fails: bool = False
+    """`elicitation/create` was answered with an error: Zed advertises `elicitation` always, but
+    a build without its ACP beta flag refuses every request (`ElicitationStore::
+    validate_request`). Questions then take the permission-choice form for good."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClientCapabilities:
     """The client's capabilities; anything omitted is unsupported."""
@@ -91,6 +106,9 @@ class ClientCapabilities:
     terminal_output_meta: bool = False
     cancel_request: bool = False
     """The client takes `$/cancel_request` (`CANCEL_REQUEST_CLIENTS`)."""
+    terminal_auth: bool = False
+    """The client can run earshot in a terminal to sign in (`auth.terminal`, or Zed's
+    `_meta["terminal-auth"]`)."""
 
     @classmethod
     def of(cls, caps: WireCapabilities, client_name: str = "") -> ClientCapabilities:
@@ -98,6 +116,7 @@ class ClientCapabilities:
         session = caps.get("session") or {}
         config = session.get("configOptions") or {}
         elicitation = caps.get("elicitation") or {}
+        auth = caps.get("auth") or {}
         meta = caps.get("_meta") or {}
         earshot = _fields(meta.get("earshot")) or {}
         return cls(
@@ -111,4 +130,5 @@ class ClientCapabilities:
             terminal_output_meta=meta.get("terminal_output") is True,
             cancel_request=client_name.lower() in CANCEL_REQUEST_CLIENTS
             or earshot.get("cancelRequest") is True,
+            terminal_auth=auth.get("terminal") is True or meta.get("terminal-auth") is True,
         )

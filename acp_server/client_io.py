@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, cast
 import anyio
 
 from acp_server.background_terminals import TerminalCommand
-from acp_server.capabilities import ClientCapabilities
+from acp_server.capabilities import ClientCapabilities, ClientLearned
 from acp_server.editor_files import read_through_editor, write_through_editor
 from acp_server.framing import Message
 from acp_server.jsonrpc import ClientError, Connection, ConnectionClosed
@@ -61,9 +61,15 @@ class SessionChannel:
     terminal an update names (Zed fails the whole update on a released one, `from_acp`, and
     drops its `rawOutput` and `locations`)."""
 
-    def __init__(self, connection: Connection, client: ClientCapabilities) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        client: ClientCapabilities,
+        learned: ClientLearned | None = None,
+    ) -> None:
         self.connection = connection
         self.client = client
+        self.learned = learned or ClientLearned()
         self.session_id = ""
         self.translator = UpdateTranslator(client=client)
         self._shown_in: dict[str, str] = {}
@@ -153,6 +159,9 @@ class AcpInteraction:
 
     async def request_permission(self, prompt: PermissionPrompt) -> PermissionAnswer:
         channel = self.channel
+        # A subagent's call is shown inside its task call; the prompt needs a card to name.
+        for update in channel.translator.promote(prompt.call_id):
+            await channel.update(update)
         params = permission_request(channel.translator, prompt)
         try:
             result = await channel.request("session/request_permission", params)
@@ -169,9 +178,16 @@ class AcpInteraction:
         return PermissionAnswer(option_id=option.id)
 
     async def ask_question(self, question: Question) -> QuestionAnswer:
+        """An elicitation form where the client takes one; else, or once an elicitation was
+        answered with an error (remembered for the connection: `ClientLearned`), the choices as
+        a permission prompt. A free-text question without a form is declined."""
+        learned = self.channel.learned
         try:
-            if self.channel.client.elicitation_form:
-                return await self._elicit(question)
+            if self.channel.client.elicitation_form and not learned.elicitation_fails:
+                try:
+                    return await self._elicit(question)
+                except ClientError:
+                    learned.elicitation_fails = True
             return await self._ask_with_permission(question)
         except (ConnectionClosed, ClientError):
             return QuestionAnswer(declined=True)

@@ -93,7 +93,16 @@ def _model_options(state: ConfigState) -> list[SessionConfigSelectGroup]:
             choice.provider,
             {"group": choice.provider, "name": choice.provider_label, "options": []},
         )
-        group["options"].append({"value": choice.name, "name": choice.label})
+        option: SessionConfigSelectOption = {"value": choice.name, "name": choice.label}
+        if choice.assumed_window is not None:
+            # Zed draws the context meter from what it is told; the picker is where it says
+            # the window is a guess (the meter is not sent for such a model).
+            option["name"] = f"{choice.label} ({choice.assumed_window // 1024}k window assumed)"
+            option["description"] = (
+                f"Context window unknown: {choice.assumed_window:,} tokens assumed. Set "
+                f"models.{choice.name}.contextWindow in earshot's settings."
+            )
+        group["options"].append(option)
     if state.model not in names:
         provider = state.model.split("/", 1)[0]
         group = groups.setdefault(provider, {"group": provider, "name": provider, "options": []})

@@ -31,11 +31,15 @@ SESSION_NOT_SAVED = -32004
 _SETTINGS_KEY = re.compile(r"[A-Za-z_$][\w$-]*(?:\.[\w$-]+)*")
 
 
+LOGIN_HINT = " (Or run `earshot login` in a terminal to save a key.)"
+"""Said with every -32000: the key can be set without restarting the editor."""
+
+
 class AuthRequired(RpcError):
     """-32000: the chosen model's provider has no credentials."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(AUTH_REQUIRED, message)
+        super().__init__(AUTH_REQUIRED, message.rstrip() + LOGIN_HINT)
 
 
 class UnknownSession(RpcError):
@@ -90,7 +94,7 @@ def _table() -> tuple[_Entry, ...]:
             (UnsupportedPrompt,),
             lambda exc: RpcError(INVALID_PARAMS, f"unsupported prompt: {exc}", {"field": "prompt"}),
         ),
-        ((MissingCredentials, ModelUnavailable), lambda exc: RpcError(AUTH_REQUIRED, str(exc))),
+        ((MissingCredentials, ModelUnavailable), lambda exc: AuthRequired(str(exc))),
         (
             (UnknownProvider,),
             lambda exc: RpcError(INVALID_PARAMS, str(exc), {"field": "value"}),

@@ -59,6 +59,8 @@ class ModelChoice(Record):
     provider: str
     """Provider id (the picker groups by it)."""
     provider_label: str
+    assumed_window: int | None = None
+    """The window earshot assumes for a model nothing gave one for (the picker says so)."""
 
 
 class SessionDefaults(Record):
@@ -92,6 +94,11 @@ class SessionFactory(Protocol):
 
     def available_models(self, cwd: Path) -> Sequence[ModelChoice]:
         """Every model the user can switch to: credentialed providers' and configured models."""
+        ...
+
+    def credentials_found(self) -> bool:
+        """Whether any provider key seems set (asked while `initialize` is answered: cheap,
+        imports nothing of the agent); the sign-in method is offered only when not."""
         ...
 
     def check_credentials(self, model_name: str, cwd: Path) -> str | None:

@@ -17,11 +17,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import TypeAlias, cast
+from typing import Literal, TypeAlias, cast
 
 from providers.text import valid_json
 
 RawObject: TypeAlias = dict[str, object]
+InputUnit: TypeAlias = Literal["line", "message"]
+"""What the input is counted in, for errors that say where: lines on stdio, messages over
+WebSocket (`earshot serve` hands the server one line per message)."""
 """A JSON object as decoded, before anything checked its members."""
 Message: TypeAlias = Mapping[str, object]
 """A JSON object to write: what a handler returns is written as is."""
@@ -125,20 +128,23 @@ def decode_message(line: bytes) -> object:
     return valid_json(decoded)
 
 
-def parse_problem(exc: ValueError | RecursionError, line_number: int) -> RpcError:
-    """The -32700 answer to a line that is not JSON: where (the input's line and the column in
-    it, `data.line` / `data.column`) and what was expected, bounded like every error."""
-    where: RawObject = {"line": line_number}
+def parse_problem(
+    exc: ValueError | RecursionError, number: int, unit: InputUnit = "line"
+) -> RpcError:
+    """The -32700 answer to an input that is not JSON: where (the input's line, or over
+    WebSocket its message, counted from 1, and the column in it: `data.line` or `data.message`,
+    `data.column`) and what was expected, bounded like every error."""
+    where: RawObject = {unit: number}
     if isinstance(exc, json.JSONDecodeError):
         where["column"] = exc.colno
-        problem = f"line {line_number}, column {exc.colno}: {exc.msg}"
+        problem = f"{unit} {number}, column {exc.colno}: {exc.msg}"
     elif isinstance(exc, UnicodeDecodeError):
         where["column"] = exc.start + 1
-        problem = f"line {line_number}, byte {exc.start + 1}: not UTF-8"
+        problem = f"{unit} {number}, byte {exc.start + 1}: not UTF-8"
     elif isinstance(exc, RecursionError):
-        problem = f"line {line_number}: nested too deeply"
+        problem = f"{unit} {number}: nested too deeply"
     else:
-        problem = f"line {line_number}: {exc}"
+        problem = f"{unit} {number}: {exc}"
     return RpcError(PARSE_ERROR, f"parse error: not valid JSON at {problem}", where)
 
 

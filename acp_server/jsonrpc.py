@@ -33,6 +33,7 @@ from acp_server.framing import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     REQUEST_CANCELLED,
+    InputUnit,
     Message,
     RawObject,
     RpcError,
@@ -135,8 +136,10 @@ class Connection:
         on_input_closed: Callable[[], None] | None = None,
         log: Logger = _no_log,
         line_limit: int = DEFAULT_LINE_LIMIT,
+        input_unit: InputUnit = "line",
     ) -> None:
         self._reader = FdReader(read_fd)
+        self._input_unit: InputUnit = input_unit
         self._writer = FdWriter(write_fd)
         self._requests = requests
         self._notifications = notifications
@@ -195,14 +198,15 @@ class Connection:
 
     def _dispatch_line(self, line: Line) -> None:
         if line.data is None:
-            self._spawn_error(None, RpcError(PARSE_ERROR, "message exceeds the line limit"))
+            limit = f"the {self._input_unit} limit"
+            self._spawn_error(None, RpcError(PARSE_ERROR, f"message exceeds {limit}"))
             return
         if not line.data.strip():
             return
         try:
             message = decode_message(line.data)
         except (ValueError, RecursionError) as exc:
-            self._spawn_error(None, parse_problem(exc, line.number))
+            self._spawn_error(None, parse_problem(exc, line.number, self._input_unit))
             return
         if isinstance(message, list):
             self._invalid(None, "batches are not supported")

@@ -44,6 +44,7 @@ from agent.slash_commands import parse_slash_command
 
 if TYPE_CHECKING:
     from acp_server.protocol.common import ContentBlock
+    from acp_server.protocol.prompt import SessionUpdate
     from acp_server.protocol.prompt import StopReason as WireStopReason
     from agent.session import AgentSession
 
@@ -98,6 +99,8 @@ class LiveSession:
         self.pickers = SessionPickers(agent=agent, channel=channel, factory=factory)
         self.running: _Turn | None = None
         self.closed = False
+        self.rewinds = 0
+        """How many times `/rewind` moved the conversation: each re-render takes fresh ids."""
         self.warming: anyio.Event | None = None
         """Set once the warm-up that follows the session's open has ended (None: none runs).
         The warm-up imports in a worker thread what a turn imports: a turn waits for it rather
@@ -261,12 +264,14 @@ class LiveSession:
             case CommandOutput(branch_changed=True):
                 from acp_server.branches import rewound_replay
 
-                await rewound_replay(self.channel, self.replay)
+                self.rewinds += 1
+                await rewound_replay(self.channel, self.replay, self.rewinds)
             case _:
                 pass
 
-    async def replay(self) -> None:
-        """Send the whole conversation (session/load), with a translator of its own."""
+    async def replay(self, rename: Callable[[SessionUpdate], SessionUpdate] | None = None) -> None:
+        """Send the whole conversation (session/load), with a translator of its own; each
+        update through `rename` (a rewound replay's fresh ids)."""
         translator = UpdateTranslator(client=self.channel.client, replaying=True)
         for event in self.agent.replay_events():
             if isinstance(event, UserMessageAdded):
@@ -274,7 +279,7 @@ class LiveSession:
             else:
                 updates = translator.translate(event)
             for update in updates:
-                await self.channel.update(update)
+                await self.channel.update(rename(update) if rename is not None else update)
         await self.send_usage(translator)
 
     async def send_usage(self, translator: UpdateTranslator | None = None) -> None:
@@ -283,7 +288,7 @@ class LiveSession:
         usage = self.agent.usage.so_far()
         if usage is None:
             return
-        translator = translator or UpdateTranslator(client=self.channel.client)
+        translator = translator or self.channel.translator
         for update in translator.translate(usage):
             await self.channel.update(update)
 

@@ -21,7 +21,7 @@ from acp_server import params as p
 from acp_server.session_table import SessionSlot
 
 if TYPE_CHECKING:
-    from acp_server.capabilities import ClientCapabilities
+    from acp_server.capabilities import ClientCapabilities, ClientLearned
     from acp_server.factory import SessionFactory, SessionIO
     from acp_server.jsonrpc import Connection, Logger, RequestContext
     from acp_server.live import LiveSession
@@ -45,6 +45,8 @@ class OpeningHost(Protocol):
     def factory(self) -> SessionFactory: ...
     @property
     def client(self) -> ClientCapabilities: ...
+    @property
+    def learned(self) -> ClientLearned: ...
     @property
     def table(self) -> SessionTable: ...
     @property
@@ -150,7 +152,7 @@ class SessionOpener:
 
         install()  # before the agent first logs: its loggers go where the server's do
 
-        channel = SessionChannel(self.server.connection, self.server.client)
+        channel = SessionChannel(self.server.connection, self.server.client, self.server.learned)
         files = AcpFiles(channel, (setup.cwd, *setup.additional_directories), LocalFiles())
         io = SessionIO(
             files=files,

@@ -32,6 +32,10 @@ def permission_request(translator: UpdateTranslator, prompt: PermissionPrompt) -
     known = translator.calls.get(prompt.call_id)
     ui = prompt.ui
     content = diffs(ui)
+    if known is not None and known.parent_call_id is not None:
+        parent = translator.calls.get(known.parent_call_id)
+        task = f" of “{parent.ui.title}”" if parent is not None else ""
+        content.append(text_content(f"Asked by the subagent{task}."))  # after any diff
     if known is not None and known.terminal_id is not None:
         content.append({"type": "terminal", "terminalId": known.terminal_id})
     elif known is not None and known.output:

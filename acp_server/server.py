@@ -9,14 +9,20 @@ still opening waits for it.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from acp_server import params as p
-from acp_server.advertised import AUTH_METHOD_ID, initialize_result
-from acp_server.capabilities import ClientCapabilities
-from acp_server.framing import InvalidParams, Message, RawObject, shown
+from acp_server.advertised import (
+    AUTH_METHOD_ID,
+    LOGIN_METHOD_ID,
+    initialize_result,
+    login_method,
+)
+from acp_server.capabilities import ClientCapabilities, ClientLearned
+from acp_server.framing import InputUnit, InvalidParams, Message, RawObject, shown
 from acp_server.jsonrpc import (
     DEFAULT_LINE_LIMIT,
     Connection,
@@ -35,6 +41,7 @@ if TYPE_CHECKING:
     from acp_server.protocol.connection import (
         AuthenticateRequest,
         AuthenticateResponse,
+        AuthMethod,
         InitializeRequest,
         InitializeResponse,
         LogoutResponse,
@@ -113,14 +120,17 @@ class AcpServer:
         version: str,
         log: Logger = _no_log,
         limits: ServerLimits | None = None,
+        input_unit: InputUnit = "line",
     ) -> None:
         self.factory = factory
         self.signalled: int | None = None
         """The signal that ended serving (`serve(close_on_signals=True)`), if one did."""
+        self._input_unit: InputUnit = input_unit
         self._version = version
         self.log = log
         self._limits = limits or ServerLimits.from_environ(os.environ)
         self.client = ClientCapabilities()
+        self.learned = ClientLearned()
         self.table = SessionTable(log)
         self.opener = SessionOpener(self)
         self._connection: Connection | None = None
@@ -175,6 +185,7 @@ class AcpServer:
             on_input_closed=self.table.cancel_all,
             log=self.log,
             line_limit=self._limits.line_limit,
+            input_unit=self._input_unit,
         )
         try:
             if close_on_signals:
@@ -226,13 +237,18 @@ class AcpServer:
         self.client = ClientCapabilities.of(request.get("clientCapabilities", {}), info["name"])
         if self.client.cancel_request:
             self.connection.peer_cancels = True
-        return initialize_result(self._version)
+        # Only a method the client can complete, and only while no key is found: Zed called the
+        # old no-op "API key from environment" method and stayed on its sign-in screen.
+        methods: list[AuthMethod] = []
+        if self.client.terminal_auth and not self.factory.credentials_found():
+            methods.append(login_method(sys.executable))
+        return initialize_result(self._version, methods)
 
     async def authenticate(
         self, request: AuthenticateRequest, context: RequestContext
     ) -> AuthenticateResponse:
         method = request["methodId"]
-        if method != AUTH_METHOD_ID:
+        if method not in (AUTH_METHOD_ID, LOGIN_METHOD_ID):
             raise InvalidParams("methodId", f"invalid params: unknown auth method {shown(method)}")
         return {}
 

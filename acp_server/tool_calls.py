@@ -1,12 +1,20 @@
-"""A tool call as the client sees it: its content (diffs, live output or terminal, subagent
-text, the result) and the `tool_call` / `tool_call_update` payloads, built from agent events by
-`acp_server.updates`."""
+"""A tool call as the client sees it: its content (diffs, live output or terminal, a subagent's
+work, the result) and the `tool_call` / `tool_call_update` payloads, built from agent events by
+`acp_server.updates`.
+
+A `task` call shows its subagent's work inside its own card (`ChildWork`, `work_log`): a list
+of the subagent's tool calls with their state, its text while it runs, then its answer (the
+call's result) once; its calls are not cards of their own (Toad showed "Read README.md" as if the
+main agent had read it), except one the user must answer a prompt for
+(`UpdateTranslator.promote`). The child session is named as text (its id, and the command that
+replays it) and in `_meta.earshot.childSessionId`: no `earshot://` link, which Zed would hand to
+the operating system (a dead link), until the standard subagent updates land."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, assert_never
+from typing import TYPE_CHECKING, Literal, assert_never
 
 from agent.backends import ToolUi
 from agent.events import ToolCallFinished, ToolStatus
@@ -15,7 +23,6 @@ from providers.types import ImagePart, TextPart, ToolResultPart
 if TYPE_CHECKING:
     from acp_server.protocol.common import (
         ContentBlockImage,
-        ContentBlockResourceLink,
         ContentBlockText,
         JsonObject,
         JsonValue,
@@ -134,6 +141,58 @@ def fenced(text: str, language: str = "") -> str:
     return f"{fence}{language}\n{text}\n{fence}"
 
 
+ChildState = Literal["pending", "running", "completed", "failed", "refused", "interrupted"]
+_MARKS: dict[ChildState, str] = {
+    "pending": "◦",
+    "running": "◦",
+    "completed": "✓",
+    "failed": "✗",
+    "refused": "✗",
+    "interrupted": "✗",
+}
+
+
+@dataclass(slots=True)
+class ChildWork:
+    """One tool call of a subagent, as its `task` call lists it."""
+
+    call_id: str
+    title: str
+    state: ChildState = "pending"
+
+
+def child_state(status: ToolStatus) -> ChildState:
+    match status:
+        case "completed" | "failed" | "interrupted":
+            return status
+        case "denied":
+            return "refused"
+        case _:
+            assert_never(status)
+
+
+def work_log(work: list[ChildWork], child_session_id: str | None) -> str:
+    """A subagent's calls as a Markdown list (titles as code spans: a file named `__init__.py`
+    or a command holding `*` must not turn into emphasis), and where its session is."""
+    lines = ["The subagent's work:", ""] if work else []
+    for item in work:
+        said = "" if item.state in ("completed", "pending") else f" ({item.state})"
+        lines.append(f"- {_MARKS[item.state]} {code_span(item.title)}{said}")
+    if child_session_id is not None:
+        replay = code_span(f"earshot sessions replay {child_session_id}")
+        lines.extend(["", f"Its session: {code_span(child_session_id)} ({replay} shows it)."])
+    return "\n".join(lines).strip()
+
+
+def code_span(text: str) -> str:
+    """`text` as one Markdown code span, on one line."""
+    flat = " ".join(text.split())
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    padded = f" {flat} " if flat.startswith("`") or flat.endswith("`") else flat
+    return f"{fence}{padded}{fence}"
+
+
 @dataclass(slots=True)
 class ToolCall:
     """What the client was shown of one call (ACP replaces a call's whole `content` on every
@@ -148,10 +207,13 @@ class ToolCall:
     output: str = ""
     terminal_id: str | None = None
     subagent_text: list[str] = field(default_factory=lambda: [])
+    """A `task` call's subagent's text while it runs (its answer is the call's result)."""
     subagent_message: str | None = None
     subagent_dirty: bool = False
     child_session_id: str | None = None
-    """The session a `task` call's subagent runs in (`child_session_link`)."""
+    """The session a `task` call's subagent runs in."""
+    work: list[ChildWork] = field(default_factory=lambda: [])
+    """A `task` call's subagent's calls, in order."""
 
     def content(self, extra: list[ToolCallContent] | None = None) -> list[ToolCallContent]:
         items = diffs(self.ui)
@@ -159,13 +221,22 @@ class ToolCall:
             items.append({"type": "terminal", "terminalId": self.terminal_id})
         elif self.output:
             items.append(text_content(self.output))
+        if self.work or self.child_session_id is not None:
+            items.append(text_content(work_log(self.work, self.child_session_id)))
         if self.subagent_text:
             items.append(text_content("".join(self.subagent_text)))
-        if self.child_session_id is not None:
-            items.append({"type": "content", "content": child_session_link(self.child_session_id)})
         if extra:
             items.extend(extra)
         return items
+
+    def child(self, call_id: str) -> ChildWork:
+        """The work item of this (`task`) call's subagent's call `call_id`."""
+        for item in self.work:
+            if item.call_id == call_id:
+                return item
+        item = ChildWork(call_id=call_id, title=call_id)
+        self.work.append(item)
+        return item
 
     def update(self) -> SessionUpdateToolCallUpdate:
         """A `tool_call_update` naming this call, to add fields to."""
@@ -200,15 +271,3 @@ class ToolCall:
         if self.child_session_id is not None:
             earshot["childSessionId"] = self.child_session_id
         return {"earshot": earshot} if earshot else None
-
-
-def child_session_link(session_id: str) -> ContentBlockResourceLink:
-    """The `resource_link` a `task` call shows to the child session its subagent ran in (open
-    it with `session/load`; `earshot sessions show` prints it)."""
-    return {
-        "type": "resource_link",
-        "uri": f"earshot://session/{session_id}",
-        "name": f"Subagent session {session_id}",
-        "title": "Subagent session",
-        "description": "What the subagent did: load this session to read it",
-    }

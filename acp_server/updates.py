@@ -12,15 +12,20 @@ Choices worth knowing:
   calls all end `failed` (ACP has no other terminal status).
 - `rawInput` and `rawOutput` are always objects (Toad type-checks them as such and drops the
   whole update otherwise); a successful edit shows its diff only, not its result text too.
-- Subagent work (events with `parent_call_id`): the subagent's tool calls appear as their own tool
-  calls (tagged `_meta.earshot.parentToolCallId`); its text is shown inside the parent `task`
-  call's content, refreshed at each subagent message boundary and when the parent finishes.
+- Subagent work (events with `parent_call_id`) is shown inside the parent `task` call
+  (`acp_server.tool_calls`): its calls as a list with their state, its text while it runs
+  (refreshed at each of its message boundaries), then its answer once, as the call's result. The
+  same content comes back on `session/load` (the parent's transcript records the list:
+  `agent.replay`). A subagent's call the user is asked about gets a card of its own first
+  (`promote`, tagged `_meta.earshot.parentToolCallId`): a prompt names a card.
 - `notice` and `compaction_*` go out only when the client advertised them. Without them a manual
   or automatic compaction is shown as a tool call ("Compacting the conversation"), and warning or
   error notices as agent text, as are prominent info notices (an MCP server's tools that joined
   late); other info notices and retries are only logged.
 - `usage_update` needs a window size: the catalog always gives one (the model's, the one its server
-  reported, or a default), and a default is said as such in `_meta.earshot.contextWindowAssumed`.
+  reported, or a default), and a default is said as such in `_meta.earshot.contextWindowAssumed`;
+  Zed ignores that, so the model picker's entry says it too, and a notice (once per session,
+  where the client takes notices) whose title is what Zed shows.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import TYPE_CHECKING, Literal, assert_never, cast
 from acp_server.capabilities import ClientCapabilities
 from acp_server.tool_calls import (
     ToolCall,
+    child_state,
     final_content,
     locations,
     raw_input_object,
@@ -62,6 +68,7 @@ from agent.events import (
     ToolCallReady,
     ToolCallRunning,
     ToolCallStarted,
+    ToolStatus,
     TurnEnded,
     TurnStarted,
     UsageUpdated,
@@ -140,12 +147,23 @@ def _usage(event: UsageUpdated) -> list[SessionUpdate]:
         "outputTokens": total.output_tokens,
     }
     if event.context_window_assumed:
-        # Nothing said how long the model's context is: `size` is a default.
+        # Nothing said how long the model's context is: `size` is a default (compaction uses
+        # it too). Zed ignores `_meta`: the picker entry and a notice say it where Zed shows.
         meta["contextWindowAssumed"] = True
     usage["_meta"] = {"earshot": meta}
     if event.cost_usd is not None:
         usage["cost"] = {"amount": event.cost_usd, "currency": "USD"}
     return [usage]
+
+
+def window_assumed_notice(window: int) -> SessionUpdate:
+    return {
+        "sessionUpdate": "notice",
+        "severity": "info",
+        "title": f"The model's context window is unknown: {window:,} tokens assumed",
+        "description": "The context meter and compaction use that size. Set "
+        "models.<provider/model>.contextWindow in earshot's settings to give the real one.",
+    }
 
 
 def _notice(client: ClientCapabilities, event: Notice) -> list[SessionUpdate]:
@@ -182,6 +200,8 @@ class UpdateTranslator:
     calls: dict[str, ToolCall] = field(default_factory=lambda: {})
     compactions: set[str] = field(default_factory=lambda: set[str]())
     """Compactions announced as tool calls (a replayed one arrives finished only)."""
+    window_noticed: bool = False
+    """The assumed context window was said once (a notice)."""
 
     def translate(self, event: AgentEvent) -> list[SessionUpdate]:
         """The updates one event becomes (possibly none), in order."""
@@ -212,7 +232,7 @@ class UpdateTranslator:
                     chunk["_meta"] = cast("JsonObject", {"earshot": dict(event.data)})
                 return [chunk]
             case UsageUpdated():
-                return _usage(event)
+                return self._usage_update(event)
             case CompactionStarted():
                 return self._compaction_started(event)
             case CompactionFinished():
@@ -227,6 +247,17 @@ class UpdateTranslator:
                 return self._turn_ended()
             case _:
                 assert_never(event)
+
+    def _usage_update(self, event: UsageUpdated) -> list[SessionUpdate]:
+        """The meter; before the first one drawn from an assumed window, a notice saying so
+        (its title is what Zed shows), where the client takes notices."""
+        updates = _usage(event)
+        assumed = event.context_window_assumed and event.context_window
+        noticed = self.window_noticed or self.replaying
+        if assumed and updates and self.client.notices and not noticed:
+            self.window_noticed = True
+            updates.insert(0, window_assumed_notice(event.context_window or 0))
+        return updates
 
     # ------------------------------------------------------------------------- messages
 
@@ -267,8 +298,6 @@ class UpdateTranslator:
             updates.extend(self._flush_subagent(call))
         return updates
 
-    # ------------------------------------------------------------------------ tool calls
-
     def _call(self, call_id: str, name: str = "", parent: str | None = None) -> ToolCall:
         call = self.calls.get(call_id)
         if call is None:
@@ -281,6 +310,40 @@ class UpdateTranslator:
     def _ensure_announced(self, call: ToolCall) -> list[SessionUpdate]:
         return [] if call.announced else [call.announcement(None)]
 
+    # ------------------------------------------------------------------ subagents' calls
+
+    def _child(
+        self, call: ToolCall, *, title: str | None = None, status: ToolStatus | None = None
+    ) -> list[SessionUpdate]:
+        """A subagent's call changed: its line in the parent `task` call's work list (the
+        parent's card updated live; on replay it is sent whole when it finishes)."""
+        assert call.parent_call_id is not None
+        parent = self._call(call.parent_call_id)
+        item = parent.child(call.call_id)
+        item.title = title or item.title
+        if status is not None:
+            item.state = child_state(status)
+        elif item.state == "pending" and title is None:
+            item.state = "running"
+        if self.replaying:
+            return []
+        updates = self._ensure_announced(parent)
+        update = parent.update()
+        update["content"] = parent.content()
+        updates.append(update)
+        return updates
+
+    def promote(self, call_id: str) -> list[SessionUpdate]:
+        """A subagent's call the user is about to be asked about gets a card of its own (the
+        prompt names it), announced now with what is known of it; its later updates go to that
+        card too. Nothing for any other call."""
+        call = self.calls.get(call_id)
+        if call is None or call.parent_call_id is None or call.announced:
+            return []
+        return [call.announcement(call.raw_input)]
+
+    # ------------------------------------------------------------------------ tool calls
+
     def _started(self, event: ToolCallStarted) -> list[SessionUpdate]:
         """Remembered, not announced: the arguments are still streaming, so neither the real
         kind nor the title is known yet, and a client keeps what the first `tool_call` says
@@ -291,12 +354,14 @@ class UpdateTranslator:
         call.name = event.name
         if self.replaying or event.parent_call_id is None:
             return []
-        return self._flush_subagent(self._call(event.parent_call_id))
+        return self._flush_subagent(self._call(event.parent_call_id))  # its text so far
 
     def _ready(self, event: ToolCallReady) -> list[SessionUpdate]:
         call = self._call(event.call_id, event.name, event.parent_call_id)
         call.ui = event.ui
         call.raw_input = event.arguments
+        if event.parent_call_id is not None:
+            return self._child(call, title=event.ui.title)
         if self.replaying:
             return []
         if not call.announced:
@@ -313,7 +378,10 @@ class UpdateTranslator:
 
     def _running(self, event: ToolCallRunning) -> list[SessionUpdate]:
         call = self._call(event.call_id, parent=event.parent_call_id)
-        updates = self._ensure_announced(call)
+        updates = self._child(call) if call.parent_call_id is not None else []
+        if not call.announced and call.parent_call_id is not None:
+            return updates
+        updates.extend(self._ensure_announced(call))
         update = call.update()
         update["status"] = "in_progress"
         updates.append(update)
@@ -330,6 +398,8 @@ class UpdateTranslator:
             call.terminal_id = event.terminal_id
         if event.text:
             call.output = (call.output + event.text)[-OUTPUT_DISPLAY_LIMIT:]
+        if call.parent_call_id is not None and not call.announced:
+            return []  # a subagent's output is its own; its line in the list says it runs
         updates = self._ensure_announced(call)
         update = call.update()
         update["content"] = call.content()
@@ -348,10 +418,18 @@ class UpdateTranslator:
             call.ui = event.ui
         if event.terminal_id is not None:
             call.terminal_id = event.terminal_id
+        # A subagent's answer is this call's result: its text so far would show it twice.
+        call.subagent_text = []
+        call.subagent_dirty = False
+        updates: list[SessionUpdate] = []
+        if call.parent_call_id is not None:
+            updates = self._child(call, status=event.status)
+            if not call.announced:
+                del self.calls[event.call_id]
+                return updates
         if self.replaying:
             return [self._replayed(call, event)]
-        updates = self._ensure_announced(call)
-        call.subagent_dirty = False
+        updates.extend(self._ensure_announced(call))
         call.output = ""
         update = call.update()
         update["status"] = wire_status(event.status)

@@ -9,7 +9,14 @@ stay on disk and loadable.
 
 Access needs a bearer token on the opening handshake (`Authorization: Bearer <token>`, or a
 `token` query parameter for browsers, which cannot set headers on a WebSocket). It is compared
-in constant time; a wrong or missing one gets HTTP 401 before any ACP is spoken. The server
+in constant time; a wrong or missing one gets HTTP 401 (saying which) before any ACP is spoken.
+
+Messages are text: a binary message is answered with a parse error and not passed on (the
+server keeps serving). A parse error says which message was at fault (they are counted as the
+stdio path counts lines). A client that closes while it no longer reads what it was sent is not
+left waiting for a closing handshake that cannot get through: the connection is dropped half a
+second after its close frame (`_closing_aware`), which ends the server's input and cancels its
+prompts, rather than after the client's close timeout while the turn runs on. The server
 listens on loopback unless told otherwise: the way to reach it from another machine is an SSH
 forward (README, "earshot serve").
 
@@ -21,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import http
+import json
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +38,7 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 from anyio.abc import SocketStream
 
+from acp_server.framing import PARSE_ERROR
 from acp_server.log import log
 
 if TYPE_CHECKING:
@@ -41,6 +50,9 @@ if TYPE_CHECKING:
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 MAX_MESSAGE_BYTES = 50 * 1024 * 1024
 """The largest WebSocket message accepted: the stdio line limit."""
+CLOSING_GRACE_SECONDS = 0.5
+"""How long a closing handshake the client started may take before the connection is dropped
+(`_closing_aware`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,8 +63,8 @@ class ServeOptions:
     token: str
 
 
-def token_matches(expected: str, request: Request) -> bool:
-    """Whether the handshake carries `expected` as a bearer token (header or query)."""
+def offered_token(request: Request) -> str:
+    """The bearer token the handshake carries (header, else query), or ""."""
     offered = ""
     header = request.headers.get("Authorization", "")
     scheme, _, value = header.partition(" ")
@@ -61,6 +73,12 @@ def token_matches(expected: str, request: Request) -> bool:
     if not offered:
         query = parse_qs(urlsplit(request.path).query)
         offered = (query.get("token") or [""])[0]
+    return offered
+
+
+def token_matches(expected: str, request: Request) -> bool:
+    """Whether the handshake carries `expected` as a bearer token (header or query)."""
+    offered = offered_token(request)
     return bool(offered) and hmac.compare_digest(offered.encode(), expected.encode())
 
 
@@ -80,8 +98,10 @@ async def serve_websocket(
     def authorise(connection: ServerConnection, request: Request) -> Response | None:
         if token_matches(options.token, request):
             return None
-        log("websocket refused: no valid token", {"peer": str(connection.remote_address)})
-        return connection.respond(http.HTTPStatus.UNAUTHORIZED, "a bearer token is required\n")
+        given = bool(offered_token(request))
+        said = "the bearer token is wrong" if given else "a bearer token is required"
+        log(f"websocket refused: {said}", {"peer": str(connection.remote_address)})
+        return connection.respond(http.HTTPStatus.UNAUTHORIZED, said + "\n")
 
     async def handle(connection: ServerConnection) -> None:
         try:
@@ -95,6 +115,7 @@ async def serve_websocket(
         options.host,
         options.port,
         process_request=authorise,
+        create_connection=_closing_aware(),
         max_size=MAX_MESSAGE_BYTES,
         compression=None,
     ) as server:
@@ -112,7 +133,7 @@ async def serve_connection(
     from acp_server.server import AcpServer
 
     server_end, client_end = socket.socketpair()
-    server = AcpServer(factory=factory, version=version, log=log)
+    server = AcpServer(factory=factory, version=version, log=log, input_unit="message")
     stream = await SocketStream.from_socket(client_end)
     try:
         async with anyio.create_task_group() as tasks:
@@ -141,10 +162,15 @@ async def _to_server(connection: ServerConnection, stream: SocketStream) -> None
 
     try:
         async for message in connection:
-            data = message.encode() if isinstance(message, str) else message
+            if isinstance(message, bytes):
+                # Refused, and an empty line passed on instead: the server counts its input's
+                # lines, so the next error still names the right message.
+                await stream.send(b"\n")
+                await connection.send(_BINARY_REFUSED)
+                continue
             # Raw line breaks can only be whitespace between JSON tokens (inside a string they
             # are escaped): a pretty-printed message still reaches the server as one line.
-            data = data.replace(b"\r", b" ").replace(b"\n", b" ")
+            data = message.encode().replace(b"\r", b" ").replace(b"\n", b" ")
             await stream.send(data + b"\n")
     except ConnectionClosed:
         pass
@@ -174,3 +200,43 @@ async def _to_client(stream: SocketStream, connection: ServerConnection) -> None
                 await connection.send(line.decode("utf-8", errors="replace"))
             except ConnectionClosed:
                 client_gone = True
+
+
+_BINARY_REFUSED = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": PARSE_ERROR,
+            "message": "parse error: a binary message: send each JSON-RPC message as text",
+        },
+    }
+)
+
+
+def _closing_aware() -> type[ServerConnection]:
+    """A `ServerConnection` that drops the connection when the closing handshake the client
+    started has not ended `CLOSING_GRACE_SECONDS` after its close frame came in. A client that
+    stopped reading and then closed will not read the output waiting for it, nor the close frame
+    and the end of stream queued behind that (in the kernel's buffers, out of sight): its close
+    could only end with its own close timeout (10 s, code 1006) while the turn ran on. Dropped,
+    the connection ends (`connection_lost`: the end of the server's input, which cancels its
+    prompts). A client that reads ends the handshake in milliseconds."""
+    from websockets.asyncio.server import ServerConnection
+    from websockets.protocol import State
+
+    class ClosingAware(ServerConnection):
+        drop_scheduled = False
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.protocol.close_rcvd is not None and not self.drop_scheduled:
+                self.drop_scheduled = True
+                self.loop.call_later(CLOSING_GRACE_SECONDS, self.drop_if_open)
+
+        def drop_if_open(self) -> None:
+            if self.state is not State.CLOSED:
+                log("websocket client closed but does not read: connection dropped", {})
+                self.transport.abort()
+
+    return ClosingAware

@@ -12,7 +12,7 @@ again.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from agent.backends import (
@@ -30,6 +30,7 @@ from agent.events import (
     ToolCallStarted,
 )
 from providers.types import TextPart, ToolResultPart
+from sessions import UndoSnapshotEntry
 
 REWIND_FILES: Final = "rewind-files"
 REWIND_CONVERSATION: Final = "rewind-conversation"
@@ -46,32 +47,36 @@ Emit = Callable[[AgentEvent], None]
 
 async def rewind_command(
     branches: Branches, argument: str, emit: Emit, interaction: Interaction | None
-) -> None:
+) -> bool:
+    """`/rewind [N]`; True when it rewound (the branch changed)."""
     messages = branches.user_messages()
     if not argument.strip():
         emit(CommandOutput(text=_numbered("rewind", listing(messages), bool(messages))))
-        return
+        return False
     chosen = parse_number(argument, messages)
     if isinstance(chosen, str):
         emit(CommandOutput(text=chosen))
-        return
+        return False
     words = argument.split()[1:]
     preset = _CHOICE_WORDS.get(words[0].lower()) if words else None
     restore = False
-    if branches.file_changes_since(chosen):
+    snapshots = branches.file_changes_since(chosen)
+    if snapshots:
         if preset is not None:
             restore = preset
         else:
-            answer = await _ask_about_files(chosen, emit, interaction)
+            files = restored_files(snapshots)
+            answer = await _ask_about_files(chosen, files, emit, interaction)
             if answer is None:
                 emit(CommandOutput(text="Rewind cancelled: nothing changed."))
-                return
+                return False
             restore = answer
     rewound = await branches.rewind(chosen, restore_files=restore)
     said = f"Rewound to before message {chosen.number} ({shorten(chosen.text)})."
     if rewound.files is not None:
         said += f" {rewound.files}"
     emit(CommandOutput(text=said, branch_changed=True))
+    return True
 
 
 async def fork_command(branches: Branches, argument: str, emit: Emit) -> None:
@@ -105,14 +110,33 @@ def _numbered(command: str, listed: str, any_messages: bool) -> str:
     return f"{listed}\n\nUse `/{command} N` to {command} to before message N."
 
 
+FILES_NAMED = 8
+"""Files named in the rewind question; more are counted."""
+
+
+def restored_files(snapshots: Sequence[UndoSnapshotEntry]) -> str:
+    """What restoring `snapshots` puts back, in words: the files the batches named, and for a
+    batch that ran a command (which snapshots the whole project, `.`) what the commands changed."""
+    named = sorted({path for entry in snapshots for path in entry.paths if path != "."})
+    shown = ", ".join(named[:FILES_NAMED])
+    if len(named) > FILES_NAMED:
+        shown += f" and {len(named) - FILES_NAMED} more"
+    if any("." in entry.paths for entry in snapshots):
+        commands = "whatever the commands run since changed in the project"
+        shown = f"{shown}, and {commands}" if shown else commands
+    return shown
+
+
 async def _ask_about_files(
-    message: UserMessage, emit: Emit, interaction: Interaction | None
+    message: UserMessage, files: str, emit: Emit, interaction: Interaction | None
 ) -> bool | None:
-    """True: files too; False: the conversation only; None: the user cancelled."""
+    """True: files too; False: the conversation only; None: the user cancelled. The question
+    names the files a "yes" puts back (`files`: `restored_files`)."""
     if interaction is None:
         return False
     call_id = f"rewind-{uuid.uuid4().hex[:12]}"
-    ui = ToolUi(title=f"Rewind to before message {message.number}", kind="other")
+    title = f"Rewind to before message {message.number}; also restore {files}?"
+    ui = ToolUi(title=title, kind="other")
     # The prompt names a tool call, which the front end must have been shown first (ACP).
     emit(ToolCallStarted(call_id=call_id, name="rewind", ui=ui))
     emit(ToolCallReady(call_id=call_id, name="rewind", arguments={}, ui=ui))
@@ -121,7 +145,7 @@ async def _ask_about_files(
             call_id=call_id,
             tool_name="rewind",
             ui=ui,
-            raw_input={"message": message.number},
+            raw_input={"message": message.number, "restores": files},
             reason="tool calls after that message changed files that undo can restore",
             # Both answers rewind, so neither is a rejection; the lighter one (files untouched)
             # takes the plain "allow" every client binds its first key to. One option per kind.
@@ -130,7 +154,9 @@ async def _ask_about_files(
                     id=REWIND_CONVERSATION, label="Rewind the conversation only", kind="allow_once"
                 ),
                 PermissionOption(
-                    id=REWIND_FILES, label="Rewind the conversation and files", kind="allow_always"
+                    id=REWIND_FILES,
+                    label=f"Rewind the conversation and restore {files}",
+                    kind="allow_always",
                 ),
                 PermissionOption(id=REWIND_NONE, label="Don't rewind", kind="reject_once"),
             ),

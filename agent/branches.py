@@ -164,7 +164,7 @@ class Branches:
             )
         else:
             at = None if message is None else message.before
-            forked = await store.fork(stored.id, at_entry=at)
+            forked = await store.fork(stored.id, at_entry=at, retitle=True)
         try:
             return forked.id
         finally:

@@ -213,8 +213,11 @@ class TurnLoop:
         except anyio.get_cancelled_exc_class():
             # Cancelled from outside (the consumer went away): settle, then keep unwinding.
             await self._settle_safely(cancelled=True)
+            await self._transcript.record_cancelled()
             raise
         await self._settle_safely(cancelled=reason is None or internal is not None)
+        if reason is None and not (failure or internal or self._not_saved):
+            await self._transcript.record_cancelled()
         if self._not_saved is not None:
             return TurnEnded(reason="error", message=not_saved_message(self._not_saved))
         if internal is not None:

@@ -28,13 +28,14 @@ call is decided by the files as they now are. The listing also goes out as struc
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
 from agent.permission_gate import PermissionGate, RuleBook
-from agent.permission_rules import PermissionRules, parse_rule
+from agent.permission_rules import PermissionRules, parse_rule, parse_rule_list
 from agent.protected_paths import PROTECTED_DIR_NAMES
 from agent.settings import (
     REPOSITORY_SCOPES,
@@ -158,13 +159,23 @@ class PermissionAdmin:
     # ------------------------------------------------------------------------- editing
 
     def revoke(self, text: str) -> PermissionsReport:
+        """`/permissions revoke RULES`: the rules as a prompt's option or the listing showed
+        them (`parse_rule_list`: several at once, commas or code spans)."""
         if not text:
             return PermissionsReport("Say which rule: `/permissions revoke Bash(npm test *)`.")
         try:
-            wanted = str(parse_rule(text))
+            wanted = [str(rule) for rule in parse_rule_list(text)]
         except ValueError as error:
             return PermissionsReport(f"Not a permission rule: {error}")
+        lines: list[str] = []
+        for rule in wanted:
+            said = self._revoke(rule)
+            if isinstance(said, PermissionsReport):
+                return said
+            lines.extend(said)
+        return self.listing("\n".join(lines))
 
+    def _revoke(self, wanted: str) -> list[str] | PermissionsReport:
         def matches(rule: str) -> bool:
             try:
                 return str(parse_rule(rule)) == wanted
@@ -193,33 +204,36 @@ class PermissionAdmin:
         ]
         lines: list[str] = []
         if done:
-            lines.append(f"Revoked `{wanted}` from {'; '.join(done)}.")
+            lines.append(f"Revoked {_code(wanted)} from {'; '.join(done)}.")
         if kept:
             lines.append(
-                f"`{wanted}` is also in {', '.join(kept)}: a file in the project directory is "
-                "the repository's, and earshot does not edit it. Remove it there yourself."
+                f"{_code(wanted)} is also in {', '.join(kept)}: a file in the project directory "
+                "is the repository's, and earshot does not edit it. Remove it there yourself."
             )
         if not lines:
-            lines.append(f"No rule `{wanted}` is in force for this session.")
-        return self.listing("\n".join(lines))
+            lines.append(f"No rule {_code(wanted)} is in force for this session.")
+        return lines
 
     def add(self, list_name: PermissionList, text: str) -> PermissionsReport:
+        """`/permissions allow|deny|ask RULES` (several at once, as `revoke` takes them)."""
         if not text:
             return PermissionsReport(
                 f"Say which rule: `/permissions {list_name} Bash(npm test *)`."
             )
         try:
-            rule = str(parse_rule(text))
+            rules = [str(rule) for rule in parse_rule_list(text)]
         except ValueError as error:
             return PermissionsReport(f"Not a permission rule: {error}")
         settings = self._settings
         if settings is None or settings.remembered is None:
             return PermissionsReport("This session has no settings file to add a rule to.")
-        try:
-            append_rule(settings.remembered, list_name, rule)
-        except (SettingsError, OSError) as error:
-            return PermissionsReport(f"Could not add `{rule}`: {error}")
-        return self.listing(f"Added `{rule}` to {list_name} in {settings.remembered}.")
+        for rule in rules:
+            try:
+                append_rule(settings.remembered, list_name, rule)
+            except (SettingsError, OSError) as error:
+                return PermissionsReport(f"Could not add {_code(rule)}: {error}")
+        shown = ", ".join(_code(rule) for rule in rules)
+        return self.listing(f"Added {shown} to {list_name} in {_code(str(settings.remembered))}.")
 
     def _refresh(self) -> str:
         """Read the settings files again and apply their rules; a problem, or ""."""
@@ -324,6 +338,8 @@ _TITLES: Mapping[str, str] = {
 
 
 def _describe(scopes: Sequence[Mapping[str, JsonValue]]) -> list[str]:
+    """The listing as Markdown: a bold title per scope, its rules as list items (a Markdown
+    client would run plain lines together into one paragraph)."""
     lines: list[str] = []
     for scope in scopes:
         name = cast("str", scope["scope"])
@@ -333,31 +349,43 @@ def _describe(scopes: Sequence[Mapping[str, JsonValue]]) -> list[str]:
         title = _TITLES.get(name, name)
         if "trusted" in scope:
             title += ": trusted" if scope["trusted"] else ": NOT trusted (allow rules ignored)"
-        lines.append(f"**{title}**" + (f" — {scope['file']}" if scope.get("file") else ""))
+        heading = f"**{title}**"
+        if scope.get("file"):
+            heading += f" — {_code(str(scope['file']))}"
         if scope.get("modified"):
-            lines.append(f"  last answer saved {scope['modified']}")
+            heading += f", last answer saved {scope['modified']}"
+        lines += [heading, ""]
         rules = cast("list[Mapping[str, JsonValue]]", scope["rules"])
         if not rules:
-            lines.append("  (none)")
+            lines.append("- (none)")
         for rule in rules:
             state = "" if rule["applied"] else " (ignored: the workspace is not trusted)"
             when = f" (answered {rule['answeredAt']})" if rule.get("answeredAt") else ""
-            lines.append(f"  {rule['list']}: {rule['rule']}{state}{when}")
+            lines.append(f"- {rule['list']}: {_code(str(rule['rule']))}{state}{when}")
         lines.append("")
     return lines
 
 
 def _describe_builtin(scope: Mapping[str, JsonValue]) -> list[str]:
-    names = ", ".join(cast("list[str]", scope["protectedNames"]))
+    names = ", ".join(_code(name) for name in cast("list[str]", scope["protectedNames"]))
     paths = cast("list[str]", scope["protectedPaths"])
     secrets = cast("list[str]", scope["secretPaths"])
     return [
         "**Built-in protections** (no rule or answer lifts them)",
-        f"  writes ask: {names} anywhere in the project; {len(paths)} protected places "
+        "",
+        f"- writes ask: {names} anywhere in the project; {len(paths)} protected places "
         "(earshot's settings and data, shell start-up files...)",
-        f"  reads refused: {len(secrets)} credential places (~/.ssh, ~/.aws...) and "
+        f"- reads refused: {len(secrets)} credential places (~/.ssh, ~/.aws...) and "
         "earshot's settings, unless a rule names them",
     ]
+
+
+def _code(text: str) -> str:
+    """`text` as a Markdown code span: fenced by more backticks than any run inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    padded = f" {text} " if text.startswith("`") or text.endswith("`") else text
+    return f"{fence}{padded}{fence}"
 
 
 __all__ = [

@@ -8,11 +8,12 @@ out the whole command and names X (`Bash(sudo apt install *)`). A shell running 
 script (`bash -c 'a && b'`) is covered by the rules covering `a` and `b`. Allow rules also see
 git commands without git's harmless global options (`git --no-pager log` is `git log`).
 
-Deny and ask rules (`command_matches`) match when ANY command the line might run matches: every
-segment and every guess, each also read as the program's basename (`/bin/rm`), after every
-wrapper prefix (`sudo`, `env`, `xargs`, `find -exec`...), and for git without its global options
-(`git -C . push` is `git push`). A word bash computes at run time could be anything, so a rule
-whose literal words reach a computed word matches (`git $X` for `Bash(git push *)`).
+Deny and ask rules (`command_matches`) match the whole line, and when ANY command the line
+might run matches: every segment and every guess, each also read as the program's basename
+(`/bin/rm`), after every wrapper prefix (`sudo`, `env`, `xargs`, `find -exec`...), and for git
+without its global options (`git -C . push` is `git push`). A word bash computes at run time
+could be anything, so a rule whose literal words reach a computed word matches (`git $X` for
+`Bash(git push *)`).
 `fallback_match` covers what the parser cannot read: code in other languages and unparsable
 commands are scanned for the rule's literal words, and code that is not in the command line at
 all (`curl ... | sh`, `eval "$X"`) is matched by every rule.
@@ -143,10 +144,13 @@ def _names_program(pattern: str, inner: Segment) -> bool:
 
 
 def command_matches(pattern: str, command: ParsedCommand) -> bool:
-    """Whether a deny or ask pattern matches any command `command` might run."""
+    """Whether a deny or ask pattern matches any command `command` might run, or the whole
+    line (whitespace collapsed: the rule "always reject" writes, `Bash(ls && echo marker)`)."""
+    regex = command_regex(pattern)
+    if regex.fullmatch(" ".join(command.source.split())):
+        return True
     if not command.parsed:
         return False
-    regex = command_regex(pattern)
     literal = literal_words(pattern)
     open_tail = _open_tail(pattern)
     for segment in (*command.segments, *command.guesses):

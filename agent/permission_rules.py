@@ -104,6 +104,34 @@ def parse_rule(text: str, source: str = "user") -> Rule:
     return Rule(tool=tool, pattern=pattern, source=source)
 
 
+_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+_NEXT_RULE = r"\s*,\s*(?=[A-Za-z_][A-Za-z0-9_.\-]*\*?\s*(?:\(|,|$))"
+_RULE_BOUNDARY = re.compile(rf"(?<=\)){_NEXT_RULE}|(?<=[A-Za-z0-9_.\-*]){_NEXT_RULE}")
+
+
+def parse_rule_list(text: str, source: str = "user") -> list[Rule]:
+    """The rules in `text` as a prompt or a listing shows them: one rule, several joined by
+    commas (`Bash(ls *), Bash(echo *)`, as an "always" option names them), or each in Markdown
+    code spans (`` `Bash(ls *)` ``; anything around the spans is ignored, so a whole option
+    label pasted back works). A comma splits only where a whole rule ends and another begins,
+    and only if every piece is a rule: otherwise the text is one rule.
+
+    Raises:
+        ValueError: a piece is not a rule (`parse_rule`).
+    """
+    spans = [match.group(2).strip() for match in _CODE_SPAN.finditer(text)]
+    rules: list[Rule] = []
+    for piece in spans or [text.strip()]:
+        parts = [part.strip() for part in _RULE_BOUNDARY.split(piece)]
+        try:
+            rules.extend(parse_rule(part, source) for part in parts)
+        except ValueError:
+            if len(parts) == 1:
+                raise
+            rules.append(parse_rule(piece, source))
+    return rules
+
+
 class PermissionRules(Record, kw_only=False):
     allow: tuple[Rule, ...] = ()
     ask: tuple[Rule, ...] = ()

@@ -70,6 +70,13 @@ SUBAGENT_LINK = "subagent"
 (`agent.subagent`): `{"call_id", "session_id"}`."""
 TOOL_UI_EXTENSION = "tool_ui"
 """The `ExtensionEntry` recording how the calls of the tool message before it were shown."""
+SUBAGENT_WORK = "subagent_work"
+"""The `ExtensionEntry` recording a subagent's calls when it ends (`agent.subagent`):
+`{"call_id": the task call, "calls": [{"id", "title", "state"}]}`; replayed as the subagent's
+calls, nested in the task call, so the task shows the same work as it did live."""
+TURN_CANCELLED = "turn_cancelled"
+"""The `ExtensionEntry` (no data) saying the turn was cancelled here: `earshot sessions replay`
+marks the turn."""
 DIFF_CONTEXT_LINES = 3
 """Unchanged lines kept around the change in a recorded diff."""
 DIFF_TEXT_LIMIT = 32_000
@@ -120,6 +127,8 @@ def replay_events(
                     events.append(TodosChanged(items=todos_from_json(entry.data)))
                 elif entry.name == SUBAGENT_LINK:
                     events.extend(_child_link(entry.data))
+                elif entry.name == SUBAGENT_WORK:
+                    events.extend(_child_work(entry.data))
             case LeafMoveEntry() | UndoSnapshotEntry() | UnknownEntry():
                 pass
             case _:
@@ -220,6 +229,34 @@ def _child_link(data: JsonValue) -> list[AgentEvent]:
     if not (isinstance(call_id, str) and isinstance(session_id, str)):
         return []
     return [ToolCallProgress(call_id=call_id, child_session_id=session_id)]
+
+
+def _child_work(data: JsonValue) -> list[AgentEvent]:
+    """A subagent's calls, as its task call's nested calls, each in its final state."""
+    if not isinstance(data, dict) or not isinstance(parent := data.get("call_id"), str):
+        return []
+    calls = data.get("calls")
+    events: list[AgentEvent] = []
+    for item in calls if isinstance(calls, list) else []:
+        if not isinstance(item, dict):
+            continue
+        call_id, title, state = item.get("id"), item.get("title"), item.get("state")
+        if not (isinstance(call_id, str) and isinstance(title, str)):
+            continue
+        status: ToolStatus = next(
+            (known for known in get_args(ToolStatus) if known == state), "interrupted"
+        )
+        ui = ToolUi(title=title)
+        result = ToolResultPart(tool_call_id=call_id, name="", content=[])
+        events.append(
+            ToolCallReady(call_id=call_id, name="", arguments=None, ui=ui, parent_call_id=parent)
+        )
+        events.append(
+            ToolCallFinished(
+                call_id=call_id, name="", status=status, result=result, parent_call_id=parent
+            )
+        )
+    return events
 
 
 def _ignore(event: AgentEvent) -> None:

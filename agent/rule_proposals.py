@@ -11,6 +11,8 @@ literal, and no broader than the user can see.
   rule `Bash(python *)` would allow any code at all. So is a subcommand program whose subcommand
   cannot be read (`git -C x status`). No rule is proposed when even the exact command cannot be
   written as one (a computed program name, a glob, a `*` in a word).
+- "Always reject" refuses exactly what was shown: the whole command line
+  (`propose_refusals`), never its program.
 - A path is written literally: `Edit(./app.py)`, `Edit(src/app.py)`, `Write(//etc/hosts)`, with
   `*`, `?` and `\\` escaped (`agent.permission_rules.escape_path_pattern`), so a file named `**`
   proposes `Edit(./\\*\\*)`, never `Edit(./**)`.
@@ -32,6 +34,7 @@ from agent.permission_rules import (
     Rule,
     command_regex,
     escape_path_pattern,
+    parse_rule,
     resolve_path,
     within,
 )
@@ -94,13 +97,26 @@ def propose_rules(
 def propose_refusals(
     request: PermissionRequest, *, cwd: Path, allow: Sequence[Rule] = ()
 ) -> tuple[str, ...]:
-    """The rules "always reject" adds: like `propose_rules` (segments an allow rule covers are
-    left alone), except that a command is refused by its program and first plain argument
-    (`rm -rf build` -> `Bash(rm *)`, `git push -f` -> `Bash(git push *)`): broader is the
-    safe direction for a deny rule."""
+    """The rules "always reject" adds, no broader than what the prompt showed: a command is
+    refused as the exact command line (`ls && echo marker` -> `Bash(ls && echo marker)`, which
+    a deny rule matches as a whole line: `agent.permission_commands.command_matches`), never by
+    its program (`Bash(ls *)` would refuse every `ls` in the project); a command a rule cannot
+    spell exactly (a `*` in it) gets none. Other tools as `propose_rules`."""
     if request.rule_tool == "Bash":
-        return _propose_commands(request.command, allow, _refusal_rule)
+        return _exact_line(request.command)
     return _propose_other(request, cwd)
+
+
+def _exact_line(command: str | None) -> tuple[str, ...]:
+    line = " ".join((command or "").split())
+    if not line or "*" in line:
+        return ()
+    rule = f"Bash({line})"
+    try:
+        parsed = parse_rule(rule)
+    except ValueError:
+        return ()
+    return (rule,) if parsed.pattern == line else ()
 
 
 def _propose_other(request: PermissionRequest, cwd: Path) -> tuple[str, ...]:
@@ -182,22 +198,6 @@ def segment_rule(segment: Segment) -> str | None:
             return _exact(segment)
         head.append(target)
     return f"Bash({' '.join(head)} *)"
-
-
-def _refusal_rule(segment: Segment) -> str | None:
-    if segment.dynamic:
-        return None
-    prefix: list[str] = []
-    limit = segment.assignments + 2
-    for index, word in enumerate(segment.words):
-        if index >= limit or not _PLAIN_WORD.fullmatch(word) or word.startswith("-"):
-            break
-        prefix.append(word)
-        if index == segment.assignments + 1 and word in _RUNNERS:
-            limit += 1
-    if len(prefix) <= segment.assignments:
-        return None
-    return f"Bash({' '.join(prefix)} *)"
 
 
 def _plain_argument(segment: Segment, index: int) -> str | None:

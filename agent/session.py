@@ -54,7 +54,7 @@ from agent.session_setup import (
     set_up,
 )
 from agent.session_transcript import SessionTranscript
-from agent.slash_commands import CommandCall, run_builtin, skill_prompt
+from agent.slash_commands import CommandCall, command_menu, run_builtin, skill_prompt
 from agent.subagent import ChildSessions, SubagentRunner
 from agent.system_prompt import build_system_prompt, session_date
 from agent.tool_arrivals import ToolArrivals
@@ -305,13 +305,15 @@ class AgentSession:
             return self.compact(call.argument or None)
         if self.running:
             raise RuntimeError("a turn is running: run the command once it has ended")
+        skills = self._setup.skills.skills if self._setup.skills else ()
+        menu = command_menu(skills, self.commands) if call.unknown else ()
 
         async def command(emit: Callable[[AgentEvent], None], scope: anyio.CancelScope) -> None:
             stream = self._stream
             assert stream is not None
-            await run_builtin(self, call, emit, OrderedInteraction(self._interaction, stream))
-            if call.name == "rewind":
-                self.todos = self.transcript.todos()
+            interaction = OrderedInteraction(self._interaction, stream)
+            if await run_builtin(self, call, emit, interaction, menu):  # a rewind happened
+                self.todos = self.transcript.todos()  # the plan as it stood on the new branch
                 emit(TodosChanged(items=self.todos))
 
         return self._start(command)

@@ -14,7 +14,7 @@ import anyio
 
 from agent.backends import Mode, ToolUi
 from agent.events import TodoItem
-from agent.replay import tool_ui_entry
+from agent.replay import TURN_CANCELLED, tool_ui_entry
 from agent.todos import TODOS_EXTENSION, latest_todos, todos_to_json
 from agent.transcript import Compaction
 from providers.logs import get_logger
@@ -81,6 +81,13 @@ class SessionTranscript:
                 await self.stored.append(record)
             except Exception:
                 _log.warning("could not record how the tool calls were shown", exc_info=True)
+
+    async def record_cancelled(self) -> None:
+        with anyio.CancelScope(shield=True):
+            try:
+                await self.stored.append(ExtensionEntry(name=TURN_CANCELLED, data={}))
+            except Exception:
+                _log.warning("could not record that the turn was cancelled", exc_info=True)
 
     async def open_turn(self) -> None:
         await self.stored.repair()

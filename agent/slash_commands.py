@@ -4,11 +4,14 @@ Both front ends offer them the same way: ACP lists them (`available_commands_upd
 prompt whose only block is such a text; print mode runs a `-p` prompt that is one. A skill
 command becomes a prompt asking the model to use that skill. A built-in command is a session
 operation (`AgentSession.run_command`): it changes the session (and its transcript) and says what
-it did as `CommandOutput`. Anything else starting with `/` is an ordinary prompt.
+it did as `CommandOutput`. A prompt that starts with `/word` naming no command (`/bogus`) is
+answered with the list of commands, as every client's users expect, rather than sent to the
+model; a path (`/usr/bin/x fails`) or a prompt that starts with a space is an ordinary prompt.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
@@ -20,7 +23,9 @@ from agent.events import AgentEvent, CommandOutput
 from providers.types import ReasoningEffort
 
 if TYPE_CHECKING:
+    from agent.command_sources import ExtraCommands
     from agent.permission_admin import PermissionAdmin
+    from agent.skills import Skill
 
 BUILTIN_COMMANDS: Final[tuple[tuple[str, str, str | None], ...]] = (
     ("compact", "Summarise the conversation so far to free context", "optional instructions"),
@@ -55,6 +60,12 @@ class CommandCall:
     skill: bool = False
     extra: bool = False
     """One of the session's extra commands (`agent.command_sources`)."""
+    unknown: bool = False
+    """`/name` names no command: the answer lists the commands (`unknown_command_text`)."""
+
+
+_COMMAND_NAME = re.compile(r"[A-Za-z][\w:.-]*")
+"""What a mistyped command looks like: a word, not a path (`/usr/bin/x`) or `/* ... */`."""
 
 
 def parse_slash_command(
@@ -75,7 +86,20 @@ def parse_slash_command(
         return CommandCall(name=name, argument=argument.strip(), skill=True)
     if name in extra_names:
         return CommandCall(name=name, argument=argument.strip(), extra=True)
+    if text.startswith("/") and _COMMAND_NAME.fullmatch(name):
+        return CommandCall(name=name, argument=argument.strip(), unknown=True)
     return None
+
+
+def unknown_command_text(name: str, commands: Sequence[tuple[str, str]]) -> str:
+    """The answer to `/name` when no command has that name: the commands, as Markdown list
+    items ((name, description) pairs), and how to send such a text to the model after all."""
+    lines = [f"Unknown command `/{name}`. The commands are:", ""]
+    lines.extend(f"- `/{command}`: {description}" for command, description in commands)
+    lines.extend(
+        ["", "To send a message that starts with `/` to the model, begin it with a space."]
+    )
+    return "\n".join(lines)
 
 
 def skill_prompt(call: CommandCall) -> str:
@@ -128,14 +152,29 @@ def _choices(what: str, current: str, choices: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def command_menu(
+    skills: Sequence[Skill] = (), extras: ExtraCommands | None = None
+) -> list[tuple[str, str]]:
+    """(name, description) of every command, as `available_commands_update` lists them: the
+    built-ins, then the skills, then the extra commands."""
+    menu = [(name, description) for name, description, _ in BUILTIN_COMMANDS]
+    menu.extend((s.name, s.description) for s in skills if s.name not in BUILTIN_NAMES)
+    taken = [name for name, _ in menu]
+    menu.extend((c.name, c.description) for c in (extras.all(taken) if extras else ()))
+    return menu
+
+
 async def run_builtin(
     session: CommandTarget,
     call: CommandCall,
     emit: Callable[[AgentEvent], None],
     interaction: Interaction | None = None,
-) -> None:
-    """Run the built-in command `call` (not `/compact`: the session runs that one itself).
-    `interaction` asks the user what a command needs to know (`/rewind`: the files too?)."""
+    menu: Sequence[tuple[str, str]] = (),
+) -> bool:
+    """Run the built-in command `call` (not `/compact`: the session runs that one itself), or
+    answer an unknown one with `menu`, the commands there are. `interaction` asks the user what
+    a command needs to know (`/rewind`: the files too?). True when the conversation moved to
+    another branch (a rewind, not `/rewind` listing the messages)."""
 
     def say(text: str) -> None:
         emit(CommandOutput(text=text))
@@ -146,23 +185,23 @@ async def run_builtin(
         case "mode":
             if not call.argument:
                 say(_choices("Mode", session.mode, MODES))
-                return
+                return False
             mode = parse_mode(call.argument)
             if mode is None:
                 say(f"Unknown mode `{call.argument}`: use one of {', '.join(MODES)}.")
-                return
+                return False
             await session.set_mode(mode)
             say(f"Mode: {mode}.")
         case "model":
             name = call.argument
             if not name:
                 say(_choices("Model", session.model_name, session.model_choices()))
-                return
+                return False
             try:
                 await session.set_model(name, session.reasoning_effort)
             except Exception as exc:
                 say(f"Could not switch to {name}: {exc}")
-                return
+                return False
             say(f"Model: {name}.")
         case "clear":
             await session.clear()
@@ -171,8 +210,9 @@ async def run_builtin(
             report = session.permissions.run(call.argument)
             emit(CommandOutput(text=report.text, data={"permissions": report.data}))
         case "rewind":
-            await rewind_command(session.branches, call.argument, emit, interaction)
+            return await rewind_command(session.branches, call.argument, emit, interaction)
         case "fork":
             await fork_command(session.branches, call.argument, emit)
         case _:
-            say(f"Unknown command /{call.name}.")
+            say(unknown_command_text(call.name, menu or command_menu()))
+    return False

@@ -10,7 +10,9 @@ others; never `task` or `todo`). It shares the session's `ScopeContract` and per
 nested agent can neither escape the declared scope nor grant itself anything: its mutating calls
 are gated like the parent's, and a cancelled permission prompt cancels the user's whole turn. Its
 events reach the parent's stream tagged with the task call's id, its model calls count towards
-the session's usage, and its final text is the task's result.
+the session's usage, and its final text is the task's result. When it ends (whichever way), the
+parent's transcript records its calls (a `subagent_work` extension entry: each call's id, title
+and outcome), so a replay of the parent shows the task's work as it was shown live.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from agent.events import (
 )
 from agent.inbox import title_from
 from agent.loop import TurnLoop
-from agent.replay import SUBAGENT_LINK
+from agent.replay import SUBAGENT_LINK, SUBAGENT_WORK
 from agent.session_transcript import SessionTranscript
 from agent.tooling import Tooling
 from agent.tools.base import ReadTracker, ToolError
@@ -48,8 +50,11 @@ from agent.tools.services import READ_DENIED, READ_DENY_GLOBS, SKILLS
 from agent.transcript import InMemoryTranscript, Transcript
 from agent.turn_config import ToolSet, TurnConfig
 from agent.usage import UsageTracker
-from providers.types import Message, TextPart, Usage
+from providers.logs import get_logger
+from providers.types import JsonValue, Message, TextPart, Usage
 from sessions import ExtensionEntry, ParentLink, Session, SessionStore
+
+_log = get_logger(__name__)
 
 SUBAGENT_EXTENSION: Final = SUBAGENT_LINK
 """The parent's `ExtensionEntry` linking a `task` call to its child session."""
@@ -131,6 +136,7 @@ class SubagentRunner:
 
         if child is not None:
             self._emit(ToolCallProgress(call_id=call_id, child_session_id=child.id))
+        work: dict[str, dict[str, str]] = {}
         transcript: Transcript = InMemoryTranscript() if child is None else SessionTranscript(child)
         services = {k: v for k, v in self._tooling.services.items() if k in _INHERITED}
         loop = TurnLoop(
@@ -145,15 +151,16 @@ class SubagentRunner:
                 trail=self._tooling.trail if child is None else AuditTrail(child),
             ),
             usage=usage,
-            emit=_forwarder(self._emit, call_id),
+            emit=_forwarder(self._emit, call_id, work),
             scope=anyio.CancelScope(),
         )
         try:
             end = await loop.run(Message(role="user", parts=[TextPart(text=prompt)]))
         finally:
-            if child is not None:
+            if child is not None and children is not None:
                 with anyio.CancelScope(shield=True):
                     await child.aclose()
+                    await children.record_work(call_id, [dict(item) for item in work.values()])
         match end.reason:
             case "error":
                 raise ToolError(f"The subagent failed: {end.message or 'model call failed'}")
@@ -176,6 +183,16 @@ class ChildSessions:
         self._store = store
         self._parent = parent
         self._model_name = model_name
+
+    async def record_work(self, call_id: str, calls: list[JsonValue]) -> None:
+        """Record in the parent's transcript what the subagent of `call_id` did (`calls`: id,
+        title, state), for a replay. Only the replay depends on it: a failure is logged."""
+        try:
+            await self._parent.stored.append(
+                ExtensionEntry(name=SUBAGENT_WORK, data={"call_id": call_id, "calls": calls})
+            )
+        except Exception:
+            _log.warning("could not record the subagent's work", exc_info=True)
 
     async def open(self, call_id: str, config: TurnConfig, prompt: str) -> Session:
         """The child session of `call_id`, created (its header naming the parent session and
@@ -221,8 +238,19 @@ def _tools(available: ToolSet, names: Sequence[str] | None) -> ToolSet:
     return available.only(names)
 
 
-def _forwarder(emit: Emit, call_id: str) -> Emit:
+def _forwarder(emit: Emit, call_id: str, work: dict[str, dict[str, str]]) -> Emit:
+    """Passes the subagent's events on, tagged with the `task` call's id, and notes each of its
+    calls in `work` (title, then how it ended; "interrupted" until it has)."""
+
     def forward(event: AgentEvent) -> None:
+        if isinstance(event, ToolCallReady) and event.parent_call_id is None:
+            work[event.call_id] = {
+                "id": event.call_id,
+                "title": event.ui.title,
+                "state": "interrupted",
+            }
+        elif isinstance(event, ToolCallFinished) and event.call_id in work:
+            work[event.call_id]["state"] = event.status
         if isinstance(event, _NESTED):
             if event.parent_call_id is None:
                 event = dataclasses.replace(cast(Any, event), parent_call_id=call_id)

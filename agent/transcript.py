@@ -65,6 +65,11 @@ class Transcript(Protocol):
         raises: only the replay's diffs depend on it."""
         ...
 
+    async def record_cancelled(self) -> None:
+        """The turn was cancelled (by the user, or its front end went away): a replay marks it.
+        Never raises: only the replay's mark depends on it."""
+        ...
+
     async def open_turn(self) -> None:
         """Before a turn appends anything (a session answers the calls an earlier process left
         without results).
@@ -111,6 +116,9 @@ class InMemoryTranscript:
         self._cut = (preamble, compaction.first_kept)
 
     async def record_shown(self, shown: Mapping[str, ToolUi]) -> None:
+        return None
+
+    async def record_cancelled(self) -> None:
         return None
 
     async def open_turn(self) -> None:

@@ -10,8 +10,9 @@ user's history.
 A snapshot records, for each path a batch is about to change, its bytes (a blob) or the fact that
 it did not exist, in a `manifest.json`; a commit of those blobs is kept under
 `refs/earshot/<session>/<n>`. `undo_last(session)` restores the newest batch of THAT session only
-(deleting files the batch created) and moves its ref to `refs/earshot-undone/...`, so the next
-undo goes one further back. Other sessions' batches stay on disk, restorable by them only.
+whose files are no longer as it found them (`agent.undo_choice`; deleting files the batch
+created) and moves its ref to `refs/earshot-undone/...`, so the next undo goes one further
+back. Other sessions' batches stay on disk, restorable by them only.
 
 A batch running a command (or any call that names no paths) snapshots the whole work tree
 instead (`whole_tree`): `git add -A` into the private index, whose stat cache makes every
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from agent.undo_after import AfterStates
+from agent.undo_choice import BatchChoice
 from agent.undo_files import (
     Refused,
     blobs,
@@ -82,7 +84,7 @@ class UndoResult:
     """The paths restored or deleted, relative to the cwd where inside it."""
 
 
-class UndoStore(AfterStates):
+class UndoStore(AfterStates, BatchChoice):
     """Snapshots of the files tool batches change, per session, in a private git database."""
 
     def __init__(self, cwd: Path, data_dir: Path, *, max_bytes: int = 50_000_000) -> None:
@@ -177,17 +179,20 @@ class UndoStore(AfterStates):
             refs = await self._session_refs(f"refs/earshot/{_ref_name(session_id)}/")
             if not refs:
                 return UndoResult(False, "nothing to undo in this session")
-            number, ref = max(refs)
-            shown = await self._git_run("cat-file", "blob", f"{ref}:manifest.json")
-            if shown.returncode != 0:
-                return UndoResult(False, f"undo snapshot {ref} is unreadable: {_err(shown)}")
-            manifest = await self._since_batch(ref, json.loads(shown.stdout))
+            chosen = await self._last_changing_batch(sorted(refs, reverse=True))
+            if isinstance(chosen, str):
+                return UndoResult(False, chosen)
+            manifest, number, ref, passed = chosen
             changed, problems = await self._restore(manifest)
-            commit = (await self._git_run("rev-parse", ref)).stdout.decode().strip()
-            done = f"refs/earshot-undone/{_ref_name(session_id)}/{number:08d}"
-            await self._git_run("update-ref", done, commit)
-            await self._git_run("update-ref", "-d", ref, commit)
-            return UndoResult(True, _message(manifest, changed, problems), tuple(changed))
+            for retired_number, retired in [(number, ref), *passed]:
+                commit = (await self._git_run("rev-parse", retired)).stdout.decode().strip()
+                done = f"refs/earshot-undone/{_ref_name(session_id)}/{retired_number:08d}"
+                await self._git_run("update-ref", done, commit)
+                await self._git_run("update-ref", "-d", retired, commit)
+            message = _message(manifest, changed, problems)
+            if passed:
+                message += f" (passed over {len(passed)} later batch(es) that changed no file)"
+            return UndoResult(True, message, tuple(changed))
 
     async def restore_snapshots(self, session_id: str, snapshots: Sequence[str]) -> UndoResult:
         """Restore `snapshots` (ids `snapshot` returned), in the order given (newest first for a

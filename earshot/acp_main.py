@@ -167,16 +167,18 @@ class EarshotFactory:
 
     def available_models(self, cwd: Path) -> Sequence[ModelChoice]:
         from acp_server.factory import ModelChoice
-        from earshot.model_choices import model_entries
+        from earshot.model_choices import assumed_window, model_entries
 
+        composition = self.composition(cwd)
         return [
             ModelChoice(
                 name=entry.name,
                 label=entry.label,
                 provider=entry.provider,
                 provider_label=entry.provider_label,
+                assumed_window=assumed_window(composition.catalog, entry.name),
             )
-            for entry in model_entries(self.composition(cwd))
+            for entry in model_entries(composition)
         ]
 
     def list_providers(self, cwd: Path) -> list[dict[str, Any]]:
@@ -195,7 +197,7 @@ class EarshotFactory:
     ) -> None:
         from earshot.provider_admin import set_provider
 
-        set_provider(self._user_file(cwd), provider_id, api_type, base_url, headers)
+        set_provider(_user_file(cwd, self._environ), provider_id, api_type, base_url, headers)
         self.refresh(cwd)
 
     def disable_provider(self, cwd: Path, provider_id: str) -> None:
@@ -204,13 +206,13 @@ class EarshotFactory:
 
         composition = self.composition(cwd)
         known = {spec.id for spec in all_providers()} | set(composition.settings.providers)
-        disable_provider(self._user_file(cwd), provider_id, known)
+        disable_provider(_user_file(cwd, self._environ), provider_id, known)
         self.refresh(cwd)
 
-    def _user_file(self, cwd: Path) -> Path:
-        from agent.settings import settings_paths
+    def credentials_found(self) -> bool:
+        from earshot.login import credentials_found
 
-        return settings_paths(cwd, environ=self._environ)["user"]
+        return credentials_found(self._environ)
 
     def check_credentials(self, model_name: str, cwd: Path) -> str | None:
         return self.composition(cwd).check_credentials(model_name)
@@ -294,6 +296,12 @@ class EarshotFactory:
             interaction=io.interaction,
             current=lambda: self.composition(cwd),
         )
+
+
+def _user_file(cwd: Path, environ: Mapping[str, str]) -> Path:
+    from agent.settings import settings_paths
+
+    return settings_paths(cwd, environ=environ)["user"]
 
 
 def run_stdio() -> int:

@@ -131,7 +131,11 @@ def audit_rows(
         for call in transcript.calls():
             row = _row(call, transcript, roots)
             if row is not None and (since is None or row.ts >= since):
-                row.undone = row.kind in ("write", "command") and call.snapshot in (undone or ())
+                row.undone = (
+                    row.kind in ("write", "command")
+                    and call.status != "denied"  # its snapshot was taken; it changed nothing
+                    and call.snapshot in (undone or ())
+                )
                 rows.append(row)
     rows.sort(key=lambda row: row.ts)
     return rows

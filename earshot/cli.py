@@ -31,6 +31,7 @@ DESCRIPTION = """earshot: a coding agent that editors run over the Agent Client 
   earshot models --refresh             first download the models.dev catalog (network)
   earshot undo                         undo the last change batch of this directory's session
   earshot doctor                       check the setup: settings, keys, model, tools, editors
+  earshot login                        set a provider's API key (asked in the terminal)
   earshot serve [--port N]             serve ACP over WebSocket (loopback, bearer token)
   earshot trust [DIR] | --list         let DIR's settings (default: here) grant and run commands
   earshot untrust [DIR]                stop trusting DIR
@@ -149,6 +150,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands.add_parser("undo", help="undo the last change batch of this directory's session")
     commands.add_parser(
+        "login",
+        help="set a provider's API key: asked without echo, saved in your user settings (mode "
+        "600); editors that sign in through a terminal run it for you",
+    )
+    commands.add_parser(
         "doctor",
         help="check the setup (Python, settings, keys, model, git, ripgrep, sandbox, MCP "
         "servers, editor entries) and say how to fix what is wrong",
@@ -176,6 +182,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["login"], ["--stdio", "login"], ["acp", "login"]):
+        # ACP terminal sign-in runs the editor's own command with `login` appended.
+        return _login()
     if args == ["--stdio"] or args == ["acp"]:
         from earshot.acp_main import run_stdio
 
@@ -195,7 +204,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Every command but the ACP server (dispatched above) writes through `terminal_safe`: what it
     # shows came from a model, a tool, a transcript or a repository (earshot.text_safety).
     install(json_stdout=_json_stdout(options))
-    return _dispatch(parser, options)
+    try:
+        return _dispatch(parser, options)
+    except (BrokenPipeError, BaseExceptionGroup) as exc:
+        if not _only_broken_pipes(exc):
+            raise
+        return _reader_went_away()
+
+
+SIGPIPE_STATUS = 128 + 13
+"""What a shell reports for a tool its reader left (`earshot models | head -1`): killed by
+SIGPIPE. earshot is not killed (a print-mode turn still saves its session), but exits with it."""
+
+
+def _only_broken_pipes(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        group = cast("BaseExceptionGroup[BaseException]", exc)
+        return all(_only_broken_pipes(inner) for inner in group.exceptions)
+    return isinstance(exc, BrokenPipeError)
+
+
+def _reader_went_away() -> int:
+    """stdout's reader closed it: exit quietly, as any Unix tool does. What is still buffered
+    would fail again when Python flushes stdout at exit (printing "Exception ignored"), so
+    stdout is pointed at /dev/null first (the recipe of Python's `signal` documentation)."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    return SIGPIPE_STATUS
 
 
 def _json_stdout(options: argparse.Namespace) -> bool:
@@ -235,6 +273,8 @@ def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> i
             if options.refresh and (failed := _refresh_catalog()):
                 return failed
             return _models(cwd, cast("str | None", options.provider))
+        case "login":
+            return _login()
         case "undo":
             import anyio
 
@@ -263,6 +303,17 @@ def _dispatch(parser: argparse.ArgumentParser, options: argparse.Namespace) -> i
         parser.print_help(sys.stderr)
         return 2
     return _print_mode(options, cwd)
+
+
+def _login() -> int:
+    import getpass
+    import os
+
+    from earshot.login import run_login
+
+    return run_login(
+        environ=os.environ, stdin=sys.stdin, out=sys.stdout, read_secret=getpass.getpass
+    )
 
 
 def _log_to_stderr() -> None:

@@ -57,11 +57,19 @@ def sessions_list(cwd: Path, *, all_directories: bool, out: TextIO) -> int:
 async def open_to_read(
     session_id: str, err: TextIO, store: SessionStore | None = None
 ) -> Session | None:
-    """The session opened read-only (never claimed), or None after saying on `err` why not."""
+    """The session `session_id` names (an id or a unique prefix: `earshot.session_ids`) opened
+    read-only (never claimed), or None after saying on `err` why not."""
+    from earshot.session_ids import SessionIdProblem, resolve_session_id
     from sessions import SessionNotFound, SessionStore, SessionUnreadable
 
+    store = store or SessionStore()
     try:
-        return await (store or SessionStore()).open(session_id, claim=False)
+        session_id = resolve_session_id(session_id, store)
+    except SessionIdProblem as problem:
+        err.write(f"earshot: {problem}\n")
+        return None
+    try:
+        return await store.open(session_id, claim=False)
     except (SessionNotFound, SessionUnreadable) as exc:
         err.write(f"earshot: no readable session {session_id!r} ({type(exc).__name__})\n")
         return None

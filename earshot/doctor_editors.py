@@ -1,11 +1,15 @@
 """`earshot doctor`: the editor entries that start earshot, and whether their command exists.
 
 Looked for where each editor reads them: Zed's `~/.config/zed/settings.json` (`agent_servers`,
-JSON with comments), JetBrains' `~/.jetbrains/acp.json` (`agent_servers`) and Toad's
-`~/.config/toad/agents/*.toml` (`run_command`). An entry "starts earshot" when its command's file
-name is `earshot`; it is checked for what makes the editor fail to start it: a command that does
-not exist, arguments other than `--stdio` (or `acp`), a Zed entry without `"type": "custom"`
-(Zed ignores it), a Toad file without a key Toad requires (Toad's home screen fails).
+JSON with comments), JetBrains' `~/.jetbrains/acp.json` (`agent_servers`) and Toad's agent files
+(`run_command`). Toad 0.6.20 reads those only from its own package data, `toad/data/agents/*.toml`
+beside the `toad` it runs (`toad/agents.py::read_agents`, `importlib.resources`); the
+`~/.config/toad/agents/` directory earlier docs named is not read (a pull request to read it is
+open upstream), so a file there is reported as unread. An entry "starts earshot" when its
+command's file name is `earshot`; it is checked for what makes the editor fail to start it: a
+command that does not exist, arguments other than `--stdio` (or `acp`), a Zed entry without
+`"type": "custom"` (Zed ignores it), a Toad file without a key Toad requires (Toad's home
+screen fails).
 """
 
 from __future__ import annotations
@@ -57,8 +61,61 @@ def editor_findings(environ: Mapping[str, str]) -> list[Finding]:
     findings: list[Finding] = []
     findings += _json_entries("Zed", config / "zed" / "settings.json", environ, zed=True)
     findings += _json_entries("JetBrains", home / ".jetbrains" / "acp.json", environ, zed=False)
-    findings += _toad_entries(config / "toad" / "agents", environ)
+    findings += _toad_findings(config / "toad" / "agents", environ)
     return findings
+
+
+TOAD_AD_HOC = 'run `toad acp "earshot --stdio"` in your project'
+
+
+def _toad_findings(unread: Path, environ: Mapping[str, str]) -> list[Finding]:
+    """Toad's agent list (its package data) and an agent file Toad does not read."""
+    executable = shutil.which("toad", path=environ.get("PATH"))
+    bundled = toad_agents_dir(Path(executable)) if executable else None
+    findings = _toad_entries(bundled, environ) if bundled is not None else []
+    strays = [path for path, _ in _earshot_agent_files(unread)]
+    if strays:
+        where = f"into {bundled}" if bundled else "into Toad's toad/data/agents/"
+        findings.append(
+            Finding(
+                "note",
+                f"Toad: {', '.join(map(str, strays))} is not read (Toad 0.6.20 reads agents only "
+                "from its own package data)",
+                f"{TOAD_AD_HOC}, or copy editors/toad/earshot.toml {where}",
+            )
+        )
+    if executable is None:
+        findings.append(Finding("note", f"Toad: not installed (no toad on PATH); or {TOAD_AD_HOC}"))
+    elif bundled is None:
+        findings.append(
+            Finding("note", f"Toad: cannot find the agents directory of {executable}", TOAD_AD_HOC)
+        )
+    elif not any(finding.status != "note" for finding in findings):
+        findings.append(
+            Finding(
+                "note",
+                f"Toad: earshot is not in Toad's agent list ({bundled})",
+                f"{TOAD_AD_HOC}, or copy editors/toad/earshot.toml into {bundled}",
+            )
+        )
+    return findings
+
+
+def toad_agents_dir(executable: Path) -> Path | None:
+    """The `toad/data/agents` directory of the Python environment the `toad` script runs in
+    (its `#!` line names the interpreter; uv and pipx link the script into `~/.local/bin`)."""
+    try:
+        with executable.open("rb") as file:
+            first = file.readline(512)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    interpreter = Path(first[2:].decode(errors="replace").strip().split(" ")[0])
+    environment = interpreter.parent.parent
+    for found in sorted(environment.glob("lib/python3*/site-packages/toad/data/agents")):
+        return found
+    return None
 
 
 def _json_entries(
@@ -107,23 +164,26 @@ def _json_entries(
     return findings
 
 
-def _toad_entries(directory: Path, environ: Mapping[str, str]) -> list[Finding]:
-    findings: list[Finding] = []
+def _earshot_agent_files(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """The Toad agent files in `directory` whose `run_command` starts earshot."""
+    found: list[tuple[Path, dict[str, Any]]] = []
     for path in sorted(directory.glob("*.toml")) if directory.is_dir() else []:
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
         commands = data.get("run_command")
-        if not isinstance(commands, dict):
-            continue
-        runs = [
-            str(command)
+        if isinstance(commands, dict) and any(
+            str(command).strip() and _is_earshot(shlex.split(str(command))[0])
             for command in cast("dict[str, object]", commands).values()
-            if _is_earshot(shlex.split(str(command))[0] if str(command).strip() else "")
-        ]
-        if not runs:
-            continue
+        ):
+            found.append((path, data))
+    return found
+
+
+def _toad_entries(directory: Path, environ: Mapping[str, str]) -> list[Finding]:
+    findings: list[Finding] = []
+    for path, data in _earshot_agent_files(directory):
         where = f"Toad ({path})"
         missing = [key for key in TOAD_REQUIRED_KEYS if key not in data]
         if missing:
@@ -135,20 +195,13 @@ def _toad_entries(directory: Path, environ: Mapping[str, str]) -> list[Finding]:
                 )
             )
             continue
+        runs = [str(c) for c in cast("dict[str, object]", data["run_command"]).values()]
         command, *args = shlex.split(runs[0])
         problem = _command_problem(command, args, environ)
         if problem is not None:
             findings.append(Finding("problem", f"{where}: {problem[0]}", problem[1]))
         else:
             findings.append(Finding("ok", f"{where} runs {runs[0]}"))
-    if not findings:
-        findings.append(
-            Finding(
-                "note",
-                f"Toad: no earshot agent file in {directory}",
-                'copy editors/toad/earshot.toml there, or run `toad acp "earshot --stdio"`',
-            )
-        )
     return findings
 
 

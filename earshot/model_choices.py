@@ -13,6 +13,7 @@ from earshot.model_lists import ProviderSetup, cached_listings
 
 if TYPE_CHECKING:
     from agent.settings import Settings
+    from providers.catalog import ModelCatalog
 
 
 class ChoiceSource(ProviderSetup, Protocol):
@@ -68,9 +69,20 @@ def model_entries(composition: ChoiceSource) -> list[ModelEntry]:
     return [entry for entry in entries if entry.provider not in disabled]
 
 
+def assumed_window(catalog: ModelCatalog, name: str) -> int | None:
+    """The window assumed for model `name` when nothing gave its own; else None."""
+    from providers.registry import split_model_name
+
+    try:
+        info = catalog.get(*split_model_name(name))
+    except ValueError:
+        return None
+    return info.context_window if info is not None and info.window_assumed else None
+
+
 def model_names(composition: ChoiceSource) -> list[str]:
     """The entries' names, each once."""
     return list(dict.fromkeys(entry.name for entry in model_entries(composition)))
 
 
-__all__ = ["ChoiceSource", "ModelEntry", "model_entries", "model_names"]
+__all__ = ["ChoiceSource", "ModelEntry", "assumed_window", "model_entries", "model_names"]

@@ -440,31 +440,20 @@ def usage_failure(renderer: Renderer, message: str) -> int:
     return EXIT_USAGE
 
 
-RESUME_CANDIDATES_SHOWN = 10
-
-
-def resolve_session_id(given: str) -> str:
-    """The session `--resume` names: the id itself, or the one id that starts with `given`.
+def resolve_session_id(given: str, flag: str = "--resume") -> str:
+    """The session `--resume` (or `--fork`) names: the id, or a unique prefix of one
+    (`earshot.session_ids`, as every command resolves them).
 
     Raises:
         UsageError: no session, or several, match (the message lists them).
     """
-    from sessions import SessionStore
+    from earshot.session_ids import SessionIdProblem
+    from earshot.session_ids import resolve_session_id as resolve
 
-    prefix = given.strip()
-    if not prefix:
-        raise UsageError("--resume needs a session id (see `earshot sessions list --all`)")
-    matches = SessionStore().ids_starting_with(prefix)
-    if prefix in matches:
-        return prefix
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise UsageError(f"no session {given!r} (see `earshot sessions list --all`)")
-    listed = ", ".join(matches[:RESUME_CANDIDATES_SHOWN])
-    more = len(matches) - RESUME_CANDIDATES_SHOWN
-    listed += f" and {more} more" if more > 0 else ""
-    raise UsageError(f"--resume {given!r} matches several sessions: {listed}; give more of the id")
+    try:
+        return resolve(given)
+    except SessionIdProblem as problem:
+        raise UsageError(f"{flag}: {problem}") from None
 
 
 async def _resume_id(
@@ -473,7 +462,8 @@ async def _resume_id(
     if options.resume is not None and options.continue_latest:
         raise UsageError("--resume and --continue cannot be used together")
     if options.fork is not None:  # the CLI refuses it with --resume or --continue
-        return await fork_for_print(resolve_session_id(options.fork), PROCESS_NAME, renderer.note)
+        fork = resolve_session_id(options.fork, "--fork")
+        return await fork_for_print(fork, PROCESS_NAME, renderer.note)
     if options.resume is not None:
         return resolve_session_id(options.resume)
     if not options.continue_latest:
@@ -591,6 +581,7 @@ async def _run(
     if command is not None and not command.skill and end is None:
         # A built-in command runs no model turn: it worked, failed or was interrupted.
         code = EXIT_CANCELLED if renderer.interrupted else int(renderer.failed)
+        code = EXIT_USAGE if command.unknown else code  # `/bogus`: the answer lists them
     else:
         code = exit_code(end.reason if end else None, renderer.denied)
     renderer.result(code, session_id=session.id)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
+from agent.replay import TURN_CANCELLED
 from earshot.audit import decided_by
 from earshot.text_safety import terminal_safe
 from earshot.transcripts import (
@@ -59,7 +60,7 @@ class Item:
     call: CallRecord | None = None
     note: str = ""
     """For notes: model, mode, title, compaction, rewind, branch, plan, snapshot, fork,
-    unknown."""
+    cancelled, unknown."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -216,12 +217,12 @@ def _extension(
     data = entry.data
     if entry.name == "usage" and isinstance(data, dict):
         return dict(data)
+    if entry.name == TURN_CANCELLED:
+        items.append(
+            Item(kind="note", note="cancelled", ts=entry.ts, text=f"turn {turn} was cancelled")
+        )
     if entry.name == "plan" and isinstance(data, list):
-        steps = [
-            f"[{'x' if step.get('status') == 'completed' else ' '}] {step.get('content', '')}"
-            for step in data
-            if isinstance(step, dict)
-        ]
+        steps = [_plan_step(as_object(step)) for step in data if isinstance(step, dict)]
         items.append(Item(kind="note", note="plan", text="plan:\n" + "\n".join(steps)))
     elif entry.name in ("permission", "tool_outcome") and isinstance(data, dict):
         call_id = data.get("call_id")
@@ -230,6 +231,17 @@ def _extension(
             shown_orphans.add(record.call_id)
             items.append(Item(kind="call", call=record, turn=turn, ts=entry.ts))
     return None
+
+
+def _plan_step(step: dict[str, Any]) -> str:
+    content = step.get("content", "")
+    match step.get("status"):
+        case "completed":
+            return f"[x] {content}"
+        case "in_progress":
+            return f"[~] {content} (in progress)"
+        case _:
+            return f"[ ] {content}"
 
 
 def _usage_text(usage: dict[str, Any]) -> str:
@@ -331,17 +343,34 @@ def call_outcome(call: CallRecord) -> str:
 
 def call_output(call: CallRecord) -> str:
     """The result text; for a write or edit whose diff is shown, only its first line (the rest
-    repeats the diff)."""
+    repeats the diff); a command's output as a terminal showed it (`as_shown`)."""
     if call.result is None:
         return ""
     text = call.result.text.rstrip()
+    if call.name == "bash":
+        text = as_shown(text)
     if call.name in ("write", "edit") and call.status == "completed" and call_diffs(call):
         return text.strip().splitlines()[0] if text.strip() else ""
     return text.strip("\n")
 
 
+def as_shown(output: str) -> str:
+    """Terminal output as the terminal showed it: a PTY ends lines with CR LF, and a bare CR
+    (a progress bar) returns to the start of the line, where what follows overwrites what was
+    there. Other control characters stay escaped by the renderers."""
+    lines: list[str] = []
+    for line in output.replace("\r\n", "\n").split("\n"):
+        shown = ""
+        for piece in line.split("\r"):
+            shown = piece + shown[len(piece) :]
+        lines.append(shown)
+    return "\n".join(lines)
+
+
 def undo_note(call: CallRecord, undone: set[str]) -> str:
-    if call.snapshot is None:
+    """What became of the call's batch; nothing for a call that was refused (the snapshot was
+    taken before the gate decided: the call changed nothing to undo)."""
+    if call.snapshot is None or call.status == "denied":
         return ""
     if call.snapshot in undone:
         return "its batch was undone later (the files were put back as they were before it)"

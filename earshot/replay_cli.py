@@ -8,17 +8,17 @@ from typing import TextIO
 
 from earshot.replay import EXIT_OK, EXIT_USAGE, build, render_text
 from earshot.replay_html import render_html
+from earshot.session_ids import SessionIdProblem, resolve_session_id
 from earshot.transcripts import read_transcript
 from earshot.undo_reader import SnapshotReader
-from sessions import SessionStore, data_dir
+from sessions import data_dir
 
 
 async def run_replay(session_id: str, *, html_out: str | None, out: TextIO, err: TextIO) -> int:
-    matches = SessionStore().ids_starting_with(session_id.strip())
-    chosen = session_id if session_id in matches else matches[0] if len(matches) == 1 else None
-    if chosen is None:
-        said = "several sessions" if matches else "no session"
-        err.write(f"earshot: {said} match {session_id!r} (see `earshot sessions list --all`)\n")
+    try:
+        chosen = resolve_session_id(session_id)
+    except SessionIdProblem as problem:
+        err.write(f"earshot: {problem}\n")
         return EXIT_USAGE
     transcript = await read_transcript(chosen)
     if transcript is None:

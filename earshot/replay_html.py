@@ -39,6 +39,7 @@ h1{font-size:1.3em;margin-bottom:.2em} .meta{color:#666;margin-bottom:1.5em}
 .note{color:#6e5600;background:#fff8e1;border-radius:4px;padding:.3em .6em;margin:.5em 0;
  white-space:pre-wrap}
 .note.rewind,.note.branch,.note.fork{color:#8250df;background:#f6f0ff}
+.note.cancelled{color:#cf222e;background:#ffebe9}
 .usage{color:#57606a;font-size:.9em;margin:.3em 0}
 .call{border:1px solid #d0d7de;border-radius:6px;margin:.6em 0;padding:.4em .7em}
 .call .title{font-weight:600} .call .id{color:#8c959f;font-size:.85em}

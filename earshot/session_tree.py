@@ -138,7 +138,7 @@ async def sessions_show_branch(session_id: str, selector: str, *, out: TextIO, e
         branch = pick_branch(found, selector)
         if branch is None:
             err.write(
-                f"earshot: session {session_id} has no branch {selector!r} "
+                f"earshot: session {session.id} has no branch {selector!r} "
                 f"(1 to {len(found)}, `current` or an entry id; see `earshot sessions tree`)\n"
             )
             return EXIT_USAGE
@@ -158,7 +158,7 @@ async def fork_for_print(source_id: str, process: str, note: Callable[[str], Non
     """
     from sessions import SessionStore
 
-    forked = await SessionStore(process=process).fork(source_id)
+    forked = await SessionStore(process=process).fork(source_id, retitle=True)
     await forked.aclose()
     note(f"forked session {source_id} into {forked.id}")
     return forked.id

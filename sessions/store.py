@@ -30,7 +30,7 @@ import anyio.to_thread
 
 from providers.logs import get_logger
 from providers.records import Record
-from sessions.entries import FORMAT_VERSION, ForkOrigin, Header, ParentLink
+from sessions.entries import FORMAT_VERSION, ForkOrigin, Header, ParentLink, TitleEntry
 from sessions.errors import (
     InvalidCursor,
     SessionBusy,
@@ -275,11 +275,14 @@ class SessionStore:
         lock_path(path).unlink(missing_ok=True)
         return True
 
-    async def fork(self, session_id: str, *, at_entry: str | None = None) -> Session:
+    async def fork(
+        self, session_id: str, *, at_entry: str | None = None, retitle: bool = False
+    ) -> Session:
         """A new session holding a copy of the branch from the root to `at_entry` (default: the
-        leaf), entry ids kept, and recording where it came from. The source is not changed (nor
-        claimed: another process may be writing it). Calls the copied branch leaves without
-        results are answered "interrupted" in the fork.
+        leaf), entry ids kept, and recording where it came from. With `retitle`, a title entry of
+        its own follows the copy ("<source's title> (fork)"): editors list the two side by
+        side. The source is not changed (nor claimed: another process may be writing it).
+        Calls the copied branch leaves without results are answered "interrupted" in the fork.
 
         Raises:
             SessionNotFound: no such session.
@@ -289,6 +292,7 @@ class SessionStore:
         try:
             target = at_entry if at_entry is not None else source.leaf_id
             lines = source.branch_lines(target)
+            title = f"{source.title} (fork)" if source.title else f"Fork of {source.id[:13]}"
         finally:
             await source.aclose()
         header = self._header(
@@ -300,6 +304,8 @@ class SessionStore:
         # A fork taken between a call and its result answers it, as a crash would be repaired.
         with contextlib.suppress(SessionWriteFailed):
             await forked.repair()
+            if retitle:
+                await forked.append(TitleEntry(title=title))
         return forked
 
     # ------------------------------------------------------------------------------- helpers

@@ -90,6 +90,10 @@ async def test_fork_at_the_leaf_and_before_a_message_each_continue_with_their_ow
             assert rows[early["sessionId"]]["_meta"]["earshot"]["forkedFrom"]["sessionId"] == (
                 source
             )
+            # A fork has a title of its own (issue 31.11: Zed's history showed two alike).
+            assert rows[source]["title"] and rows[whole["sessionId"]]["title"] == (
+                f"{rows[source]['title']} (fork)"
+            )
 
         # A fresh process loads the fork: its own branch, nothing of the source's later turns.
         async with open_agent(env) as client:
@@ -108,9 +112,16 @@ def _rewind_script(env: AgentEnv) -> None:
     def write(content: str) -> Json:
         return {"name": "write", "arguments": {"path": notes, "content": content}}
 
+    plan = {"todos": [{"content": "Write notes", "status": "in_progress"}]}
     env.script(
         [
-            {"tool_calls": [{"name": "read", "arguments": {"path": notes}}, write("v2\n")]},
+            {
+                "tool_calls": [
+                    {"name": "read", "arguments": {"path": notes}},
+                    write("v2\n"),
+                    {"name": "todo", "arguments": plan},
+                ]
+            },
             {"text": "wrote v2"},
             {"tool_calls": [{"name": "read", "arguments": {"path": notes}}, write("v3\n")]},
             {"text": "wrote v3"},
@@ -120,9 +131,9 @@ def _rewind_script(env: AgentEnv) -> None:
     )
 
 
-async def _rewind(env: AgentEnv, choice: str) -> tuple[list[Json], list[Json], str]:
+async def _rewind(env: AgentEnv, choice: str) -> tuple[list[Json], list[Json], str, list[Json]]:
     """Two turns that write notes.txt, then `/rewind 2` answered with `choice`; the rewind's
-    updates, the permission requests and the session id."""
+    updates, the permission requests, the session id, and the updates before the rewind."""
     (env.workspace / "notes.txt").write_bytes(b"v1\n")
     _rewind_script(env)
     async with open_agent(env) as client:
@@ -148,17 +159,21 @@ async def _rewind(env: AgentEnv, choice: str) -> tuple[list[Json], list[Json], s
         assert "1. first\n2. second" in client.text(session_id)
         start = len(client.updates(session_id))
         assert start > listed_before
+        # Listing the messages changes nothing: no plan sent again (issue 26.6).
+        listing = client.updates(session_id)[listed_before:start]
+        assert [u["sessionUpdate"] for u in listing] == ["agent_message_chunk"]
+        before = client.updates(session_id)[:start]
         await _prompt(client, session_id, "/rewind 2")
         updates = client.updates(session_id)[start:]
         asked = [m["params"] for m in client.requests_named("session/request_permission")]
         await _prompt(client, session_id, "after")
-    return updates, asked, session_id
+    return updates, asked, session_id, before
 
 
 async def test_rewind_with_files_restores_them_and_the_editor_is_shown_the_rewound_branch(
     agent_env: AgentEnv,
 ) -> None:
-    updates, asked, session_id = await _rewind(agent_env, "rewind-files")
+    updates, asked, session_id, before = await _rewind(agent_env, "rewind-files")
     # Neither rewind is a rejection, and the lighter one has the plain "allow" key.
     assert [(o["optionId"], o["kind"]) for o in asked[0]["options"]] == [
         ("rewind-conversation", "allow_once"),
@@ -180,6 +195,21 @@ async def test_rewind_with_files_restores_them_and_the_editor_is_shown_the_rewou
     ]
     assert replayed_users == ["first"]
     assert text.rstrip().endswith("End of the rewound conversation. —")
+    # The question says which files a "yes" puts back.
+    assert "notes.txt" in asked[0]["toolCall"]["title"]
+    [files] = [o for o in asked[0]["options"] if o["optionId"] == "rewind-files"]
+    assert files["name"] == "Rewind the conversation and restore notes.txt"
+    # The re-rendered calls and messages have ids of their own (issue 26.6: Toad and Zed
+    # updated the old cards): none was shown before, and each is the old id marked `~r1`.
+    old_calls = {u["toolCallId"] for u in before if "toolCallId" in u}
+    old_messages = {u["messageId"] for u in before if "messageId" in u}
+    rerendered = [u for u in updates if u.get("toolCallId", "").endswith("~r1")]
+    assert {u["toolCallId"].removesuffix("~r1") for u in rerendered} <= old_calls
+    assert len(rerendered) == 3  # the first turn's read, write and todo
+    for update in updates:
+        if update.get("toolCallId") != call_id:
+            assert update.get("toolCallId") not in old_calls
+        assert update.get("messageId") not in old_messages
 
     # A load in a fresh process shows the rewound branch, with the prompt after it.
     async with open_agent(agent_env) as client:
@@ -193,15 +223,26 @@ async def test_rewind_with_files_restores_them_and_the_editor_is_shown_the_rewou
 
 
 async def test_rewind_of_the_conversation_only_leaves_the_files(agent_env: AgentEnv) -> None:
-    updates, asked, _ = await _rewind(agent_env, "rewind-conversation")
+    updates, asked, _, _ = await _rewind(agent_env, "rewind-conversation")
     assert len(asked) == 1
     assert (agent_env.workspace / "notes.txt").read_bytes() == b"v3\n"
     assert any(u["sessionUpdate"] == "user_message_chunk" for u in updates)
 
 
+def _task_text(updates: list[Json], call_id: str = "task_1") -> str:
+    """The text of a call's content as its last update left it."""
+    last = [u for u in updates if u.get("toolCallId") == call_id and "content" in u][-1]
+    return "\n".join(
+        c["content"].get("text", "") for c in json_list(last["content"]) if c["type"] == "content"
+    )
+
+
 async def test_a_task_runs_in_a_child_session_linked_listed_and_loadable(
     agent_env: AgentEnv,
 ) -> None:
+    """Issues 26.7 and 31.9: the subagent's calls are listed inside the task call (not as the
+    main agent's cards), live and on reload alike; its answer is shown once; no `earshot://`
+    link (Zed hands it to the OS); its session is left out of the default `session/list`."""
     (agent_env.workspace / "a.txt").write_text("alpha\n", encoding="utf-8")
     task = {
         "id": "task_1",
@@ -226,48 +267,36 @@ async def test_a_task_runs_in_a_child_session_linked_listed_and_loadable(
         await initialize(client)
         parent = (await new_session(client, agent_env))["sessionId"]
         await _prompt(client, parent, "survey")
-        task_updates = [u for u in client.updates(parent) if u.get("toolCallId") == "task_1"]
+        updates = client.updates(parent)
+        task_updates = [u for u in updates if u.get("toolCallId") == "task_1"]
         linked = [
             u for u in task_updates if "childSessionId" in u.get("_meta", {}).get("earshot", {})
         ]
         assert linked, task_updates
         child = linked[0]["_meta"]["earshot"]["childSessionId"]
-        links = [
-            c["content"]
-            for c in json_list(task_updates[-1].get("content"))
-            if c["content"]["type"] == "resource_link"
-        ]
-        assert links == [
-            {
-                "type": "resource_link",
-                "uri": f"earshot://session/{child}",
-                "name": f"Subagent session {child}",
-                "title": "Subagent session",
-                "description": "What the subagent did: load this session to read it",
-            }
-        ]
-        # The child's tool call is shown nested under the task, as before.
-        nested = [
-            u
-            for u in client.updates(parent)
-            if u.get("_meta", {}).get("earshot", {}).get("parentToolCallId") == "task_1"
-        ]
-        assert nested
+        # The child's call is a line of the task's card, not a card of its own.
+        assert not [u for u in updates if u.get("toolCallId") == "c1"]
+        assert "earshot://" not in json.dumps(updates)
+        live = task_updates[-1]
+        text = _task_text(updates)
+        assert "The subagent's work:\n\n- ✓ `List .`" in text, text
+        assert f"Its session: `{child}`" in text
+        assert text.count("Only a.txt.") == 1, text  # the answer, once
         # Usage rolled up: the parent's meter counts the child's calls.
-        usage = [u for u in client.updates(parent) if u["sessionUpdate"] == "usage_update"]
+        usage = [u for u in updates if u["sessionUpdate"] == "usage_update"]
         assert usage
 
         listed = await client.call("session/list", {"cwd": str(agent_env.workspace)})
-        rows = {row["sessionId"]: row for row in listed["sessions"]}
+        assert [row["sessionId"] for row in listed["sessions"]] == [parent]
+        everything = await client.call(
+            "session/list",
+            {"cwd": str(agent_env.workspace), "_meta": {"earshot": {"children": True}}},
+        )
+        rows = {row["sessionId"]: row for row in everything["sessions"]}
         assert rows[child]["_meta"]["earshot"]["parent"] == {
             "sessionId": parent,
             "toolCallId": "task_1",
         }
-        top = await client.call(
-            "session/list",
-            {"cwd": str(agent_env.workspace), "_meta": {"earshot": {"children": False}}},
-        )
-        assert [row["sessionId"] for row in top["sessions"]] == [parent]
         only = await client.call(
             "session/list",
             {"cwd": str(agent_env.workspace), "_meta": {"earshot": {"parentSessionId": parent}}},
@@ -283,12 +312,57 @@ async def test_a_task_runs_in_a_child_session_linked_listed_and_loadable(
         assert client.text(child) == "Only a.txt."
         calls = [u for u in client.updates(child) if u["sessionUpdate"] == "tool_call"]
         assert [c["toolCallId"] for c in calls] == ["c1"]
-        # The parent's replay links its task call to the child again.
+        # The parent's replay shows the task as it was shown live.
         await client.call(
             "session/load", {"sessionId": parent, "cwd": str(agent_env.workspace), "mcpServers": []}
         )
         replayed = [u for u in client.updates(parent) if u.get("toolCallId") == "task_1"]
-        assert replayed[-1]["_meta"]["earshot"]["childSessionId"] == child
+        assert [u["sessionUpdate"] for u in replayed] == ["tool_call"]
+        assert replayed[0]["content"] == live["content"]
+        assert replayed[0]["status"] == live["status"] == "completed"
+        assert replayed[0]["_meta"]["earshot"]["childSessionId"] == child
+        assert not [u for u in client.updates(parent) if u.get("toolCallId") == "c1"]
+
+
+async def test_a_subagents_call_the_user_is_asked_about_gets_a_card_of_its_own(
+    agent_env: AgentEnv,
+) -> None:
+    """A prompt names a card: the subagent's command is announced (marked as the subagent's)
+    before the permission request, which says whose it is, and is finished after."""
+    task = {
+        "id": "task_1",
+        "name": "task",
+        "arguments": {"description": "Clean", "prompt": "Remove x", "tools": ["bash"]},
+    }
+    agent_env.script(
+        [
+            {"tool_calls": [task]},
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "true"}}]},
+            {"text": "Done."},
+            {"text": "The subagent is done."},
+        ]
+    )
+    async with open_agent(agent_env) as client:
+        client.handlers["session/request_permission"] = _choose("allow_once")
+        await initialize(client)
+        parent = (await new_session(client, agent_env))["sessionId"]
+        await _prompt(client, parent, "clean")
+    updates = client.updates(parent)
+    [asked] = client.requests_named("session/request_permission")
+    own = [u for u in updates if u.get("toolCallId") == "c1"]
+    assert own[0]["sessionUpdate"] == "tool_call"
+    assert own[0]["_meta"]["earshot"]["parentToolCallId"] == "task_1"
+    assert own[-1]["status"] == "completed"
+    said = [c["content"]["text"] for c in asked["params"]["toolCall"]["content"] if "content" in c]
+    assert "Asked by the subagent of “Task: Clean”." in said
+    assert "- ✓ `true`" in _task_text(updates)
+
+
+def _choose(option_id: str) -> Any:
+    async def answer(client: AcpClient, params: Json) -> Json:
+        return {"outcome": {"outcome": "selected", "optionId": option_id}}
+
+    return answer
 
 
 async def test_cancelling_the_parent_cancels_its_child_which_stays_loadable(
@@ -315,10 +389,8 @@ async def test_cancelling_the_parent_cancels_its_child_which_stays_loadable(
         prompt = await client.start_request("session/prompt", text_prompt(parent, "survey"))
 
         def child_call_done() -> bool:
-            return any(
-                u.get("toolCallId") == "c1" and u.get("status") == "completed"
-                for u in client.updates(parent)
-            )
+            tasks = [u for u in client.updates(parent) if u.get("toolCallId") == "task_1"]
+            return bool(tasks) and "- ✓ `List .`" in _task_text(tasks)
 
         # The child's call is done; its next model call streams, then hangs.
         await client.wait_for(child_call_done)

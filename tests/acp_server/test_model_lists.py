@@ -98,19 +98,29 @@ async def test_the_picker_lists_the_servers_models_and_the_meter_its_window(
 
 
 async def test_a_server_that_says_no_window_gets_the_assumed_one(agent_env: AgentEnv) -> None:
-    with loopback(text_reply("Hi.")) as server:
+    """Issue 31.8: Zed ignores `_meta.earshot.contextWindowAssumed` and draws the assumed window
+    as the model's; its picker entry and a notice's title, which Zed shows, say it instead."""
+    with loopback(text_reply("Hi."), text_reply("Again.")) as server:
         serve_models(server, {"id": "fake-model-mini"})
         local_settings(agent_env, server)
         async with open_agent(agent_env) as client:
-            await initialize(client)
+            await initialize(client, {"session": {"notices": {}}})
             session_id = (await new_session(client, agent_env))["sessionId"]
             await client.wait_for(lambda: picker_updates(client, session_id))
             await client.call("session/prompt", text_prompt(session_id, "hi"))
-            [usage] = [
-                u for u in client.updates(session_id) if u["sessionUpdate"] == "usage_update"
-            ]
-    assert usage["size"] == ASSUMED_CONTEXT_WINDOW
-    assert usage["_meta"]["earshot"]["contextWindowAssumed"] is True
+            await client.call("session/prompt", text_prompt(session_id, "again"))
+            updates = client.updates(session_id)
+    usage = [u for u in updates if u["sessionUpdate"] == "usage_update"]
+    assert [u["size"] for u in usage] == [ASSUMED_CONTEXT_WINDOW] * 2
+    assert usage[0]["_meta"]["earshot"]["contextWindowAssumed"] is True
+    [notice] = [u for u in updates if u["sessionUpdate"] == "notice"]  # once
+    assert notice["title"] == "The model's context window is unknown: 32,768 tokens assumed"
+    assert updates.index(notice) < updates.index(usage[0])
+    pickers = [u for u in updates if u["sessionUpdate"] == "config_option_update"]
+    [model] = [o for o in pickers[-1]["configOptions"] if o["id"] == "model"]
+    [entry] = [c for g in model["options"] for c in g["options"]]
+    assert entry["name"] == "fake-model-mini (32k window assumed)"
+    assert "models.local/fake-model-mini.contextWindow" in entry["description"]
 
 
 async def test_a_server_that_cannot_list_its_models_changes_nothing(agent_env: AgentEnv) -> None:

@@ -149,3 +149,68 @@ async def test_mode_and_model_without_an_argument_list_the_choices(agent_env: Ag
         text, _ = await command(client, session_id, "/model")
     assert "- scripted-test/anything (current)" in text
     assert "- scripted-test/other" in text
+
+
+async def test_always_reject_saves_what_was_shown_and_revoke_takes_it_as_shown(
+    agent_env: AgentEnv,
+) -> None:
+    """Issue 26.11: "always reject" on `ls && echo marker` saved `Bash(ls *)` (every `ls`
+    refused from then on), and the rule as the option showed it was not found by revoke."""
+    agent_env.script(
+        [
+            {"tool_calls": [bash_call("ls && echo marker", call_id="first")]},
+            {"text": "refused"},
+            {"tool_calls": [bash_call("ls", call_id="second")]},
+            {"text": "listed"},
+        ]
+    )
+    async with open_agent(agent_env) as client:
+        client.handlers["session/request_permission"] = choosing("reject_always", "reject_once")
+        await initialize(client, FULL_CAPABILITIES)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "list"))
+        [asked] = client.requests_named("session/request_permission")
+        [always] = [o for o in asked["params"]["options"] if o["kind"] == "reject_always"]
+        assert always["name"] == "Always reject `Bash(ls && echo marker)` in this project"
+        await client.call("session/prompt", text_prompt(session_id, "list again"))
+        # A plain `ls` is asked about, not refused by the rule.
+        later = client.requests_named("session/request_permission")
+        assert [a["params"]["toolCall"]["toolCallId"] for a in later] == ["first", "second"]
+
+        shown = always["name"].split("`")[1]
+        text, meta = await command(client, session_id, f"/permissions revoke {shown}")
+        assert f"Revoked `{shown}`" in text
+        assert scope(meta, "remembered")["rules"] == []
+        # The whole option name pasted back, and several rules as an option joins them.
+        await command(client, session_id, "/permissions deny Bash(ls *), Bash(echo *)")
+        text, meta = await command(client, session_id, "/permissions deny Bash(ls *), Bash(echo *)")
+        text, meta = await command(
+            client, session_id, "/permissions revoke Always reject `Bash(ls *)`, `Bash(echo *)`"
+        )
+    assert "Revoked `Bash(ls *)`" in text and "Revoked `Bash(echo *)`" in text
+    assert scope(meta, "remembered")["rules"] == []
+
+
+async def test_the_listing_is_markdown_list_items_and_unknown_commands_list_the_commands(
+    agent_env: AgentEnv,
+) -> None:
+    """Issues 26.8 and 26.17: plain lines ran together into one paragraph in Markdown clients;
+    `/bogus` went to the model."""
+    agent_env.script([])  # the model is never called
+    async with open_agent(agent_env) as client:
+        await initialize(client, FULL_CAPABILITIES)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await command(client, session_id, "/permissions allow Bash(make *)")
+        text, _ = await command(client, session_id, "/permissions")
+        bogus, _ = await command(client, session_id, "/bogus now")
+        path, _ = await command(client, session_id, "/usr/bin/false fails, why?")
+    lines = text.splitlines()
+    for before, line in zip(["", *lines], lines, strict=False):
+        # A bold heading alone in its paragraph, or a list item: nothing to run together.
+        assert line == "" or line.startswith("- ") or (line.startswith("**") and before == "")
+    assert any(line.startswith("- allow: `Bash(make *)`") for line in lines)
+    assert bogus.startswith("Unknown command `/bogus`.")
+    for name in ("compact", "undo", "permissions", "rewind", "fork"):
+        assert f"\n- `/{name}`: " in bogus
+    # A path is a prompt: it went to the model, whose script is empty.
+    assert "Unknown command" not in path

@@ -7,6 +7,7 @@ from typing import Any
 import anyio
 
 from tests.acp_server.client import AcpClient, AgentEnv, Json, initialize, open_agent
+from tests.acp_server.editor import ClientError
 from tests.acp_server.env import TAKES_CANCEL_REQUEST
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import call_updates
@@ -147,3 +148,38 @@ async def test_cancel_while_a_question_is_open(agent_env: AgentEnv) -> None:
         assert (await client.response(prompt_id))["result"] == {"stopReason": "cancelled"}
         request = client.requests_named("elicitation/create")[0]
         await client.wait_for(lambda: request["id"] in client.cancel_requests)
+
+
+async def test_an_elicitation_answered_with_an_error_falls_back_to_choices_for_good(
+    agent_env: AgentEnv,
+) -> None:
+    """Zed advertises `elicitation` always, but a build without its ACP beta flag answers
+    `elicitation/create` with an error (`ElicitationStore::validate_request`): the question
+    was counted as declined. It is asked as permission options instead, and so is every later
+    question on the connection, without trying the form again."""
+    agent_env.script(
+        [
+            {"tool_calls": [question("Which one?", ["red", "blue"])]},
+            {"tool_calls": [{**question("And now?", ["up", "down"]), "id": "call-q2"}]},
+            {"text": "ok"},
+        ]
+    )
+    async with open_agent(agent_env) as client:
+
+        async def refuse(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+            raise ClientError(-32603, "elicitation is not enabled")
+
+        async def first_choice(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+            return {"outcome": {"outcome": "selected", "optionId": "choice-0"}}
+
+        client.handlers["elicitation/create"] = refuse
+        client.handlers["session/request_permission"] = first_choice
+        await initialize(client, ELICITATION)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        await client.call("session/prompt", text_prompt(session_id, "ask me"))
+    assert len(client.requests_named("elicitation/create")) == 1  # tried once
+    asked = client.requests_named("session/request_permission")
+    assert [a["params"]["toolCall"]["title"] for a in asked] == ["Which one?", "And now?"]
+    assert "The user answered: red" in answer_of(client, session_id)
+    second = call_updates(client, session_id, "call-q2")[-1]
+    assert "The user answered: up" in str(second["content"])

@@ -91,6 +91,7 @@ async def test_missing_credentials_answer_auth_required(agent_env: AgentEnv) -> 
         )
         assert response["error"]["code"] == -32000
         assert "ANTHROPIC_API_KEY" in response["error"]["message"]
+        assert "`earshot login`" in response["error"]["message"]
 
 
 async def test_load_replays_everything_in_a_fresh_process(agent_env: AgentEnv) -> None:
@@ -304,7 +305,11 @@ async def test_an_automatically_picked_model_is_announced_once(agent_env: AgentE
         assert options["model"]["currentValue"] == "scripted-test/anything"
         await client.call("session/prompt", text_prompt(session_id, "hi"))
         await client.call("session/prompt", text_prompt(session_id, "again"))
-        notices = [u for u in client.updates(session_id) if u["sessionUpdate"] == "notice"]
+        notices = [
+            u
+            for u in client.updates(session_id)
+            if u["sessionUpdate"] == "notice" and "window" not in u["title"]  # not the meter's
+        ]
         assert len(notices) == 1, notices
         assert "scripted-test/anything" in notices[0]["title"]
         assert "no model is configured" in notices[0]["title"].lower()

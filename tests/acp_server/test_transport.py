@@ -4,6 +4,7 @@ What needs a process (stdin's end, exit, signals, fd 1) is in `test_stdio.py`.""
 from __future__ import annotations
 
 import json
+import sys
 
 from tests.acp_server.client import AgentEnv, initialize, open_agent
 
@@ -26,9 +27,38 @@ async def test_initialize_advertises_what_is_wired(agent_env: AgentEnv) -> None:
         "fork",
     }
     assert caps["auth"] == {"logout": {}}
-    [method] = result["authMethods"]
-    assert method["id"] == "env"
-    assert "ANTHROPIC_API_KEY" in method["description"]
+    # A client that cannot sign in through a terminal gets no method: the old "API key from
+    # environment" made Zed call a no-op `authenticate` and stay on its sign-in screen.
+    assert result["authMethods"] == []
+
+
+async def test_a_terminal_sign_in_is_offered_only_to_clients_that_run_it_and_while_no_key_is_set(
+    agent_env: AgentEnv,
+) -> None:
+    """Issue 31.10: offer only a method the client can complete (ACP terminal auth, or Zed's
+    `_meta["terminal-auth"]`), and none once a key is found."""
+    for capabilities in ({"auth": {"terminal": True}}, {"_meta": {"terminal-auth": True}}):
+        async with open_agent(agent_env) as client:
+            result = await initialize(client, capabilities)
+        [method] = result["authMethods"]
+        assert (method["type"], method["id"], method["args"]) == (
+            "terminal",
+            "earshot-login",
+            ["login"],
+        )
+        legacy = method["_meta"]["terminal-auth"]
+        assert legacy["command"] == sys.executable and legacy["args"] == ["-m", "earshot", "login"]
+    agent_env.extra_env["GROQ_API_KEY"] = "gsk-test"
+    async with open_agent(agent_env) as client:
+        result = await initialize(client, {"auth": {"terminal": True}})
+    assert result["authMethods"] == []
+    del agent_env.extra_env["GROQ_API_KEY"]
+    settings = agent_env.config_home / "earshot" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text('{"providers": {"openai": {"apiKey": "sk-test"}}}', encoding="utf-8")
+    async with open_agent(agent_env) as client:
+        result = await initialize(client, {"auth": {"terminal": True}})
+    assert result["authMethods"] == []
 
 
 async def test_initialize_answers_version_one_to_any_version(agent_env: AgentEnv) -> None:

@@ -4,6 +4,7 @@ only the WebSocket server has: the token, several clients at once, a client that
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import signal
@@ -17,6 +18,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
+from acp_server.log import log_to
 from earshot.acp_main import EarshotFactory
 from earshot.serve_cli import TokenFileError, read_token_file
 from tests.acp_server.client import (
@@ -205,3 +207,84 @@ def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:
         read_token_file(path)
     with pytest.raises(TokenFileError, match="cannot read"):
         read_token_file(tmp_path / "missing")
+
+
+async def test_a_wrong_token_is_told_so_and_binary_and_broken_messages_are_answered(
+    agent_env: AgentEnv,
+) -> None:
+    """Issue 26.16: a wrong token got "a bearer token is required"; a binary message was taken
+    although messages are text; a parse error counted lines where the client sent messages."""
+    environ = agent_env.environ()
+    async with serving(lambda: EarshotFactory(environ=environ)) as url:
+        for headers, said in (
+            ({"Authorization": "Bearer wrong"}, b"the bearer token is wrong\n"),
+            ({}, b"a bearer token is required\n"),
+        ):
+            with pytest.raises(InvalidStatus) as refused:
+                async with connect(url, additional_headers=headers):
+                    pass
+            assert refused.value.response.body == said
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with connect(url, additional_headers=headers) as connection:
+            await connection.send(INITIALIZE.encode())  # binary
+            await connection.send('{"jsonrpc": "2.0",\n "id": 2, "method": ')  # message 2
+            await connection.send(INITIALIZE)
+            with anyio.fail_after(WAIT_SECONDS):
+                answers = [json.loads(await connection.recv()) for _ in range(3)]
+    binary, broken, initialized = sorted(answers, key=lambda a: json.dumps(a["id"]))[::-1]
+    assert initialized["id"] == 1 and initialized["result"]["protocolVersion"] == 1
+    errors = sorted((binary, broken), key=lambda a: "binary" in a["error"]["message"])
+    broken, binary = errors
+    assert binary["id"] is None and binary["error"]["code"] == -32700
+    assert "send each JSON-RPC message as text" in binary["error"]["message"]
+    assert broken["error"]["message"].startswith("parse error: not valid JSON at message 2,")
+    assert broken["error"]["data"]["message"] == 2
+
+
+async def test_a_client_that_stopped_reading_and_closes_ends_its_turn_at_once(
+    agent_env: AgentEnv,
+) -> None:
+    """Issue 26.16: the client stops reading mid-stream, then closes. Its close frame reaches
+    the server, but nothing the server sends reaches it any more (its library stopped reading
+    the socket), so the closing handshake cannot end: the server used to wait for the client's
+    close timeout while the turn ran on. Now it drops the connection and ends the turn while the
+    client is still closing."""
+    agent_env.script([{"text": "streamed " * 20_000, "chunk_size": 500, "hang": True}])
+    environ = agent_env.environ()
+    server_done = anyio.Event()
+    logged = io.StringIO()
+    log_to(logged)
+
+    def request(request_id: int, method: str, params: Any) -> str:
+        return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+
+    async with serving(lambda: EarshotFactory(environ=environ), on_closed=server_done.set) as url:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with connect(url, additional_headers=headers, max_queue=1, close_timeout=600) as c:
+            await c.send(INITIALIZE)
+            await c.recv()
+            new: dict[str, Any] = {"cwd": str(agent_env.workspace), "mcpServers": []}
+            await c.send(request(2, "session/new", new))
+            session_id = json.loads(await c.recv())["result"]["sessionId"]
+            await c.send(request(3, "session/prompt", text_prompt(session_id, "stream")))
+            while "agent_message_chunk" not in str(await c.recv()):
+                pass  # the stream has started: from here on, the client reads no more
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(c.close)
+                with anyio.fail_after(WAIT_SECONDS):
+                    await server_done.wait()
+                c.transport.abort()  # the client's own close would wait its 600 s
+                tasks.cancel_scope.cancel()
+    # Dropped by the server after its grace (without it, the client's close timeout or the
+    # server's own, 10 s, would end it while the turn runs on).
+    assert "client closed but does not read: connection dropped" in logged.getvalue()
+    # The turn was cancelled and the session closed, on disk.
+    async with open_agent(agent_env) as client:
+        await initialize(client)
+        load: dict[str, Any] = {
+            "sessionId": session_id,
+            "cwd": str(agent_env.workspace),
+            "mcpServers": [],
+        }
+        await client.call("session/load", load)
+    assert "streamed" in client.text(session_id)

@@ -86,7 +86,7 @@ async def test_rewind_with_files_restores_them_byte_for_byte_and_the_next_reques
     asked = _asked(session)
     assert [(o.label, o.kind) for o in asked[0].options] == [
         ("Rewind the conversation only", "allow_once"),
-        ("Rewind the conversation and files", "allow_always"),
+        ("Rewind the conversation and restore new.txt, notes.txt", "allow_always"),
         ("Don't rewind", "reject_once"),
     ]
     assert of(ToolCallStarted, events)[0].call_id == asked[0].call_id

@@ -14,9 +14,11 @@ from agent.events import (
     ToolCallProgress,
     TurnEnded,
 )
+from agent.replay import TURN_CANCELLED
 from agent.session import AgentSession
 from agent.tool_calls import INTERRUPTED_TEXT
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
+from sessions import ExtensionEntry
 from tests.agent.loop_support import (
     Answering,
     Board,
@@ -112,6 +114,11 @@ async def test_cancel_before_any_output_appends_nothing_but_the_prompt(tmp_path:
     assert events[-1] == TurnEnded(reason="cancelled")
     assert [m.role for m in session.history()] == ["user"]
     await _reloaded_history_is_whole(where, session)
+    # The transcript says the turn was cancelled (`earshot sessions replay` marks it).
+    reopened = await where.store.open(session.id)
+    last = reopened.entries[-1]
+    await reopened.aclose()
+    assert isinstance(last, ExtensionEntry) and last.name == TURN_CANCELLED
     await session.aclose()
 
 

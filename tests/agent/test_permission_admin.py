@@ -6,9 +6,11 @@ import json
 import stat
 from pathlib import Path
 
+import pytest
+
 from agent.permission_admin import PermissionAdmin
 from agent.permission_gate import RuleBook
-from agent.permission_rules import parse_rule
+from agent.permission_rules import parse_rule, parse_rule_list
 from agent.permissions import PermissionGate, PermissionRules
 from agent.settings import Settings, load_settings
 from tests.agent.test_trust import Workspace
@@ -98,3 +100,21 @@ def test_added_rules_go_to_the_remembered_file_and_apply_untrusted(tmp_path: Pat
     assert remembered is not None and remembered.is_file()
     assert [str(rule) for rule in gate.rules.deny] == ["Fetch(domain:example.com)"]
     assert not (ws.cwd / ".earshot").exists()
+
+
+@pytest.mark.parametrize(
+    ("shown", "rules"),
+    [
+        ("Bash(ls && echo marker)", ["Bash(ls && echo marker)"]),
+        ("Bash(ls *), Bash(echo *)", ["Bash(ls *)", "Bash(echo *)"]),
+        (
+            "Always reject `Bash(ls *), Bash(echo *)` in this project",
+            ["Bash(ls *)", "Bash(echo *)"],
+        ),
+        ("`Read(./a)`, `mcp__github`", ["Read(./a)", "mcp__github"]),
+        ("Bash(echo a, b)", ["Bash(echo a, b)"]),
+        ("``Bash(echo `date`)``", ["Bash(echo `date`)"]),
+    ],
+)
+def test_a_rule_list_is_read_as_prompts_and_listings_show_it(shown: str, rules: list[str]) -> None:
+    assert [str(rule) for rule in parse_rule_list(shown)] == rules

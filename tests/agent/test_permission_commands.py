@@ -106,6 +106,9 @@ DENIED = [
     Case("echo 'rm x' | parallel", "deny", mode="yolo", deny=("Bash(rm *)",)),
     Case("parallel rm ::: a b", "deny", mode="yolo", deny=("Bash(rm *)",)),
     Case("watch -n 1 rm x", "deny", mode="yolo", deny=("Bash(rm *)",)),
+    # The whole line, as "always reject" saves it (issue 26.11), whitespace collapsed.
+    Case("ls  &&  echo marker", "deny", mode="yolo", deny=("Bash(ls && echo marker)",)),
+    Case("(cd x && make)", "deny", mode="yolo", deny=("Bash((cd x && make))",)),
 ]
 NOT_DENIED = [
     Case('git commit -m "$MSG"', "allow", mode="yolo", deny=("Bash(git push *)",)),
@@ -115,6 +118,8 @@ NOT_DENIED = [
     Case("echo rm | cat", "allow", mode="yolo", deny=("Bash(rm *)",)),
     Case("git -C . status", "allow", mode="yolo", deny=("Bash(git push *)",)),
     Case("git push --help", "deny", mode="yolo", deny=("Bash(git push *)",)),
+    Case("ls", "allow", mode="yolo", deny=("Bash(ls && echo marker)",)),
+    Case("ls && echo other", "allow", mode="yolo", deny=("Bash(ls && echo marker)",)),
     Case(
         "cat <<'EOF' > notes.md\nrm is a command\nEOF", "allow", mode="yolo", deny=("Bash(rm *)",)
     ),

@@ -161,15 +161,29 @@ async def test_always_allow_is_persisted_readably_and_applies_now(project: Path)
     assert later.allowed and later.source == "remembered"
 
 
-async def test_always_reject_persists_a_deny_rule(project: Path) -> None:
+async def test_always_reject_saves_the_command_shown_and_nothing_broader(project: Path) -> None:
+    """Issue 26.11: "always reject" on `ls && echo marker` once saved `Bash(ls *)`, and every
+    `ls` in the project was refused from then on."""
     persisted: list[tuple[str, str]] = []
     gate = gate_for(project, persisted=persisted)
-    user = FakeUser(["reject_always"])
-    outcome = await check(gate, user, bash("curl https://x && git push"))
+    user = FakeUser(["reject_always", "reject_once", "reject_once"])
+    outcome = await check(gate, user, bash("ls  && echo marker"))
     assert not outcome.allowed and outcome.answer == "reject_always"
-    assert persisted == [("deny", "Bash(curl https://x *)"), ("deny", "Bash(git push *)")]
-    again = await check(gate, user, bash("sh -c 'git push -f'"))
+    [always] = [o for o in user.prompts[0].options if o.kind == "reject_always"]
+    assert always.rule == "Bash(ls && echo marker)" and always.rule in always.label
+    assert persisted == [("deny", "Bash(ls && echo marker)")]
+    again = await check(gate, user, bash("ls &&   echo marker"))
     assert not again.allowed and again.reason.startswith("denied by rule")
+    assert len(user.prompts) == 1  # refused by the rule, not asked
+    for other in ("ls", "ls && echo other"):
+        assert (await check(gate, user, bash(other))).answer == "reject_once"  # asked
+    assert len(user.prompts) == 3
+
+
+async def test_always_reject_is_offered_only_for_a_command_a_rule_can_spell(project: Path) -> None:
+    user = FakeUser(["reject_once"])
+    await check(gate_for(project), user, bash("rm *.pyc"))
+    assert "reject_always" not in [o.kind for o in user.prompts[0].options]
 
 
 async def test_cancel_cancels(project: Path) -> None:
@@ -177,10 +191,11 @@ async def test_cancel_cancels(project: Path) -> None:
     assert outcome == GateOutcome(False, True, "prompt", None, "the user cancelled")
 
 
-async def test_unparsable_commands_offer_no_rule(project: Path) -> None:
+async def test_unparsable_commands_offer_no_allow_rule(project: Path) -> None:
     user = FakeUser(["allow_once"])
     assert (await check(gate_for(project), user, bash('echo "unterminated'))).allowed
-    assert [o.kind for o in user.prompts[0].options] == ["allow_once", "reject_once"]
+    kinds = [o.kind for o in user.prompts[0].options]
+    assert kinds == ["allow_once", "reject_once", "reject_always"]  # that exact line
 
 
 async def test_outside_the_roots_offers_no_grant_that_would_not_hold(project: Path) -> None:

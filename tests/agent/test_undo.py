@@ -109,6 +109,37 @@ async def test_the_next_undo_goes_one_batch_further_back(repo: Path, tmp_path: P
     assert "nothing to undo" in third.message
 
 
+async def test_undo_passes_over_batches_that_changed_nothing(repo: Path, tmp_path: Path) -> None:
+    """Issue 26.12: after an edit, a cancelled `sleep` (a whole-tree snapshot, nothing changed)
+    was what `/undo` picked: "restored 0 path(s)", the edit still there."""
+    store = UndoStore(repo, tmp_path / "data")
+    app = repo / "app.py"
+    original = app.read_text(encoding="utf-8")
+    await store.snapshot("s1", "edit", [app])
+    app.write_text("edited\n", encoding="utf-8")
+    await store.snapshot("s1", "sleep", [], whole_tree=True)  # the command changed nothing
+    await store.snapshot("s1", "refused", [app])  # a refused write: its snapshot, no change
+
+    undone = await store.undo_last("s1")
+    assert undone.restored and undone.paths == ("app.py",)
+    assert "batch edit" in undone.message and "passed over 2 later batch(es)" in undone.message
+    assert app.read_text(encoding="utf-8") == original
+    # The passed batches are retired too: the next undo does not put the edit back.
+    again = await store.undo_last("s1")
+    assert not again.restored and app.read_text(encoding="utf-8") == original
+    names = git(store.git_dir, "for-each-ref", "--format=%(refname)").decode().split()
+    assert names == [f"refs/earshot-undone/s1/0000000{n}" for n in (1, 2, 3)]
+
+
+async def test_a_session_whose_batches_changed_nothing_has_nothing_to_undo(
+    repo: Path, tmp_path: Path
+) -> None:
+    store = UndoStore(repo, tmp_path / "data")
+    await store.snapshot("s1", "sleep", [], whole_tree=True)
+    nothing = await store.undo_last("s1")
+    assert not nothing.restored and "nothing to undo" in nothing.message
+
+
 async def test_snapshots_after_an_undo_and_in_a_new_process_are_undone_newest_first(
     repo: Path, tmp_path: Path
 ) -> None:

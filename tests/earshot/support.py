@@ -84,13 +84,22 @@ class Run:
 
 
 async def earshot(
-    env: Env, *args: str, extra_env: Mapping[str, str] | None = None, cold: bool = False
+    env: Env,
+    *args: str,
+    extra_env: Mapping[str, str] | None = None,
+    cold: bool = False,
+    reader_gone: bool = False,
 ) -> Run:
     """Run `earshot ARGS` in the workspace and wait for it: a process of its own, forked from a
     parent that has already imported earshot (`tests/earshot/warm.py` says why and what
     differs from `python -m earshot`), or with `cold` a fresh `python -m earshot`."""
     code, stdout, stderr = await run_earshot(
-        args, env.workspace, env.environ(**(extra_env or {})), seconds=RUN_SECONDS, cold=cold
+        args,
+        env.workspace,
+        env.environ(**(extra_env or {})),
+        seconds=RUN_SECONDS,
+        cold=cold,
+        reader_gone=reader_gone,
     )
     return Run(
         code=code,

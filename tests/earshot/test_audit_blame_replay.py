@@ -376,3 +376,42 @@ async def test_replay_html_is_self_contained_and_escapes_the_transcript(
         assert external not in lowered
     for shown in ("echo hello", "Bash(rm *)", "rewound to turn 1", "no listing here"):
         assert shown in page
+
+
+# ------------------------------------------------------------------ ids and pipes, every command
+
+
+async def test_the_short_id_audit_prints_is_taken_by_every_command(scenario: Scenario) -> None:
+    table = await scenario.earshot("audit")
+    short = scenario.second[:13]
+    assert f"{short} t" in table.stdout  # what audit (and blame) print
+    for command in (("sessions", "show"), ("sessions", "tree"), ("sessions", "replay")):
+        run = await scenario.earshot(*command, short)
+        assert run.code == 0, (command, run.stderr)
+        assert scenario.second in run.stdout or "> second" in run.stdout, command
+    branch = await scenario.earshot("sessions", "show", short, "--branch", "current")
+    assert branch.code == 0 and "> second" in branch.stdout
+    # A prefix of both sessions is refused the same way by every command, naming both.
+    common = next(
+        scenario.first[:n]
+        for n in range(len(scenario.first), 0, -1)
+        if scenario.second.startswith(scenario.first[:n])
+    )
+    for command in (("sessions", "show"), ("sessions", "tree"), ("sessions", "replay")):
+        run = await scenario.earshot(*command, common)
+        assert run.code == 2 and "matches several sessions" in run.stderr, command
+        assert scenario.first in run.stderr and scenario.second in run.stderr
+
+
+async def test_a_reader_that_goes_away_ends_a_command_quietly(scenario: Scenario) -> None:
+    """`earshot models | head -1`, `doctor | head`, `blame --json | head -c 400`: the reader
+    closes the pipe; the command exits as SIGPIPE would have it (141), without a traceback."""
+    for command in (
+        ("models",),
+        ("doctor",),
+        ("blame", "notes.py", "--json"),
+        ("sessions", "replay", scenario.first),
+    ):
+        run = await earshot(scenario.env, *command, reader_gone=True)
+        assert run.code == 141, (command, run.code, run.stderr)
+        assert "Traceback" not in run.stderr and "BrokenPipe" not in run.stderr, command

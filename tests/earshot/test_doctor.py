@@ -57,9 +57,20 @@ async def test_doctor_reports_each_part_of_the_setup(env: Env) -> None:
         ),
         encoding="utf-8",
     )
-    toad = env.config_home / "toad" / "agents"
+    # Toad 0.6.20 reads agents only from its package data, beside the toad it runs (as uv
+    # installs it: a venv whose script is linked onto PATH); ~/.config/toad/agents is not read.
+    unread = env.config_home / "toad" / "agents"
+    unread.mkdir(parents=True)
+    shutil.copy(EDITORS / "toad" / "earshot.toml", unread / "earshot.toml")
+    toad_env = env.root / "uv-tools" / "batrachian-toad"
+    toad = toad_env / "lib" / "python3.14" / "site-packages" / "toad" / "data" / "agents"
     toad.mkdir(parents=True)
     shutil.copy(EDITORS / "toad" / "earshot.toml", toad / "earshot.toml")
+    (toad / "goose.ai.toml").write_text('run_command."*" = "goose acp"\n', encoding="utf-8")
+    (toad_env / "bin").mkdir()
+    (toad_env / "bin" / "toad").write_text(f"#!{toad_env}/bin/python\n", encoding="utf-8")
+    (toad_env / "bin" / "toad").chmod(0o755)
+    (command.parent / "toad").symlink_to(toad_env / "bin" / "toad")
     project = env.workspace / ".earshot" / "settings.local.json"
     project.parent.mkdir()
     project.write_text('{"mode": "sometimes"}', encoding="utf-8")
@@ -100,6 +111,11 @@ async def test_doctor_reports_each_part_of_the_setup(env: Env) -> None:
     )
     assert editors[2] == f"fix: set it to {command}"
     assert editors[3] == f"ok      Toad ({toad / 'earshot.toml'}) runs earshot --stdio"
+    assert editors[4].startswith(f"note    Toad: {unread / 'earshot.toml'} is not read")
+    assert editors[5] == (
+        'fix: run `toad acp "earshot --stdio"` in your project, or copy '
+        f"editors/toad/earshot.toml into {toad}"
+    )
 
 
 async def test_doctor_checks_keys_model_servers_and_mcp(env: Env) -> None:
@@ -181,3 +197,20 @@ async def test_doctor_reports_the_sandbox_a_session_would_get(env: Env) -> None:
 def test_zed_settings_with_comments_and_trailing_commas_parse() -> None:
     text = '{\n  // a comment with "quotes"\n  "a": "http://x//y", /* block */\n  "b": [1, 2,],\n}'
     assert json.loads(strip_jsonc(text)) == {"a": "http://x//y", "b": [1, 2]}
+
+
+def test_doctor_says_how_to_reach_toad_when_earshot_is_not_in_its_list(tmp_path: Path) -> None:
+    from earshot.doctor_editors import editor_findings
+
+    environ = {"HOME": str(tmp_path), "PATH": str(tmp_path / "bin")}
+    [*_, missing] = editor_findings(environ)
+    assert missing.text.startswith("Toad: not installed") and "toad acp" in missing.text
+    venv = tmp_path / "toad-venv"
+    agents = venv / "lib" / "python3.14" / "site-packages" / "toad" / "data" / "agents"
+    agents.mkdir(parents=True)
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "toad").write_text(f"#!{venv}/bin/python3\n", encoding="utf-8")
+    (tmp_path / "bin" / "toad").chmod(0o755)
+    [*_, unlisted] = editor_findings(environ)
+    assert unlisted.text == f"Toad: earshot is not in Toad's agent list ({agents})"
+    assert unlisted.fix.startswith('run `toad acp "earshot --stdio"`')

@@ -383,3 +383,53 @@ def test_replay_shows_compactions_plans_and_unknown_entries() -> None:
     assert "(90000 tokens)" in text
     assert "[x] write tests" in text and "[ ] ship" in text
     assert "cannot show: from_the_future" in text
+
+
+def test_replay_marks_cancelled_turns_pty_output_refused_batches_and_steps_in_progress() -> None:
+    """Issue 26.15, in text and HTML: a cancelled turn is marked; a PTY's CR LF and a progress
+    bar's CR are rendered as the terminal showed them (not `\\x0d`); a refused command's batch
+    is not "undone later"; an `in_progress` plan step says so."""
+    import io
+
+    from agent.replay import TURN_CANCELLED
+    from earshot.replay import build, render_text
+    from earshot.replay_html import render_html
+
+    b = Builder()
+    b.prompt("build it")
+    b.call(
+        "c1", "bash", result="step 1\r\nprogress 10%\rprogress 100%\r\ndone\x1b[0m", command="make"
+    )
+    ask = Message(role="assistant", parts=[ToolCallPart(id="c2", name="bash", arguments={})])
+    b.entries.append(MessageEntry(message=ask, id="a-c2", ts="2025-01-01T00:00:30.000Z"))
+    b.snapshot("refused-batch", ".")
+    b.entries.append(_decision("c2", "bash", allowed=False, source="prompt", answer="reject_once"))
+    refused = ToolResultPart(
+        tool_call_id="c2", name="bash", content=[TextPart(text="refused")], is_error=True
+    )
+    b.entries.append(MessageEntry(message=Message(role="tool", parts=[refused]), id="r-c2"))
+    b.entries.append(
+        ExtensionEntry(
+            name="plan",
+            data=[
+                {"content": "configure", "status": "completed"},
+                {"content": "compile", "status": "in_progress"},
+                {"content": "test", "status": "pending"},
+            ],
+            id="p",
+        )
+    )
+    b.entries.append(ExtensionEntry(name=TURN_CANCELLED, data={}, id="x"))
+    replay = build(b.transcript(), undone={"refused-batch"})
+    out = io.StringIO()
+    render_text(replay, out)
+    text = out.getvalue()
+    page = render_html(replay)
+    for shown in (text, page):
+        assert "turn 1 was cancelled" in shown
+        assert "step 1\n" in shown and "\\x0d" not in shown
+        assert "progress 100%" in shown and "progress 10%" not in shown
+        assert "\\x1b[0m" in shown  # other controls stay escaped
+        assert "undone later" not in shown
+        assert "[~] compile (in progress)" in shown and "[x] configure" in shown
+        assert "[ ] test" in shown

@@ -138,7 +138,7 @@ def test_permissions_and_user_commands_run_in_print_mode(env: Env) -> None:
     assert output["text"].startswith("Added `Bash(ls *)` to allow")
     assert output["data"]["permissions"]["scopes"][0]["scope"] == "session"
     code, err, lines = run(env, "/permissions")
-    assert "allow: Bash(ls *)" in lines[-1]["text"]
+    assert "- allow: `Bash(ls *)`" in lines[-1]["text"]
     commands = env.config_home / "earshot" / "commands"
     commands.mkdir(parents=True)
     (commands / "sum.md").write_text("Summarise $ARGUMENTS.", encoding="utf-8")
@@ -147,3 +147,11 @@ def test_permissions_and_user_commands_run_in_print_mode(env: Env) -> None:
     found, _ = stored(env, session_id(lines))
     texts = [e.message.text for e in found if isinstance(e, MessageEntry)]
     assert texts == ["Summarise the diff.", "Summary."]
+
+
+def test_an_unknown_command_lists_the_commands_and_exits_2(env: Env) -> None:
+    script(env)  # no model turn: the model is never called
+    code, _, lines = run(env, "/bogus")
+    assert code == 2
+    [said] = [line["text"] for line in lines if line["kind"] == "command_output"]
+    assert said.startswith("Unknown command `/bogus`.") and "\n- `/undo`: " in said

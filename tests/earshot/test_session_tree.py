@@ -96,7 +96,7 @@ def test_fork_of_an_unknown_session_is_a_usage_error(env: Env) -> None:
 def test_tree_of_an_unknown_session(env: Env) -> None:
     out, err = io.StringIO(), io.StringIO()
     assert anyio.run(lambda: sessions_tree("missing", out=out, err=err)) == 2
-    assert "no readable session" in err.getvalue()
+    assert "no session 'missing'" in err.getvalue()
 
 
 def test_the_cli_refuses_fork_with_resume(env: Env) -> None:

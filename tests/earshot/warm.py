@@ -65,11 +65,20 @@ class WarmParent:
         return json.loads(message)
 
     def run(
-        self, argv: Sequence[str], cwd: Path, env: Mapping[str, str], started: list[int]
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        env: Mapping[str, str],
+        started: list[int],
+        reader_gone: bool = False,
     ) -> tuple[int, bytes, bytes]:
         """(exit code, stdout, stderr) of one command; blocking, one command at a time. The
-        child's pid goes into `started` as soon as it is known."""
+        child's pid goes into `started` as soon as it is known. With `reader_gone` its stdout is
+        a pipe nobody reads any more (`earshot models | head -1` once head has exited)."""
         read_end, write_end = os.pipe()
+        gone_read, gone_write = os.pipe() if reader_gone else (-1, -1)
+        if reader_gone:
+            os.close(gone_read)
         with (
             self._lock,
             tempfile.TemporaryFile() as out,
@@ -77,7 +86,7 @@ class WarmParent:
         ):
             try:
                 request = {"argv": list(argv), "cwd": str(cwd), "env": dict(env)}
-                fds = [read_end, out.fileno(), err.fileno()]
+                fds = [read_end, gone_write if reader_gone else out.fileno(), err.fileno()]
                 socket.send_fds(self.channel, [json.dumps(request).encode()], fds)
                 os.close(read_end)
                 read_end = -1
@@ -86,6 +95,8 @@ class WarmParent:
             finally:
                 if read_end != -1:
                     os.close(read_end)
+                if gone_write != -1:
+                    os.close(gone_write)
                 os.close(write_end)  # stdin stayed open and empty while the command ran
             out.seek(0)
             err.seek(0)
@@ -118,11 +129,20 @@ def _warm_parent() -> WarmParent | None:
 
 
 async def run_earshot(
-    argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, seconds: float, cold: bool = False
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    *,
+    seconds: float,
+    cold: bool = False,
+    reader_gone: bool = False,
 ) -> tuple[int, bytes, bytes]:
     """(exit code, stdout, stderr) of `earshot ARGV`, run warm unless `cold` (see above).
-    `seconds` is a hang detector: the command is killed and the test fails after it."""
+    `seconds` is a hang detector: the command is killed and the test fails after it. With
+    `reader_gone`, stdout is a pipe whose reader has closed it (and stdout comes back empty)."""
     parent = None if cold else await anyio.to_thread.run_sync(_warm_parent)
+    if parent is None and reader_gone:
+        return await _run_cold_reader_gone(argv, cwd, env, seconds)
     if parent is None:
         with anyio.fail_after(seconds):
             result = await anyio.run_process(
@@ -133,10 +153,29 @@ async def run_earshot(
     try:
         with anyio.fail_after(seconds):
             return await anyio.to_thread.run_sync(
-                parent.run, argv, cwd, env, started, abandon_on_cancel=True
+                parent.run, argv, cwd, env, started, reader_gone, abandon_on_cancel=True
             )
     except BaseException:
         for pid in started:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         raise
+
+
+async def _run_cold_reader_gone(
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str], seconds: float
+) -> tuple[int, bytes, bytes]:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        with anyio.fail_after(seconds):
+            result = await anyio.run_process(
+                [sys.executable, "-m", "earshot", *argv],
+                cwd=cwd,
+                env=env,
+                check=False,
+                stdout=write_end,
+            )
+    finally:
+        os.close(write_end)
+    return result.returncode, b"", result.stderr
