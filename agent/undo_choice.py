@@ -47,7 +47,9 @@ class BatchChoice:
             # files only other sessions changed since has nothing of its own to put back.
             recorded = cast("dict[str, Any]", json.loads(shown.stdout))
             manifest = await self._since_batch(ref, recorded)
-            if await self._differs(manifest):
+            # A batch whose changes were changed again since (`kept`) did change files: undo
+            # says what it leaves, rather than passing it over as a batch that changed nothing.
+            if manifest.get("kept") or await self._differs(manifest):
                 return manifest, number, ref, passed
             passed.append((number, ref))
         return f"nothing to undo: the files are as the last {len(passed)} batch(es) found them"

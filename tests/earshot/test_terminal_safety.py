@@ -121,7 +121,9 @@ def test_print_mode_shows_the_answer_and_progress_escaped(scenario: Scenario) ->
         (("sessions", "show", "{child}"), [f"line {SHOWN}", f"child says {SHOWN}", SHOWN_END]),
         (("sessions", "show", "{session}", "--branch", "current"), [f"tool-{SHOWN}", SHOWN_END]),
         (("sessions", "tree", "{session}"), [f"fix {SHOWN}", f"child {SHOWN}"]),
-        (("sessions", "replay", "{session}"), [f"tool-{SHOWN}", f"parent says {SHOWN}"]),
+        # Replay renders a command's CR as the terminal did (`OVER...` over `tool-A`), with the
+        # controls still escaped.
+        (("sessions", "replay", "{session}"), [SHOWN_END + SHOWN[1:], f"parent says {SHOWN}"]),
         (("sessions", "replay", "{child}"), [f"line {SHOWN}", SHOWN_END]),
         (("audit",), [f"tool-%s\\n' '{SHOWN}"]),
         (("blame", "notes.txt"), [f"line {SHOWN}", SHOWN_END]),
