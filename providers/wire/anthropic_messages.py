@@ -62,8 +62,7 @@ from providers.wire.vendor_json import (
 )
 
 if TYPE_CHECKING:
-    from anthropic import AsyncAnthropic, AsyncStream
-    from anthropic.types import RawMessageStreamEvent
+    from anthropic import AsyncAnthropic
 
 NAMESPACE: Final = "anthropic"
 """The provider-metadata namespace of this wire API, whichever provider id routed it."""
@@ -126,11 +125,21 @@ class AnthropicMessagesModel(SdkModel["AsyncAnthropic"]):
         await client.close()
 
     async def _open(self, request: ModelRequest) -> VendorStream:
+        from anthropic import AsyncStream
+
         params = _build_params(self._model_id, request, self._endpoint)
         client = self._sdk_client()
         try:
-            response = cast(
-                "AsyncStream[RawMessageStreamEvent]", await client.messages.create(**params)
+            # The client's documented generic `post`, as `messages.create` does it: the SDK
+            # sends and authenticates the request, decodes the events and raises its errors (an
+            # `error` event included), but hands each event over as its JSON (`cast_to=object`)
+            # rather than building a pydantic object that `to_dict` turned straight back.
+            response = await client.post(
+                "/v1/messages",
+                cast_to=object,
+                body=params,
+                stream=True,
+                stream_cls=AsyncStream[object],
             )
         except TypeError as exc:
             # The SDK raises "Could not resolve authentication method" before sending anything
@@ -142,7 +151,7 @@ class AnthropicMessagesModel(SdkModel["AsyncAnthropic"]):
                     "the environment)"
                 ) from exc
             raise
-        return VendorStream(response, response.close, decode=_to_dict)
+        return VendorStream(response, response.close)
 
     def _new_translator(self) -> _StreamTranslator:
         return _StreamTranslator(self.provider_id)
@@ -158,10 +167,6 @@ def warm_up() -> None:
 
     client = AsyncAnthropic(api_key="unused", base_url="http://127.0.0.1:9", max_retries=0)
     _ = client.messages  # the resource module loads on first access
-
-
-def _to_dict(event: RawMessageStreamEvent) -> JsonDict:
-    return event.to_dict()
 
 
 def credentials(endpoint: Endpoint) -> tuple[str | None, str | None]:
@@ -336,7 +341,7 @@ class _StreamTranslator(TranslatorBase):
         self._finished = False
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
-        """Translate one SDK event (`event.to_dict()`)."""
+        """Translate one event (its JSON, as the SDK decoded it)."""
         match event.get("type"):
             case "message_start":
                 self._merge_usage(event.get("message", {}).get("usage"))
