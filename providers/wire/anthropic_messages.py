@@ -52,7 +52,12 @@ from providers.types import (
     Usage,
     parse_tool_arguments,
 )
-from providers.wire.sdk_model import MissingCredentials, SdkModel, with_request_url
+from providers.wire.sdk_model import (
+    MissingCredentials,
+    SdkModel,
+    shared_tls_context,
+    with_request_url,
+)
 from providers.wire.streaming import StreamEndedEarly, TranslatorBase, VendorStream
 from providers.wire.vendor_json import (
     JsonDict,
@@ -108,9 +113,13 @@ class AnthropicMessagesModel(SdkModel["AsyncAnthropic"]):
         _ = client.messages  # the resource module loads on first access
 
     def _new_client(self) -> AsyncAnthropic:
-        from anthropic import AsyncAnthropic
+        from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
         api_key, auth_token = credentials(self._endpoint)
+        http_client = self._http_client
+        if http_client is None:
+            # The SDK's own default HTTP client, but with the process's one TLS context.
+            http_client = DefaultAsyncHttpxClient(verify=shared_tls_context())
         return AsyncAnthropic(
             api_key=api_key,
             auth_token=auth_token,
@@ -118,7 +127,7 @@ class AnthropicMessagesModel(SdkModel["AsyncAnthropic"]):
             default_headers=dict(self._endpoint.headers) or None,
             # The agent owns the retry policy; SDK retries would multiply it.
             max_retries=0,
-            http_client=cast("Any", self._http_client),
+            http_client=cast("Any", http_client),
         )
 
     async def _close_client(self, client: AsyncAnthropic) -> None:

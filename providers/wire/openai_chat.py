@@ -39,7 +39,12 @@ from providers.wire._openai_common import (
     network_error,
 )
 from providers.wire.openai_chat_request import NAMESPACE, build_params
-from providers.wire.sdk_model import MissingCredentials, SdkModel, with_request_url
+from providers.wire.sdk_model import (
+    MissingCredentials,
+    SdkModel,
+    shared_tls_context,
+    with_request_url,
+)
 from providers.wire.streaming import StreamEndedEarly, TranslatorBase, VendorStream
 from providers.wire.vendor_json import (
     HistoryError,
@@ -133,6 +138,9 @@ def openai_client(endpoint: Endpoint, http_client: object | None) -> AsyncOpenAI
     api_key = endpoint.api_key
     if api_key is None and not is_openai_host(endpoint.base_url):
         api_key = "unused"
+    if http_client is None:
+        # The SDK's own default HTTP client, but with the process's one TLS context.
+        http_client = openai.DefaultAsyncHttpxClient(verify=shared_tls_context())
     try:
         return openai.AsyncOpenAI(
             api_key=api_key,
