@@ -100,6 +100,7 @@ def test_every_sdk_client_verifies_tls_with_the_one_context_of_the_process() -> 
         model.prepare()
         clients.append(model._sdk_client())  # pyright: ignore[reportPrivateUsage]
     # httpx2's own attributes: the pool its transport opens connections from.
-    pools: list[Any] = [client._client._transport._pool for client in clients]  # pyright: ignore
+    transports: list[Any] = [client._client._transport for client in clients]  # pyright: ignore[reportPrivateUsage]
+    pools: list[Any] = [transport._pool for transport in transports]
     assert {id(pool._ssl_context) for pool in pools} == {id(shared_tls_context())}
     assert shared_tls_context().verify_mode.name == "CERT_REQUIRED"
