@@ -321,9 +321,17 @@ class AcpClient:
 
 
 def cpu_seconds(pid: int) -> float:
+    """A process's CPU time so far: user + system, all its threads (`/proc/<pid>/stat`)."""
+    user, system = cpu_split(pid)
+    return user + system
+
+
+def cpu_split(pid: int) -> tuple[float, float]:
+    """A process's (user, system) CPU seconds so far."""
     stat = Path(f"/proc/{pid}/stat").read_bytes()
     fields = stat[stat.rfind(b")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def rss_mb(pid: int) -> float:
