@@ -68,9 +68,6 @@ def create_model(model_id: str, endpoint: Endpoint, *, http_client: object | Non
 class ResponsesModel(SdkModel["AsyncOpenAI"]):
     """`providers.model.Model` over `POST {base_url}/responses` with `stream=True`."""
 
-    def _touch(self, client: AsyncOpenAI) -> None:
-        _ = client.responses  # the resource module loads on first access
-
     def _new_client(self) -> AsyncOpenAI:
         return openai_client(self._endpoint, self._http_client)
 
@@ -89,12 +86,10 @@ class ResponsesModel(SdkModel["AsyncOpenAI"]):
 
 
 def warm_up() -> None:
-    """Load what the first call loads (the SDK, its HTTP stack, the responses resource) by
-    building a throwaway client that is never used (`registry.first_call_warm_up`)."""
-    import openai
+    """Load what the first call loads (`registry.first_call_warm_up`): as Chat Completions."""
+    from providers.wire import openai_chat
 
-    client = openai.AsyncOpenAI(api_key="unused", base_url="http://127.0.0.1:9/v1", max_retries=0)
-    _ = client.responses  # the resource module loads on first access
+    openai_chat.warm_up()
 
 
 def _map_errors(exc: Exception, provider: str, secrets: tuple[str, ...] = ()) -> ProviderError:
