@@ -4,7 +4,7 @@ By default the benchmarks measure this tree installed from its wheel in a throwa
 bytecode, as a user gets it). `--dev-venv` measures `.venv/bin/earshot` (editable), `--earshot
 PATH` any installed one, and each `--tree DIR` (another checkout, e.g. `git worktree add
 /tmp/base main`) adds a build of that tree: the builds then take turns, run by run, so that the
-load of a shared machine hits them alike.
+load of a shared machine hits them alike, and the results show them side by side.
 """
 
 from __future__ import annotations

@@ -129,9 +129,10 @@ def main() -> int:
     finally:
         model.close()
     command = "python bench/first_prompt.py" + (f" --runs {args.runs}" if args.runs != 20 else "")
+    command += "".join(f" --tree {tree}" for tree in args.tree)
     text = report(results, command, (load_start, os.getloadavg()[0]))
     print(text)
-    if not args.no_write and not args.tree:
+    if not args.no_write:
         write_section(SECTION, text)
     return 0
 

@@ -296,18 +296,22 @@ def main() -> int:
                         profile = None
     finally:
         model.close()
-    command = "python bench/load.py" + "".join(
-        f" {flag} {value}"
-        for flag, value, default in (
-            ("--sessions", args.sessions, 20),
-            ("--turns", args.turns, 10),
-            ("--runs", args.runs, 3),
+    command = (
+        "python bench/load.py"
+        + "".join(
+            f" {flag} {value}"
+            for flag, value, default in (
+                ("--sessions", args.sessions, 20),
+                ("--turns", args.turns, 10),
+                ("--runs", args.runs, 3),
+            )
+            if value != default
         )
-        if value != default
+        + "".join(f" --tree {tree}" for tree in args.tree)
     )
     text = report(results, args, command, (load_start, os.getloadavg()[0]))
     print(text)
-    if not args.no_write and not args.tree:
+    if not args.no_write:
         write_section(SECTION, text)
     return 0
 
