@@ -62,7 +62,15 @@ def tree_version(tree: Path) -> str:
             ["git", "rev-parse", "--short", "HEAD"], cwd=tree, capture_output=True, text=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            [
+                "git",
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ".",
+                ":!bench/RESULTS.md",
+            ],
             cwd=tree,
             capture_output=True,
             text=True,
