@@ -21,9 +21,10 @@ Per build (the builds take turns, run by run):
   from the first prompt to the last answer, over the number of turns (the SDK's import and each
   session's warm-up included). Target: under 20 ms. Also shown: the part spent in the kernel,
   and the CPU per turn once every session's first turn has ended ("after the first turns").
-  CPU time is the figure to trust on a shared machine, but it too grows with the load: other
-  processes running in the gaps of a stream evict the agent's caches, and measured at load 10
-  each streamed chunk cost ~5x what it cost in a burst.
+  CPU time is the figure to trust on a shared machine (it moved little between load 3 and 15);
+  the wall-clock ones grow with the load. Per streamed chunk the agent pays a wake-up of its
+  loop and one of the editor (its ACP message), so the model's pace matters: one chunk at a
+  time cost ~5x a burst of them (`--chunk-ms`).
 
 `--py-spy FILE` runs the first build's many-session run of the first round under `py-spy
 record --gil -f raw` (py-spy from PyPI, in the venv: `pip install py-spy`) and writes the
