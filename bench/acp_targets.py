@@ -2,7 +2,7 @@
 `## acp targets` section of bench/RESULTS.md.
 
     .venv/bin/python bench/acp_targets.py [--runs 20] [--no-write] [--dev-venv]
-                                          [--earshot PATH --python PATH]
+                                          [--earshot PATH --python PATH] [--codex PATH]
 
 Targets (each reported met / NOT met):
 - spawn -> `initialize` reply: at most 5x a bare `python -c pass` of the same venv, same run
@@ -14,6 +14,17 @@ Targets (each reported met / NOT met):
 - a prompt sent 1 s after `session/new` reaches the model within 30 ms (p50) of being written
   to stdin: the model is an OpenAI-compatible loopback HTTP server in this process, and the
   time is taken when it has read the request (headers and body) off the socket.
+
+Against codex-acp (issue 25, item 7): when its native binary is found (`--codex PATH`, or the
+`EARSHOT_BENCH_CODEX_ACP` environment variable; `npm install @zed-industries/codex-acp@0.16.0`
+puts it under `node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp`), every run also
+starts earshot and codex-acp once more each, in turns, both timed by `peer_probe.py` the way
+`acp_probe.py` times an agent (`initialize` with the `fs` and `terminal` capabilities; codex-acp
+then `authenticate`s with `openai-api-key`, a made-up key in `OPENAI_API_KEY` and a fresh
+`HOME` each run, as it needs before `session/new`): spawn -> `initialize`, spawn -> `session/new`
+answered ("ready"), and the process tree's memory at that answer. Target: earshot's `initialize`
+no slower than codex-acp's (medians of the same run), with ready and memory still ahead. Without
+the binary the comparison is skipped, and the results say so.
 
 The harness only spawns `earshot --stdio` and speaks JSON-RPC, so it measures any version of the
 server. By default the server runs from a throwaway venv holding a regular install of this tree
@@ -43,6 +54,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO, Any
 
+from peer_probe import Startup, probe
 from results_md import write_section
 from wheel_venv import build_venv
 
@@ -52,6 +64,7 @@ SECTION = "## acp targets"
 INIT_RATIO, NEW_RATIO, RSS_MB, PROMPT_MS = 5.0, 10.0, 40.0, 30.0
 IDLE_SECONDS = 1.0
 TIMEOUT_SECONDS = 60.0
+CODEX_ENV = "EARSHOT_BENCH_CODEX_ACP"
 
 
 # ------------------------------------------------------------------------- the loopback model
@@ -202,6 +215,8 @@ class Run:
     rss_idle_mb: float
     prompt_ms: float
     """Prompt written to stdin -> the model has the request."""
+    versus: tuple[Startup, Startup] | None = None
+    """earshot and codex-acp, started once more each and timed alike (`peer_probe`)."""
 
 
 @dataclass
@@ -211,6 +226,8 @@ class Setup:
     workspace: Path
     env: dict[str, str]
     model: LoopbackModel
+    codex: Path | None = None
+    """codex-acp's native binary, when it is compared."""
 
 
 def make_setup(work: Path, earshot: Path, python: Path, model: LoopbackModel) -> Setup:
@@ -269,7 +286,27 @@ def one_run(setup: Setup) -> Run:
         rss_at_new_mb=rss_at_new,
         rss_idle_mb=rss_idle,
         prompt_ms=(arrived - written) * 1000,
+        versus=None if setup.codex is None else versus_codex(setup, setup.codex),
     )
+
+
+def versus_codex(setup: Setup, codex: Path) -> tuple[Startup, Startup]:
+    """earshot, then codex-acp, each started once and timed alike."""
+    ours = probe([str(setup.earshot), "--stdio"], setup.workspace, setup.env)
+    home = Path(tempfile.mkdtemp(prefix="codex-home-", dir=setup.workspace.parent))
+    env = {**setup.env, "HOME": str(home), "OPENAI_API_KEY": "sk-bench-not-a-real-key"}
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        env.pop(name, None)
+    theirs = probe([str(codex)], setup.workspace, env, authenticate="openai-api-key")
+    return ours, theirs
+
+
+def find_codex(flag: Path | None) -> Path | None:
+    """codex-acp's binary from `--codex` or `EARSHOT_BENCH_CODEX_ACP`, if it is there."""
+    named = flag or (Path(os.environ[CODEX_ENV]) if os.environ.get(CODEX_ENV) else None)
+    if named is None or not (named.is_file() and os.access(named, os.X_OK)):
+        return None
+    return named.resolve()
 
 
 # -------------------------------------------------------------------------------- report
@@ -282,7 +319,15 @@ def tree_version() -> str:
             ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            [
+                "git",
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ".",
+                ":!bench/RESULTS.md",
+            ],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -354,11 +399,53 @@ def report(runs: list[Run], command: str, where: str) -> tuple[str, bool]:
         "later the background warm-up has loaded the model's SDK, which the issue asks for so "
         "that the first prompt does not wait for it.",
         "",
-        "codex-acp (the fastest peer) is not installed on this machine, so only earshot is "
-        "measured here.",
-        "",
+        *versus_lines(runs),
     ]
     return "\n".join(lines), met
+
+
+def versus_lines(runs: list[Run]) -> list[str]:
+    pairs = [run.versus for run in runs if run.versus is not None]
+    if not pairs:
+        return [
+            "codex-acp (the fastest peer) was not given (`--codex PATH` or "
+            f"`{CODEX_ENV}`), so only earshot is measured here.",
+            "",
+        ]
+    ours = [pair[0] for pair in pairs]
+    theirs = [pair[1] for pair in pairs]
+
+    def med(values: list[Startup], pick: Callable[[Startup], float]) -> float:
+        return statistics.median(pick(value) for value in values)
+
+    def row(name: str, pick: Callable[[Startup], float], unit: str) -> str:
+        a, b = med(ours, pick), med(theirs, pick)
+        spread = (
+            f"{min(pick(v) for v in ours):.1f}-{max(pick(v) for v in ours):.1f} / "
+            f"{min(pick(v) for v in theirs):.1f}-{max(pick(v) for v in theirs):.1f}"
+        )
+        ahead = "earshot" if a < b else ("tie" if a == b else "codex-acp")
+        return f"| {name} | {a:.1f} {unit} | {b:.1f} {unit} | {spread} | {ahead} |"
+
+    init_ok = med(ours, lambda v: v.init_ms) <= med(theirs, lambda v: v.init_ms)
+    ready_ok = med(ours, lambda v: v.ready_ms) < med(theirs, lambda v: v.ready_ms)
+    rss_ok = med(ours, lambda v: v.rss_at_ready_mb) < med(theirs, lambda v: v.rss_at_ready_mb)
+    verdict = "met" if init_ok and ready_ok and rss_ok else "NOT met"
+    return [
+        f"Against codex-acp 0.16.0 (native binary), {len(pairs)} runs, the two taking turns, both "
+        "timed by `bench/peer_probe.py` as `acp_probe.py` times an agent (codex-acp "
+        "authenticates with `openai-api-key` before `session/new`; memory is the process tree's):",
+        "",
+        "| measure (median) | earshot | codex-acp | min-max (earshot / codex-acp) | ahead |",
+        "| --- | ---: | ---: | ---: | --- |",
+        row("spawn -> `initialize` answered", lambda v: v.init_ms, "ms"),
+        row("spawn -> `session/new` answered (ready)", lambda v: v.ready_ms, "ms"),
+        row("resident memory at ready", lambda v: v.rss_at_ready_mb, "MB"),
+        "",
+        f"Target (issue 25): `initialize` no slower than codex-acp, ready and memory still ahead: "
+        f"{verdict}.",
+        "",
+    ]
 
 
 def main() -> int:
@@ -368,7 +455,11 @@ def main() -> int:
     parser.add_argument("--dev-venv", action="store_true")
     parser.add_argument("--earshot", type=Path, help="any `earshot` to measure (with --python)")
     parser.add_argument("--python", type=Path, help="the bare Python to compare with")
+    parser.add_argument("--codex", type=Path, help=f"codex-acp's binary (or ${CODEX_ENV})")
     args = parser.parse_args()
+    codex = find_codex(args.codex)
+    if codex is None:
+        print(f"codex-acp not found (--codex PATH or {CODEX_ENV}): comparison skipped")
     model = LoopbackModel()
     try:
         with tempfile.TemporaryDirectory(prefix="earshot-bench-targets-") as temp:
@@ -390,6 +481,7 @@ def main() -> int:
                     "(compiled bytecode), against that venv's `python -c pass`"
                 )
             setup = make_setup(work, earshot, python, model)
+            setup.codex = codex
             one_run(setup)  # warm the page cache and the bytecode; not counted
             runs = [one_run(setup) for _ in range(args.runs)]
     finally:

@@ -13,15 +13,16 @@ ROOT = Path(__file__).resolve().parent.parent
 DEV_VENV = ROOT / ".venv"
 
 
-def build_venv(work: Path) -> tuple[Path, Path]:
-    """A venv with this tree installed from a wheel; returns its (`earshot`, `python`)."""
-    wheels = work / "wheels"
+def build_venv(work: Path, tree: Path = ROOT, name: str = "venv") -> tuple[Path, Path]:
+    """A venv (`work/name`) with `tree` (this one unless said) installed from a wheel; returns
+    its (`earshot`, `python`)."""
+    wheels = work / f"{name}-wheels"
     subprocess.run(
-        [str(DEV_VENV / "bin" / "pip"), "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)],
+        [str(DEV_VENV / "bin" / "pip"), "wheel", "-q", "--no-deps", "-w", str(wheels), str(tree)],
         check=True,
         capture_output=True,
     )
-    venv = work / "venv"
+    venv = work / name
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     [wheel] = wheels.glob("*.whl")
     subprocess.run(
@@ -34,5 +35,5 @@ def build_venv(work: Path) -> tuple[Path, Path]:
     (venv / "lib" / version / "site-packages" / "zz_earshot_deps.pth").write_text(
         f"{deps}\n", encoding="utf-8"
     )
-    shutil.rmtree(ROOT / "build", ignore_errors=True)
+    shutil.rmtree(tree / "build", ignore_errors=True)
     return venv / "bin" / "earshot", venv / "bin" / "python"

@@ -199,12 +199,30 @@ class SessionFile:
         Call with the exclusive lock held. On failure nothing of `data` stays in the file (when
         the file system still allows a truncation) and the error is raised.
         """
+        return self.sync(self.write(data))
+
+    def write(self, data: bytes) -> int:
+        """The first half of `append`: write all of `data` at the end of the file, not synced
+        yet; returns the size before it (what `sync` needs). Call with the exclusive lock held,
+        and `sync` before letting it go. On failure nothing of `data` stays, and the error is
+        raised."""
         start = self.size()
         try:
             view = memoryview(data)
             while view:
                 written = os.write(self._fd, view)
                 view = view[written:]
+        except OSError:
+            self._roll_back(start)
+            raise
+        return start
+
+    def sync(self, start: int) -> int:
+        """The second half of `append`: make what was written since `start` durable; returns
+        the new file size. Blocking for as long as the disk takes, so an event loop calls it
+        in a worker thread. On failure what was written since `start` is cut back off (it was
+        never acknowledged) and the error is raised."""
+        try:
             _sync(self._fd)
         except OSError:
             self._roll_back(start)

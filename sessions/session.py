@@ -13,9 +13,10 @@ lock on the file. Inside both, the session first reads whatever was appended sin
 then takes the current leaf as the new entry's parent, so concurrent appends from tasks of this
 process form one chain instead of siblings of a stale leaf.
 
-Durability: `append` returns once the line is written and synced. What a caller shows as done (a
-tool call finished, a turn ended) it shows after the append that records it has returned, so
-whatever a user saw is on disk whatever happens next; an append that fails raises
+Durability: `append` returns once the line is written and synced (the sync in a worker thread:
+a slow disk holds up this session's write queue, not the event loop). What a caller shows as
+done (a tool call finished, a turn ended) it shows after the append that records it has
+returned, so whatever a user saw is on disk whatever happens next; an append that fails raises
 `SessionWriteFailed` and leaves the file as it was (no partial line).
 
 Damage is never fatal: a line that is not JSON is skipped with a warning, and a torn last line
@@ -340,7 +341,8 @@ class FileLog:
             if not calls:
                 return []
             results = [interrupted_result(call) for call in calls]
-            self._write_line(file, MessageEntry(message=Message(role="tool", parts=[*results])))
+            message = Message(role="tool", parts=[*results])
+            await self._write_line(file, MessageEntry(message=message))
         finally:
             file.unlock()
         _log.warning(
@@ -355,7 +357,7 @@ class FileLog:
         await self._lock(file, exclusive=True)
         try:
             self.catch_up(file)
-            return self._write_line(file, entry)
+            return await self._write_line(file, entry)
         finally:
             file.unlock()
 
@@ -383,8 +385,15 @@ class FileLog:
             raise RuntimeError(f"session {self.session_id} is closed")
         return self._file
 
-    def _write_line(self, file: SessionFile, entry: E) -> E:
-        """Append one entry; call with the exclusive file lock held, after `catch_up`."""
+    async def _write_line(self, file: SessionFile, entry: E) -> E:
+        """Append one entry; call with the exclusive file lock held, after `catch_up`.
+
+        The line is written on the loop and synced in a worker thread: a disk flush takes
+        milliseconds (more on a busy disk), and on the loop it would hold up every other session
+        and request of the process meanwhile; in threads, the flushes of sessions appending at
+        once go to the disk together (the file system commits them as one journal transaction).
+        Shielded: once written, the line is synced and counted here even if the caller is
+        cancelled meanwhile, so this process's view of the file stays what is on disk."""
         stored = self._stamp(entry)
         line = entry_to_json(stored)
         data = dumps_line(line)
@@ -392,7 +401,9 @@ class FileLog:
         if not file.ends_with_newline(size):
             data = b"\n" + data
         try:
-            self._offset = file.append(data)
+            start = file.write(data)
+            with anyio.CancelScope(shield=True):
+                self._offset = await anyio.to_thread.run_sync(file.sync, start)
         except OSError as exc:
             raise SessionWriteFailed(str(self.path), exc) from exc
         self._lines += data.count(b"\n")

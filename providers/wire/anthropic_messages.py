@@ -55,7 +55,12 @@ from providers.types import (
     parse_tool_arguments,
 )
 from providers.wire.prompt_cache import anthropic_breakpoints
-from providers.wire.sdk_model import MissingCredentials, SdkModel, with_request_url
+from providers.wire.sdk_model import (
+    MissingCredentials,
+    SdkModel,
+    shared_tls_context,
+    with_request_url,
+)
 from providers.wire.streaming import StreamEndedEarly, TranslatorBase, VendorStream
 from providers.wire.vendor_json import (
     JsonDict,
@@ -65,8 +70,7 @@ from providers.wire.vendor_json import (
 )
 
 if TYPE_CHECKING:
-    from anthropic import AsyncAnthropic, AsyncStream
-    from anthropic.types import RawMessageStreamEvent
+    from anthropic import AsyncAnthropic
 
 NAMESPACE: Final = "anthropic"
 """The provider-metadata namespace of this wire API, whichever provider id routed it."""
@@ -112,9 +116,13 @@ class AnthropicMessagesModel(SdkModel["AsyncAnthropic"]):
         _ = client.messages  # the resource module loads on first access
 
     def _new_client(self) -> AsyncAnthropic:
-        from anthropic import AsyncAnthropic
+        from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
         api_key, auth_token = credentials(self._endpoint)
+        http_client = self._http_client
+        if http_client is None:
+            # The SDK's own default HTTP client, but with the process's one TLS context.
+            http_client = DefaultAsyncHttpxClient(verify=shared_tls_context())
         return AsyncAnthropic(
             api_key=api_key,
             auth_token=auth_token,
@@ -122,18 +130,28 @@ class AnthropicMessagesModel(SdkModel["AsyncAnthropic"]):
             default_headers=dict(self._endpoint.headers) or None,
             # The agent owns the retry policy; SDK retries would multiply it.
             max_retries=0,
-            http_client=cast("Any", self._http_client),
+            http_client=cast("Any", http_client),
         )
 
     async def _close_client(self, client: AsyncAnthropic) -> None:
         await client.close()
 
     async def _open(self, request: ModelRequest) -> VendorStream:
+        from anthropic import AsyncStream
+
         params = _build_params(self._model_id, request, self._endpoint)
         client = self._sdk_client()
         try:
-            response = cast(
-                "AsyncStream[RawMessageStreamEvent]", await client.messages.create(**params)
+            # The client's documented generic `post`, as `messages.create` does it: the SDK
+            # sends and authenticates the request, decodes the events and raises its errors (an
+            # `error` event included), but hands each event over as its JSON (`cast_to=object`)
+            # rather than building a pydantic object that `to_dict` turned straight back.
+            response = await client.post(
+                "/v1/messages",
+                cast_to=object,
+                body=params,
+                stream=True,
+                stream_cls=AsyncStream[object],
             )
         except TypeError as exc:
             # The SDK raises "Could not resolve authentication method" before sending anything
@@ -145,7 +163,7 @@ class AnthropicMessagesModel(SdkModel["AsyncAnthropic"]):
                     "the environment)"
                 ) from exc
             raise
-        return VendorStream(response, response.close, decode=_to_dict)
+        return VendorStream(response, response.close)
 
     def _new_translator(self) -> _StreamTranslator:
         return _StreamTranslator(self.provider_id)
@@ -161,10 +179,6 @@ def warm_up() -> None:
 
     client = AsyncAnthropic(api_key="unused", base_url="http://127.0.0.1:9", max_retries=0)
     _ = client.messages  # the resource module loads on first access
-
-
-def _to_dict(event: RawMessageStreamEvent) -> JsonDict:
-    return event.to_dict()
 
 
 def credentials(endpoint: Endpoint) -> tuple[str | None, str | None]:
@@ -341,7 +355,7 @@ class _StreamTranslator(TranslatorBase):
         self._finished = False
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
-        """Translate one SDK event (`event.to_dict()`)."""
+        """Translate one event (its JSON, as the SDK decoded it)."""
         match event.get("type"):
             case "message_start":
                 self._merge_usage(event.get("message", {}).get("usage"))

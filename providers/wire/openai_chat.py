@@ -39,7 +39,12 @@ from providers.wire._openai_common import (
     network_error,
 )
 from providers.wire.openai_chat_request import NAMESPACE, build_params
-from providers.wire.sdk_model import MissingCredentials, SdkModel, with_request_url
+from providers.wire.sdk_model import (
+    MissingCredentials,
+    SdkModel,
+    shared_tls_context,
+    with_request_url,
+)
 from providers.wire.streaming import StreamEndedEarly, TranslatorBase, VendorStream
 from providers.wire.vendor_json import (
     HistoryError,
@@ -51,8 +56,7 @@ from providers.wire.vendor_json import (
 )
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI, AsyncStream
-    from openai.types.chat import ChatCompletionChunk
+    from openai import AsyncOpenAI
 
 
 def create_model(model_id: str, endpoint: Endpoint, *, http_client: object | None = None) -> Model:
@@ -63,9 +67,6 @@ def create_model(model_id: str, endpoint: Endpoint, *, http_client: object | Non
 class ChatCompletionsModel(SdkModel["AsyncOpenAI"]):
     """`providers.model.Model` over `POST {base_url}/chat/completions` with `stream=True`."""
 
-    def _touch(self, client: AsyncOpenAI) -> None:
-        _ = client.chat.completions  # the resource module loads on first access
-
     def _new_client(self) -> AsyncOpenAI:
         return openai_client(self._endpoint, self._http_client)
 
@@ -74,11 +75,7 @@ class ChatCompletionsModel(SdkModel["AsyncOpenAI"]):
 
     async def _open(self, request: ModelRequest) -> VendorStream:
         params = build_params(self._model_id, request, self._endpoint)
-        chunks = cast(
-            "AsyncStream[ChatCompletionChunk]",
-            await self._sdk_client().chat.completions.create(**params),
-        )
-        return VendorStream(chunks, chunks.close, decode=_to_dict)
+        return await open_stream(self._sdk_client(), "/chat/completions", params)
 
     def _new_translator(self) -> _ChatTranslator:
         return _ChatTranslator(self.provider_id)
@@ -88,17 +85,36 @@ class ChatCompletionsModel(SdkModel["AsyncOpenAI"]):
 
 
 def warm_up() -> None:
-    """Load what the first call loads (the SDK, its HTTP stack, the chat resource and its
-    stream types) by building a throwaway client that is never used (`registry.first_call_warm_up`:
-    a worker thread, once a session is open)."""
+    """Load what the first call loads (the SDK, its HTTP stack, the process's TLS context)
+    (`registry.first_call_warm_up`: a worker thread, once a session is open). The typed
+    resources (`client.chat`, `client.responses`: 20-45 ms each) are never used: calls go
+    through `open_stream`."""
     import openai
 
-    client = openai.AsyncOpenAI(api_key="unused", base_url="http://127.0.0.1:9/v1", max_retries=0)
-    _ = client.chat.completions  # the resource module loads on first access
+    openai.DefaultAsyncHttpxClient(verify=shared_tls_context())
 
 
-def _to_dict(chunk: ChatCompletionChunk) -> JsonDict:
-    return chunk.to_dict()
+async def open_stream(client: AsyncOpenAI, path: str, body: JsonDict) -> VendorStream:
+    """Start a streamed call through the SDK client's generic `post` (the SDK's documented way to
+    reach an endpoint its typed methods do not fit). The SDK still builds, authenticates and
+    sends the request, decodes the server-sent events and raises its errors (an `error` object
+    in a 200 stream included), exactly as the typed `create` does; what it no longer does is
+    walk the whole body again against the typed params on every call (`create` transforms the
+    entire history each time: a third of a turn's CPU) and build a pydantic object per chunk
+    that `to_dict` turned straight back into the JSON the translator reads (`cast_to=object`
+    hands over each decoded chunk as it is). `build_params` already makes plain JSON, which is
+    all that transform would have passed through."""
+    from openai import AsyncStream
+
+    stream = await client.post(
+        path,
+        cast_to=object,
+        body=body,
+        options={"security": {"bearer_auth": True}},  # what the typed methods ask for
+        stream=True,
+        stream_cls=AsyncStream[object],
+    )
+    return VendorStream(stream, stream.close)
 
 
 def _map_errors(exc: Exception, provider: str, secrets: tuple[str, ...] = ()) -> ProviderError:
@@ -119,6 +135,9 @@ def openai_client(endpoint: Endpoint, http_client: object | None) -> AsyncOpenAI
     api_key = endpoint.api_key
     if api_key is None and not is_openai_host(endpoint.base_url):
         api_key = "unused"
+    if http_client is None:
+        # The SDK's own default HTTP client, but with the process's one TLS context.
+        http_client = openai.DefaultAsyncHttpxClient(verify=shared_tls_context())
     try:
         return openai.AsyncOpenAI(
             api_key=api_key,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, assert_never, cast
+from typing import TYPE_CHECKING, Any, assert_never
 
 from providers.model import Endpoint, Model
 from providers.types import (
@@ -41,7 +41,7 @@ from providers.types import (
     parse_tool_arguments,
 )
 from providers.wire._openai_common import InStreamError, image_url
-from providers.wire.openai_chat import map_openai_errors, openai_client
+from providers.wire.openai_chat import map_openai_errors, open_stream, openai_client
 from providers.wire.prompt_cache import openai_cache_fields
 from providers.wire.sdk_model import SdkModel
 from providers.wire.streaming import StreamEndedEarly, TranslatorBase, VendorStream
@@ -55,8 +55,7 @@ from providers.wire.vendor_json import (
 )
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI, AsyncStream
-    from openai.types.responses import ResponseStreamEvent
+    from openai import AsyncOpenAI
 
 NAMESPACE = "openai-responses"
 """Where this wire keeps its data in `provider_metadata`."""
@@ -70,9 +69,6 @@ def create_model(model_id: str, endpoint: Endpoint, *, http_client: object | Non
 class ResponsesModel(SdkModel["AsyncOpenAI"]):
     """`providers.model.Model` over `POST {base_url}/responses` with `stream=True`."""
 
-    def _touch(self, client: AsyncOpenAI) -> None:
-        _ = client.responses  # the resource module loads on first access
-
     def _new_client(self) -> AsyncOpenAI:
         return openai_client(self._endpoint, self._http_client)
 
@@ -81,11 +77,7 @@ class ResponsesModel(SdkModel["AsyncOpenAI"]):
 
     async def _open(self, request: ModelRequest) -> VendorStream:
         params = _build_params(self._model_id, request, self._endpoint)
-        events = cast(
-            "AsyncStream[ResponseStreamEvent]",
-            await self._sdk_client().responses.create(**params),
-        )
-        return VendorStream(events, events.close, decode=_to_dict)
+        return await open_stream(self._sdk_client(), "/responses", params)
 
     def _new_translator(self) -> _ResponsesTranslator:
         return _ResponsesTranslator()
@@ -95,16 +87,10 @@ class ResponsesModel(SdkModel["AsyncOpenAI"]):
 
 
 def warm_up() -> None:
-    """Load what the first call loads (the SDK, its HTTP stack, the responses resource) by
-    building a throwaway client that is never used (`registry.first_call_warm_up`)."""
-    import openai
+    """Load what the first call loads (`registry.first_call_warm_up`): as Chat Completions."""
+    from providers.wire import openai_chat
 
-    client = openai.AsyncOpenAI(api_key="unused", base_url="http://127.0.0.1:9/v1", max_retries=0)
-    _ = client.responses  # the resource module loads on first access
-
-
-def _to_dict(event: ResponseStreamEvent) -> JsonDict:
-    return event.to_dict()
+    openai_chat.warm_up()
 
 
 def _map_errors(exc: Exception, provider: str, secrets: tuple[str, ...] = ()) -> ProviderError:

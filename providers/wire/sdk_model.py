@@ -14,6 +14,7 @@ from providers.types import ProviderError, StreamEvent
 from providers.wire.streaming import Translator, VendorStream, guarded_stream
 
 if TYPE_CHECKING:
+    import ssl
     from collections.abc import AsyncIterator
 
     from providers.model import Endpoint
@@ -112,6 +113,25 @@ class SdkModel(ABC, Generic[ClientT]):
     @abstractmethod
     def _map_errors(self, exc: Exception) -> ProviderError:
         """The adapter's one translation of any failure into a `ProviderError`."""
+
+
+_tls_lock = threading.Lock()
+_tls_context: ssl.SSLContext | None = None
+
+
+def shared_tls_context() -> ssl.SSLContext:
+    """The verifying TLS context every SDK client of this process uses: the one an HTTP client
+    builds for itself by default (`httpx2.create_ssl_context()`: the system's CA bundle, or
+    `SSL_CERT_FILE` / `SSL_CERT_DIR`), built once. Each session has its own client, and building
+    a context loads the whole CA bundle (~20 ms of CPU, nearly all of a client's construction);
+    a context is meant to be shared by many connections."""
+    global _tls_context
+    with _tls_lock:
+        if _tls_context is None:
+            import httpx2
+
+            _tls_context = httpx2.create_ssl_context()
+        return _tls_context
 
 
 def with_request_url(message: str, exc: BaseException) -> str:

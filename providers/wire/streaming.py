@@ -71,9 +71,9 @@ class VendorStream:
     """An open vendor stream: its chunks and how to release its connection."""
 
     chunks: AsyncIterator[Any]
+    """What the translator reads, chunk by chunk (the JSON the SDK decoded, or its own objects
+    where an SDK offers nothing else)."""
     close: Callable[[], Awaitable[object]]
-    decode: Callable[[Any], Any] | None = None
-    """Turns an SDK chunk into what the translator reads (e.g. `to_dict`); None: as it is."""
 
 
 class StreamStalled(Exception):
@@ -111,7 +111,6 @@ async def guarded_stream(
         if stream is None:
             raise StreamStalled(f"no response within {timeouts.first_event:g} seconds")
         try:
-            decode = stream.decode
             chunks = aiter(stream.chunks)
             started = False
             while True:
@@ -124,7 +123,7 @@ async def guarded_stream(
                 chunk = waited[0]
                 if chunk is _END:
                     break
-                events = translator.feed(chunk if decode is None else decode(chunk))
+                events = translator.feed(chunk)
                 started = started or bool(events)
                 # Yielded outside the deadline's scope: the consumer's time is not the stream's.
                 for event in events:

@@ -6,6 +6,7 @@ fails the first call, not the warm-up."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 from openai import AsyncOpenAI
@@ -73,3 +74,33 @@ def test_a_client_that_cannot_be_built_fails_the_first_call_not_the_warm_up(
     model.prepare()  # does not raise
     with pytest.raises(MissingCredentials):
         model.client()
+
+
+def test_every_sdk_client_verifies_tls_with_the_one_context_of_the_process() -> None:
+    # A context loads the whole CA bundle; every session has its own client.
+    from anthropic import AsyncAnthropic
+
+    from providers.wire.anthropic_messages import AnthropicMessagesModel
+    from providers.wire.openai_responses import ResponsesModel
+    from providers.wire.sdk_model import shared_tls_context
+
+    openai_host = Endpoint(
+        provider_id="openai", api="openai-chat", base_url="https://api.example/v1", api_key="k"
+    )
+    anthropic_host = Endpoint(
+        provider_id="anthropic",
+        api="anthropic",
+        base_url="https://claude.example",
+        api_key="k",
+    )
+    chat, responses = ChatCompletionsModel("m", openai_host), ResponsesModel("m", openai_host)
+    claude = AnthropicMessagesModel("m", anthropic_host)
+    clients: list[AsyncOpenAI | AsyncAnthropic] = []
+    for model in (chat, responses, claude):
+        model.prepare()
+        clients.append(model._sdk_client())  # pyright: ignore[reportPrivateUsage]
+    # httpx2's own attributes: the pool its transport opens connections from.
+    transports: list[Any] = [client._client._transport for client in clients]  # pyright: ignore[reportPrivateUsage]
+    pools: list[Any] = [transport._pool for transport in transports]
+    assert {id(pool._ssl_context) for pool in pools} == {id(shared_tls_context())}
+    assert shared_tls_context().verify_mode.name == "CERT_REQUIRED"
