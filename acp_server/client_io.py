@@ -39,8 +39,8 @@ from agent.backends import (
     QuestionAnswer,
     TerminalSink,
 )
+from agent.files.safe_paths import Expected
 from agent.protected_paths import data_dir
-from agent.safe_paths import Expected
 
 if TYPE_CHECKING:
     from acp_server.protocol.client import CreateTerminalRequest

@@ -324,7 +324,7 @@ class ToolExecutor:
             if follow_up is None:
                 # Only the user's answer to a prompt that said so runs a command unconfined.
                 item.ctx.unsandboxed = verdict.unsandboxed
-                # What the tool may use: exactly the places decided on (`agent.safe_paths`).
+                # What the tool may use: exactly the places decided on (`agent.files.safe_paths`).
                 item.ctx.decided = verdict.decided
             return None
         reason = verdict.reason or "not allowed"

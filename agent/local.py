@@ -23,7 +23,7 @@ import anyio.abc
 import anyio.to_thread
 
 from agent.backends import Confinement, OutputSink, ProcessResult, TerminalSink
-from agent.safe_paths import Expected, read_exact, replace_exact
+from agent.files.safe_paths import Expected, read_exact, replace_exact
 from agent.tool_env import tool_environment
 
 KILL_GRACE_SECONDS = 2.0
@@ -36,7 +36,7 @@ _READ_CHUNK = 65536
 
 class LocalFiles:
     """UTF-8 text files on the local disk, opened exactly where they were decided
-    (`agent.safe_paths`). Line endings are kept exactly as they are."""
+    (`agent.files.safe_paths`). Line endings are kept exactly as they are."""
 
     async def read_text(self, path: Path, *, expected: Expected = "any") -> str:
         """Raises: FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError,

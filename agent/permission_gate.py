@@ -22,6 +22,7 @@ from agent.backends import (
     ToolUi,
     command_title,
 )
+from agent.files.safe_paths import Decided, FileId
 from agent.permission_policy import Decision, decide
 from agent.permission_rules import (
     PermissionRules,
@@ -34,7 +35,6 @@ from agent.permission_rules import (
 )
 from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.rule_proposals import propose_refusals, propose_rules
-from agent.safe_paths import Decided, FileId
 from agent.tools.base import PermissionRequest, ScopeContract
 from providers.logs import get_logger
 

@@ -8,7 +8,7 @@ ORDER IS THE POLICY, deliberately not "most specific wins":
    credential file, earshot's own settings, a `.env*` file outside the roots: see
    `agent.protected_paths`) unless an allow rule names that place explicitly (`Read(~/.ssh/**)`,
    not `Read(~/**)` or `Read`); for a file with several names (hard links), every name found
-   counts (`agent.hard_links`): `env_hard`, a link to `.env`, is refused by `Read(./.env)`;
+   counts (`agent.files.hard_links`): `env_hard`, a link to `.env`, is refused by `Read(./.env)`;
 2. read-only tools never prompt, except a `Read` (read, grep, glob, ls) outside the roots in
    `plan`, `ask` and `accept-edits`, which asks unless an allow rule covers it (as Claude Code
    does). `auto` and `yolo` read outside without asking: a command can read the same files in
@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Literal, TypeAlias, assert_never
 
 from agent.backends import Mode
-from agent.hard_links import other_names
+from agent.files.hard_links import other_names
+from agent.files.safe_paths import Decided
 from agent.network import local_host
 from agent.permission_rules import (
     PermissionRules,
@@ -58,7 +59,6 @@ from agent.permission_rules import (
     within,
 )
 from agent.protected_paths import ProtectedPaths, protected_paths
-from agent.safe_paths import Decided
 from agent.tools.base import PermissionRequest, ScopeContract
 
 Outcome: TypeAlias = Literal["allow", "deny", "ask"]
@@ -77,7 +77,7 @@ class Decision:
     write outside the roots."""
     decided: tuple[Decided, ...] = ()
     """For a path tool: the places decided on, one per request path (the real path, and the
-    file there). The tool must use exactly these (`agent.safe_paths`)."""
+    file there). The tool must use exactly these (`agent.files.safe_paths`)."""
 
 
 # -------------------------------------------------------------------------------- decide

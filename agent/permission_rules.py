@@ -52,8 +52,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from agent import permission_commands
+from agent.files.safe_paths import FileId, PathChanged, identify
 from agent.permission_commands import command_regex as command_regex  # re-exported
-from agent.safe_paths import FileId, PathChanged, identify
 from agent.shell_parse import ParsedCommand, Segment, parse_command
 from agent.tools.base import PermissionRequest
 from providers.records import Record
@@ -319,7 +319,7 @@ def resolve_path(path: Path | str, cwd: Path) -> Path:
             return Path(_collapse(os.path.realpath(absolute)))
         except OSError:
             # A link that vanished while it was being resolved (something swapping it):
-            # resolve again; what is decided is then opened exactly (`agent.safe_paths`).
+            # resolve again; what is decided is then opened exactly (`agent.files.safe_paths`).
             continue
     raise PathChanged(absolute, "it keeps changing while it is being resolved")
 

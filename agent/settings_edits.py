@@ -20,7 +20,7 @@ from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from agent.file_lock import locked_sync
+from agent.files.lock import locked_sync
 from agent.settings import (
     InvalidSettings,
     PermissionList,
@@ -203,7 +203,7 @@ def _rewrite(
 @contextlib.contextmanager
 def edit_lock(path: Path) -> Generator[None]:
     """Hold the edit lock of the settings file at `path` (creating its directory) for the block
-    (`agent.file_lock.locked_sync` on `.<name>.lock` beside it).
+    (`agent.files.lock.locked_sync` on `.<name>.lock` beside it).
 
     Raises:
         SettingsError: another edit held it for `EDIT_LOCK_WAIT` seconds.

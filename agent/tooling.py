@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import anyio
 
     from agent.audit_trail import AuditTrail
-    from agent.safe_paths import Decided
+    from agent.files.safe_paths import Decided
     from agent.sandbox import Sandbox
     from agent.tool_calls import CallSinks
 

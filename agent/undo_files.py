@@ -4,7 +4,7 @@ where it was (issue 24).
 A snapshot entry records the path (its directory resolved), its state (bytes, a link, absent),
 and the identity of its directory (`dir`: device and inode; for a path that did not exist, of
 the nearest directory that did). Reading the bytes opens the file exactly there, following no
-link (`agent.safe_paths`).
+link (`agent.files.safe_paths`).
 
 Restoring opens that directory exactly again and compares: a directory replaced since (by a link
 to `$HOME`, or by another directory) is refused for that path, saying so, and nothing there is
@@ -29,7 +29,7 @@ from pathlib import Path
 from subprocess import CompletedProcess
 from typing import Any, cast
 
-from agent.safe_paths import (
+from agent.files.safe_paths import (
     READ_FLAGS,
     PathChanged,
     open_directory,

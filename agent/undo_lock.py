@@ -13,7 +13,7 @@ rules keep every snapshot:
   next operation starts from what this one hashed. No two git processes ever write one index, and
   a git killed mid-way leaves a lock file on a name nobody uses again (removed with its copy, or,
   its process gone, by the next process to open the store: `remove_dead_copies`).
-- **The store's lock where it saves work** (`store_lock`, over `agent.file_lock`: an anyio lock
+- **The store's lock where it saves work** (`store_lock`, over `agent.files.lock`: an anyio lock
   per store for the sessions of this process, then an `flock` on `<key>.lock` for other
   processes, a bounded wait). Undos take it (they restore files, and retire refs under git's
   `packed-refs.lock`), and so does staging a work tree with much to hash (the first snapshot
@@ -40,7 +40,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Final
 
-from agent.file_lock import locked
+from agent.files.lock import locked
 from providers.logs import get_logger
 
 _log = get_logger(__name__)
@@ -57,7 +57,7 @@ _operation_exclusive: ContextVar[bool] = ContextVar("earshot_undo_exclusive", de
 
 @contextlib.asynccontextmanager
 async def store_lock(path: Path, *, wait: float = LOCK_WAIT) -> AsyncGenerator[bool]:
-    """Hold the store's lock (`path`) for the block (`agent.file_lock.locked`); yields whether
+    """Hold the store's lock (`path`) for the block (`agent.files.lock.locked`); yields whether
     it is held: when `wait` seconds ran out first, the block runs without it."""
     async with locked(path, wait=wait) as held:
         if not held:

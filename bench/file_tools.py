@@ -7,8 +7,8 @@ bench/RESULTS.md.
 A project of 200 small files in 10 packages; each tool is called `--calls` times in `auto` mode
 (read, write and edit of one file, ls of a package, grep and glob over the project), and the
 median wall time per call is reported, plus the cost of the exact open itself
-(`agent.safe_paths.open_exact`) beside a plain `os.open` of the same path. The same command run
-with `PYTHONPATH` at an older checkout measures that checkout (`--no-write` then).
+(`agent.files.safe_paths.open_exact`) beside a plain `os.open` of the same path. The same command
+run with `PYTHONPATH` at an older checkout measures that checkout (`--no-write` then).
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ async def measure(calls: int) -> dict[str, float]:
 def _primitive(path: Path) -> dict[str, float]:
     """Microseconds per open and close of `path`: plain, and exact (when this checkout has it)."""
     try:
-        from agent.safe_paths import READ_FLAGS, open_exact
+        from agent.files.safe_paths import READ_FLAGS, open_exact
     except ImportError:
         return {}
     found: dict[str, float] = {}
@@ -161,7 +161,7 @@ def main() -> int:
         f"Opening a file: `os.open` {medians['os.open']:.1f} us, `open_exact` (openat2, no link "
         f"followed) {medians['open_exact']:.1f} us, open and close, 20,000 times."
         if "open_exact" in medians
-        else "This checkout has no `agent.safe_paths`."
+        else "This checkout has no `agent.files.safe_paths`."
     )
     command = "python -m bench.file_tools" + (f" --calls {args.calls}" if args.calls != 300 else "")
     text = "\n".join(

@@ -61,8 +61,8 @@ from agent.events import (
     TurnEnded,
     UsageUpdated,
 )
+from agent.files.safe_paths import read_exact
 from agent.protected_paths import protected_paths
-from agent.safe_paths import read_exact
 from earshot.print_meter import RunMeter
 from earshot.session_tree import fork_for_print
 from earshot.text_safety import terminal_safe

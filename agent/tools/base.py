@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agent.backends import Diff, FileBackend, Interaction, ProcessBackend, ToolUi
-from agent.safe_paths import Decided, FileId, decided_now
+from agent.files.safe_paths import Decided, FileId, decided_now
 from providers.records import MutableRecord, Record
 from providers.types import ImagePart, JsonValue, TextPart
 
@@ -138,7 +138,7 @@ class ToolContext(MutableRecord):
     decided: tuple[Decided, ...] | None = None
     """The places the permission gate decided on for THIS call, one per path of its request
     (real path, and the file found there), set by the executor once the call is allowed. A tool
-    opens exactly these (`agent.safe_paths`), never its argument resolved again. None: no gate
+    opens exactly these (`agent.files.safe_paths`), never its argument resolved again. None: no gate
     ran (a tool used outside a session), and the tool resolves its path itself."""
 
     def decided_path(self, path: str, index: int = 0) -> Decided:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.safe_paths import Expected
+from agent.files.safe_paths import Expected
 from agent.tools import read as read_module
 from agent.tools.base import ToolError
 from agent.tools.edit import edit_tool

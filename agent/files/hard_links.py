@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final
 
-from agent.safe_paths import FileId
+from agent.files.safe_paths import FileId
 
 SEARCH_BUDGET: Final = 20_000
 """Directory entries looked at, at most, to find a file's other names."""

@@ -23,10 +23,10 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-# `check_regular` and `NotARegularFile` live in `agent.safe_paths` (the vocabulary layer, which
-# opens paths as decided); they are re-exported here for the readers of files someone named.
-from agent.safe_paths import NotARegularFile as NotARegularFile
-from agent.safe_paths import check_regular as check_regular
+# `check_regular` and `NotARegularFile` live in `agent.files.safe_paths` (the vocabulary layer,
+# which opens paths as decided); they are re-exported here for the readers of files someone named.
+from agent.files.safe_paths import NotARegularFile as NotARegularFile
+from agent.files.safe_paths import check_regular as check_regular
 
 _CHUNK = 1 << 20
 
