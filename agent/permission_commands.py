@@ -1,4 +1,4 @@
-"""What a `Bash(pattern)` rule matches, given a command parsed by `agent.shell_parse`.
+"""What a `Bash(pattern)` rule matches, given a command parsed by `agent.shell.parse`.
 
 Allow rules (`command_allowed`) must cover every segment of the command, and never cover one
 that runs code they cannot see (`ParsedCommand.opaque`: `eval`, `python -c`, `xargs`, `... | sh`,
@@ -25,11 +25,11 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Literal
 
-from agent import shell_git
-from agent.shell_parse import ParsedCommand, Segment, tokens
-from agent.shell_programs import SHELLS
-from agent.shell_quote import code_tokens, tokens_decoded, unquote
-from agent.shell_words import Words, program_name
+from agent.shell import git as shell_git
+from agent.shell.parse import ParsedCommand, Segment, tokens
+from agent.shell.programs import SHELLS
+from agent.shell.quote import code_tokens, tokens_decoded, unquote
+from agent.shell.words import Words, program_name
 
 # programs that run their arguments as a command (deny rules look past them)
 WRAPPERS = frozenset(

@@ -9,7 +9,7 @@ call of the tool, even a shell command that cannot be parsed.
 - `Bash(npm run *)`: a glob over the command's words (`*` spans anything, including spaces); a
   trailing ` *` also matches the bare prefix (`npm run`). Claude's `Bash(npm run test:*)` means
   `Bash(npm run test *)`. A pattern must match EVERY simple command the string runs (see
-  `agent.shell_parse`); different allow rules may cover different segments. A command that cannot
+  `agent.shell.parse`); different allow rules may cover different segments. A command that cannot
   be parsed, or that runs code the rule cannot see (`eval`, `python -c`, `xargs`, `find -exec`,
   `... | sh`, `git -c`, `source`, a quoted array subscript...), never matches a pattern allow
   rule. Deny and ask rules match when ANY command the string might run matches, also after
@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Literal
 from agent import permission_commands
 from agent.files.safe_paths import FileId, PathChanged, identify
 from agent.permission_commands import command_regex as command_regex  # re-exported
-from agent.shell_parse import ParsedCommand, Segment, parse_command
+from agent.shell.parse import ParsedCommand, Segment, parse_command
 from agent.tools.base import PermissionRequest
 from providers.records import Record
 

@@ -35,7 +35,7 @@ from agent.permission_rules import (
     resolve_path,
     within,
 )
-from agent.shell_parse import SHELLS, Segment, parse_command
+from agent.shell.parse import SHELLS, Segment, parse_command
 from agent.tools.base import PermissionRequest
 
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")

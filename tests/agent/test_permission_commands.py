@@ -11,7 +11,7 @@ import pytest
 
 from agent.backends import Mode
 from agent.permissions import PermissionRules, decide
-from agent.shell_parse import parse_command
+from agent.shell.parse import parse_command
 from agent.tools.base import PermissionRequest
 
 ROOT = Path("/work/project")

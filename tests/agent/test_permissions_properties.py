@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from agent.backends import MODES, Mode
 from agent.permissions import PermissionRules, decide
-from agent.shell_parse import parse_command
+from agent.shell.parse import parse_command
 from agent.tools.base import PermissionRequest
 
 ALLOWED = ("npm run build", "npm run test -- -k x", "npm run lint --fix", "npm run")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agent.shell_words import Effects, Words, code_string, foreign_code, option_set, script_operand
+from agent.shell.words import Effects, Words, code_string, foreign_code, option_set, script_operand
 
 _INTERPRETER_NAME = re.compile(
     r"(python|pypy|perl|ruby|node|nodejs|bun|deno|php|lua|luajit|Rscript|R|julia|osascript|pwsh|"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from agent.shell_words import Effects, Script, Words, code_string
+from agent.shell.words import Effects, Script, Words, code_string
 
 _VALUE_OPTIONS = frozenset(
     {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env",

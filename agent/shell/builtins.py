@@ -1,14 +1,14 @@
 """Bash builtins and small utilities that run code given as a string or change what later commands
 run: `eval`, `trap`, `alias`, `hash -p`, `source`, `script -c`, `su -c`, `watch`, `parallel`,
 `find -exec`, `mapfile -C`, `declare -i`, `let`, and assignments to variables such as `BASH_ENV`,
-`PATH` or `GIT_EXTERNAL_DIFF`. See `agent.shell_programs` for how the parser uses `Effects`."""
+`PATH` or `GIT_EXTERNAL_DIFF`. See `agent.shell.programs` for how the parser uses `Effects`."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
 
-from agent.shell_words import Effects, Script, Words, code_string, script_operand
+from agent.shell.words import Effects, Script, Words, code_string, script_operand
 
 # Variables whose value is code, a file run as code, or changes which program a name runs: an
 # assignment to one makes what the command does invisible to a rule.

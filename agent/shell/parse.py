@@ -6,7 +6,7 @@ A `Bash(npm run *)` rule must cover every command a string runs, not just the fi
 `{ }`, loops, conditionals and function bodies, inside `$(...)`, backticks and `<(...)`/`>(...)`,
 and inside the string given to `eval` or `sh -c`/`bash -lc`/`sh -o errexit -c`...
 
-What else a command runs is the program knowledge in `agent.shell_programs`: the command a
+What else a command runs is the program knowledge in `agent.shell.programs`: the command a
 wrapper runs (`timeout 5 X` is a segment whose `runs` is `X`), shell code in strings, on stdin or
 in aliases and traps, code in other languages (`python -c`), and code not in the command line at
 all (`curl ... | sh`). The walker collects it in `ParsedCommand`:
@@ -18,13 +18,13 @@ all (`curl ... | sh`). The walker collects it in `ParsedCommand`:
 - `foreign`: code in another language, which deny and ask rules scan for their words;
 - `hidden`: code that is not in the command line, which every Bash deny and ask rule could match.
 
-`$'...'` and `$"..."` strings are rewritten first (`agent.shell_quote`), so `$'\\x72\\x6d'` is
+`$'...'` and `$"..."` strings are rewritten first (`agent.shell.quote`), so `$'\\x72\\x6d'` is
 `rm`. Whatever bashlex still cannot read, or reads differently from bash, is reported as unparsed
 (`parsed=False`): substitutions nested inside `${...}`, arithmetic, `[[ ]]`, `case`, `time`,
 quoted here-document delimiters and expansions inside an unquoted here-document. An unparsed
 command never matches an allow rule; deny rules fall back to `tokens`.
 
-Writes: redirection targets and the files common writers name (`agent.shell_writes`). A target
+Writes: redirection targets and the files common writers name (`agent.shell.writes`). A target
 bash computes at run time (`$X`, `~+`, `~-`, a glob, a brace expansion, any relative path once
 the command line changes directory with `cd`, `pushd` or `popd`, `~` once it sets `HOME`) is in
 `computed_writes`; the policy counts those as outside the workspace.
@@ -37,11 +37,12 @@ import re
 from dataclasses import field, replace
 from typing import Any, cast
 
-from agent import shell_programs, shell_writes
-from agent.shell_builtins import assignment
-from agent.shell_programs import SHELLS
-from agent.shell_quote import Desugared, Unclear, desugar, tokens_decoded, unquote
-from agent.shell_words import Effects, Words, WrapKind
+from agent.shell import programs as shell_programs
+from agent.shell import writes as shell_writes
+from agent.shell.builtins import assignment
+from agent.shell.programs import SHELLS
+from agent.shell.quote import Desugared, Unclear, desugar, tokens_decoded, unquote
+from agent.shell.words import Effects, Words, WrapKind
 from providers.records import MutableRecord, Record
 
 __all__ = ["SHELLS", "ParsedCommand", "Segment", "is_dynamic_word", "parse_command", "tokens"]
@@ -68,7 +69,7 @@ class Segment(Record, kw_only=False):
     runs: Segment | None = None
     """For a wrapper (`timeout 5 X`, `sudo X`, `xargs X`): the command it runs."""
     wrap: WrapKind | None = None
-    """For a wrapper: how allow rules see it (see `agent.shell_words.WrapKind`)."""
+    """For a wrapper: how allow rules see it (see `agent.shell.words.WrapKind`)."""
     script: bool = False
     """A shell running a literal script, whose commands are segments of their own."""
 
@@ -517,7 +518,7 @@ def _tilde_computed(target: str) -> bool:
 
 
 def _word_text(word: Any, src: _Source) -> str:
-    """The word after quote removal, from its raw text (see `agent.shell_quote.unquote`)."""
+    """The word after quote removal, from its raw text (see `agent.shell.quote.unquote`)."""
     start, end = word.pos
     return unquote(src.text[start:end])
 

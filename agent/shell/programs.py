@@ -24,9 +24,11 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from agent import shell_builtins, shell_git, shell_scripts
-from agent.shell_builtins import ASSIGNMENT, assignment
-from agent.shell_words import (
+from agent.shell import builtins as shell_builtins
+from agent.shell import git as shell_git
+from agent.shell import scripts as shell_scripts
+from agent.shell.builtins import ASSIGNMENT, assignment
+from agent.shell.words import (
     Effects,
     Script,
     Words,

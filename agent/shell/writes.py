@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from agent import shell_git, shell_scripts
-from agent.shell_words import Words, option_set
+from agent.shell import git as shell_git
+from agent.shell import scripts as shell_scripts
+from agent.shell.words import Words, option_set
 
 Target: TypeAlias = tuple[str, bool]
 """A path as written, and whether bash computes it at run time."""

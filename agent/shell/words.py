@@ -1,5 +1,5 @@
-"""The vocabulary the permission parser's program knowledge is written in (`agent.shell_programs`,
-`agent.shell_builtins`, `agent.shell_scripts`, `agent.shell_git`): a command's words, and the
+"""The vocabulary the permission parser's program knowledge is written in (`agent.shell.programs`,
+`agent.shell.builtins`, `agent.shell.scripts`, `agent.shell.git`): a command's words, and the
 `Effects` a command has beyond its own words."""
 
 from __future__ import annotations
