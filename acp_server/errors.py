@@ -48,9 +48,9 @@ class UnknownSession(RpcError):
 
 
 def settings_error(exc: Exception) -> RpcError:
-    """`agent.settings.SettingsError` as -32001: "Invalid settings: <file>: <key>: <problem>",
-    with `data.file` and `data.key` (null when the file, or no key in it, is at fault). The
-    message never holds a value from the file (`SettingsError` guarantees it)."""
+    """`agent.settings.scopes.SettingsError` as -32001: "Invalid settings: <file>: <key>:
+    <problem>", with `data.file` and `data.key` (null when the file, or no key in it, is at fault).
+    The message never holds a value from the file (`SettingsError` guarantees it)."""
     text = str(exc)
     file: str | None = None
     head, separator, rest = text.partition(": ")
@@ -74,7 +74,7 @@ def _session_busy(exc: Exception) -> RpcError:
 @cache
 def _table() -> tuple[_Entry, ...]:
     from agent.session import ModelUnavailable, UnsupportedPrompt
-    from agent.settings import SettingsError
+    from agent.settings.scopes import SettingsError
     from providers.registry import MissingCredentials, UnknownProvider
     from sessions import SessionBusy, SessionNotFound, SessionWriteFailed
 

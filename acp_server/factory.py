@@ -113,7 +113,7 @@ class SessionFactory(Protocol):
         built.
 
         Raises:
-            agent.settings.SettingsError: a settings file is invalid.
+            agent.settings.scopes.SettingsError: a settings file is invalid.
         """
         ...
 
@@ -139,7 +139,7 @@ class SessionFactory(Protocol):
         cheap.
 
         Raises:
-            agent.settings.SettingsError: a settings file is invalid.
+            agent.settings.scopes.SettingsError: a settings file is invalid.
         """
         ...
 

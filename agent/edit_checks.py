@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Final
 import anyio
 
 from agent.backends import FileBackend, ToolUi, command_title
-from agent.code_settings import CodeConfig
 from agent.session_worker import SessionWorker
+from agent.settings.code import CodeConfig
 from agent.tools.base import PermissionRequest
 from providers.logs import get_logger
 

@@ -42,7 +42,7 @@ from agent.tool_env import tool_environment
 from providers.logs import get_logger
 
 if TYPE_CHECKING:
-    from agent.settings import HookRule, HooksSettings
+    from agent.settings.scopes import HookRule, HooksSettings
 
 _log = get_logger(__name__)
 
@@ -62,7 +62,7 @@ class HookVerdict:
 
 
 class HookSpec(Protocol):
-    """What a hook entry provides (`agent.settings.HookRule` and `HookSettings` both do)."""
+    """What a hook entry provides (`agent.settings.scopes.HookRule` and `HookSettings` both do)."""
 
     @property
     def matcher(self) -> str | None: ...

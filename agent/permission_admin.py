@@ -13,11 +13,11 @@ in `.earshot/`: repository content, marked `trusted` or `ignored` for what they 
 
 Which files this edits, and why: only the user's own, which no project can write (a protected
 path). `revoke` removes a rule from the user file or the remembered file, and never from a file
-in the project directory: that is the repository's (`agent.trust`: earshot cannot tell who wrote
-it), so it says where the rule is and leaves it. `allow|deny|ask` write to the remembered file,
-not to `.earshot/settings.local.json`: an allow rule there would be ignored until the workspace
-is trusted, and the file could be committed; the remembered file is the user's "local" settings
-for the project, applied trusted or not.
+in the project directory: that is the repository's (`agent.settings.trust`: earshot cannot tell who
+wrote it), so it says where the rule is and leaves it. `allow|deny|ask` write to the remembered
+file, not to `.earshot/settings.local.json`: an allow rule there would be ignored until the
+workspace is trusted, and the file could be committed; the remembered file is the user's "local"
+settings for the project, applied trusted or not.
 
 After an edit (and before each listing) the settings files are read again and their rules
 replace the gate's (its `RuleBook`, which only the session and this command hold), so the next
@@ -36,7 +36,8 @@ from typing import cast
 from agent.permission_gate import PermissionGate, RuleBook
 from agent.permission_rules import PermissionRules, parse_rule
 from agent.protected_paths import PROTECTED_DIR_NAMES
-from agent.settings import (
+from agent.settings.edits import append_rule, remove_rule
+from agent.settings.scopes import (
     REPOSITORY_SCOPES,
     PermissionList,
     Scope,
@@ -45,7 +46,6 @@ from agent.settings import (
     load_settings,
     read_settings_file,
 )
-from agent.settings_edits import append_rule, remove_rule
 
 LISTS: tuple[PermissionList, ...] = ("allow", "ask", "deny")
 OWN_SCOPES: frozenset[Scope] = frozenset({"user", "remembered"})

@@ -68,8 +68,8 @@ class GateOutcome:
 
 
 PersistRule: TypeAlias = Callable[[str, str], None]
-"""`persist_rule(list_name, rule)`, e.g. `agent.settings.append_rule` bound to the session's
-remembered file (the user's own, keyed by project: `agent.trust`)."""
+"""`persist_rule(list_name, rule)`, e.g. `agent.settings.scopes.append_rule` bound to the session's
+remembered file (the user's own, keyed by project: `agent.settings.trust`)."""
 
 _GRANTABLE_STEPS = frozenset({8})
 """Only a prompt from the mode (step 8), or one the policy marks `grantable` (a read outside the

@@ -59,7 +59,7 @@ from agent.tools.base import PermissionRequest
 from providers.records import Record
 
 if TYPE_CHECKING:
-    from agent.settings import Settings
+    from agent.settings.scopes import Settings
 
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.\-]*(?:\*)?)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _ALIASES = {"WebFetch": "Fetch", "MultiEdit": "Edit"}

@@ -22,7 +22,7 @@ operating system decides instead:
   and /proc (Linux), and an environment without the provider keys (`agent.tool_env`), scrubbed
   before the sandbox starts so that no process inside holds them;
 - the network is reached through earshot's proxy or cut (`sandbox.network`, on by default:
-  `agent.sandbox_config`); on Linux commands have a network namespace of their own
+  `agent.settings.sandbox`); on Linux commands have a network namespace of their own
   (`agent.sandbox_network`), so the host's abstract unix sockets are out of reach either way;
 - no unix socket of the host is reachable: the places services keep theirs are hidden, every
   path socket bound on the host is covered, and the variables naming them are removed
@@ -65,8 +65,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from agent.sandbox_config import SandboxConfig
 from agent.sandbox_engine import Engine, Launch, Places, SandboxRefused, sandbox_places
+from agent.settings.sandbox import SandboxConfig
 
 SandboxStatus: TypeAlias = Literal["active", "off", "unavailable"]
 """`active`: commands run confined; `off`: the user turned the sandbox off (commands run as they

@@ -69,7 +69,7 @@ from providers.types import Message, ReasoningEffort
 from sessions import SessionStore
 
 if TYPE_CHECKING:
-    from agent.settings import Settings
+    from agent.settings.scopes import Settings
     from providers.catalog import ModelCatalog, ModelInfo
     from providers.model import Model
 

@@ -22,10 +22,10 @@ from agent.permission_gate import RuleBook
 from agent.permissions import PermissionGate, PermissionRules
 from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.sandbox import Sandbox, open_sandbox
-from agent.sandbox_config import SandboxConfig
 from agent.session_worker import SessionWorker
-from agent.settings import Settings
-from agent.settings_edits import append_rule
+from agent.settings.edits import append_rule
+from agent.settings.sandbox import SandboxConfig
+from agent.settings.scopes import Settings
 from agent.skills import SkillIndex
 from agent.tool_env import add_credential_variables
 from agent.tooling import Snapshot, Tooling
@@ -275,7 +275,8 @@ def _rule_book(cwd: Path, settings: Settings | None, rules: PermissionRules) -> 
 
 
 def _persister(remembered: Path) -> Callable[[str, str], None]:
-    """Saves "always" answers to the user's remembered file for the project (`agent.trust`)."""
+    """Saves "always" answers to the user's remembered file for the project
+    (`agent.settings.trust`)."""
 
     def persist(list_name: str, rule: str) -> None:
         if list_name not in ("allow", "ask", "deny"):
@@ -312,8 +313,8 @@ def discover_skills(
     cwd: Path, settings: Settings | None, gate: PermissionGate | None = None
 ) -> SkillIndex:
     """The skills a session in `cwd` offers: the project's only in a trusted workspace
-    (`agent.trust`), every skill file through the read checks of `gate` (by default, one built
-    from `settings`). For the session, and for the editor's slash-command list.
+    (`agent.settings.trust`), every skill file through the read checks of `gate` (by default, one
+    built from `settings`). For the session, and for the editor's slash-command list.
 
     Raises:
         ValueError: a permission rule in `settings` is malformed.

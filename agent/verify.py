@@ -2,7 +2,7 @@
 
 Settings `verify`: a list of `{"files": "<glob>", "command": "...", "timeout": <seconds>}`
 (`ruff check {files}`, `tsc --noEmit`, `cargo check`). Off unless configured; a project's own
-settings file may propose commands only once the user trusts the workspace (`agent.trust`):
+settings file may propose commands only once the user trusts the workspace (`agent.settings.trust`):
 they run programs. `run_verify` takes the files a batch of edits touched, picks the rules whose
 glob matches any of them (gitignore-style: `*.py` matches at any depth, `src/**/*.ts` under
 `src/`), and runs each distinct command once, with `{files}` replaced by the matching files,
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from agent.code_settings import DEFAULT_VERIFY_TIMEOUT, VerifyRule
+from agent.settings.code import DEFAULT_VERIFY_TIMEOUT, VerifyRule
 
 DEFAULT_TIMEOUT: Final = DEFAULT_VERIFY_TIMEOUT
 MAX_LINES: Final = 40

@@ -353,7 +353,7 @@ IMPORT_STEPS = (
     ("the transport and the server (`acp_server.stdio` -> `server`)", "acp_server.server"),
     (
         "`session/new`'s answer: settings, registry, catalog, pickers, ids",
-        "earshot.acp_main, earshot.compose, agent.settings, providers.registry, "
+        "earshot.acp_main, earshot.compose, agent.settings.scopes, providers.registry, "
         "providers.catalog, acp_server.config, sessions.ids, sessions.reserve",
     ),
     ("sessions.store", "sessions.store"),

@@ -57,9 +57,9 @@ IMPORTS: dict[str, tuple[str, str]] = {
         "get_converter()",
     ),
     "`agent.verify`": ("pass", "import agent.verify"),
-    "`agent.code_settings` (on the settings path)": (
-        "import agent.settings_schema",
-        "import agent.code_settings",
+    "`agent.settings.code` (on the settings path)": (
+        "import agent.settings.schema",
+        "import agent.settings.code",
     ),
 }
 

@@ -30,8 +30,8 @@ import anyio
 
 from agent.local import LocalProcesses
 from agent.sandbox import Sandbox, open_sandbox
-from agent.sandbox_config import SandboxConfig
 from agent.sandbox_linux import plan_mounts
+from agent.settings.sandbox import SandboxConfig
 from bench.results_md import write_section
 
 SECTION = "## sandbox"

@@ -208,7 +208,7 @@ class EarshotFactory:
         self.refresh(cwd)
 
     def _user_file(self, cwd: Path) -> Path:
-        from agent.settings import settings_paths
+        from agent.settings.scopes import settings_paths
 
         return settings_paths(cwd, environ=self._environ)["user"]
 

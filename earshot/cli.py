@@ -360,7 +360,7 @@ def _refresh_catalog() -> int:
 
 
 def _models(cwd: Path, provider: str | None) -> int:
-    from agent.settings import SettingsError
+    from agent.settings.scopes import SettingsError
     from earshot.commands import models
     from earshot.compose import Composition
 
@@ -373,12 +373,13 @@ def _models(cwd: Path, provider: str | None) -> int:
 
 
 def _trust(options: argparse.Namespace, cwd: Path) -> int:
-    """`earshot trust [DIR]`, `earshot trust --list`, `earshot untrust [DIR]` (see agent.trust)."""
+    """`earshot trust [DIR]`, `earshot trust --list`, `earshot untrust [DIR]` (see
+    agent.settings.trust)."""
     from pathlib import Path
 
-    from agent.settings import SettingsError
-    from agent.settings_edits import set_directory_trust, trusted_directories
-    from agent.trust import is_trusted, resolve_directory
+    from agent.settings.edits import set_directory_trust, trusted_directories
+    from agent.settings.scopes import SettingsError
+    from agent.settings.trust import is_trusted, resolve_directory
 
     try:
         if options.command == "trust" and options.list:

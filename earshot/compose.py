@@ -9,9 +9,9 @@ same model the same way:
 
 Nothing here echoes a key: messages name variables, never values.
 
-Workspace trust is applied when the settings are loaded (`agent.trust`): MCP servers, hooks and
-allow rules from an untrusted repository never reach this module; `open_session` only says, once,
-what was left out.
+Workspace trust is applied when the settings are loaded (`agent.settings.trust`): MCP servers, hooks
+and allow rules from an untrusted repository never reach this module; `open_session` only says,
+once, what was left out.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from acp_server.factory import McpServerSpec
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
     from agent.session import AgentSession
-    from agent.settings import Settings
+    from agent.settings.scopes import Settings
     from earshot.mcp_connections import Spawn
     from earshot.mcp_tools import McpServer
     from providers.catalog import ModelCatalog
@@ -109,9 +109,9 @@ class Composition:
         """Read the settings for `cwd`.
 
         Raises:
-            agent.settings.SettingsError: a settings file is invalid (names file and key).
+            agent.settings.scopes.SettingsError: a settings file is invalid (names file and key).
         """
-        from agent.settings import load_settings
+        from agent.settings.scopes import load_settings
 
         environ = dict(os.environ if environ is None else environ)
         settings = load_settings(cwd, environ=environ, config_home=config_home)
@@ -123,9 +123,9 @@ class Composition:
         built from (`models`, the provider ids) did not change: it is the expensive part.
 
         Raises:
-            agent.settings.SettingsError: a settings file is invalid (names file and key).
+            agent.settings.scopes.SettingsError: a settings file is invalid (names file and key).
         """
-        from agent.settings import load_settings
+        from agent.settings.scopes import load_settings
 
         settings = load_settings(self.cwd, environ=self.environ, config_home=self._config_home)
         same_catalog_inputs = settings.model_overrides() == self.settings.model_overrides() and (
@@ -258,7 +258,7 @@ class Composition:
         )
 
     def _configured(self) -> ModelPick | None:
-        from agent.settings import MODEL_ENV
+        from agent.settings.scopes import MODEL_ENV
 
         if self.environ.get(MODEL_ENV, "").strip():
             return ModelPick(name=self.environ[MODEL_ENV].strip(), reason=MODEL_ENV)

@@ -404,7 +404,7 @@ def run_print(
 
 
 async def _main(options: PrintOptions, environ: dict[str, str], out: TextIO, err: TextIO) -> int:
-    from agent.settings import SettingsError
+    from agent.settings.scopes import SettingsError
     from earshot.compose import Composition, NoCredentials
 
     renderer = Renderer(options.output_format, out, err)

@@ -11,11 +11,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent.code_settings import CodeConfig
 from agent.codeindex.index import CodeIndex, default_database
 from agent.events import AgentEvent, ToolCallFinished
 from agent.session import AgentSession, SessionOptions, create_session
-from agent.settings import Settings
+from agent.settings.code import CodeConfig
+from agent.settings.scopes import Settings
 from providers.types import JsonValue
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import SessionStore

@@ -10,7 +10,7 @@ from agent.permission_admin import PermissionAdmin
 from agent.permission_gate import RuleBook
 from agent.permission_rules import parse_rule
 from agent.permissions import PermissionGate, PermissionRules
-from agent.settings import Settings, load_settings
+from agent.settings.scopes import Settings, load_settings
 from tests.agent.test_trust import Workspace
 
 

@@ -487,12 +487,12 @@ def test_parse_rule_rejects_malformed(text: str) -> None:
 
 
 def test_from_settings_keeps_every_scope(tmp_path: Path) -> None:
-    from agent.settings import load_settings
+    from agent.settings.scopes import load_settings
 
     home = tmp_path / "config"
     (home / "earshot").mkdir(parents=True)
     project = tmp_path / "project"
-    # A trusted workspace: untrusted project allow rules are dropped (agent.trust).
+    # A trusted workspace: untrusted project allow rules are dropped (agent.settings.trust).
     (home / "earshot" / "settings.json").write_text(
         json.dumps({"permissions": {"deny": ["Bash(rm *)"]}, "trustedDirectories": [str(project)]}),
         encoding="utf-8",

@@ -22,7 +22,7 @@ import pytest
 from agent.caching import CacheSetting
 from agent.compaction import SUMMARY_REQUEST_OPENING, SUMMARY_SYSTEM_PROMPT
 from agent.session import AgentSession, SessionOptions, create_session
-from agent.settings import Settings
+from agent.settings.scopes import Settings
 from bench.cost_fakes import (
     CHARS_PER_TOKEN,
     PREFIX_MINIMUM_TOKENS,

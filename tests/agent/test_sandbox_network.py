@@ -25,8 +25,8 @@ import pytest
 from agent import sandbox as sandbox_module
 from agent import sandbox_network
 from agent.background import BackgroundJobs
-from agent.sandbox_config import SandboxConfig
 from agent.sandbox_network import PROXY_PORT
+from agent.settings.sandbox import SandboxConfig
 from tests.agent.sandbox_lab import Lab, git, make_lab, needs_linux
 
 pytestmark = needs_linux

@@ -31,8 +31,8 @@ from agent.session import (
     create_session,
     title_from,
 )
-from agent.settings import load_settings
-from agent.settings_edits import set_directory_trust
+from agent.settings.edits import set_directory_trust
+from agent.settings.scopes import load_settings
 from providers.catalog import ModelCatalog, ModelOverride
 from providers.model import Model
 from providers.types import ImagePart, TextPart
@@ -336,7 +336,7 @@ async def test_settings_rules_and_hooks_reach_the_loop(tmp_path: Path) -> None:
         ),
         encoding="utf-8",
     )
-    # Repository settings may run hooks only in a trusted workspace (agent.trust).
+    # Repository settings may run hooks only in a trusted workspace (agent.settings.trust).
     set_directory_trust(where.cwd, True, config_home=tmp_path / "config")
     settings = load_settings(where.cwd, environ={}, config_home=tmp_path / "config")
     board = Board()
@@ -428,7 +428,7 @@ async def test_post_tool_use_and_stop_hooks_run_with_the_results(tmp_path: Path)
         ),
         encoding="utf-8",
     )
-    # Repository settings may run hooks only in a trusted workspace (agent.trust).
+    # Repository settings may run hooks only in a trusted workspace (agent.settings.trust).
     set_directory_trust(where.cwd, True, config_home=tmp_path / "config")
     settings = load_settings(where.cwd, environ={}, config_home=tmp_path / "config")
     board = Board()

@@ -12,7 +12,7 @@ import textwrap
 import threading
 from pathlib import Path
 
-from agent.settings_edits import append_rule, remove_rule
+from agent.settings.edits import append_rule, remove_rule
 
 WRITERS = 20
 RULES_EACH = 5
@@ -77,7 +77,7 @@ ANSWERER = textwrap.dedent(
     import sys
     from pathlib import Path
 
-    from agent.settings_edits import append_rule
+    from agent.settings.edits import append_rule
 
     path, name = Path(sys.argv[1]), sys.argv[2]
     print("ready", flush=True)
@@ -125,8 +125,8 @@ async def test_an_answer_or_a_revoke_in_one_session_applies_in_the_others(tmp_pa
     from agent.permission_admin import PermissionAdmin, scope_paths, settings_reloader
     from agent.permission_gate import PermissionGate, RuleBook
     from agent.permission_rules import PermissionRules
-    from agent.settings import load_settings
-    from agent.settings_edits import append_rule
+    from agent.settings.edits import append_rule
+    from agent.settings.scopes import load_settings
     from tests.agent.test_permissions_gate import FakeUser, bash, check
 
     cwd, config_home = tmp_path / "project", tmp_path / "config"

@@ -10,7 +10,7 @@ import pytest
 
 from agent.hooks import HookRunner
 from agent.local import LocalProcesses
-from agent.settings import HookRule
+from agent.settings.scopes import HookRule
 from agent.tool_env import credential_variables, tool_environment
 from providers.registry import all_providers
 from providers.types import ToolResultPart

@@ -1,5 +1,5 @@
 """The verify loop (agent.verify) with the local runner, and where its commands may come from
-(agent.code_settings: a repository proposes commands and servers only once trusted)."""
+(agent.settings.code: a repository proposes commands and servers only once trusted)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from agent.lsp.client import server_configs
-from agent.settings import load_settings
-from agent.settings_edits import set_directory_trust
+from agent.settings.edits import set_directory_trust
+from agent.settings.scopes import load_settings
 from agent.verify import (
     CommandResult,
     VerifyRule,
@@ -211,7 +211,7 @@ def test_nothing_configured_means_no_checks(tmp_path: Path) -> None:
 
 
 def test_invalid_entries_are_named_by_their_key_path(tmp_path: Path) -> None:
-    from agent.settings import SettingsError
+    from agent.settings.scopes import SettingsError
 
     cwd = tmp_path / "project"
     (cwd / ".earshot").mkdir(parents=True)

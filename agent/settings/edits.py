@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from agent.files.lock import locked_sync
-from agent.settings import (
+from agent.settings.scopes import (
     InvalidSettings,
     PermissionList,
     Scope,
@@ -31,7 +31,7 @@ from agent.settings import (
     read_settings_file,
     settings_paths,
 )
-from agent.trust import TRUSTED_DIRECTORIES_KEY, resolve_directory
+from agent.settings.trust import TRUSTED_DIRECTORIES_KEY, resolve_directory
 
 EDIT_LOCK_WAIT = 10.0
 """Seconds an edit waits for another to finish with the file (each holds it for a moment)."""

@@ -1,4 +1,4 @@
-"""The checkers the settings schema is built from (`agent.settings_schema`): each checks one JSON
+"""The checkers the settings schema is built from (`agent.settings.schema`): each checks one JSON
 value found at a key path, records its problems and returns the value converted. Strict: JSON types
 are matched exactly (`true` is not a number, `"5"` is not an integer), unknown keys are rejected,
 and a problem names the key path and what is wrong, never the value."""

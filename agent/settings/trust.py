@@ -11,20 +11,20 @@ or anyone: every file inside the project directory is repository content.
 - RESTRICTIVE settings apply from every scope, trusted or not: `deny` and `ask` rules, and a
   `mode` no more permissive than the one otherwise in effect (`plan` < `ask` < `accept-edits` <
   `auto` < `yolo`). Plain data applies too: `models`, and a `model` on the provider the user's
-  own settings chose (a built-in provider's URL and key are guarded in `agent.settings`).
+  own settings chose (a built-in provider's URL and key are guarded in `agent.settings.scopes`).
 - GRANTING or EXECUTING settings apply from repository content only when the workspace is
   trusted: `allow` rules, `hooks`, `mcpServers`, a more permissive `mode`, `providers` and a
   `model` on any other provider (they decide where the conversation is sent), and the
   project's skills (`agent.skills`: instructions the model would follow, and text sent with the
   first request), whatever weakens the command sandbox (`sandbox.enabled: false`,
-  `sandbox.network: true`, `sandbox.writablePaths`; see `agent.sandbox_config`), and the
-  `verify` commands and `lsp` servers that would run on edits (`agent.code_settings`).
+  `sandbox.network: true`, `sandbox.writablePaths`; see `agent.settings.sandbox`), and the
+  `verify` commands and `lsp` servers that would run on edits (`agent.settings.code`).
 
 What the user said stays theirs without trusting anything: their user settings, and the
 REMEMBERED file, `$XDG_CONFIG_HOME/earshot/projects/<dir name>-<hash>.json`, where "always
 allow" and "always reject" answers are saved, keyed by the resolved directory and the project it
 holds (`<hash>` is the first 16 hex digits of the SHA-256 of its path and its identity,
-`agent.project_identity`: the directory's and its `.git`'s inode and birth time), so that
+`agent.settings.project_identity`: the directory's and its `.git`'s inode and birth time), so that
 another repository put at the same path starts with no answers. Both live in the user's config
 directory, which no project can write: it is outside the workspace, and a protected path
 (`agent.protected_paths`) that every write asks about in every mode but yolo, so not even a
@@ -83,7 +83,7 @@ def remembered_file_name(directory: Path) -> str:
     import hashlib
     import re
 
-    from agent.project_identity import directory_identity
+    from agent.settings.project_identity import directory_identity
 
     resolved = str(resolve_directory(directory))
     # The path AND what is there now: another project at the same path gets another file.

@@ -1,6 +1,6 @@
 """The settings file schema: one frozen dataclass per JSON object, and a validator driven by a
-field table per class. It is the one validator of settings files (`agent.settings` reads every
-scope through it).
+field table per class. It is the one validator of settings files (`agent.settings.scopes` reads
+every scope through it).
 
 Why not pydantic, the project's validation library: the settings are read on the way to every
 `session/new` answer, whose budget is 10x a bare `python -c pass`, and pydantic alone would spend
@@ -8,7 +8,7 @@ most of it. Measured with `bench/settings_validation.py` (fresh processes, CPU t
 11, 2-core machine under load; the validation of one project file):
 
     python -c pass                                            26 ms  (1.0x)
-    this module: import agent.settings + load the file        74 ms  (2.8x)
+    this module: import agent.settings.scopes + load the file        74 ms  (2.8x)
     the schema as pydantic models: import, define, validate  178 ms  (6.8x)
 
 Defining the eleven `BaseModel` classes costs about as much as this whole module even when
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Literal, Self, TypeAlias, cast
 
 from agent.caching import CACHE_SETTINGS, CacheSetting
 from agent.modes import MODES
-from agent.settings_checks import (
+from agent.settings.checks import (
     INVALID,
     Checker,
     Field,
@@ -228,7 +228,7 @@ class HooksSettings(FileSection, Record):
 
 
 class SandboxSettings(FileSection, Record):
-    """`sandbox`: the OS sandbox commands run in (`agent.sandbox_config` merges the scopes)."""
+    """`sandbox`: the OS sandbox commands run in (`agent.settings.sandbox` merges the scopes)."""
 
     enabled: bool | None = None
     network: bool | None = None
@@ -274,7 +274,8 @@ class SettingsFile(FileSection, Record):
     hooks: HooksSettings = field(default_factory=HooksSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     trusted_directories: list[str] = field(default_factory=list[str])
-    """User scope only: directories whose repository settings may grant and run (agent.trust)."""
+    """User scope only: directories whose repository settings may grant and run
+    (agent.settings.trust)."""
     stream_timeouts: StreamTimeoutSettings | None = None
     mcp: McpSettings | None = None
     answered_at: dict[str, str] = field(default_factory=dict[str, str])  # "list:rule" -> when

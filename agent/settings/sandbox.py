@@ -7,8 +7,8 @@ extra paths they may write, and whether they get the network.
       "writablePaths": ["~/.cache/pip"]      // default none; absolute or ~/...
     }
 
-Each of the three can only WEAKEN the sandbox from a file that may grant (`agent.trust`): the
-user file, or a repository's files once the workspace is trusted. From any other file a setting
+Each of the three can only WEAKEN the sandbox from a file that may grant (`agent.settings.trust`):
+the user file, or a repository's files once the workspace is trusted. From any other file a setting
 applies only when it restricts: `enabled: true` and `network: false` apply from everywhere,
 `enabled: false`, `network: true` and `writablePaths` from an untrusted repository are ignored
 (and listed in the trust notice). Like `mode`, `enabled` and `network` are taken from the most
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent.settings_schema import SandboxSettings
+    from agent.settings.schema import SandboxSettings
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

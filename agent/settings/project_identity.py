@@ -1,6 +1,6 @@
 """Which project a directory holds, beyond its path: what the user's remembered answers are keyed
-to (`agent.trust.remembered_file_name`), so that an "always allow `npm run test`" given in one
-repository does not apply to another that later takes its path (the directory deleted and
+to (`agent.settings.trust.remembered_file_name`), so that an "always allow `npm run test`" given in
+one repository does not apply to another that later takes its path (the directory deleted and
 another repository cloned there, a `/tmp/work` reused).
 
 The identity is the directory's inode number and its birth time, and the same of its `.git`

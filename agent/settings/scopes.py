@@ -12,11 +12,12 @@ permission rules and hooks are CONCATENATED, each remembering its scope, because
 could shadow another would let a checked-in project file remove a deny rule the user set
 globally.
 
-Workspace trust (`agent.trust`): the two files in the project directory are repository content,
-whoever wrote them and whatever git says. What they would GRANT or RUN (`allow` rules, `hooks`,
+Workspace trust (`agent.settings.trust`): the two files in the project directory are repository
+content, whoever wrote them and whatever git says. What they would GRANT or RUN (`allow` rules,
+`hooks`,
 `mcpServers`, a more permissive `mode`, a longer `cache`, provider definitions and a model on
 another provider than yours: they decide where the conversation goes, and whatever would weaken
-the command sandbox (`agent.sandbox_config`)) is applied only when the user's
+the command sandbox (`agent.settings.sandbox`)) is applied only when the user's
 `trustedDirectories` cover the cwd; otherwise it is left out of the merged `Settings` and listed
 in `Settings.ignored`. Deny and ask rules apply from every scope. The user file and the
 remembered file live in the user's own config directory, which nothing in a project can write
@@ -28,7 +29,7 @@ A checked-in project file is also not allowed to point a built-in provider at an
 read a built-in provider's key variable for a provider of its own: either would send the user's
 key wherever the repository says.
 
-The file schema and its validator live in `agent.settings_schema` (by hand, not pydantic: this
+The file schema and its validator live in `agent.settings.schema` (by hand, not pydantic: this
 module is on the editor's start-up path); the names are re-exported here. Nothing in this module
 echoes an API key: `apiKey` is a `Secret`, and errors carry key paths and problems, never values
 from the file.
@@ -44,9 +45,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
 from agent.caching import CACHE_SETTINGS, DEFAULT_CACHE, CacheSetting
-from agent.code_settings import CodeConfig, merge_code
-from agent.sandbox_config import SandboxConfig, merge_sandbox
-from agent.settings_schema import (
+from agent.settings.code import CodeConfig, merge_code
+from agent.settings.sandbox import SandboxConfig, merge_sandbox
+from agent.settings.schema import (
     HOOK_EVENTS,
     CostSettings,
     HookEvent,
@@ -65,7 +66,7 @@ from agent.settings_schema import (
     StdioServerSettings,
     StreamTimeoutSettings,
 )
-from agent.trust import (
+from agent.settings.trust import (
     MODE_ORDER,
     TRUSTED_DIRECTORIES_KEY,
     IgnoredSettings,
@@ -90,6 +91,7 @@ __all__ = [
     "DEFAULT_MODE",
     "HOOK_EVENTS",
     "MODEL_ENV",
+    "REPOSITORY_SCOPES",
     "SCOPES",
     "CostSettings",
     "HookEvent",
@@ -167,7 +169,7 @@ class Settings(Record):
     """Which scope each MCP server entry came from (project servers may need the user's trust)."""
     hooks: tuple[HookRule, ...] = ()
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
-    """The command sandbox (`agent.sandbox_config`: an untrusted repository can only tighten
+    """The command sandbox (`agent.settings.sandbox`: an untrusted repository can only tighten
     it)."""
     sources: tuple[Path, ...] = ()
     """The files that were read, user scope first."""
@@ -182,7 +184,7 @@ class Settings(Record):
     mcp: McpSettings = field(default_factory=McpSettings)
     """`mcp` (how long MCP servers are waited for), each key from the most local scope."""
     code: CodeConfig = field(default_factory=CodeConfig)
-    """`verify`, `lsp` and `repoMap` (`agent.code_settings`: a repository's commands and
+    """`verify`, `lsp` and `repoMap` (`agent.settings.code`: a repository's commands and
     servers only when trusted)."""
     cache: CacheSetting = DEFAULT_CACHE
     """`cache`: the prompt-cache lifetime asked of providers, or `off` (`agent.caching`); from
@@ -364,7 +366,7 @@ def load_settings(
     config_home: Path | None = None,
 ) -> Settings:
     """Read and merge the user, project and local settings files for a session in `cwd`, leaving
-    out what untrusted repository content would grant or run (see `agent.trust`).
+    out what untrusted repository content would grant or run (see `agent.settings.trust`).
 
     Args:
         cwd: the session's working directory (its `.earshot/` holds project and local files).

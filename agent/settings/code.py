@@ -1,13 +1,13 @@
 """The settings that check and map code: `verify`, `lsp` and `repoMap`, merged across scopes.
 
 `verify` commands and `lsp` servers RUN programs, so a repository's own settings files (project
-and local scope) supply them only when the user trusts the workspace (`agent.trust`); otherwise
-they are left out and listed in the session's notice, like hooks. Verify rules are concatenated
-across scopes (user first), like hooks; `lsp` entries merge by name, the later scope replacing a
-whole entry. `repoMap` runs nothing (the map is built from files the model could read anyway)
-and is taken from the most local scope that sets it.
+and local scope) supply them only when the user trusts the workspace (`agent.settings.trust`);
+otherwise they are left out and listed in the session's notice, like hooks. Verify rules are
+concatenated across scopes (user first), like hooks; `lsp` entries merge by name, the later scope
+replacing a whole entry. `repoMap` runs nothing (the map is built from files the model could read
+anyway) and is taken from the most local scope that sets it.
 
-Kept out of `agent.settings` so that module stays about loading and trust; it calls
+Kept out of `agent.settings.scopes` so that module stays about loading and trust; it calls
 `merge_code` once per file.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from agent.settings_schema import LspServerSettings, SettingsFile
+from agent.settings.schema import LspServerSettings, SettingsFile
 
 DEFAULT_VERIFY_TIMEOUT: Final = 60.0
 
