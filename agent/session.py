@@ -23,9 +23,11 @@ import anyio
 from agent.audit_trail import AuditTrail
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
 from agent.branches import Branches
-from agent.caching import DEFAULT_CACHE, prompt_cache
 from agent.command_sources import ExtraCommands, run_extra
-from agent.context import CompactionResult, ContextShaper, ShapeContext
+from agent.context.caching import DEFAULT_CACHE, prompt_cache
+from agent.context.shaper import CompactionResult, ContextShaper, ShapeContext
+from agent.context.system_prompt import build_system_prompt, session_date
+from agent.context.usage import SessionUsage, UsageTracker
 from agent.events import (
     AgentEvent,
     CompactionStarted,
@@ -56,7 +58,6 @@ from agent.session_setup import (
 from agent.session_transcript import SessionTranscript
 from agent.slash_commands import CommandCall, run_builtin, skill_prompt
 from agent.subagent import ChildSessions, SubagentRunner
-from agent.system_prompt import build_system_prompt, session_date
 from agent.tool_arrivals import ToolArrivals
 from agent.tooling import Tooling
 from agent.tools.base import ReadTracker, ScopeContract
@@ -64,7 +65,6 @@ from agent.tools.services import SUBAGENTS, TODOS
 from agent.turn_config import TurnConfig
 from agent.turn_stream import Announcer, OrderedInteraction, Produce, TurnStream
 from agent.undo_batches import BatchUndo
-from agent.usage import SessionUsage, UsageTracker
 from providers.types import Message, ReasoningEffort
 from sessions import SessionStore
 

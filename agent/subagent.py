@@ -22,8 +22,9 @@ from typing import Any, Final, cast
 import anyio
 
 from agent.audit_trail import AuditTrail
-from agent.caching import CacheSetting
-from agent.context import ContextShaper
+from agent.context.caching import CacheSetting
+from agent.context.shaper import ContextShaper
+from agent.context.usage import UsageTracker
 from agent.events import (
     AgentEvent,
     Notice,
@@ -47,7 +48,6 @@ from agent.tools.base import ReadTracker, ToolError
 from agent.tools.services import READ_DENIED, READ_DENY_GLOBS, SKILLS
 from agent.transcript import InMemoryTranscript, Transcript
 from agent.turn_config import ToolSet, TurnConfig
-from agent.usage import UsageTracker
 from providers.types import Message, TextPart, Usage
 from sessions import ExtensionEntry, ParentLink, Session, SessionStore
 

@@ -26,9 +26,9 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from agent.context import ContextShaper, ShapeContext
+from agent.context.shaper import ContextShaper, ShapeContext
+from agent.context.tokens import TokenCounter
 from agent.events import AgentEvent
-from agent.tokens import TokenCounter
 from agent.transcript import InMemoryTranscript
 from bench.results_md import write_section
 from providers.catalog import ModelInfo

@@ -172,7 +172,7 @@ async def bench(files: int) -> tuple[dict[str, str], dict[str, str], dict[str, s
             own = await measure(
                 copy,
                 base / "own.sqlite",
-                copy / "agent" / "tokens.py",
+                copy / "agent" / "context" / "tokens.py",
                 "agent/loop.py",
                 "permission gate decide",
             )

@@ -368,7 +368,7 @@ class Renderer:
             self.stdout.flush()
             self._line_open = False
         if self.format == "text" and self.usage is not None:
-            from agent.usage import usage_summary
+            from agent.context.usage import usage_summary
 
             self.note(f"usage: {usage_summary(self.usage)}")
 

@@ -44,7 +44,7 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
-from agent.caching import CACHE_SETTINGS, DEFAULT_CACHE, CacheSetting
+from agent.context.caching import CACHE_SETTINGS, DEFAULT_CACHE, CacheSetting
 from agent.settings.code import CodeConfig, merge_code
 from agent.settings.sandbox import SandboxConfig, merge_sandbox
 from agent.settings.schema import (
@@ -187,8 +187,8 @@ class Settings(Record):
     """`verify`, `lsp` and `repoMap` (`agent.settings.code`: a repository's commands and
     servers only when trusted)."""
     cache: CacheSetting = DEFAULT_CACHE
-    """`cache`: the prompt-cache lifetime asked of providers, or `off` (`agent.caching`); from
-    the most local scope, except that an untrusted repository can only lower it."""
+    """`cache`: the prompt-cache lifetime asked of providers, or `off` (`agent.context.caching`);
+    from the most local scope, except that an untrusted repository can only lower it."""
 
     def rules(self, list_name: PermissionList) -> list[str]:
         """The rule strings of one list, all scopes."""

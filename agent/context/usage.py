@@ -107,8 +107,8 @@ class UsageTracker:
 
 
 class _Observer(Protocol):
-    """`agent.context.ContextShaper.observe`: pairs a call's usage with the request it measured
-    and says how much context that call occupied."""
+    """`agent.context.shaper.ContextShaper.observe`: pairs a call's usage with the request it
+    measured and says how much context that call occupied."""
 
     def __call__(self, usage: Usage | None, /) -> int: ...
 

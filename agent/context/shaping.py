@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import field, replace
 from typing import Final
 
-from agent.tokens import CHARS_PER_TOKEN, MessageEstimate, TokenCounter
+from agent.context.tokens import CHARS_PER_TOKEN, MessageEstimate, TokenCounter
 from providers.records import MutableRecord, Record
 from providers.types import (
     JsonValue,

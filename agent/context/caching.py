@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 PruneCheck: TypeAlias = Callable[[int, int, Sequence["Message"]], bool]
 """`(freed, first, messages)`: may pruning free `freed` tokens by changing the prompt from
-`messages[first]` on? (`agent.shaping.prune_tool_results`'s `accept`, with the messages.)"""
+`messages[first]` on? (`agent.context.shaping.prune_tool_results`'s `accept`, with the messages.)"""
 
 CacheSetting: TypeAlias = Literal["off", "5m", "1h"]
 CACHE_SETTINGS: tuple[CacheSetting, ...] = ("off", "5m", "1h")

@@ -30,9 +30,9 @@ from typing import Final, assert_never
 
 import anyio
 
+from agent.context.shaping import cap_text
+from agent.context.tokens import CHARS_PER_TOKEN, TokenCounter
 from agent.events import TodoItem
-from agent.shaping import cap_text
-from agent.tokens import CHARS_PER_TOKEN, TokenCounter
 from providers.assemble import MessageAssembler
 from providers.catalog import ModelInfo
 from providers.model import Model

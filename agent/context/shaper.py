@@ -4,9 +4,10 @@ The loop has one call site, `await shaper.shape_request(transcript, ctx)` before
 and one recovery hook, `await shaper.compact_for_overflow(...)` when a call overflowed the window
 (the loop then retries once). Before every call, cheapest first:
 
-1. cap each tool result (`agent.shaping.cap_tool_results`);
-2. prune old tool results to one-line stubs (`agent.shaping.prune_tool_results`);
-3. if the request would still fill ~80% of the window, compact (`agent.compaction`): a summary
+1. cap each tool result (`agent.context.shaping.cap_tool_results`);
+2. prune old tool results to one-line stubs (`agent.context.shaping.prune_tool_results`);
+3. if the request would still fill ~80% of the window, compact (`agent.context.compaction`): a
+summary
    plus the last turns verbatim, handed to the transcript as a `Compaction` value (a session
    records it as an entry) and the history read again from it;
 4. as a last resort, squeeze tool results harder so the request fits the window anyway.
@@ -24,8 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Final
 
-from agent.caching import CacheSetting, CacheWarmth, PruneCheck, always
-from agent.compaction import (
+from agent.context.caching import CacheSetting, CacheWarmth, PruneCheck, always
+from agent.context.compaction import (
     PREAMBLE_OPENING,
     CompactionPolicy,
     ask_for_summary,
@@ -38,16 +39,16 @@ from agent.compaction import (
     unsummarised_note,
     window_of,
 )
-from agent.events import CompactionFinished, CompactionStarted
-from agent.shaping import (
+from agent.context.shaping import (
     CapMemo,
     PruneMemo,
     ShapingLimits,
     cap_tool_results,
     prune_tool_results,
 )
+from agent.context.tokens import CHARS_PER_TOKEN, ContextAccount, TokenCounter, request_overhead
+from agent.events import CompactionFinished, CompactionStarted
 from agent.todos import todos_from_history
-from agent.tokens import CHARS_PER_TOKEN, ContextAccount, TokenCounter, request_overhead
 from agent.transcript import Compaction, Transcript
 from providers.records import MutableRecord, Record
 from providers.types import (
@@ -62,8 +63,8 @@ from providers.types import (
 )
 
 if TYPE_CHECKING:
+    from agent.context.usage import UsageTracker
     from agent.events import AgentEvent
-    from agent.usage import UsageTracker
     from providers.catalog import ModelInfo
     from providers.model import Model
 
@@ -234,7 +235,7 @@ class ContextShaper:
     ) -> list[Message]:
         """Steps 1 and 2: cap every tool result, prune old ones to stubs. The history is not
         changed; the one state kept is which results were pruned, so pruning only advances.
-        `accept(freed, first, capped)` may refuse an advance (`agent.shaping`); `minimum`
+        `accept(freed, first, capped)` may refuse an advance (`agent.context.shaping`); `minimum`
         replaces the least an advance must free."""
         limits = self.limits or ShapingLimits.for_window(window)
         capped = cap_tool_results(
