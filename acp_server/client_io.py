@@ -403,7 +403,7 @@ class AcpProcesses:
     async def start_background(
         self, argv: Sequence[str], *, cwd: Path, output_limit: int
     ) -> TerminalCommand | None:
-        """A command left running in an editor terminal (`agent.background`); None without
+        """A command left running in an editor terminal (`agent.local.background`); None without
         the terminal capability (it runs locally then). A confined one (its command line is
         not `bash -c COMMAND`) starts through a launcher that removes itself once run."""
         if not self.channel.client.terminal:

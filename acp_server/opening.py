@@ -146,7 +146,7 @@ class SessionOpener:
         from acp_server.factory import SessionIO
         from acp_server.live import LiveSession
         from acp_server.log import install
-        from agent.local import LocalFiles, LocalProcesses
+        from agent.local.backends import LocalFiles, LocalProcesses
 
         install()  # before the agent first logs: its loggers go where the server's do
 

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
-from agent.background import BackgroundJobs
 from agent.code_index_host import CodeIndexHost
 from agent.command_sources import CommandSource
 from agent.edit_checks import EditChecks
 from agent.hooks import HookRunner
-from agent.local import LocalFiles, LocalProcesses
+from agent.local.backends import LocalFiles, LocalProcesses
+from agent.local.background import BackgroundJobs
 from agent.permission_gate import RuleBook
 from agent.permissions import PermissionGate, PermissionRules
 from agent.protected_paths import ProtectedPaths, protected_paths

@@ -32,7 +32,7 @@ applied to a follow-up request of the running call (a fetch's redirect to anothe
 that resolved to a local address), asking the user if the policy says so. Set per call by the
 executor; absent (a tool run outside a session), a tool must treat the follow-up as refused."""
 BACKGROUND = "background"
-"""`ctx.services[BACKGROUND]`: the session's `agent.background.BackgroundJobs` (`bash` with
+"""`ctx.services[BACKGROUND]`: the session's `agent.local.background.BackgroundJobs` (`bash` with
 `background: true`, `bash_output`, `bash_kill`). Without it background commands are refused."""
 CODE_INDEX = "code_index"
 """`ctx.services[CODE_INDEX]`: the session's code index: an object whose `async ready()` gives

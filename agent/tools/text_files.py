@@ -23,7 +23,7 @@ from agent.files.safe_paths import (
     read_descriptor,
     read_exact,
 )
-from agent.local import LocalFiles
+from agent.local.backends import LocalFiles
 from agent.tools.base import ToolContext, ToolError
 from agent.tools.services import visible_filter
 

@@ -234,7 +234,7 @@ def _int(value: object) -> int:
 
 
 async def _run_check(task: TaskPayload, work: Path, result: TaskResult) -> None:
-    from agent.local import LocalProcesses
+    from agent.local.backends import LocalProcesses
     from agent.sandbox import SandboxRefused, open_sandbox
     from agent.settings.sandbox import SandboxConfig
 

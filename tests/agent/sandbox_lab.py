@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from agent.backends import ProcessResult
-from agent.local import LocalProcesses
+from agent.local.backends import LocalProcesses
 from agent.sandbox import Sandbox, open_sandbox
 from agent.settings.sandbox import SandboxConfig
 

@@ -20,7 +20,7 @@ def _run(code: str) -> str:
 def test_the_session_path_does_not_import_structlog() -> None:
     out = _run(
         "import sys, json\n"
-        "import agent.session, agent.settings.scopes, agent.local, sessions\n"
+        "import agent.session, agent.settings.scopes, agent.local.backends, sessions\n"
         "print(json.dumps([m for m in ('structlog', 'rich') if m in sys.modules]))\n"
     )
     assert json.loads(out) == []

@@ -24,7 +24,7 @@ import pytest
 
 from agent import sandbox as sandbox_module
 from agent import sandbox_network
-from agent.background import BackgroundJobs
+from agent.local.background import BackgroundJobs
 from agent.sandbox_network import PROXY_PORT
 from agent.settings.sandbox import SandboxConfig
 from tests.agent.sandbox_lab import Lab, git, make_lab, needs_linux

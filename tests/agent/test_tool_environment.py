@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from agent.hooks import HookRunner
-from agent.local import LocalProcesses
+from agent.local.backends import LocalProcesses
 from agent.settings.scopes import HookRule
 from agent.tool_env import credential_variables, tool_environment
 from providers.registry import all_providers

@@ -14,7 +14,7 @@ from agent.backends import (
     ToolUi,
 )
 from agent.events import TodoItem
-from agent.local import LocalFiles, LocalProcesses
+from agent.local.backends import LocalFiles, LocalProcesses
 from agent.tools.base import (
     AnyTool,
     PermissionRequest,

@@ -24,7 +24,7 @@ import anyio
 import pytest
 
 from agent.backends import DenyingInteraction
-from agent.local import LocalFiles, LocalProcesses
+from agent.local.backends import LocalFiles, LocalProcesses
 from agent.sandbox import Sandbox, open_sandbox
 from agent.sandbox_linux import scrubbing_prefix
 from agent.settings.sandbox import SandboxConfig

@@ -27,7 +27,7 @@ import anyio
 
 from agent.backends import DenyingInteraction, Interaction, Mode
 from agent.execution import BatchState, ToolExecutor
-from agent.local import LocalFiles, LocalProcesses
+from agent.local.backends import LocalFiles, LocalProcesses
 from agent.permission_gate import PermissionGate
 from agent.permission_rules import PermissionRules
 from agent.protected_paths import protected_paths

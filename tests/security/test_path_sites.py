@@ -19,7 +19,7 @@ from agent.backends import PermissionAnswer, PermissionPrompt, Question, Questio
 from agent.codeindex.files import read_source
 from agent.files import safe_paths
 from agent.files.safe_paths import PathChanged, read_exact, replace_exact
-from agent.local import LocalFiles
+from agent.local.backends import LocalFiles
 from earshot.print_mode import build_prompt
 from providers.types import TextPart
 from sessions.files import SessionFile

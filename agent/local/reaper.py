@@ -1,4 +1,4 @@
-"""The reaper of a background command (Linux): a script, run by `agent.background` as
+"""The reaper of a background command (Linux): a script, run by `agent.local.background` as
 
     python -I -S reaper.py --watch EARSHOT_PID [--pidfile PATH] -- COMMAND...
 

@@ -15,7 +15,7 @@ ends) and returns at once with a handle (`bg1`, `bg2`, ...). Where it runs:
 
 Closing the session (`aclose`) kills every command still running and releases the terminals.
 
-On Linux every background command runs under a reaper (`agent.reaper`, run as
+On Linux every background command runs under a reaper (`agent.local.reaper`, run as
 `python -I -S reaper.py --watch EARSHOT_PID -- COMMAND`): the subreaper of everything the command
 starts, so that `setsid` and double-forked processes, which leave its process group, still end
 with it, when the session closes, and when earshot exits however it exits (the reaper watches
@@ -58,7 +58,7 @@ _POLL: Final = 0.05
 REAPER: Final = Path(__file__).with_name("reaper.py")
 TRACKS_DETACHED: Final = sys.platform.startswith("linux")
 """Whether a background command's processes that leave its process group (`setsid`, a double
-fork) still end with it: Linux has subreapers (`agent.reaper`), macOS does not."""
+fork) still end with it: Linux has subreapers (`agent.local.reaper`), macOS does not."""
 PIDFILE_WAIT: Final = 5.0
 """How long `Reaped.kill` waits for a reaper an editor has just started to say its pid."""
 UNTRACKED_NOTE: Final = (
