@@ -332,7 +332,7 @@ def write_launcher(confined: Sequence[str], command: str) -> Launcher:
     What runs is the command line written in the script, never the argument: an editor that
     mangles or drops arguments (Toad runs a `command` with a space in it alone) changes only
     what it shows. The directory is earshot's data dir, hidden from every sandboxed command
-    (`agent.sandbox_linux`, `ProtectedPaths.hidden`) and protected from the file tools, so no
+    (`agent.sandbox.linux`, `ProtectedPaths.hidden`) and protected from the file tools, so no
     command of the model's can rewrite a launcher before the editor runs it; it is created
     0700 with a fresh name, and the script with O_EXCL."""
     base = data_dir(os.environ) / "launchers"

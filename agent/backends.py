@@ -111,7 +111,8 @@ TerminalSink: TypeAlias = Callable[[str], Awaitable[None]]
 
 
 class Confinement(Protocol):
-    """The operating-system sandbox a command line runs in (`agent.sandbox.Sandbox`)."""
+    """The operating-system sandbox a command line runs in
+    (`agent.sandbox.command_sandbox.Sandbox`)."""
 
     def launch(
         self, argv: Sequence[str], *, cwd: Path, scrub_env: bool
@@ -122,7 +123,8 @@ class Confinement(Protocol):
         terminal's), so the command line removes the provider keys itself.
 
         Raises:
-            agent.sandbox.SandboxRefused: the sandbox cannot enforce its policy for this
+            agent.sandbox.command_sandbox.SandboxRefused: the sandbox cannot enforce its policy for
+            this
                 command (the command must not run confined as if it could).
         """
         ...

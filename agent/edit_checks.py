@@ -33,7 +33,7 @@ from providers.logs import get_logger
 
 if TYPE_CHECKING:
     from agent.lsp.manager import LspManager
-    from agent.sandbox import Sandbox
+    from agent.sandbox.command_sandbox import Sandbox
     from agent.tooling import Tooling
     from agent.verify import CommandResult
 

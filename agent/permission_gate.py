@@ -39,7 +39,7 @@ from agent.tools.base import PermissionRequest, ScopeContract
 from providers.logs import get_logger
 
 if TYPE_CHECKING:
-    from agent.sandbox import SandboxStatus
+    from agent.sandbox.command_sandbox import SandboxStatus
 
 _log = get_logger(__name__)
 

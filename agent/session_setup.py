@@ -21,7 +21,7 @@ from agent.local.background import BackgroundJobs
 from agent.permission_gate import RuleBook
 from agent.permissions import PermissionGate, PermissionRules
 from agent.protected_paths import ProtectedPaths, protected_paths
-from agent.sandbox import Sandbox, open_sandbox
+from agent.sandbox.command_sandbox import Sandbox, open_sandbox
 from agent.session_worker import SessionWorker
 from agent.settings.edits import append_rule
 from agent.settings.sandbox import SandboxConfig

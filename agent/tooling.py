@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from agent.audit_trail import AuditTrail
     from agent.files.safe_paths import Decided
-    from agent.sandbox import Sandbox
+    from agent.sandbox.command_sandbox import Sandbox
     from agent.tool_calls import CallSinks
 
 

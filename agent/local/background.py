@@ -318,7 +318,7 @@ class BackgroundJobs:
 
         Raises:
             RuntimeError: `MAX_JOBS` commands are running already.
-            OSError, agent.sandbox.SandboxRefused: it could not start.
+            OSError, agent.sandbox.command_sandbox.SandboxRefused: it could not start.
         """
         if sum(not job.finished for job in self.jobs.values()) >= MAX_JOBS:
             raise RuntimeError(

@@ -15,7 +15,7 @@ from providers.types import JsonValue
 
 if TYPE_CHECKING:
     from agent.local.background import BackgroundJobs, JobOutput
-    from agent.sandbox import Sandbox
+    from agent.sandbox.command_sandbox import Sandbox
 
 MAX_WAIT_SECONDS = 60.0
 
@@ -32,7 +32,7 @@ def _jobs(ctx: ToolContext) -> BackgroundJobs:
 async def start_background(command: str, ctx: ToolContext, sandbox: Sandbox | None) -> ToolOutput:
     """`bash` with `background: true`: start the command, return its handle at once."""
     from agent.local.background import TRACKS_DETACHED, UNTRACKED_NOTE
-    from agent.sandbox import SandboxRefused
+    from agent.sandbox.command_sandbox import SandboxRefused
 
     jobs = _jobs(ctx)
     try:
@@ -105,7 +105,7 @@ def _text(output: JobOutput, *, killed: bool = False) -> str:
 
 async def _output(params: OutputInput, ctx: ToolContext) -> ToolOutput:
     from agent.local.background import UnknownJob
-    from agent.sandbox import Sandbox
+    from agent.sandbox.command_sandbox import Sandbox
 
     jobs = _jobs(ctx)
     try:

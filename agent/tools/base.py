@@ -20,7 +20,7 @@ from providers.types import ImagePart, JsonValue, TextPart
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from agent.sandbox import Sandbox
+    from agent.sandbox.command_sandbox import Sandbox
 
 InputT = TypeVar("InputT", bound="BaseModel")
 
@@ -131,7 +131,8 @@ class ToolContext(MutableRecord):
     """Loop-provided hooks some built-ins need (the plan sink for `todo`, the subagent runner
     for `task`, the skill index for `skill`), keyed by name."""
     sandbox: Sandbox | None = None
-    """The session's command sandbox (`agent.sandbox`); None: commands run unconfined."""
+    """The session's command sandbox (`agent.sandbox.command_sandbox`); None: commands run
+    unconfined."""
     unsandboxed: bool = False
     """The user approved running THIS call outside the sandbox (set by the executor from the
     permission prompt's answer; never from anything the model sends)."""

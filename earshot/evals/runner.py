@@ -235,7 +235,7 @@ def _int(value: object) -> int:
 
 async def _run_check(task: TaskPayload, work: Path, result: TaskResult) -> None:
     from agent.local.backends import LocalProcesses
-    from agent.sandbox import SandboxRefused, open_sandbox
+    from agent.sandbox.command_sandbox import SandboxRefused, open_sandbox
     from agent.settings.sandbox import SandboxConfig
 
     materialise(task.check_files, work)

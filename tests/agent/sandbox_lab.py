@@ -20,7 +20,7 @@ import pytest
 
 from agent.backends import ProcessResult
 from agent.local.backends import LocalProcesses
-from agent.sandbox import Sandbox, open_sandbox
+from agent.sandbox.command_sandbox import Sandbox, open_sandbox
 from agent.settings.sandbox import SandboxConfig
 
 LINUX = sys.platform.startswith("linux")

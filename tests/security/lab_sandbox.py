@@ -25,8 +25,8 @@ import pytest
 
 from agent.backends import DenyingInteraction
 from agent.local.backends import LocalFiles, LocalProcesses
-from agent.sandbox import Sandbox, open_sandbox
-from agent.sandbox_linux import scrubbing_prefix
+from agent.sandbox.command_sandbox import Sandbox, open_sandbox
+from agent.sandbox.linux import scrubbing_prefix
 from agent.settings.sandbox import SandboxConfig
 from agent.tools.base import ReadTracker, ScopeContract, ToolContext
 from agent.tools.bash import BashInput, bash_tool

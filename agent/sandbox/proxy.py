@@ -1,5 +1,5 @@
 """The sandbox's way out to the network (Linux): an HTTP proxy earshot runs for the commands'
-network namespace (`agent.sandbox_network`).
+network namespace (`agent.sandbox.network`).
 
 Sandboxed commands have a network namespace of their own, with only a loopback interface: they
 reach nothing of the host's directly, neither its abstract unix sockets (D-Bus, X11) nor its
@@ -21,7 +21,8 @@ go on through that one.
 With the network off (`"network": false`) the same proxy answers every request `403` with a
 sentence that says why, and remembers which command asked (the `Proxy-Authorization` user name
 `earshot` and a password that is a token of the command's launch): a request the proxy refused
-is something the sandbox saw, which no output a command prints can fake (`agent.sandbox`).
+is something the sandbox saw, which no output a command prints can fake
+(`agent.sandbox.command_sandbox`).
 
 It runs in a thread of its own with its own event loop: it serves every session of the process,
 for the life of the process, and a session's event loop (a test's) may come and go.

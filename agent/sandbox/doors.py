@@ -7,7 +7,7 @@ through `/tmp/tmux-UID/default`, `ssh-add -D` or a signature through `$SSH_AUTH_
 `systemd-run --user` through the D-Bus session bus, `docker run -v /:/host`, `nvim --server
 $NVIM --remote-send`, `kitty @ launch`, `zellij action write-chars`, X11 and Wayland clients
 typing into other windows: each runs what the command asks, unconfined. So the sandbox engines
-(`agent.sandbox_linux`, `agent.sandbox_macos`) remove the variables below from the command's
+(`agent.sandbox.linux`, `agent.sandbox.macos`) remove the variables below from the command's
 environment and hide the sockets themselves:
 
 - the variables (`DOOR_VARIABLES`): without them most clients do not know where to look, and a
@@ -15,7 +15,7 @@ environment and hide the sockets themselves:
 - the sockets: on Linux, every path socket bound in the host's network namespace when the
   command starts (`/proc/net/unix`, `bound_sockets`), outside the places hidden or replaced
   wholesale (the private `/tmp`, the runtime dir), is covered with `/dev/null`; abstract
-  sockets are cut by the network namespace of the sandbox's own (`agent.sandbox_network`).
+  sockets are cut by the network namespace of the sandbox's own (`agent.sandbox.network`).
   On macOS the Seatbelt profile refuses connecting to any unix socket but the command's own.
 """
 

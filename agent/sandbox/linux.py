@@ -51,17 +51,18 @@ The command line, in order (later mounts cover earlier ones):
   command started (even `setsid` daemons), nothing outside is visible or signalable, and the
   command cannot push keystrokes into a terminal (TIOCSTI).
 - `nsenter`: every sandboxed command of the process runs in one network namespace, the
-  sandbox's own, whose only way out is earshot's proxy (`agent.sandbox_network` says why a
+  sandbox's own, whose only way out is earshot's proxy (`agent.sandbox.network` says why a
   namespace and not a seccomp filter, and why a shared one). Without it (no `nsenter`, no
   network namespaces), `--unshare-net` with the network off, the host's network with it on,
   and the session says what that leaves open (`Bubblewrap.missing_defences`).
-- The private temp dir: `/tmp` inside is the session's own directory (`agent.sandbox`), so the
+- The private temp dir: `/tmp` inside is the session's own directory
+(`agent.sandbox.command_sandbox`), so the
   host's `/tmp`, with the user's other checkouts and the sockets of tmux, X11 and ssh agents,
   is out of sight and out of reach; a root under the host's `/tmp` is bound again over it.
 - Hidden: earshot's own config and data directories (`ProtectedPaths.hidden`: the settings
   may hold an `apiKey`, the data dir every transcript) are covered with an empty read-only
   tmpfs, so a command reads nothing there; so are the places where services that would act
-  for the command outside the sandbox keep their sockets (`agent.sandbox_doors`: the runtime
+  for the command outside the sandbox keep their sockets (`agent.sandbox.doors`: the runtime
   dir, D-Bus, systemd, Docker), and every path socket bound in the host's network namespace
   when the command starts is covered with /dev/null (a socket answers on a read-only mount).
 - Environment: bwrap is started with an environment already without provider keys (its own
@@ -86,10 +87,10 @@ from pathlib import Path
 import anyio
 
 from agent.protected_paths import data_dir
-from agent.sandbox_doors import DOOR_VARIABLES, bound_sockets, service_places
-from agent.sandbox_engine import TEMP_INSIDE, Launch, Places, SandboxRefused
-from agent.sandbox_network import SharedNetwork, give_up, known_network, shared_network
-from agent.sandbox_placeholders import DirectoryLocks, Placeholders
+from agent.sandbox.doors import DOOR_VARIABLES, bound_sockets, service_places
+from agent.sandbox.engine import TEMP_INSIDE, Launch, Places, SandboxRefused
+from agent.sandbox.network import SharedNetwork, give_up, known_network, shared_network
+from agent.sandbox.placeholders import DirectoryLocks, Placeholders
 from agent.tool_env import tool_environment, tool_secret_variables
 
 PROBE_TIMEOUT_SECONDS = 10.0
@@ -126,7 +127,7 @@ class MountPlan:
     hidden_dirs: tuple[Path, ...] = ()
     hidden_files: tuple[Path, ...] = ()
     """Files covered with /dev/null: service sockets, and every path socket bound on the host
-    when the command starts (`agent.sandbox_doors.bound_sockets`)."""
+    when the command starts (`agent.sandbox.doors.bound_sockets`)."""
     network: bool = True
     temp: Path | None = None
     """The session's private temp dir, bound at `/tmp`."""
@@ -253,7 +254,7 @@ def bwrap_command(
     environment: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The bwrap command line (see the module docstring for each part). `shared_network`: it
-    will run inside the sandbox's shared namespace (`agent.sandbox_network`), so it makes no
+    will run inside the sandbox's shared namespace (`agent.sandbox.network`), so it makes no
     network namespace of its own; `environment`: variables set for the command."""
     command = [
         bwrap,
@@ -320,7 +321,7 @@ def scrubbing_prefix() -> list[str]:
 
 
 class Bubblewrap:
-    """`agent.sandbox.Engine` for Linux."""
+    """`agent.sandbox.command_sandbox.Engine` for Linux."""
 
     def __init__(self, executable: str, *, state_dir: Path | None = None) -> None:
         self.executable = executable

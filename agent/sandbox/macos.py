@@ -1,10 +1,10 @@
 """The command sandbox on macOS: Seatbelt, through `/usr/bin/sandbox-exec` and a generated profile.
 
-The profile expresses the same policy as bubblewrap does on Linux (`agent.sandbox`): writes only
-under the writable places, never to a protected place (existing or not: Seatbelt matches paths,
-so no placeholder is needed), and never to a `.git` or `.earshot` component at any depth inside a
-root; no read of earshot's own config and data directories (`ProtectedPaths.hidden`); no look
-at or signal to processes outside the sandbox (earshot's environment is read through
+The profile expresses the same policy as bubblewrap does on Linux (`agent.sandbox.command_sandbox`):
+writes only under the writable places, never to a protected place (existing or not: Seatbelt matches
+paths, so no placeholder is needed), and never to a `.git` or `.earshot` component at any depth
+inside a root; no read of earshot's own config and data directories (`ProtectedPaths.hidden`); no
+look at or signal to processes outside the sandbox (earshot's environment is read through
 `ps eww`/`sysctl kern.procargs2`, which is process information); the network cut when the
 settings say so.
 
@@ -27,8 +27,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.sandbox_doors import DOOR_VARIABLES
-from agent.sandbox_engine import Launch, Places, SandboxRefused
+from agent.sandbox.doors import DOOR_VARIABLES
+from agent.sandbox.engine import Launch, Places, SandboxRefused
 from agent.tool_env import tool_secret_variables
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
@@ -142,7 +142,7 @@ def seatbelt_command(
     places: Places, argv: Sequence[str], *, scrub_env: bool, sandbox_exec: str = SANDBOX_EXEC
 ) -> list[str]:
     """`env -u DOOR... [-u KEY...] TMPDIR=TEMP /usr/bin/sandbox-exec -p PROFILE -D... -- argv`:
-    the variables naming the host's doors (`agent.sandbox_doors`) removed, the provider keys too
+    the variables naming the host's doors (`agent.sandbox.doors`) removed, the provider keys too
     for an inherited environment, and the private temp dir as `$TMPDIR`."""
     command = [shutil.which("env") or "/usr/bin/env"]
     for name in DOOR_VARIABLES:
@@ -160,7 +160,7 @@ _DENIED = re.compile(r"operation not permitted|sandbox-exec: ", re.IGNORECASE)
 
 
 class Seatbelt:
-    """`agent.sandbox.Engine` for macOS."""
+    """`agent.sandbox.command_sandbox.Engine` for macOS."""
 
     name = SANDBOX_EXEC
 

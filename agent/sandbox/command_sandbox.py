@@ -23,10 +23,10 @@ operating system decides instead:
   before the sandbox starts so that no process inside holds them;
 - the network is reached through earshot's proxy or cut (`sandbox.network`, on by default:
   `agent.settings.sandbox`); on Linux commands have a network namespace of their own
-  (`agent.sandbox_network`), so the host's abstract unix sockets are out of reach either way;
+  (`agent.sandbox.network`), so the host's abstract unix sockets are out of reach either way;
 - no unix socket of the host is reachable: the places services keep theirs are hidden, every
   path socket bound on the host is covered, and the variables naming them are removed
-  (`agent.sandbox_doors`: tmux, the ssh and gpg agents, D-Bus, X11, Wayland, Docker, editors'
+  (`agent.sandbox.doors`: tmux, the ssh and gpg agents, D-Bus, X11, Wayland, Docker, editors'
   servers).
 
 Where the sandbox cannot run (no bubblewrap, user namespaces forbidden, Windows...) the session
@@ -46,8 +46,8 @@ output still counts, and a command can fake it by printing it; so can it bwrap's
 lines (they share the command's stderr) and a hidden service's error. The offer names the exact
 command either way.
 
-Mechanisms: bubblewrap on Linux (`agent.sandbox_linux`, which says why not Landlock), Seatbelt
-(`sandbox-exec`) on macOS (`agent.sandbox_macos`). Hooks and MCP servers are the user's own
+Mechanisms: bubblewrap on Linux (`agent.sandbox.linux`, which says why not Landlock), Seatbelt
+(`sandbox-exec`) on macOS (`agent.sandbox.macos`). Hooks and MCP servers are the user's own
 configuration and are not sandboxed.
 """
 
@@ -65,7 +65,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from agent.sandbox_engine import Engine, Launch, Places, SandboxRefused, sandbox_places
+from agent.sandbox.engine import Engine, Launch, Places, SandboxRefused, sandbox_places
 from agent.settings.sandbox import SandboxConfig
 
 SandboxStatus: TypeAlias = Literal["active", "off", "unavailable"]
@@ -254,11 +254,11 @@ def platform_engine() -> Engine | str:
     """This platform's engine, or why there is none."""
     # Each engine is imported on its own platform only (the other's would never run here).
     if sys.platform.startswith("linux"):
-        from agent.sandbox_linux import find_bubblewrap
+        from agent.sandbox.linux import find_bubblewrap
 
         return find_bubblewrap()
     if sys.platform == "darwin":
-        from agent.sandbox_macos import find_seatbelt
+        from agent.sandbox.macos import find_seatbelt
 
         return find_seatbelt()
     return f"earshot has no command sandbox for {sys.platform}"

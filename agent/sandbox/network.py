@@ -8,7 +8,7 @@ own: Python's `multiprocessing` (its default on Linux from 3.14, `forkserver`, l
 PostgreSQL a test suite starts in `/tmp`, watchman, Chrome's singleton lock. The namespace also
 leaves the host's loopback services (a database, a browser's debugging port) out of direct
 reach. The cost is egress: the namespace has only a loopback interface, so earshot runs a proxy
-on the host side (`agent.sandbox_proxy`) and sets `HTTP_PROXY` and friends for the command.
+on the host side (`agent.sandbox.proxy`) and sets `HTTP_PROXY` and friends for the command.
 
 Why one namespace for every sandboxed command of the process, and not one per command (bwrap's
 `--unshare-net`): a dev server started with `background: true` must answer the next command's
@@ -18,7 +18,7 @@ How, without a process of ours inside to bridge (Claude Code's runtime runs `soc
 sandbox; a Python bridge would cost its start-up, ~15 ms, on every call):
 
 1. once per process and setting (network on, network off), `bwrap --unshare-user --unshare-net`
-   starts the holder (`agent.sandbox_holder`), which opens a TCP listener on the namespace's
+   starts the holder (`agent.sandbox.holder`), which opens a TCP listener on the namespace's
    loopback and hands it to earshot over a socket pair, with its pid;
 2. earshot's proxy accepts on that listener, in the host's namespace: the commands' connections
    arrive there directly;
@@ -53,9 +53,9 @@ from pathlib import Path
 
 import anyio
 
-from agent.sandbox_proxy import PROXY_USER, EgressProxy
+from agent.sandbox.proxy import PROXY_USER, EgressProxy
 
-HOLDER = Path(__file__).with_name("sandbox_holder.py")
+HOLDER = Path(__file__).with_name("holder.py")
 NSENTER = "nsenter"
 """util-linux's, from the PATH (Debian, Fedora, Arch, Alpine: in the base system)."""
 HOLDER_SECONDS = 10.0

@@ -1,4 +1,4 @@
-"""The placeholders of the Linux command sandbox (`agent.sandbox_linux`): bwrap needs a mount
+"""The placeholders of the Linux command sandbox (`agent.sandbox.linux`): bwrap needs a mount
 point for a protected place that does not exist yet (`.earshot/` in a fresh project), creates it
 in the real directory, and those empty directories are removed when no command stands on them
 any more, whichever earshot started the command."""
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 
-from agent.sandbox_engine import SandboxRefused
+from agent.sandbox.engine import SandboxRefused
 
 DIRECTORY_LOCK_WAIT_SECONDS = 5.0
 """How long a command waits for a directory another process holds locked (`DirectoryLocks`)."""

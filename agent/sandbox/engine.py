@@ -1,5 +1,5 @@
-"""What the command sandbox and its platform engines (`agent.sandbox_linux`,
-`agent.sandbox_macos`) share: the places one command may write, and the engine's interface."""
+"""What the command sandbox and its platform engines (`agent.sandbox.linux`,
+`agent.sandbox.macos`) share: the places one command may write, and the engine's interface."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The holder of the sandbox's network namespace (Linux): a script, run by `agent.sandbox_network`
-as `python -I -S sandbox_holder.py FD [--listen]` inside `bwrap --unshare-user --unshare-net`.
+"""The holder of the sandbox's network namespace (Linux): a script, run by `agent.sandbox.network`
+as `python -I -S holder.py FD [--listen]` inside `bwrap --unshare-user --unshare-net`.
 
 It is the namespace's first process: it tells earshot its pid over the socket `FD` (earshot then
 runs every sandboxed command in its user and network namespaces, `nsenter --user=/proc/PID/ns/user
