@@ -33,7 +33,7 @@ from agent.tools.base import AnyTool, ReadTracker, ScopeContract
 from agent.tools.builtin import TASK_TOOL_NAME, builtin_tool_names, builtin_tools, task_tool
 from agent.tools.services import BACKGROUND, CODE_INDEX, READ_DENIED, READ_DENY_GLOBS, SKILLS
 from agent.turn_config import ToolSet
-from agent.undo import UndoStore
+from agent.undo.store import UndoStore
 from providers.logs import get_logger
 from providers.types import ReasoningEffort
 from sessions import ModelChangeEntry, Session, data_dir

@@ -1,5 +1,5 @@
 """Undo for a session: a snapshot before each batch of mutating calls, recorded in the transcript,
-and `/undo`, which restores the last one (`agent.undo.UndoStore` keeps the files).
+and `/undo`, which restores the last one (`agent.undo.store.UndoStore` keeps the files).
 
 A batch whose snapshot could not be taken is recorded too (an `undo_missing` extension entry:
 the batch, why, and its calls), and its calls' results say the change cannot be undone. `/undo`
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from agent.session_transcript import SessionTranscript
-from agent.undo import SnapshotFailed, UndoResult, UndoStore
+from agent.undo.store import SnapshotFailed, UndoResult, UndoStore
 from providers.logs import get_logger
 from providers.types import JsonValue
 from sessions import (

@@ -212,7 +212,7 @@ async def undo(cwd: Path, *, environ: Mapping[str, str] | None = None, out: Text
     """Restore the files changed by the last tool batch of the newest session in `cwd` (or say
     that it has no snapshot, as `/undo` does: `agent.undo_batches`)."""
     from agent.session_transcript import SessionTranscript
-    from agent.undo import UndoStore
+    from agent.undo.store import UndoStore
     from agent.undo_batches import BatchUndo
     from sessions import SessionStore, data_dir
 

@@ -1,4 +1,4 @@
-"""Read-only access to the undo snapshots (`agent.undo`) for `earshot blame`.
+"""Read-only access to the undo snapshots (`agent.undo.store`) for `earshot blame`.
 
 A snapshot, taken before each batch of mutating calls, holds the bytes of the files the batch was
 about to change (or, before a command, the whole work tree): the ground truth of a file at that
@@ -33,7 +33,7 @@ class SnapshotReader:
     """The undo snapshots of one working directory."""
 
     def __init__(self, cwd: str, data_dir: Path) -> None:
-        from agent.undo import UndoStore
+        from agent.undo.store import UndoStore
 
         store = UndoStore(Path(cwd), data_dir)  # computes the paths only: creates nothing
         self.cwd = store.cwd

@@ -27,8 +27,8 @@ return without doing anything. A snapshot that cannot be taken raises `SnapshotF
 
 Every session of a project (of this process or another) shares the store: each operation works
 on a copy of the index of its own, and undos and large stagings take the store's lock for a
-bounded wait (`agent.undo_lock`). Each batch is sealed once its calls have run, and an undo puts
-back only what that batch changed (`agent.undo_after`).
+bounded wait (`agent.undo.lock`). Each batch is sealed once its calls have run, and an undo puts
+back only what that batch changed (`agent.undo.after`).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from agent.undo_after import AfterStates
-from agent.undo_files import (
+from agent.undo.after import AfterStates
+from agent.undo.files import (
     Refused,
     blobs,
     identity,
@@ -53,10 +53,10 @@ from agent.undo_files import (
     restore_link,
     tree_entries,
 )
-from agent.undo_git import git_error as _err
-from agent.undo_lock import operation_exclusive, operation_index
-from agent.undo_repository import SnapshotFailed
-from agent.undo_repository import ref_name as _ref_name
+from agent.undo.git import git_error as _err
+from agent.undo.lock import operation_exclusive, operation_index
+from agent.undo.repository import SnapshotFailed
+from agent.undo.repository import ref_name as _ref_name
 
 _MAX_FILES = 5_000
 _MAX_TREE_FILES = 50_000
@@ -123,7 +123,7 @@ class UndoStore(AfterStates):
     ) -> str | None:
         if not await self._ensure_ready():
             raise SnapshotFailed(self.unavailable_reason or "undo is unavailable")
-        started = time.time_ns()  # the batch's window opens (`agent.undo_after`)
+        started = time.time_ns()  # the batch's window opens (`agent.undo.after`)
         tree: str | None = None
         tree_skipped: list[dict[str, Any]] = []
         if whole_tree:
@@ -228,7 +228,7 @@ class UndoStore(AfterStates):
     async def seal(self, snapshot: str, paths: Sequence[Path], *, whole_tree: bool = False) -> None:
         """Record what the batch of `snapshot` left, once its calls have run (the same `paths`
         and `whole_tree` as the snapshot): an undo then puts back only what the batch changed
-        (`agent.undo_after`).
+        (`agent.undo.after`).
 
         Raises:
             SnapshotFailed: it could not be recorded (an undo then restores the whole snapshot).
@@ -256,7 +256,7 @@ class UndoStore(AfterStates):
         )
 
     async def _since_batch(self, snapshot: str, manifest: dict[str, Any]) -> dict[str, Any]:
-        """`manifest` narrowed to what its batch changed, once sealed (`agent.undo_after`): of
+        """`manifest` narrowed to what its batch changed, once sealed (`agent.undo.after`): of
         the work tree only the paths the batch changed are put back (`only`), and a path changed
         again since, or changed by a batch of another session at the same time, is left as it
         is (named under `kept`)."""
@@ -296,7 +296,7 @@ class UndoStore(AfterStates):
         `max_bytes` are left out, and named in `skipped`; so is the whole tree (None) when it
         cannot be read or holds too much that was never snapshotted. Outside an undo, it works
         on an index of its own, under the store's lock when there is much to hash
-        (`agent.undo_lock`)."""
+        (`agent.undo.lock`)."""
         if operation_index() is None:
             mark = len(skipped)
             try:

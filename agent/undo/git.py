@@ -1,4 +1,4 @@
-"""Running git on earshot's own undo store (`agent.undo`): the environment and settings every
+"""Running git on earshot's own undo store (`agent.undo.store`): the environment and settings every
 command gets, and the runner.
 
 Every git command runs with `GIT_DIR` pointed at the store, `GIT_WORK_TREE` at the project, an

@@ -1,6 +1,6 @@
-"""Earshot's own git store of a project's undo snapshots (`agent.undo`): where it lives, making
-it, one operation at a time on it (`agent.undo_lock`), running git on it and recording a snapshot
-under a session's refs."""
+"""Earshot's own git store of a project's undo snapshots (`agent.undo.store`): where it lives,
+making it, one operation at a time on it (`agent.undo.lock`), running git on it and recording a
+snapshot under a session's refs."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from pathlib import Path
 from subprocess import CompletedProcess
 from typing import Any
 
-from agent.undo_git import create_store, git_environment, run_git, write_attributes
-from agent.undo_git import git_error as _err
-from agent.undo_lock import LOCK_WAIT, operation_index, remove_dead_copies, store_operation
+from agent.undo.git import create_store, git_environment, run_git, write_attributes
+from agent.undo.git import git_error as _err
+from agent.undo.lock import LOCK_WAIT, operation_index, remove_dead_copies, store_operation
 
 _SAFE_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 
@@ -41,7 +41,7 @@ class UndoRepository:
         self._index_file = self.undo_dir / f"{key}.index"
         self._lock_file = self.undo_dir / f"{key}.lock"
         self.lock_wait = LOCK_WAIT
-        """Seconds an operation waits for the store's lock (`agent.undo_lock`)."""
+        """Seconds an operation waits for the store's lock (`agent.undo.lock`)."""
         self._git = shutil.which("git")
         self.available = self._git is not None
         self.unavailable_reason = (

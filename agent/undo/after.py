@@ -30,8 +30,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from agent.undo_git import git_error as _err
-from agent.undo_repository import SnapshotFailed, UndoRepository
+from agent.undo.git import git_error as _err
+from agent.undo.repository import SnapshotFailed, UndoRepository
 
 _REFS = "refs/earshot-after/"
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
