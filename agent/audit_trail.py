@@ -60,7 +60,7 @@ class AuditTrail:
         unsandboxed: bool = False,
         follow_up: bool = False,
     ) -> None:
-        """Record one decision; `source` is the gate's (`agent.permission_gate.GateOutcome`),
+        """Record one decision; `source` is the gate's (`agent.permissions.gate.GateOutcome`),
         `hook` for a `pre_tool_use` hook's block, `error` for a check that failed."""
         if allowed and read_only and source in ("policy", "mode") and not follow_up:
             return

@@ -24,9 +24,9 @@ from agent.events import AgentEvent, CommandOutput
 from agent.inbox import Prompt
 
 if TYPE_CHECKING:
-    from agent.permission_admin import PermissionAdmin
-    from agent.permission_gate import RuleBook
-    from agent.permission_rules import Rule
+    from agent.permissions.admin import PermissionAdmin
+    from agent.permissions.gate import RuleBook
+    from agent.permissions.rules import Rule
     from providers.types import ReasoningEffort
 
 
@@ -159,7 +159,7 @@ async def run_extra(
 
 
 def _rules(texts: Sequence[str]) -> tuple[Rule, ...]:
-    from agent.permission_rules import parse_rule
+    from agent.permissions.rules import parse_rule
 
     return tuple(parse_rule(text, "command") for text in texts)
 

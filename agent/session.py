@@ -42,7 +42,7 @@ from agent.events import (
 )
 from agent.inbox import Prompt, PromptInbox, UnsupportedPrompt, prompt_message, title_from
 from agent.loop import TurnLoop
-from agent.permission_admin import PermissionAdmin
+from agent.permissions.admin import PermissionAdmin
 from agent.replay import replay_events
 from agent.retry import RetryPolicy
 from agent.session_setup import (

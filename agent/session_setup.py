@@ -18,8 +18,8 @@ from agent.edit_checks import EditChecks
 from agent.hooks import HookRunner
 from agent.local.backends import LocalFiles, LocalProcesses
 from agent.local.background import BackgroundJobs
-from agent.permission_gate import RuleBook
 from agent.permissions import PermissionGate, PermissionRules
+from agent.permissions.gate import RuleBook
 from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.sandbox.command_sandbox import Sandbox, open_sandbox
 from agent.session_worker import SessionWorker
@@ -264,7 +264,7 @@ def _rule_book(cwd: Path, settings: Settings | None, rules: PermissionRules) -> 
     a revoke in another session: `RuleBook.refresh`); fixed for settings not read from files."""
     if settings is None or settings.remembered is None:
         return RuleBook(rules)
-    from agent.permission_admin import scope_paths, settings_reloader
+    from agent.permissions.admin import scope_paths, settings_reloader
 
     reload = settings_reloader(cwd, settings)
     return RuleBook(

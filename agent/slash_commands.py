@@ -20,7 +20,7 @@ from agent.events import AgentEvent, CommandOutput
 from providers.types import ReasoningEffort
 
 if TYPE_CHECKING:
-    from agent.permission_admin import PermissionAdmin
+    from agent.permissions.admin import PermissionAdmin
 
 BUILTIN_COMMANDS: Final[tuple[tuple[str, str, str | None], ...]] = (
     ("compact", "Summarise the conversation so far to free context", "optional instructions"),

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 class GateVerdict(Protocol):
-    """What the permission gate answers (`agent.permission_gate.GateOutcome`)."""
+    """What the permission gate answers (`agent.permissions.gate.GateOutcome`)."""
 
     @property
     def allowed(self) -> bool: ...
@@ -55,7 +55,7 @@ class GateVerdict(Protocol):
 
 
 class Gate(Protocol):
-    """`agent.permission_gate.PermissionGate`, as the executor calls it."""
+    """`agent.permissions.gate.PermissionGate`, as the executor calls it."""
 
     async def check(
         self,

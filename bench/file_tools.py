@@ -29,8 +29,8 @@ import anyio
 from agent.backends import DenyingInteraction
 from agent.execution import BatchState, ToolExecutor
 from agent.local.backends import LocalFiles, LocalProcesses
-from agent.permission_gate import PermissionGate
-from agent.permission_rules import PermissionRules
+from agent.permissions.gate import PermissionGate
+from agent.permissions.rules import PermissionRules
 from agent.tool_calls import SchemaValidators, validate_call
 from agent.tooling import Tooling
 from agent.tools.base import ReadTracker, ScopeContract

@@ -21,7 +21,7 @@ and checks the descriptor (`fstat`: device, inode, link count) against what was 
   touched.
 
 What this does not do: decide. The caller resolves (`os.path.realpath`) and decides on the
-result (`agent.permission_policy`); this module makes the use match that decision or refuse.
+result (`agent.permissions.policy`); this module makes the use match that decision or refuse.
 """
 
 from __future__ import annotations

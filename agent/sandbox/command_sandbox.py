@@ -30,7 +30,7 @@ operating system decides instead:
   servers).
 
 Where the sandbox cannot run (no bubblewrap, user namespaces forbidden, Windows...) the session
-says so once and every command asks (`agent.permission_gate`); a user who accepts unconfined
+says so once and every command asks (`agent.permissions.gate`); a user who accepts unconfined
 commands turns the sandbox off (`"sandbox": {"enabled": false}`), and modes and rules decide as
 they did before there was a sandbox.
 

@@ -50,7 +50,7 @@ class PermissionRequest(Record):
     mcp_server: str | None = None
     """For an MCP tool: the server's name as configured. `rule_tool` is then
     `mcp__<server>__<tool>` with both names as configured, and `mcp__...` rules are matched
-    against these names exactly (`agent.permission_rules`)."""
+    against these names exactly (`agent.permissions.rules`)."""
     files: tuple[FileId | None, ...] = ()
     """What the caller holds open at each of `paths` (from `fstat`), when it does: the policy
     decides on that file instead of looking at the path again (which file a hard link is)."""

@@ -76,7 +76,7 @@ Recheck = Callable[["PermissionRequest"], Awaitable[bool]]
 
 
 class ReadDenied(Protocol):
-    """`ctx.services[READ_DENIED]` (`agent.permission_gate.PermissionGate.read_denied`)."""
+    """`ctx.services[READ_DENIED]` (`agent.permissions.gate.PermissionGate.read_denied`)."""
 
     def __call__(self, path: Path, file: FileId | None = None) -> bool: ...
 

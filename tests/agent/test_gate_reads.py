@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from agent.backends import Mode, ToolUi
-from agent.permission_rules import lexical_path
 from agent.permissions import Decision, PermissionGate, PermissionRules, decide
+from agent.permissions.rules import lexical_path
 from agent.protected_paths import protected_paths
 from agent.tools.base import PermissionRequest, ScopeContract
 from agent.tools.grep import grep_tool

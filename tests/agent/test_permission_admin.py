@@ -1,4 +1,4 @@
-"""`/permissions` (agent.permission_admin): which files it edits, and what it never touches."""
+"""`/permissions` (agent.permissions.admin): which files it edits, and what it never touches."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import json
 import stat
 from pathlib import Path
 
-from agent.permission_admin import PermissionAdmin
-from agent.permission_gate import RuleBook
-from agent.permission_rules import parse_rule
 from agent.permissions import PermissionGate, PermissionRules
+from agent.permissions.admin import PermissionAdmin
+from agent.permissions.gate import RuleBook
+from agent.permissions.rules import parse_rule
 from agent.settings.scopes import Settings, load_settings
 from tests.agent.test_trust import Workspace
 

@@ -1,5 +1,5 @@
 """Command rules against a hostile command line: one table per promise of
-`agent.permission_commands` (the lab in `tests/security` runs the attacks for real; this table
+`agent.permissions.commands` (the lab in `tests/security` runs the attacks for real; this table
 also pins down what must stay allowed and what deny rules must not over-match)."""
 
 from __future__ import annotations

@@ -122,9 +122,9 @@ def test_four_processes_answering_always_at_once_keep_every_answer(tmp_path: Pat
 
 
 async def test_an_answer_or_a_revoke_in_one_session_applies_in_the_others(tmp_path: Path) -> None:
-    from agent.permission_admin import PermissionAdmin, scope_paths, settings_reloader
-    from agent.permission_gate import PermissionGate, RuleBook
-    from agent.permission_rules import PermissionRules
+    from agent.permissions.admin import PermissionAdmin, scope_paths, settings_reloader
+    from agent.permissions.gate import PermissionGate, RuleBook
+    from agent.permissions.rules import PermissionRules
     from agent.settings.edits import append_rule
     from agent.settings.scopes import load_settings
     from tests.agent.test_permissions_gate import FakeUser, bash, check

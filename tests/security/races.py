@@ -28,8 +28,8 @@ import anyio
 from agent.backends import DenyingInteraction, Interaction, Mode
 from agent.execution import BatchState, ToolExecutor
 from agent.local.backends import LocalFiles, LocalProcesses
-from agent.permission_gate import PermissionGate
-from agent.permission_rules import PermissionRules
+from agent.permissions.gate import PermissionGate
+from agent.permissions.rules import PermissionRules
 from agent.protected_paths import protected_paths
 from agent.tool_calls import SchemaValidators, validate_call
 from agent.tooling import Tooling

@@ -1,7 +1,7 @@
 """Permission rules: their syntax, and whether one matches a call.
 
 This module only answers "does this rule match this call?"; which rule wins, and what the mode
-adds, is the policy in `agent.permission_policy`.
+adds, is the policy in `agent.permissions.policy`.
 
 Rule syntax (Claude Code's): `Tool` or `Tool(pattern)`. A bare `Tool` (or `Tool(*)`) matches every
 call of the tool, even a shell command that cannot be parsed.
@@ -19,7 +19,7 @@ call of the tool, even a shell command that cannot be parsed.
   language, a rule whose literal leading words appear as a token sequence in that code denies;
   and when a program name, or code it runs, is computed at run time (`$CMD`, `{r,m}`,
   `curl ... | sh`, `eval "$X"`), every pattern deny rule for Bash denies, because no one can say
-  what runs. `agent.permission_commands` has the details. Redirections and common writers
+  what runs. `agent.permissions.commands` has the details. Redirections and common writers
   (`cp`, `tee`, `sort -o`...) count as writes (step 4; `Edit`/`Write` deny rules apply).
 - `Read(glob)`, `Edit(glob)`, `Write(glob)`: gitignore-like paths. `./x`, `x/y` and `/x` are
   relative to the cwd (the project root), `~/x` to the home directory, `//x` is the absolute `/x`.
@@ -51,9 +51,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from agent import permission_commands
 from agent.files.safe_paths import FileId, PathChanged, identify
-from agent.permission_commands import command_regex as command_regex  # re-exported
+from agent.permissions import commands as permission_commands
+from agent.permissions.commands import command_regex as command_regex  # re-exported
 from agent.shell.parse import ParsedCommand, Segment, parse_command
 from agent.tools.base import PermissionRequest
 from providers.records import Record
@@ -269,7 +269,7 @@ def _command_matches(
 
 def allowed_by(rules: Sequence[Rule], subject: Subject) -> Rule | None:
     """The (first) allow rule that admits the call; for a command, every segment must be covered
-    by some rule (see `agent.permission_commands`)."""
+    by some rule (see `agent.permissions.commands`)."""
     for rule in rules:
         if rule.tool == "Bash" and rule.pattern is not None:
             continue
@@ -352,7 +352,7 @@ def names_place(pattern: str, place: Path, cwd: Path) -> bool:
     """Whether a path pattern names `place` (resolved) itself rather than merely covering it:
     its literal part, up to the first wildcard, is `place` or inside it (`~/.ssh/**` and
     `~/.ssh/config` name `~/.ssh`; `~/**` does not), or it is a name without wildcards
-    (`.env`, `id_rsa`). Secrets need such a rule (`agent.permission_policy`)."""
+    (`.env`, `id_rsa`). Secrets need such a rule (`agent.permissions.policy`)."""
     compiled = _path_regexes(pattern, str(cwd))
     if compiled.name_glob is not None:
         return compiled.literal

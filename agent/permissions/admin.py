@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from agent.permission_gate import PermissionGate, RuleBook
-from agent.permission_rules import PermissionRules, parse_rule
+from agent.permissions.gate import PermissionGate, RuleBook
+from agent.permissions.rules import PermissionRules, parse_rule
 from agent.protected_paths import PROTECTED_DIR_NAMES
 from agent.settings.edits import append_rule, remove_rule
 from agent.settings.scopes import (

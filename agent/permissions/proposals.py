@@ -12,7 +12,7 @@ literal, and no broader than the user can see.
   cannot be read (`git -C x status`). No rule is proposed when even the exact command cannot be
   written as one (a computed program name, a glob, a `*` in a word).
 - A path is written literally: `Edit(./app.py)`, `Edit(src/app.py)`, `Write(//etc/hosts)`, with
-  `*`, `?` and `\\` escaped (`agent.permission_rules.escape_path_pattern`), so a file named `**`
+  `*`, `?` and `\\` escaped (`agent.permissions.rules.escape_path_pattern`), so a file named `**`
   proposes `Edit(./\\*\\*)`, never `Edit(./**)`.
 - A fetch proposes its exact host (`Fetch(domain:example.com)`), a skill or subagent its exact
   name (glob characters bracketed), an MCP tool its `mcp__<server>__<tool>` name as configured.
@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import assert_never
 
-from agent.permission_rules import (
+from agent.permissions.rules import (
     PATH_TOOLS,
     Rule,
     command_regex,

@@ -28,7 +28,7 @@ ORDER IS THE POLICY, deliberately not "most specific wins":
 8. otherwise the mode decides: `ask` prompts, `accept-edits` allows file edits (inside the roots,
    which step 4 has established) and prompts the rest, `auto` allows.
 
-What a rule matches (commands, paths, domains, MCP names) is `agent.permission_rules`.
+What a rule matches (commands, paths, domains, MCP names) is `agent.permissions.rules`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from agent.backends import Mode
 from agent.files.hard_links import other_names
 from agent.files.safe_paths import Decided
 from agent.network import local_host
-from agent.permission_rules import (
+from agent.permissions.rules import (
     PermissionRules,
     Rule,
     Subject,

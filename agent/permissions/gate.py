@@ -23,8 +23,9 @@ from agent.backends import (
     command_title,
 )
 from agent.files.safe_paths import Decided, FileId
-from agent.permission_policy import Decision, decide
-from agent.permission_rules import (
+from agent.permissions.policy import Decision, decide
+from agent.permissions.proposals import propose_refusals, propose_rules
+from agent.permissions.rules import (
     PermissionRules,
     Rule,
     Subject,
@@ -34,7 +35,6 @@ from agent.permission_rules import (
     tool_matches,
 )
 from agent.protected_paths import ProtectedPaths, protected_paths
-from agent.rule_proposals import propose_refusals, propose_rules
 from agent.tools.base import PermissionRequest, ScopeContract
 from providers.logs import get_logger
 
@@ -81,7 +81,7 @@ mislead (and such a rule would not be applied to those calls anyway)."""
 class RuleBook:
     """The settings files' rules as a session applies them: held apart from the gate, so that
     what is handed the gate (every tool, through its `Tooling`) has no way to change them. Only
-    the session's `/permissions` command (`agent.permission_admin`) holds the book, and replaces
+    the session's `/permissions` command (`agent.permissions.admin`) holds the book, and replaces
     its rules with the files' after the user edited one of their own.
 
     Other sessions edit the same files (an "always" answer, `/permissions revoke`), and so does
