@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 import anyio
 
 from agent.events import AgentEvent, CommandOutput
-from agent.inbox import Prompt
+from agent.turn.inbox import Prompt
 
 if TYPE_CHECKING:
     from agent.permissions.admin import PermissionAdmin

@@ -34,7 +34,7 @@ from providers.logs import get_logger
 if TYPE_CHECKING:
     from agent.lsp.manager import LspManager
     from agent.sandbox.command_sandbox import Sandbox
-    from agent.tooling import Tooling
+    from agent.turn.tooling import Tooling
     from agent.verify import CommandResult
 
 _log = get_logger(__name__)

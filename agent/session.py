@@ -1,7 +1,7 @@
 """The agent session: what ACP and the CLI drive.
 
 `run_turn` streams `AgentEvent`s while the turn's work runs in a producer task
-(`agent.turn_stream`). Consume it to the end, or inside `contextlib.aclosing(...)` when you may
+(`agent.turn.stream`). Consume it to the end, or inside `contextlib.aclosing(...)` when you may
 stop early: closing it stops the turn and settles the transcript (stopping without closing leaves
 the turn's task group to the garbage collector, which cannot end it cleanly).
 
@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from agent.audit_trail import AuditTrail
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
 from agent.branches import Branches
 from agent.command_sources import ExtraCommands, run_extra
@@ -40,11 +39,8 @@ from agent.events import (
     TurnEnded,
     TurnStarted,
 )
-from agent.inbox import Prompt, PromptInbox, UnsupportedPrompt, prompt_message, title_from
-from agent.loop import TurnLoop
 from agent.permissions.admin import PermissionAdmin
 from agent.replay import replay_events
-from agent.retry import RetryPolicy
 from agent.session_setup import (
     ModelUnavailable,
     SessionOptions,
@@ -59,11 +55,15 @@ from agent.session_transcript import SessionTranscript
 from agent.slash_commands import CommandCall, run_builtin, skill_prompt
 from agent.subagent import ChildSessions, SubagentRunner
 from agent.tool_arrivals import ToolArrivals
-from agent.tooling import Tooling
 from agent.tools.base import ReadTracker, ScopeContract
 from agent.tools.services import SUBAGENTS, TODOS
-from agent.turn_config import TurnConfig
-from agent.turn_stream import Announcer, OrderedInteraction, Produce, TurnStream
+from agent.turn.audit_trail import AuditTrail
+from agent.turn.config import TurnConfig
+from agent.turn.inbox import Prompt, PromptInbox, UnsupportedPrompt, prompt_message, title_from
+from agent.turn.loop import TurnLoop
+from agent.turn.retry import RetryPolicy
+from agent.turn.stream import Announcer, OrderedInteraction, Produce, TurnStream
+from agent.turn.tooling import Tooling
 from agent.undo_batches import BatchUndo
 from providers.types import Message, ReasoningEffort
 from sessions import SessionStore
@@ -317,7 +317,7 @@ class AgentSession:
         return self._start(command)
 
     def queue_prompt(self, prompt: Prompt) -> bool:
-        """Queue a prompt into the running turn (`agent.inbox`): it is sent after the current
+        """Queue a prompt into the running turn (`agent.turn.inbox`): it is sent after the current
         tool batch, before the next model call (never mid-batch). A prompt queued while the
         model streams its final answer makes the loop call the model once more.
 

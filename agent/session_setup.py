@@ -15,7 +15,6 @@ from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
 from agent.code_index_host import CodeIndexHost
 from agent.command_sources import CommandSource
 from agent.edit_checks import EditChecks
-from agent.hooks import HookRunner
 from agent.local.backends import LocalFiles, LocalProcesses
 from agent.local.background import BackgroundJobs
 from agent.permissions import PermissionGate, PermissionRules
@@ -28,20 +27,21 @@ from agent.settings.sandbox import SandboxConfig
 from agent.settings.scopes import Settings
 from agent.skills import SkillIndex
 from agent.tool_env import add_credential_variables
-from agent.tooling import Snapshot, Tooling
 from agent.tools.base import AnyTool, ReadTracker, ScopeContract
 from agent.tools.builtin import TASK_TOOL_NAME, builtin_tool_names, builtin_tools, task_tool
 from agent.tools.services import BACKGROUND, CODE_INDEX, READ_DENIED, READ_DENY_GLOBS, SKILLS
-from agent.turn_config import ToolSet
+from agent.turn.config import ToolSet
+from agent.turn.hooks import HookRunner
+from agent.turn.tooling import Snapshot, Tooling
 from agent.undo.store import UndoStore
 from providers.logs import get_logger
 from providers.types import ReasoningEffort
 from sessions import ModelChangeEntry, Session, data_dir
 
 if TYPE_CHECKING:
-    from agent.audit_trail import AuditTrail
     from agent.events import AgentEvent
     from agent.tool_arrivals import ToolArrivals
+    from agent.turn.audit_trail import AuditTrail
     from providers.model import Model
 
 _log = get_logger(__name__)

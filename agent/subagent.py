@@ -21,7 +21,6 @@ from typing import Any, Final, cast
 
 import anyio
 
-from agent.audit_trail import AuditTrail
 from agent.context.caching import CacheSetting
 from agent.context.shaper import ContextShaper
 from agent.context.usage import UsageTracker
@@ -39,15 +38,16 @@ from agent.events import (
     ToolCallRunning,
     ToolCallStarted,
 )
-from agent.inbox import title_from
-from agent.loop import TurnLoop
 from agent.replay import SUBAGENT_LINK
 from agent.session_transcript import SessionTranscript
-from agent.tooling import Tooling
 from agent.tools.base import ReadTracker, ToolError
 from agent.tools.services import READ_DENIED, READ_DENY_GLOBS, SKILLS
 from agent.transcript import InMemoryTranscript, Transcript
-from agent.turn_config import ToolSet, TurnConfig
+from agent.turn.audit_trail import AuditTrail
+from agent.turn.config import ToolSet, TurnConfig
+from agent.turn.inbox import title_from
+from agent.turn.loop import TurnLoop
+from agent.turn.tooling import Tooling
 from providers.types import Message, TextPart, Usage
 from sessions import ExtensionEntry, ParentLink, Session, SessionStore
 

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from agent.events import AgentEvent, Notice
 from agent.tools.base import AnyTool
-from agent.turn_config import ToolSet
+from agent.turn.config import ToolSet
 
 
 class ToolArrivals:

@@ -36,7 +36,7 @@ UNDO_MISSING = "undo_missing"
 
 @dataclass(slots=True)
 class TakenSnapshot:
-    """A batch's snapshot as the executor sees it (`agent.tooling.BatchSnapshot`)."""
+    """A batch's snapshot as the executor sees it (`agent.turn.tooling.BatchSnapshot`)."""
 
     problem: str | None = None
     store: UndoStore | None = None

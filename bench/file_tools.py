@@ -27,15 +27,15 @@ from typing import Any
 import anyio
 
 from agent.backends import DenyingInteraction
-from agent.execution import BatchState, ToolExecutor
 from agent.local.backends import LocalFiles, LocalProcesses
 from agent.permissions.gate import PermissionGate
 from agent.permissions.rules import PermissionRules
-from agent.tool_calls import SchemaValidators, validate_call
-from agent.tooling import Tooling
 from agent.tools.base import ReadTracker, ScopeContract
 from agent.tools.builtin import builtin_tools
 from agent.tools.services import READ_DENIED, READ_DENY_GLOBS
+from agent.turn.execution import BatchState, ToolExecutor
+from agent.turn.tool_calls import SchemaValidators, validate_call
+from agent.turn.tooling import Tooling
 from bench.results_md import write_section
 from providers.types import ToolCallPart, ToolResultPart
 

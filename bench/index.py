@@ -173,7 +173,7 @@ async def bench(files: int) -> tuple[dict[str, str], dict[str, str], dict[str, s
                 copy,
                 base / "own.sqlite",
                 copy / "agent" / "context" / "tokens.py",
-                "agent/loop.py",
+                "agent/turn/loop.py",
                 "permission gate decide",
             )
         finally:

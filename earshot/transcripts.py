@@ -30,7 +30,7 @@ from sessions import Entry, ExtensionEntry, Header, MessageEntry, UndoSnapshotEn
 PERMISSION_EXTENSION = "permission"
 OUTCOME_EXTENSION = "tool_outcome"
 TOOL_UI_EXTENSION = "tool_ui"
-"""The extension entries of `agent.audit_trail` and `agent.replay` (names repeated here so that
+"""The extension entries of `agent.turn.audit_trail` and `agent.replay` (names repeated here so that
 reading a transcript does not load the agent)."""
 
 

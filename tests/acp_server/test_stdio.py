@@ -29,7 +29,7 @@ NOT_BEFORE_INITIALIZE = (
     "anthropic",
     "google.genai",
     "agent.session",
-    "agent.loop",
+    "agent.turn.loop",
     "sessions.store",
     "providers.types",
     "earshot.compose",
@@ -43,7 +43,7 @@ NOT_BEFORE_SESSION_NEW = (
     "anthropic",
     "google.genai",
     "agent.session",
-    "agent.loop",
+    "agent.turn.loop",
     "sessions.store",
 )
 """What the `session/new` answer never waits for: it is given from the settings, the catalog and

@@ -15,7 +15,7 @@ from agent.events import (
     TurnEnded,
 )
 from agent.session import AgentSession
-from agent.tool_calls import INTERRUPTED_TEXT
+from agent.turn.tool_calls import INTERRUPTED_TEXT
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from tests.agent.loop_support import (
     Answering,

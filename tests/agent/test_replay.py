@@ -13,8 +13,8 @@ from agent.replay import (
     replay_events,
     tool_ui_entry,
 )
-from agent.tool_calls import CallSinks
 from agent.tools.base import ToolContext
+from agent.turn.tool_calls import CallSinks
 from providers.types import Message, TextPart, ToolCallPart, ToolResultPart
 from sessions import Entry, ExtensionEntry, MessageEntry
 

@@ -15,7 +15,7 @@ from agent.backends import ToolUi
 from agent.events import AgentEvent, Notice, TurnEnded
 from agent.tool_arrivals import ToolArrivals
 from agent.tools.base import AnyTool, ToolContext, ToolOutput, define_tool
-from agent.turn_config import ToolSet
+from agent.turn.config import ToolSet
 from providers.types import ModelRequest, TextPart
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn, TurnSpec
 from tests.agent.loop_support import collect, env, make_session, of

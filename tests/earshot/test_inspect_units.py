@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from agent.audit_trail import AuditTrail
 from agent.events import (
     AgentEvent,
     CompactionFinished,
@@ -22,6 +21,7 @@ from agent.events import (
     UsageUpdated,
 )
 from agent.tools.base import PermissionRequest
+from agent.turn.audit_trail import AuditTrail
 from earshot.audit import parse_since
 from earshot.blame import blame_lines
 from earshot.print_meter import RunMeter

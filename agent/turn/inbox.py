@@ -3,7 +3,7 @@ while a turn runs, and the session's title from the first one.
 
 A prompt queued into a running turn is sent after the current tool batch, before the next model
 call. Like the turn's first prompt it goes through the `user_prompt_submit` hooks first
-(`admit`); the loop decides when (`agent.loop`).
+(`admit`); the loop decides when (`agent.turn.loop`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final
 from providers.types import ImagePart, Message, TextPart
 
 if TYPE_CHECKING:
-    from agent.hooks import HookRunner
+    from agent.turn.hooks import HookRunner
     from providers.catalog import ModelInfo
 
 Prompt = str | Sequence[TextPart | ImagePart]
@@ -64,7 +64,7 @@ def title_from(text: str) -> str | None:
 
 
 class PromptInbox:
-    """The session's prompts for the running turn (what `agent.loop.Prompts` asks of it)."""
+    """The session's prompts for the running turn (what `agent.turn.loop.Prompts` asks of it)."""
 
     def __init__(
         self,

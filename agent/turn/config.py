@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agent.retry import RetryPolicy
 from agent.tools.base import AnyTool
+from agent.turn.retry import RetryPolicy
 from providers.types import PromptCache, ReasoningEffort, ToolSpec
 
 if TYPE_CHECKING:

@@ -29,17 +29,17 @@ from agent.events import (
     ToolCallRunning,
     ToolStatus,
 )
-from agent.tool_calls import (
+from agent.tool_env import scrub
+from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput
+from agent.tools.services import RECHECK_PERMISSION
+from agent.turn.tool_calls import (
     CheckedCall,
     RejectedCall,
     ValidCall,
     error_result,
     permission_request,
 )
-from agent.tool_env import scrub
-from agent.tooling import BatchSnapshot, Tooling
-from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput
-from agent.tools.services import RECHECK_PERMISSION
+from agent.turn.tooling import BatchSnapshot, Tooling
 from providers.logs import get_logger
 from providers.types import ImagePart, JsonValue, TextPart, ToolResultPart
 

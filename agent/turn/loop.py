@@ -11,7 +11,8 @@ Three invariants:
   ends a turn early.
 
 Acknowledged means durable: nothing is shown as done before the entry recording it is on disk,
-and a transcript that cannot be written ends the turn with an error saying so (`agent.recording`).
+and a transcript that cannot be written ends the turn with an error saying so
+(`agent.turn.recording`).
 
 The loop knows its session only through narrow parts: the current `TurnConfig` (frozen; read at
 each model call), the `Transcript` it appends to, the context shaper, the turn's `Tooling`, where
@@ -43,10 +44,13 @@ from agent.events import (
     TurnEnded,
     UserMessageAdded,
 )
-from agent.execution import BatchState, ToolExecutor
-from agent.recording import NotSaved, ResultRecorder, not_saved_message, try_append
-from agent.retry import describe_error
-from agent.tool_calls import (
+from agent.tool_env import scrub
+from agent.transcript import Transcript
+from agent.turn.config import TurnConfig
+from agent.turn.execution import BatchState, ToolExecutor
+from agent.turn.recording import NotSaved, ResultRecorder, not_saved_message, try_append
+from agent.turn.retry import describe_error
+from agent.turn.tool_calls import (
     INTERRUPTED_TEXT,
     CheckedCall,
     SchemaValidators,
@@ -55,10 +59,7 @@ from agent.tool_calls import (
     title_for,
     validate_call,
 )
-from agent.tool_env import scrub
-from agent.tooling import Tooling
-from agent.transcript import Transcript
-from agent.turn_config import TurnConfig
+from agent.turn.tooling import Tooling
 from providers.assemble import MessageAssembler
 from providers.logs import get_logger
 from providers.types import (
@@ -86,8 +87,8 @@ _log = get_logger(__name__)
 
 
 class Prompts(Protocol):
-    """The user's prompts for a turn (`agent.inbox.PromptInbox`): the turn's first one and those
-    queued while it runs go through `admit` (the user_prompt_submit hooks)."""
+    """The user's prompts for a turn (`agent.turn.inbox.PromptInbox`): the turn's first one and
+    those queued while it runs go through `admit` (the user_prompt_submit hooks)."""
 
     def take(self) -> list[Message]:
         """Prompts queued during the turn, removed from the queue."""

@@ -25,10 +25,10 @@ from agent.tools.base import PermissionRequest, ReadTracker, ScopeContract, Tool
 if TYPE_CHECKING:
     import anyio
 
-    from agent.audit_trail import AuditTrail
     from agent.files.safe_paths import Decided
     from agent.sandbox.command_sandbox import Sandbox
-    from agent.tool_calls import CallSinks
+    from agent.turn.audit_trail import AuditTrail
+    from agent.turn.tool_calls import CallSinks
 
 
 class GateVerdict(Protocol):
@@ -73,7 +73,7 @@ class Gate(Protocol):
 
 
 class Hooks(Protocol):
-    """`agent.hooks.HookRunner`, the parts the executor calls."""
+    """`agent.turn.hooks.HookRunner`, the parts the executor calls."""
 
     async def pre_tool_use(
         self, *, session_id: str, tool_name: str, tool_input: object, call_id: str
@@ -136,7 +136,7 @@ class Tooling:
     processes: ProcessBackend
     interaction: Interaction
     """Where permission prompts and questions go (ordered after the events before them:
-    `agent.turn_stream.OrderedInteraction`)."""
+    `agent.turn.stream.OrderedInteraction`)."""
     gate: Gate
     mode: Callable[[], Mode]
     """The permission mode as it is now (a change applies at the next check)."""
