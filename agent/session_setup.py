@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
-from agent.code_index_host import CodeIndexHost
+from agent.code.edit_checks import EditChecks
+from agent.code.index_host import CodeIndexHost
+from agent.code.session_worker import SessionWorker
 from agent.command_sources import CommandSource
-from agent.edit_checks import EditChecks
 from agent.local.backends import LocalFiles, LocalProcesses
 from agent.local.background import BackgroundJobs
 from agent.permissions import PermissionGate, PermissionRules
 from agent.permissions.gate import RuleBook
 from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.sandbox.command_sandbox import Sandbox, open_sandbox
-from agent.session_worker import SessionWorker
 from agent.settings.edits import append_rule
 from agent.settings.sandbox import SandboxConfig
 from agent.settings.scopes import Settings

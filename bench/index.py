@@ -56,7 +56,7 @@ IMPORTS: dict[str, tuple[str, str]] = {
         "from lsprotocol import types\nfrom lsprotocol.converters import get_converter\n"
         "get_converter()",
     ),
-    "`agent.verify`": ("pass", "import agent.verify"),
+    "`agent.code.verify`": ("pass", "import agent.code.verify"),
     "`agent.settings.code` (on the settings path)": (
         "import agent.settings.schema",
         "import agent.settings.code",

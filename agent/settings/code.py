@@ -24,7 +24,7 @@ DEFAULT_VERIFY_TIMEOUT: Final = 60.0
 
 @dataclass(frozen=True, slots=True)
 class VerifyRule:
-    """One `verify` entry (run by `agent.verify`)."""
+    """One `verify` entry (run by `agent.code.verify`)."""
 
     files: str
     """A gitignore-style glob, relative to the workspace root."""

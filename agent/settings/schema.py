@@ -238,13 +238,13 @@ class SandboxSettings(FileSection, Record):
 
 class VerifySettings(FileSection, Record):
     """One `verify` entry: the command to run after edits to files matching a glob
-    (`agent.verify`)."""
+    (`agent.code.verify`)."""
 
     files: str
     command: str
     """`{files}` is replaced by the matching files, shell-quoted."""
     timeout: float | None = None
-    """Seconds (default `agent.verify.DEFAULT_TIMEOUT`)."""
+    """Seconds (default `agent.code.verify.DEFAULT_TIMEOUT`)."""
 
 
 class LspServerSettings(FileSection, Record):

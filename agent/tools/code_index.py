@@ -1,6 +1,6 @@
 """`repo_map` and `search_code`: the code index (`agent.codeindex`) as tools.
 
-Both read the session's code index from `ctx.services[CODE_INDEX]` (`agent.code_index_host`
+Both read the session's code index from `ctx.services[CODE_INDEX]` (`agent.code.index_host`
 opens one per work tree and refreshes it in the background); without one they say the index is not
 available. "The files in the conversation" are the files the session has read (`ctx.reads`)
 plus any the call names. Results never show a file a `Read` deny rule covers

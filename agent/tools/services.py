@@ -36,7 +36,7 @@ BACKGROUND = "background"
 `background: true`, `bash_output`, `bash_kill`). Without it background commands are refused."""
 CODE_INDEX = "code_index"
 """`ctx.services[CODE_INDEX]`: the session's code index: an object whose `async ready()` gives
-the `agent.codeindex.index.CodeIndex` (`agent.code_index_host.CodeIndexHost`), or the index."""
+the `agent.codeindex.index.CodeIndex` (`agent.code.index_host.CodeIndexHost`), or the index."""
 READ_DENY_GLOBS = "read_deny_globs"
 """`ctx.services[READ_DENY_GLOBS]`: `Callable[[], tuple[str, ...]]`, name globs ripgrep can skip
 (`--glob=!<glob>`) before the results are filtered."""

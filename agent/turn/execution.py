@@ -195,7 +195,7 @@ class ToolExecutor:
         state: BatchState,
     ) -> list[TextPart]:
         """What the language servers and, after the batch's last edit, the verify commands
-        say about the edits (`agent.edit_checks`): text to append to the call's result."""
+        say about the edits (`agent.code.edit_checks`): text to append to the call's result."""
         checks = self._tooling.checks
         assert checks is not None
         notes: list[str | None] = []

@@ -92,7 +92,7 @@ class Hooks(Protocol):
 
 
 class EditCheck(Protocol):
-    """`agent.edit_checks.EditChecks`, as the executor calls it."""
+    """`agent.code.edit_checks.EditChecks`, as the executor calls it."""
 
     @property
     def enabled(self) -> bool: ...
@@ -149,7 +149,7 @@ class Tooling:
     hooks: Hooks | None = None
     snapshot: Snapshot | None = None
     checks: EditCheck | None = None
-    """LSP diagnostics and verify commands after edits (`agent.edit_checks`)."""
+    """LSP diagnostics and verify commands after edits (`agent.code.edit_checks`)."""
     trail: AuditTrail | None = None
     """Records each decision and each call's raw output in the transcript (`earshot audit`)."""
 

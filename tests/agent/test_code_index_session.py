@@ -153,10 +153,10 @@ async def test_with_a_cold_cache_the_map_comes_once_the_background_index_has_it(
 
 
 async def test_a_large_refresh_under_way_is_announced_once(project: Path) -> None:
-    from agent.code_index_host import NOTICE_FROM, CodeIndexHost
+    from agent.code.index_host import NOTICE_FROM, CodeIndexHost
+    from agent.code.session_worker import SessionWorker
     from agent.codeindex.index import IndexProgress
     from agent.events import Notice
-    from agent.session_worker import SessionWorker
 
     worker = SessionWorker()
     host = CodeIndexHost(project, data_dir=project.parent / "data", repo_map=True, worker=worker)

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from agent.backends import Mode, PermissionAnswer, PermissionPrompt, Question, QuestionAnswer
-from agent.edit_checks import EditChecks
+from agent.code.edit_checks import EditChecks
 from agent.events import AgentEvent, ToolCallFinished
 from agent.session import AgentSession, SessionOptions, create_session
 from agent.settings.code import CodeConfig, VerifyRule

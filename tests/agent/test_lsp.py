@@ -210,7 +210,7 @@ def test_the_lsp_modules_load_no_protocol_types_until_a_server_starts() -> None:
 
     code = (
         "import sys, json\n"
-        "import agent.lsp.manager, agent.settings.code, agent.verify\n"
+        "import agent.lsp.manager, agent.settings.code, agent.code.verify\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('lsprotocol', 'cattrs', "
         "'pathspec')))))\n"
     )

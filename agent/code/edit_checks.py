@@ -8,9 +8,9 @@ edit in the same step. Nothing is said about a clean edit.
 - LSP (`agent.lsp`): the old text of each edited file a configured server checks is read before
   the edit, the new one after; `LspManager.diagnostics_after_edit` reports only what the edit
   introduced. The servers start at the first edit that needs them and stay for the session,
-  in the session's worker loop (`agent.session_worker`: their reader tasks need a task group
+  in the session's worker loop (`agent.code.session_worker`: their reader tasks need a task group
   that outlives the turns); it stops them when the session closes.
-- Verify (`agent.verify`): the configured commands whose globs match the batch's files run
+- Verify (`agent.code.verify`): the configured commands whose globs match the batch's files run
   through the same permission gate as `bash` (a `Bash` request for the command line) and in the
   same sandbox. The gate's verdict is remembered per configured command for the session, so
   the user is never asked twice for the same one; a refused command is skipped and said once.
@@ -26,16 +26,16 @@ from typing import TYPE_CHECKING, Final
 import anyio
 
 from agent.backends import FileBackend, ToolUi, command_title
-from agent.session_worker import SessionWorker
+from agent.code.session_worker import SessionWorker
 from agent.settings.code import CodeConfig
 from agent.tools.base import PermissionRequest
 from providers.logs import get_logger
 
 if TYPE_CHECKING:
+    from agent.code.verify import CommandResult
     from agent.lsp.manager import LspManager
     from agent.sandbox.command_sandbox import Sandbox
     from agent.turn.tooling import Tooling
-    from agent.verify import CommandResult
 
 _log = get_logger(__name__)
 
@@ -127,7 +127,7 @@ class EditChecks:
         """Run the verify commands for the batch's files; the failures, or None."""
         if not self.code.verify or not touched:
             return None
-        from agent.verify import run_verify
+        from agent.code.verify import run_verify
 
         refused: list[str] = []
 
@@ -142,7 +142,7 @@ class EditChecks:
     async def _gated(
         self, command: str, timeout: float, tooling: Tooling, call_id: str, refused: list[str]
     ) -> CommandResult:
-        from agent.verify import CommandResult
+        from agent.code.verify import CommandResult
 
         rule = next((r for r in self.code.verify if _fills(r.command, command)), None)
         key = rule.command if rule is not None else command

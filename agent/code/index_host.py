@@ -3,7 +3,7 @@ in a turn's way.
 
 Nothing of the index (sqlite, tree-sitter) is loaded until a turn needs it: the first turn when
 the setting `repoMap` is on (for the map in the first request), otherwise the first `repo_map`
-or `search_code` call. A refresh runs in the session's worker loop (`agent.session_worker`), so
+or `search_code` call. A refresh runs in the session's worker loop (`agent.code.session_worker`), so
 it goes on while the model thinks, while tools run and between turns; a turn that starts while
 a large one runs says so in a notice, and the tools' results say when the index is incomplete.
 Closing the session cancels a refresh between two chunks; the cache keeps what it read.
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Final
 import anyio
 import anyio.to_thread
 
+from agent.code.session_worker import SessionWorker
 from agent.events import AgentEvent, Notice
-from agent.session_worker import SessionWorker
 from providers.logs import get_logger
 
 if TYPE_CHECKING:
