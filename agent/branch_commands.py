@@ -1,4 +1,4 @@
-"""`/rewind [N]` and `/fork [N]` (`agent.branches` holds what they do).
+"""`/rewind [N]` and `/fork [N]` (`agent.history.branches` holds what they do).
 
 Without N both list the user messages of the current branch, numbered. `/rewind N` asks, when
 tool calls after that point changed files undo can restore, whether to put the files back too:
@@ -21,7 +21,6 @@ from agent.backends import (
     PermissionPrompt,
     ToolUi,
 )
-from agent.branches import Branches, UserMessage, listing, parse_number, shorten
 from agent.events import (
     AgentEvent,
     CommandOutput,
@@ -29,6 +28,7 @@ from agent.events import (
     ToolCallReady,
     ToolCallStarted,
 )
+from agent.history.branches import Branches, UserMessage, listing, parse_number, shorten
 from providers.types import TextPart, ToolResultPart
 
 REWIND_FILES: Final = "rewind-files"

@@ -5,8 +5,8 @@
 stop early: closing it stops the turn and settles the transcript (stopping without closing leaves
 the turn's task group to the garbage collector, which cannot end it cleanly).
 
-The session owns its transcript (`agent.session_transcript`): every entry in the session file is
-written by the session or by the turn loop through it, never by a front end.
+The session owns its transcript (`agent.history.session_transcript`): every entry in the session
+file is written by the session or by the turn loop through it, never by a front end.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 import anyio
 
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
-from agent.branches import Branches
 from agent.command_sources import ExtraCommands, run_extra
 from agent.context.caching import DEFAULT_CACHE, prompt_cache
 from agent.context.shaper import CompactionResult, ContextShaper, ShapeContext
@@ -39,8 +38,11 @@ from agent.events import (
     TurnEnded,
     TurnStarted,
 )
+from agent.history.branches import Branches
+from agent.history.replay import replay_events
+from agent.history.session_transcript import SessionTranscript
+from agent.history.undo_batches import BatchUndo
 from agent.permissions.admin import PermissionAdmin
-from agent.replay import replay_events
 from agent.session_setup import (
     ModelUnavailable,
     SessionOptions,
@@ -51,7 +53,6 @@ from agent.session_setup import (
     session_tools,
     set_up,
 )
-from agent.session_transcript import SessionTranscript
 from agent.slash_commands import CommandCall, run_builtin, skill_prompt
 from agent.subagent import ChildSessions, SubagentRunner
 from agent.tool_arrivals import ToolArrivals
@@ -64,7 +65,6 @@ from agent.turn.loop import TurnLoop
 from agent.turn.retry import RetryPolicy
 from agent.turn.stream import Announcer, OrderedInteraction, Produce, TurnStream
 from agent.turn.tooling import Tooling
-from agent.undo_batches import BatchUndo
 from providers.types import Message, ReasoningEffort
 from sessions import SessionStore
 
@@ -258,7 +258,7 @@ class AgentSession:
             store=store,
             settings=lambda: (self.model_name, self.reasoning_effort, self.mode),
         )
-        """`/rewind` and `/fork` (`agent.branches`)."""
+        """`/rewind` and `/fork` (`agent.history.branches`)."""
         self._trail = AuditTrail(transcript.stored)
         notices = (setup.sandbox.notice(), self._undo.notice(), *options.notices)
         self._notices = [text for text in notices if text]

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 from agent.backends import MODES, Interaction, Mode
 from agent.branch_commands import fork_command, rewind_command
-from agent.branches import Branches
 from agent.events import AgentEvent, CommandOutput
+from agent.history.branches import Branches
 from providers.types import ReasoningEffort
 
 if TYPE_CHECKING:

@@ -38,8 +38,8 @@ from agent.events import (
     ToolCallRunning,
     ToolCallStarted,
 )
-from agent.replay import SUBAGENT_LINK
-from agent.session_transcript import SessionTranscript
+from agent.history.replay import SUBAGENT_LINK
+from agent.history.session_transcript import SessionTranscript
 from agent.tools.base import ReadTracker, ToolError
 from agent.tools.services import READ_DENIED, READ_DENY_GLOBS, SKILLS
 from agent.transcript import InMemoryTranscript, Transcript

@@ -107,7 +107,7 @@ class EditCheck(Protocol):
 
 
 class BatchSnapshot(Protocol):
-    """The undo snapshot of one batch (`agent.undo_batches`)."""
+    """The undo snapshot of one batch (`agent.history.undo_batches`)."""
 
     @property
     def problem(self) -> str | None:

@@ -14,7 +14,7 @@ import anyio
 
 from agent.backends import Mode, ToolUi
 from agent.events import TodoItem
-from agent.replay import tool_ui_entry
+from agent.history.replay import tool_ui_entry
 from agent.todos import TODOS_EXTENSION, latest_todos, todos_to_json
 from agent.transcript import Compaction
 from providers.logs import get_logger
@@ -70,8 +70,8 @@ class SessionTranscript:
         )
 
     async def record_shown(self, shown: Mapping[str, ToolUi]) -> None:
-        # How a batch's calls were shown (`agent.replay`): a session reopened later replays the
-        # diffs as they were, not as the disk is then. Only the replay's diffs depend on it: a
+        # How a batch's calls were shown (`agent.history.replay`): a session reopened later replays
+        # the diffs as they were, not as the disk is then. Only the replay's diffs depend on it: a
         # failure to write it is logged and the turn goes on.
         record = tool_ui_entry(shown)
         if record is None:

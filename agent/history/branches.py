@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent.backends import Mode
-from agent.session_transcript import SessionTranscript
-from agent.undo_batches import BatchUndo
+from agent.history.session_transcript import SessionTranscript
+from agent.history.undo_batches import BatchUndo
 from providers.types import ReasoningEffort
 from sessions import Entry, ForkOrigin, MessageEntry, SessionStore, UndoSnapshotEntry
 

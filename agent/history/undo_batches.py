@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from agent.session_transcript import SessionTranscript
+from agent.history.session_transcript import SessionTranscript
 from agent.undo.store import SnapshotFailed, UndoResult, UndoStore
 from providers.logs import get_logger
 from providers.types import JsonValue
