@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 import anyio
 
 from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
-from agent.command_sources import ExtraCommands, run_extra
+from agent.commands.slash import CommandCall, run_builtin, skill_prompt
+from agent.commands.sources import ExtraCommands, run_extra
 from agent.context.caching import DEFAULT_CACHE, prompt_cache
 from agent.context.shaper import CompactionResult, ContextShaper, ShapeContext
 from agent.context.system_prompt import build_system_prompt, session_date
@@ -53,7 +54,6 @@ from agent.session_setup import (
     session_tools,
     set_up,
 )
-from agent.slash_commands import CommandCall, run_builtin, skill_prompt
 from agent.subagent import ChildSessions, SubagentRunner
 from agent.tool_arrivals import ToolArrivals
 from agent.tools.base import ReadTracker, ScopeContract
@@ -243,7 +243,7 @@ class AgentSession:
         self.model_choices: Callable[[], Sequence[str]] = options.model_choices or tuple
         """The models `/model` lists (the composition root's picker list)."""
         self.commands = ExtraCommands((own_commands(self.cwd, setup), *options.command_sources))
-        """Slash commands beyond the built-ins and skills (`agent.command_sources`)."""
+        """Slash commands beyond the built-ins and skills (`agent.commands.sources`)."""
         self.permissions = PermissionAdmin(
             cwd=self.cwd, settings=setup.settings, gate=setup.gate, book=setup.rule_book
         )
@@ -288,7 +288,7 @@ class AgentSession:
         return self._start(partial(self._turn, message))
 
     def run_command(self, call: CommandCall) -> AsyncGenerator[AgentEvent, None]:
-        """Run a slash command (`agent.slash_commands`) like a turn: it can be cancelled, and its
+        """Run a slash command (`agent.commands.slash`) like a turn: it can be cancelled, and its
         events say what it did. A skill command runs a turn with the skill's prompt.
 
         Raises:

@@ -15,7 +15,7 @@ from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
 from agent.code.edit_checks import EditChecks
 from agent.code.index_host import CodeIndexHost
 from agent.code.session_worker import SessionWorker
-from agent.command_sources import CommandSource
+from agent.commands.sources import CommandSource
 from agent.local.backends import LocalFiles, LocalProcesses
 from agent.local.background import BackgroundJobs
 from agent.permissions import PermissionGate, PermissionRules
@@ -70,7 +70,7 @@ class SessionOptions:
     """Said once, as warnings at the start of the first turn (e.g. an MCP server that failed to
     start): the composition root learns them before any turn exists to carry them."""
     command_sources: Sequence[CommandSource] = ()
-    """Slash commands beyond the built-ins (`agent.command_sources`): the user's Markdown
+    """Slash commands beyond the built-ins (`agent.commands.sources`): the user's Markdown
     commands, MCP prompts, `/mcp`. Asked again whenever commands are listed or parsed."""
     model_choices: Callable[[], Sequence[str]] | None = None
     """The models `/model` with no argument lists (`provider/model`), as the picker offers them."""
@@ -287,8 +287,8 @@ def _persister(remembered: Path) -> Callable[[str, str], None]:
 
 
 def own_commands(cwd: Path, setup: SessionSetup) -> CommandSource:
-    """The user's Markdown commands (`agent.user_commands`), read through the gate's checks."""
-    from agent.user_commands import user_commands_source
+    """The user's Markdown commands (`agent.commands.user`), read through the gate's checks."""
+    from agent.commands.user import user_commands_source
 
     settings = setup.settings
     remembered = None if settings is None else settings.remembered

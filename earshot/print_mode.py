@@ -15,7 +15,7 @@ the settings' rules allow the call without asking.
 
 A prompt that is exactly a slash command (`/clear`, `/compact [instructions]`, `/mode plan`,
 `/model provider/model`, `/undo`, or `/<skill> [request]`) runs that command on the session, as
-an ACP prompt would (`agent.slash_commands`): with `--resume` or `--continue`, `-p /clear` starts
+an ACP prompt would (`agent.commands.slash`): with `--resume` or `--continue`, `-p /clear` starts
 the session over and `-p /compact` summarises it. What the command says is the answer.
 
 Exit codes:
@@ -550,8 +550,8 @@ async def _run(
     renderer: Renderer,
     tasks: anyio.abc.TaskGroup,
 ) -> int:
+    from agent.commands.slash import parse_slash_command
     from agent.session import UnsupportedPrompt
-    from agent.slash_commands import parse_slash_command
 
     reason = pick.reason if pick.name == session.model_name else "the session's"
     if renderer.format == "json":

@@ -12,7 +12,7 @@ text has no `$ARGUMENTS`, the words follow it on a line `Arguments: ...`). Optio
     model: provider/model for this command's turn only
     allowed-tools: Bash(git *), Read          rules; the turn may use only calls they match
 
-`allowed-tools` narrows and never widens (`agent.command_sources`): a matching call is still
+`allowed-tools` narrows and never widens (`agent.commands.sources`): a matching call is still
 decided by the permission gate. A user command wins over a project command of the same name, so
 a repository cannot replace one; a project command file must resolve inside the project, and
 every file is read through the session's read checks (a command symlinked to `~/.ssh/id_rsa` is
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agent.command_sources import CommandReply, CommandSource, ExtraCommand
+from agent.commands.sources import CommandReply, CommandSource, ExtraCommand
 from agent.skills import split_frontmatter
 
 COMMANDS_DIR = "commands"

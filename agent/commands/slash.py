@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
 from agent.backends import MODES, Interaction, Mode
-from agent.branch_commands import fork_command, rewind_command
+from agent.commands.branches import fork_command, rewind_command
 from agent.events import AgentEvent, CommandOutput
 from agent.history.branches import Branches
 from providers.types import ReasoningEffort
@@ -54,14 +54,14 @@ class CommandCall:
     argument: str = ""
     skill: bool = False
     extra: bool = False
-    """One of the session's extra commands (`agent.command_sources`)."""
+    """One of the session's extra commands (`agent.commands.sources`)."""
 
 
 def parse_slash_command(
     text: str | None, skill_names: Collection[str], extra_names: Collection[str] = ()
 ) -> CommandCall | None:
     """`/name rest` when `name` is a built-in command, a skill or an extra command
-    (`agent.command_sources`); else None (a plain prompt)."""
+    (`agent.commands.sources`); else None (a plain prompt)."""
     if text is None:
         return None
     stripped = text.strip()

@@ -1,4 +1,4 @@
-"""Slash commands beyond the built-in ones: the user's Markdown commands (`agent.user_commands`),
+"""Slash commands beyond the built-in ones: the user's Markdown commands (`agent.commands.user`),
 and whatever the composition root adds (MCP prompts as `/mcp__server__prompt`, `/mcp`).
 
 A source is asked for its commands whenever a front end lists or parses them, so a command file
