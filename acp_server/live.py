@@ -45,7 +45,7 @@ from agent.events import (
 if TYPE_CHECKING:
     from acp_server.protocol.common import ContentBlock
     from acp_server.protocol.prompt import StopReason as WireStopReason
-    from agent.session import AgentSession
+    from agent.session.agent_session import AgentSession
 
 CLOSE_WAIT_SECONDS = 4.0
 """How long closing a session waits for its cancelled turn to settle."""

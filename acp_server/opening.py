@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         ResumeSessionResponse,
     )
     from acp_server.session_table import SessionTable
-    from agent.session import AgentSession
+    from agent.session.agent_session import AgentSession
 
 
 class OpeningHost(Protocol):

@@ -358,7 +358,7 @@ IMPORT_STEPS = (
     ),
     ("sessions.store", "sessions.store"),
     ("pydantic", "pydantic"),
-    ("agent.session (loop, tools, permissions)", "agent.session"),
+    ("agent.session.agent_session (loop, tools, permissions)", "agent.session.agent_session"),
     ("earshot.mcp_tools + acp_server.live", "earshot.mcp_tools, acp_server.live"),
     ("the SDK of the first call (openai)", "openai"),
 )

@@ -43,7 +43,7 @@ from agent.context.compaction import (
     is_summary_request,
 )
 from agent.events import CompactionFinished
-from agent.session import AgentSession, SessionOptions, create_session
+from agent.session.agent_session import AgentSession, SessionOptions, create_session
 from agent.settings.scopes import Settings
 from bench.cost_fakes import (
     CHARS_PER_TOKEN,

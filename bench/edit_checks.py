@@ -22,7 +22,7 @@ from pathlib import Path
 import anyio
 
 from agent.events import ToolCallFinished
-from agent.session import SessionOptions, create_session
+from agent.session.agent_session import SessionOptions, create_session
 from agent.settings.code import CodeConfig, VerifyRule
 from agent.settings.schema import LspServerSettings
 from agent.settings.scopes import Settings

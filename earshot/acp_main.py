@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         SessionIO,
         SkillCommand,
     )
-    from agent.session import AgentSession
+    from agent.session.agent_session import AgentSession
     from earshot.compose import Composition
     from earshot.mcp_connections import Spawn
     from sessions import SessionStore
@@ -102,8 +102,8 @@ class EarshotFactory:
         from sessions.reserve import reserve
 
         session_id = new_id()
-        # The cwd as `agent.session.create_session` records it (resolved), so the build adopts
-        # this file rather than refusing the id.
+        # The cwd as `agent.session.agent_session.create_session` records it (resolved), so the
+        # build adopts this file rather than refusing the id.
         try:
             reserve(
                 self._sessions_root(),
@@ -224,7 +224,7 @@ class EarshotFactory:
 
     def skills(self, cwd: Path) -> Sequence[SkillCommand]:
         from acp_server.factory import SkillCommand
-        from agent.session_setup import discover_skills
+        from agent.session.setup import discover_skills
 
         try:
             # What the session offers: the project's skills only in a trusted workspace, every

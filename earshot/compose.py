@@ -1,5 +1,6 @@
-"""Settings, environment and working directory turned into what `agent.session.create_session`
-needs: the model factory, the catalog, the model name, and the MCP servers to connect.
+"""Settings, environment and working directory turned into what
+`agent.session.agent_session.create_session` needs: the model factory, the catalog, the model name,
+and the MCP servers to connect.
 
 Shared by the ACP server's session factory (`earshot.acp_main`) and print mode, so both pick the
 same model the same way:
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from acp_server.factory import McpServerSpec
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
-    from agent.session import AgentSession
+    from agent.session.agent_session import AgentSession
     from agent.settings.scopes import Settings
     from earshot.mcp_connections import Spawn
     from earshot.mcp_tools import McpServer
@@ -349,11 +350,11 @@ async def open_session(
     `providers/set`); a model switch and `/model` use it.
 
     Raises:
-        agent.session.ModelUnavailable: the model cannot be built.
+        agent.session.agent_session.ModelUnavailable: the model cannot be built.
         sessions.SessionNotFound: `resume_id` names no session.
     """
-    from agent.session import SessionOptions, create_session
-    from agent.tool_arrivals import ToolArrivals
+    from agent.session.agent_session import SessionOptions, create_session
+    from agent.session.tool_arrivals import ToolArrivals
     from earshot.mcp_commands import mcp_command_source
     from earshot.mcp_connections import (
         CALL_TIMEOUT_SECONDS,

@@ -69,7 +69,7 @@ from earshot.text_safety import terminal_safe
 from providers.types import ImagePart, TextPart
 
 if TYPE_CHECKING:
-    from agent.session import AgentSession
+    from agent.session.agent_session import AgentSession
     from earshot.compose import Composition, ModelPick
     from earshot.mcp_connections import Spawn
 
@@ -509,7 +509,7 @@ async def _open(
     spawn: Spawn,
     err: TextIO,
 ) -> AgentSession:
-    from agent.session import ModelUnavailable
+    from agent.session.agent_session import ModelUnavailable
     from earshot.compose import open_session
     from sessions import SessionBusy, SessionNotFound, SessionStore, SessionWriteFailed
 
@@ -551,7 +551,7 @@ async def _run(
     tasks: anyio.abc.TaskGroup,
 ) -> int:
     from agent.commands.slash import parse_slash_command
-    from agent.session import UnsupportedPrompt
+    from agent.session.agent_session import UnsupportedPrompt
 
     reason = pick.reason if pick.name == session.model_name else "the session's"
     if renderer.format == "json":

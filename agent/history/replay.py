@@ -67,7 +67,7 @@ from sessions import (
 
 SUBAGENT_LINK = "subagent"
 """The `ExtensionEntry` linking a `task` call to the child session its subagent ran in
-(`agent.subagent`): `{"call_id", "session_id"}`."""
+(`agent.session.subagent`): `{"call_id", "session_id"}`."""
 TOOL_UI_EXTENSION = "tool_ui"
 """The `ExtensionEntry` recording how the calls of the tool message before it were shown."""
 DIFF_CONTEXT_LINES = 3

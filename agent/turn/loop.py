@@ -17,7 +17,7 @@ and a transcript that cannot be written ends the turn with an error saying so
 The loop knows its session only through narrow parts: the current `TurnConfig` (frozen; read at
 each model call), the `Transcript` it appends to, the context shaper, the turn's `Tooling`, where
 usage goes, and the user's queued `Prompts`. A subagent runs the same loop with an in-memory
-transcript, a restricted tool set and no prompts (`agent.subagent`).
+transcript, a restricted tool set and no prompts (`agent.session.subagent`).
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ class TurnLoop:
         self._config = config
         self._before_first_call = before_first_call
         """Awaited once the prompt is recorded, under the turn's scope (the session's first turn
-        waits there, within a budget, for tools still arriving: `agent.tool_arrivals`)."""
+        waits there, within a budget, for tools still arriving: `agent.session.tool_arrivals`)."""
         self._transcript = transcript
         self._shaper = shaper
         self._tooling = tooling

@@ -21,7 +21,7 @@ from agent.backends import (
     ToolUi,
 )
 from agent.events import AgentEvent
-from agent.session import AgentSession, SessionOptions, create_session
+from agent.session.agent_session import AgentSession, SessionOptions, create_session
 from agent.tools.base import (
     AnyTool,
     PermissionRequest,

@@ -13,7 +13,7 @@ import pytest
 
 from agent.codeindex.index import CodeIndex, default_database
 from agent.events import AgentEvent, ToolCallFinished
-from agent.session import AgentSession, SessionOptions, create_session
+from agent.session.agent_session import AgentSession, SessionOptions, create_session
 from agent.settings.code import CodeConfig
 from agent.settings.scopes import Settings
 from providers.types import JsonValue

@@ -17,7 +17,7 @@ import pytest
 from agent.backends import Mode, PermissionAnswer, PermissionPrompt, Question, QuestionAnswer
 from agent.code.edit_checks import EditChecks
 from agent.events import AgentEvent, ToolCallFinished
-from agent.session import AgentSession, SessionOptions, create_session
+from agent.session.agent_session import AgentSession, SessionOptions, create_session
 from agent.settings.code import CodeConfig, VerifyRule
 from agent.settings.schema import LspServerSettings
 from agent.settings.scopes import Settings

@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 
 from agent.events import AgentEvent, Notice, ToolCallFinished, TurnEnded, UserMessageAdded
-from agent.session import AgentSession, SessionOptions, create_session
+from agent.session.agent_session import AgentSession, SessionOptions, create_session
 from agent.settings.scopes import load_settings
 from agent.tools.base import AnyTool
 from providers.model import Model

@@ -21,7 +21,7 @@ import pytest
 
 from agent.context.caching import CacheSetting
 from agent.context.compaction import SUMMARY_REQUEST_OPENING, SUMMARY_SYSTEM_PROMPT
-from agent.session import AgentSession, SessionOptions, create_session
+from agent.session.agent_session import AgentSession, SessionOptions, create_session
 from agent.settings.scopes import Settings
 from bench.cost_fakes import (
     CHARS_PER_TOKEN,

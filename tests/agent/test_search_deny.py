@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent.permissions import PermissionGate, PermissionRules
-from agent.session import SessionOptions, create_session
+from agent.session.agent_session import SessionOptions, create_session
 from agent.settings.scopes import load_settings
 from agent.tools.glob_tool import glob_tool
 from agent.tools.grep import grep_tool

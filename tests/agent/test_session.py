@@ -24,7 +24,7 @@ from agent.events import (
     TurnEnded,
     UserMessageAdded,
 )
-from agent.session import (
+from agent.session.agent_session import (
     ModelUnavailable,
     SessionOptions,
     UnsupportedPrompt,

@@ -133,7 +133,7 @@ async def test_an_answer_or_a_revoke_in_one_session_applies_in_the_others(tmp_pa
     cwd.mkdir()
 
     def session() -> tuple[PermissionGate, PermissionAdmin]:
-        # as `agent.session_setup` builds them: the book reads the files again when they change
+        # as `agent.session.setup` builds them: the book reads the files again when they change
         settings = load_settings(cwd, environ={}, config_home=config_home)
         reload = settings_reloader(cwd, settings)
         book = RuleBook(

@@ -12,8 +12,8 @@ import pytest
 from agent.backends import PermissionOptionKind
 from agent.permissions import PermissionGate, PermissionRules, decide
 from agent.protected_paths import protected_paths
-from agent.session import SessionOptions, create_session
-from agent.session_setup import discover_skills
+from agent.session.agent_session import SessionOptions, create_session
+from agent.session.setup import discover_skills
 from agent.settings.edits import remember_rule, set_directory_trust, trusted_directories
 from agent.settings.scopes import (
     Settings,

@@ -16,7 +16,7 @@ import pytest
 from acp_server.factory import McpRemoteServer, McpServerSpec, McpStdioServer
 from agent.backends import DenyingInteraction
 from agent.events import AgentEvent, Notice, ToolCallFinished
-from agent.session import AgentSession
+from agent.session.agent_session import AgentSession
 from earshot.compose import Composition, open_session
 from earshot.mcp_connections import connect_servers
 from earshot.mcp_tools import StdioServer, tool_name

@@ -40,7 +40,7 @@ from sessions import ModelChangeEntry, Session, data_dir
 
 if TYPE_CHECKING:
     from agent.events import AgentEvent
-    from agent.tool_arrivals import ToolArrivals
+    from agent.session.tool_arrivals import ToolArrivals
     from agent.turn.audit_trail import AuditTrail
     from providers.model import Model
 
@@ -78,7 +78,8 @@ class SessionOptions:
     """Awaited by `aclose`, last (e.g. closing the MCP connections behind `extra_tools`)."""
     tool_arrivals: ToolArrivals | None = None
     """Tools that join after the session opened (MCP servers starting in the background), and
-    what the user should hear of them (`agent.tool_arrivals`): the first turn waits for their
+    what the user should hear of them (`agent.session.tool_arrivals`): the first turn waits for
+    their
     `startup`, a tool joins at the next model request, at the end of the tool list."""
 
 

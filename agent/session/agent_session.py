@@ -44,7 +44,7 @@ from agent.history.replay import replay_events
 from agent.history.session_transcript import SessionTranscript
 from agent.history.undo_batches import BatchUndo
 from agent.permissions.admin import PermissionAdmin
-from agent.session_setup import (
+from agent.session.setup import (
     ModelUnavailable,
     SessionOptions,
     SessionSetup,
@@ -54,8 +54,8 @@ from agent.session_setup import (
     session_tools,
     set_up,
 )
-from agent.subagent import ChildSessions, SubagentRunner
-from agent.tool_arrivals import ToolArrivals
+from agent.session.subagent import ChildSessions, SubagentRunner
+from agent.session.tool_arrivals import ToolArrivals
 from agent.tools.base import ReadTracker, ScopeContract
 from agent.tools.services import SUBAGENTS, TODOS
 from agent.turn.audit_trail import AuditTrail
@@ -264,7 +264,7 @@ class AgentSession:
         self._notices = [text for text in notices if text]
         """Said once, at the start of the first turn."""
         self.tool_arrivals = options.tool_arrivals or ToolArrivals()
-        """Tools joining after the open (`agent.tool_arrivals`), and their notices."""
+        """Tools joining after the open (`agent.session.tool_arrivals`), and their notices."""
         self.tool_arrivals.attach(self._announce.deliver)
 
     # ------------------------------------------------------------------------ public API
