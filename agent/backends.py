@@ -124,8 +124,7 @@ class Confinement(Protocol):
 
         Raises:
             agent.sandbox.command_sandbox.SandboxRefused: the sandbox cannot enforce its policy for
-            this
-                command (the command must not run confined as if it could).
+                this command (the command must not run confined as if it could).
         """
         ...
 

@@ -10,9 +10,8 @@ A skill's name and description go into the tool list of the very first request, 
 read, checked like one before anything of it is read: the project's skills only once the user
 trusts the workspace (`project=True`, see `agent.settings.trust`), and every `SKILL.md` after
 resolving symlinks, through `readable` (the session's `Read` deny rules and secrets: a skill
-symlinked to
-`.env` or `~/.ssh/id_rsa` is skipped). A project skill that resolves outside the project is
-skipped too. Loading a skill later checks again.
+symlinked to `.env` or `~/.ssh/id_rsa` is skipped). A project skill that resolves outside the
+project is skipped too. Loading a skill later checks again.
 """
 
 from __future__ import annotations

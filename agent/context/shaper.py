@@ -7,9 +7,8 @@ and one recovery hook, `await shaper.compact_for_overflow(...)` when a call over
 1. cap each tool result (`agent.context.shaping.cap_tool_results`);
 2. prune old tool results to one-line stubs (`agent.context.shaping.prune_tool_results`);
 3. if the request would still fill ~80% of the window, compact (`agent.context.compaction`): a
-summary
-   plus the last turns verbatim, handed to the transcript as a `Compaction` value (a session
-   records it as an entry) and the history read again from it;
+   summary plus the last turns verbatim, handed to the transcript as a `Compaction` value (a
+   session records it as an entry) and the history read again from it;
 4. as a last resort, squeeze tool results harder so the request fits the window anyway.
 
 A model whose window is unknown is never compacted automatically (steps 3 and 4 need a window);

@@ -115,7 +115,7 @@ class LocalProcesses:
         Raises:
             FileNotFoundError: bash is not installed (or `cwd` does not exist).
             agent.sandbox.command_sandbox.SandboxRefused: `confine` cannot enforce its policy for
-            this command.
+                this command.
         """
         del on_terminal  # local runs have no editor terminal to announce
         argv = [self.shell, "-c", command]

@@ -56,9 +56,9 @@ The command line, in order (later mounts cover earlier ones):
   network namespaces), `--unshare-net` with the network off, the host's network with it on,
   and the session says what that leaves open (`Bubblewrap.missing_defences`).
 - The private temp dir: `/tmp` inside is the session's own directory
-(`agent.sandbox.command_sandbox`), so the
-  host's `/tmp`, with the user's other checkouts and the sockets of tmux, X11 and ssh agents,
-  is out of sight and out of reach; a root under the host's `/tmp` is bound again over it.
+  (`agent.sandbox.command_sandbox`), so the host's `/tmp`, with the user's other checkouts and
+  the sockets of tmux, X11 and ssh agents, is out of sight and out of reach; a root under the
+  host's `/tmp` is bound again over it.
 - Hidden: earshot's own config and data directories (`ProtectedPaths.hidden`: the settings
   may hold an `apiKey`, the data dir every transcript) are covered with an empty read-only
   tmpfs, so a command reads nothing there; so are the places where services that would act

@@ -79,8 +79,7 @@ class SessionOptions:
     tool_arrivals: ToolArrivals | None = None
     """Tools that join after the session opened (MCP servers starting in the background), and
     what the user should hear of them (`agent.session.tool_arrivals`): the first turn waits for
-    their
-    `startup`, a tool joins at the next model request, at the end of the tool list."""
+    their `startup`, a tool joins at the next model request, at the end of the tool list."""
 
 
 class ModelUnavailable(RuntimeError):

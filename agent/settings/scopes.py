@@ -14,10 +14,9 @@ globally.
 
 Workspace trust (`agent.settings.trust`): the two files in the project directory are repository
 content, whoever wrote them and whatever git says. What they would GRANT or RUN (`allow` rules,
-`hooks`,
-`mcpServers`, a more permissive `mode`, a longer `cache`, provider definitions and a model on
-another provider than yours: they decide where the conversation goes, and whatever would weaken
-the command sandbox (`agent.settings.sandbox`)) is applied only when the user's
+`hooks`, `mcpServers`, a more permissive `mode`, a longer `cache`, provider definitions and a
+model on another provider than yours: they decide where the conversation goes, and whatever would
+weaken the command sandbox (`agent.settings.sandbox`)) is applied only when the user's
 `trustedDirectories` cover the cwd; otherwise it is left out of the merged `Settings` and listed
 in `Settings.ignored`. Deny and ask rules apply from every scope. The user file and the
 remembered file live in the user's own config directory, which nothing in a project can write
