@@ -81,6 +81,16 @@ def test_the_agent_contract_names_every_room_and_module_at_the_top_and_nothing_i
     assert sorted(named) == sorted(_agent_rooms() + _agent_modules())
 
 
+def test_every_room_has_a_face_and_says_what_it_owns() -> None:
+    missing = [
+        room
+        for room in _agent_rooms()
+        if "__all__" not in (ROOT / "agent" / room / "__init__.py").read_text(encoding="utf-8")
+        or not (ROOT / "agent" / room / "AGENTS.md").is_file()
+    ]
+    assert missing == []
+
+
 def test_the_wheel_lists_every_package() -> None:
     """setuptools ships the packages listed in pyproject.toml, not the ones it finds."""
     found = sorted(
