@@ -13,7 +13,7 @@ import anyio
 
 from acp_server.framing import RawObject as JsonObject
 from acp_server.outgoing import ClientError, ConnectionClosed
-from agent.local.background import READ_LIMIT, JobOutput
+from agent.local import READ_LIMIT, JobOutput
 
 
 class SessionChannel(Protocol):

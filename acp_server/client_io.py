@@ -39,7 +39,7 @@ from agent.backends import (
     QuestionAnswer,
     TerminalSink,
 )
-from agent.files.safe_paths import Expected
+from agent.files import Expected
 from agent.protected_paths import data_dir
 
 if TYPE_CHECKING:

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from acp_server.factory import SkillCommand
-from agent.commands.slash import BUILTIN_COMMANDS, BUILTIN_NAMES
+from agent.commands import BUILTIN_COMMANDS, BUILTIN_NAMES
 
 if TYPE_CHECKING:
     from acp_server.client_io import SessionChannel
     from acp_server.protocol.prompt import AvailableCommand, SessionUpdateAvailableCommandsUpdate
-    from agent.commands.sources import ExtraCommand, ExtraCommands
+    from agent.commands import ExtraCommand, ExtraCommands
 
 
 def available_commands(

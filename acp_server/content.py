@@ -32,12 +32,12 @@ import anyio.to_thread
 
 from acp_server.framing import InvalidParams, shown
 from agent.backends import FileBackend
-from agent.files.safe_paths import FileId, check_regular, open_for_reading, read_descriptor
+from agent.files import FileId, check_regular, open_for_reading, read_descriptor
 from providers.types import ImagePart, TextPart
 
 if TYPE_CHECKING:
     from acp_server.protocol.common import ContentBlock
-    from agent.tools.services import ReadDenied
+    from agent.tools import ReadDenied
 
 INLINE_LIMIT = 512_000
 """Characters of one attached file inlined into the prompt."""

@@ -73,8 +73,8 @@ def _session_busy(exc: Exception) -> RpcError:
 
 @cache
 def _table() -> tuple[_Entry, ...]:
-    from agent.session.agent_session import ModelUnavailable, UnsupportedPrompt
-    from agent.settings.scopes import SettingsError
+    from agent.session import ModelUnavailable, UnsupportedPrompt
+    from agent.settings import SettingsError
     from providers.registry import MissingCredentials, UnknownProvider
     from sessions import SessionBusy, SessionNotFound, SessionWriteFailed
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
-    from agent.session.agent_session import AgentSession
+    from agent.session import AgentSession
     from sessions import SessionStore
 
 

@@ -30,7 +30,7 @@ from acp_server.factory import SessionFactory, SkillCommand
 from acp_server.pickers import SessionPickers
 from acp_server.updates import UpdateTranslator, message_chunk
 from agent.backends import FileBackend
-from agent.commands.slash import parse_slash_command
+from agent.commands import parse_slash_command
 from agent.events import (
     AgentEvent,
     CommandOutput,
@@ -45,7 +45,7 @@ from agent.events import (
 if TYPE_CHECKING:
     from acp_server.protocol.common import ContentBlock
     from acp_server.protocol.prompt import StopReason as WireStopReason
-    from agent.session.agent_session import AgentSession
+    from agent.session import AgentSession
 
 CLOSE_WAIT_SECONDS = 4.0
 """How long closing a session waits for its cancelled turn to settle."""

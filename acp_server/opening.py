@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         ResumeSessionResponse,
     )
     from acp_server.session_table import SessionTable
-    from agent.session.agent_session import AgentSession
+    from agent.session import AgentSession
 
 
 class OpeningHost(Protocol):
@@ -146,7 +146,7 @@ class SessionOpener:
         from acp_server.factory import SessionIO
         from acp_server.live import LiveSession
         from acp_server.log import install
-        from agent.local.backends import LocalFiles, LocalProcesses
+        from agent.local import LocalFiles, LocalProcesses
 
         install()  # before the agent first logs: its loggers go where the server's do
 

@@ -141,7 +141,7 @@ def answered_option(options: tuple[PermissionOption, ...], wire_id: str) -> Perm
 
 
 def _arguments_content(raw_input: object) -> list[ToolCallContent]:
-    from agent.tools.results import shown_arguments
+    from agent.tools import shown_arguments
 
     if not isinstance(raw_input, dict) or not raw_input:
         return []

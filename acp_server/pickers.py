@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from acp_server.factory import SessionFactory
     from acp_server.protocol.common import SessionConfigOption
     from agent.backends import Mode
-    from agent.session.agent_session import AgentSession
+    from agent.session import AgentSession
 
 
 class SessionPickers:

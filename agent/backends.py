@@ -20,7 +20,7 @@ from agent.modes import Mode as Mode
 from providers.records import Record
 
 if TYPE_CHECKING:
-    from agent.files.safe_paths import Expected
+    from agent.files import Expected
 
 ToolKind: TypeAlias = Literal[
     "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from agent.context.shaper import ContextShaper, ShapeContext
+from agent.context import ContextShaper, ShapeContext
 from agent.context.tokens import TokenCounter
 from agent.events import AgentEvent
 from agent.transcript import InMemoryTranscript

@@ -36,15 +36,15 @@ from pathlib import Path
 
 import anyio
 
-from agent.context.caching import CacheSetting
+from agent.context import CacheSetting
 from agent.context.compaction import (
     SUMMARY_REQUEST_OPENING,
     SUMMARY_SYSTEM_PROMPT,
     is_summary_request,
 )
 from agent.events import CompactionFinished
-from agent.session.agent_session import AgentSession, SessionOptions, create_session
-from agent.settings.scopes import Settings
+from agent.session import AgentSession, SessionOptions, create_session
+from agent.settings import Settings
 from bench.cost_fakes import (
     CHARS_PER_TOKEN,
     PREFIX_MINIMUM_TOKENS,

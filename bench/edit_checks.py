@@ -22,10 +22,8 @@ from pathlib import Path
 import anyio
 
 from agent.events import ToolCallFinished
-from agent.session.agent_session import SessionOptions, create_session
-from agent.settings.code import CodeConfig, VerifyRule
-from agent.settings.schema import LspServerSettings
-from agent.settings.scopes import Settings
+from agent.session import SessionOptions, create_session
+from agent.settings import CodeConfig, LspServerSettings, Settings, VerifyRule
 from bench.results_md import write_section
 from providers.types import JsonValue
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn

@@ -27,15 +27,12 @@ from typing import Any
 import anyio
 
 from agent.backends import DenyingInteraction
-from agent.local.backends import LocalFiles, LocalProcesses
-from agent.permissions.gate import PermissionGate
-from agent.permissions.rules import PermissionRules
-from agent.tools.base import ReadTracker, ScopeContract
-from agent.tools.builtin import builtin_tools
-from agent.tools.services import READ_DENIED, READ_DENY_GLOBS
+from agent.local import LocalFiles, LocalProcesses
+from agent.permissions import PermissionGate, PermissionRules
+from agent.tools import READ_DENIED, READ_DENY_GLOBS, ReadTracker, ScopeContract, builtin_tools
+from agent.turn import Tooling
 from agent.turn.execution import BatchState, ToolExecutor
 from agent.turn.tool_calls import SchemaValidators, validate_call
-from agent.turn.tooling import Tooling
 from bench.results_md import write_section
 from providers.types import ToolCallPart, ToolResultPart
 
@@ -133,7 +130,7 @@ async def measure(calls: int) -> dict[str, float]:
 def _primitive(path: Path) -> dict[str, float]:
     """Microseconds per open and close of `path`: plain, and exact (when this checkout has it)."""
     try:
-        from agent.files.safe_paths import READ_FLAGS, open_exact
+        from agent.files import READ_FLAGS, open_exact
     except ImportError:
         return {}
     found: dict[str, float] = {}

@@ -89,7 +89,7 @@ def _cpu_seconds() -> float:
 async def measure(
     root: Path, database: Path, changed: Path, conversation: str, query: str
 ) -> dict[str, str]:
-    from agent.codeindex.index import CodeIndex
+    from agent.codeindex import CodeIndex
 
     index = CodeIndex(root, database=database)
     cpu_before = _cpu_seconds()

@@ -28,10 +28,10 @@ from pathlib import Path
 
 import anyio
 
-from agent.local.backends import LocalProcesses
-from agent.sandbox.command_sandbox import Sandbox, open_sandbox
+from agent.local import LocalProcesses
+from agent.sandbox import Sandbox, open_sandbox
 from agent.sandbox.linux import plan_mounts
-from agent.settings.sandbox import SandboxConfig
+from agent.settings import SandboxConfig
 from bench.results_md import write_section
 
 SECTION = "## sandbox"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import anyio
 
-from agent.undo.store import UndoStore
+from agent.undo import UndoStore
 from bench.results_md import write_section
 
 SECTION = "## undo"

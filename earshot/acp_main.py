@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         SessionIO,
         SkillCommand,
     )
-    from agent.session.agent_session import AgentSession
+    from agent.session import AgentSession
     from earshot.compose import Composition
     from earshot.mcp_connections import Spawn
     from sessions import SessionStore
@@ -141,7 +141,7 @@ class EarshotFactory:
             from earshot.import_lock import IMPORTS
 
             with IMPORTS:  # never beside the MCP SDK's import (a session's servers starting)
-                from agent.tools.builtin import builtin_tools, task_tool
+                from agent.tools import builtin_tools, task_tool
                 from providers import codec
                 from providers.wire.sdk_model import SdkModel
 
@@ -208,7 +208,7 @@ class EarshotFactory:
         self.refresh(cwd)
 
     def _user_file(self, cwd: Path) -> Path:
-        from agent.settings.scopes import settings_paths
+        from agent.settings import settings_paths
 
         return settings_paths(cwd, environ=self._environ)["user"]
 
@@ -224,7 +224,7 @@ class EarshotFactory:
 
     def skills(self, cwd: Path) -> Sequence[SkillCommand]:
         from acp_server.factory import SkillCommand
-        from agent.session.setup import discover_skills
+        from agent.session import discover_skills
 
         try:
             # What the session offers: the project's skills only in a trusted workspace, every

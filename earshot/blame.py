@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from agent.files.safe_paths import read_exact
+from agent.files import read_exact
 from earshot.text_safety import terminal_safe
 from earshot.transcripts import CallRecord, Transcript, resolve_in
 from earshot.undo_reader import FileAt, SnapshotReader

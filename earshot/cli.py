@@ -360,7 +360,7 @@ def _refresh_catalog() -> int:
 
 
 def _models(cwd: Path, provider: str | None) -> int:
-    from agent.settings.scopes import SettingsError
+    from agent.settings import SettingsError
     from earshot.commands import models
     from earshot.compose import Composition
 
@@ -377,9 +377,13 @@ def _trust(options: argparse.Namespace, cwd: Path) -> int:
     agent.settings.trust)."""
     from pathlib import Path
 
-    from agent.settings.edits import set_directory_trust, trusted_directories
-    from agent.settings.scopes import SettingsError
-    from agent.settings.trust import is_trusted, resolve_directory
+    from agent.settings import (
+        SettingsError,
+        is_trusted,
+        resolve_directory,
+        set_directory_trust,
+        trusted_directories,
+    )
 
     try:
         if options.command == "trust" and options.list:

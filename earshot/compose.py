@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from acp_server.factory import McpServerSpec
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
-    from agent.session.agent_session import AgentSession
-    from agent.settings.scopes import Settings
+    from agent.session import AgentSession
+    from agent.settings import Settings
     from earshot.mcp_connections import Spawn
     from earshot.mcp_tools import McpServer
     from providers.catalog import ModelCatalog
@@ -112,7 +112,7 @@ class Composition:
         Raises:
             agent.settings.scopes.SettingsError: a settings file is invalid (names file and key).
         """
-        from agent.settings.scopes import load_settings
+        from agent.settings import load_settings
 
         environ = dict(os.environ if environ is None else environ)
         settings = load_settings(cwd, environ=environ, config_home=config_home)
@@ -126,7 +126,7 @@ class Composition:
         Raises:
             agent.settings.scopes.SettingsError: a settings file is invalid (names file and key).
         """
-        from agent.settings.scopes import load_settings
+        from agent.settings import load_settings
 
         settings = load_settings(self.cwd, environ=self.environ, config_home=self._config_home)
         same_catalog_inputs = settings.model_overrides() == self.settings.model_overrides() and (
@@ -259,7 +259,7 @@ class Composition:
         )
 
     def _configured(self) -> ModelPick | None:
-        from agent.settings.scopes import MODEL_ENV
+        from agent.settings import MODEL_ENV
 
         if self.environ.get(MODEL_ENV, "").strip():
             return ModelPick(name=self.environ[MODEL_ENV].strip(), reason=MODEL_ENV)
@@ -353,8 +353,7 @@ async def open_session(
         agent.session.agent_session.ModelUnavailable: the model cannot be built.
         sessions.SessionNotFound: `resume_id` names no session.
     """
-    from agent.session.agent_session import SessionOptions, create_session
-    from agent.session.tool_arrivals import ToolArrivals
+    from agent.session import SessionOptions, ToolArrivals, create_session
     from earshot.mcp_commands import mcp_command_source
     from earshot.mcp_connections import (
         CALL_TIMEOUT_SECONDS,

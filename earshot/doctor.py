@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TextIO, assert_never, cast
 from earshot.doctor_editors import Finding, Status, editor_findings
 
 if TYPE_CHECKING:
-    from agent.settings.sandbox import SandboxConfig
+    from agent.settings import SandboxConfig
     from earshot.compose import Composition
 
 MIN_PYTHON = (3, 11)
@@ -127,7 +127,7 @@ def _versions(environ: Mapping[str, str]) -> list[Finding]:
 def _settings(cwd: Path, environ: Mapping[str, str]) -> list[Finding]:
     import json
 
-    from agent.settings.scopes import SettingsError, read_settings_file, settings_paths
+    from agent.settings import SettingsError, read_settings_file, settings_paths
 
     findings: list[Finding] = []
     for scope, path in settings_paths(cwd, environ=environ).items():
@@ -148,7 +148,7 @@ def _settings(cwd: Path, environ: Mapping[str, str]) -> list[Finding]:
 
 
 def _composition(cwd: Path, environ: Mapping[str, str], report: Report) -> Composition | None:
-    from agent.settings.scopes import SettingsError
+    from agent.settings import SettingsError
     from earshot.compose import Composition
 
     try:
@@ -271,8 +271,8 @@ def _tools(environ: Mapping[str, str]) -> list[Finding]:
 async def _sandbox(cwd: Path, config: SandboxConfig | None) -> list[Finding]:
     """The sandbox a session here would get: the real one (`agent.sandbox.command_sandbox`), probed
     as a session probes it, with the settings that shape it."""
-    from agent.sandbox.command_sandbox import open_sandbox
-    from agent.settings.sandbox import SandboxConfig
+    from agent.sandbox import open_sandbox
+    from agent.settings import SandboxConfig
 
     sandbox = await open_sandbox(config or SandboxConfig(), [cwd])
     match sandbox.status:

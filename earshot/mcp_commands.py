@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from agent.commands.sources import CommandReply, CommandSource, ExtraCommand
+from agent.commands import CommandReply, CommandSource, ExtraCommand
 from earshot.mcp_connections import McpConnections
 from earshot.mcp_tools import RemoteServer, tool_prefix
 from providers.types import ImagePart, TextPart

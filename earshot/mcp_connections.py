@@ -36,8 +36,8 @@ import anyio
 import anyio.to_thread
 
 from agent.events import Notice
-from agent.session.tool_arrivals import ToolArrivals
-from agent.tools.base import AnyTool
+from agent.session import ToolArrivals
+from agent.tools import AnyTool
 from earshot.mcp_tools import (
     CALL_TIMEOUT_SECONDS,
     McpFailure,

@@ -31,15 +31,15 @@ import anyio
 from pydantic import BaseModel, ConfigDict
 
 from agent.backends import ToolUi
-from agent.tools.base import (
+from agent.tools import (
     AnyTool,
     PermissionRequest,
     ToolContext,
     ToolError,
     ToolOutput,
+    argument_summary,
     define_tool,
 )
-from agent.tools.results import argument_summary
 from providers.types import ImagePart, JsonValue, NotJsonError, TextPart, ensure_json
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from mcp.types import CallToolResult, Tool
 
     from acp_server.factory import McpServerSpec
-    from agent.settings.scopes import Settings
+    from agent.settings import Settings
 
 CALL_TIMEOUT_SECONDS = 600.0
 """A tool call with no answer after this long fails (the user can cancel sooner)."""
@@ -98,7 +98,7 @@ class McpFailure:
 
 def servers_from_settings(settings: Settings, cwd: Path) -> list[McpServer]:
     """`mcpServers` from the settings files (a relative stdio `cwd` is resolved against `cwd`)."""
-    from agent.settings.scopes import HttpServerSettings
+    from agent.settings import HttpServerSettings
 
     servers: list[McpServer] = []
     for name, entry in settings.mcp_servers.items():

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 from earshot.model_lists import ProviderSetup, cached_listings
 
 if TYPE_CHECKING:
-    from agent.settings.scopes import Settings
+    from agent.settings import Settings
 
 
 class ChoiceSource(ProviderSetup, Protocol):

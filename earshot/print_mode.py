@@ -61,7 +61,7 @@ from agent.events import (
     TurnEnded,
     UsageUpdated,
 )
-from agent.files.safe_paths import read_exact
+from agent.files import read_exact
 from agent.protected_paths import protected_paths
 from earshot.print_meter import RunMeter
 from earshot.session_tree import fork_for_print
@@ -69,7 +69,7 @@ from earshot.text_safety import terminal_safe
 from providers.types import ImagePart, TextPart
 
 if TYPE_CHECKING:
-    from agent.session.agent_session import AgentSession
+    from agent.session import AgentSession
     from earshot.compose import Composition, ModelPick
     from earshot.mcp_connections import Spawn
 
@@ -368,7 +368,7 @@ class Renderer:
             self.stdout.flush()
             self._line_open = False
         if self.format == "text" and self.usage is not None:
-            from agent.context.usage import usage_summary
+            from agent.context import usage_summary
 
             self.note(f"usage: {usage_summary(self.usage)}")
 
@@ -404,7 +404,7 @@ def run_print(
 
 
 async def _main(options: PrintOptions, environ: dict[str, str], out: TextIO, err: TextIO) -> int:
-    from agent.settings.scopes import SettingsError
+    from agent.settings import SettingsError
     from earshot.compose import Composition, NoCredentials
 
     renderer = Renderer(options.output_format, out, err)
@@ -509,7 +509,7 @@ async def _open(
     spawn: Spawn,
     err: TextIO,
 ) -> AgentSession:
-    from agent.session.agent_session import ModelUnavailable
+    from agent.session import ModelUnavailable
     from earshot.compose import open_session
     from sessions import SessionBusy, SessionNotFound, SessionStore, SessionWriteFailed
 
@@ -550,8 +550,8 @@ async def _run(
     renderer: Renderer,
     tasks: anyio.abc.TaskGroup,
 ) -> int:
-    from agent.commands.slash import parse_slash_command
-    from agent.session.agent_session import UnsupportedPrompt
+    from agent.commands import parse_slash_command
+    from agent.session import UnsupportedPrompt
 
     reason = pick.reason if pick.name == session.model_name else "the session's"
     if renderer.format == "json":

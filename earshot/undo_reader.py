@@ -33,7 +33,7 @@ class SnapshotReader:
     """The undo snapshots of one working directory."""
 
     def __init__(self, cwd: str, data_dir: Path) -> None:
-        from agent.undo.store import UndoStore
+        from agent.undo import UndoStore
 
         store = UndoStore(Path(cwd), data_dir)  # computes the paths only: creates nothing
         self.cwd = store.cwd

@@ -27,15 +27,15 @@ import anyio
 
 from agent.backends import FileBackend, ToolUi, command_title
 from agent.code.session_worker import SessionWorker
-from agent.settings.code import CodeConfig
-from agent.tools.base import PermissionRequest
+from agent.settings import CodeConfig
+from agent.tools import PermissionRequest
 from providers.logs import get_logger
 
 if TYPE_CHECKING:
     from agent.code.verify import CommandResult
-    from agent.lsp.manager import LspManager
-    from agent.sandbox.command_sandbox import Sandbox
-    from agent.turn.tooling import Tooling
+    from agent.lsp import LspManager
+    from agent.sandbox import Sandbox
+    from agent.turn import Tooling
 
 _log = get_logger(__name__)
 
@@ -81,8 +81,7 @@ class EditChecks:
         async with self._starting:
             if self._lsp is None:
                 # Only a session with `lsp` settings pays for the client (and lsprotocol).
-                from agent.lsp.client import server_configs
-                from agent.lsp.manager import LspManager
+                from agent.lsp import LspManager, server_configs
 
                 sandbox = self.sandbox
                 confinement = sandbox if sandbox is not None and sandbox.active else None

@@ -29,7 +29,7 @@ from agent.events import AgentEvent, Notice
 from providers.logs import get_logger
 
 if TYPE_CHECKING:
-    from agent.codeindex.index import CodeIndex
+    from agent.codeindex import CodeIndex
 
 _log = get_logger(__name__)
 
@@ -69,7 +69,7 @@ class CodeIndexHost:
             return self._index
         async with self._opening:
             if self._index is None:
-                from agent.codeindex.index import CodeIndex, default_database
+                from agent.codeindex import CodeIndex, default_database
 
                 database = default_database(self.root, self._data_dir)
 
@@ -139,7 +139,7 @@ class CodeIndexHost:
         sent, or the index cannot answer at once (a cold cache: tried again next turn)."""
         if not self.repo_map or self.map_sent:
             return None
-        from agent.codeindex.index import initial_map
+        from agent.codeindex import initial_map
 
         # The prompts so far: a map that comes at a later turn (a cold cache) is centred on
         # what the whole conversation named.

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from agent.settings.code import DEFAULT_VERIFY_TIMEOUT, VerifyRule
+from agent.settings import DEFAULT_VERIFY_TIMEOUT, VerifyRule
 
 DEFAULT_TIMEOUT: Final = DEFAULT_VERIFY_TIMEOUT
 MAX_LINES: Final = 40

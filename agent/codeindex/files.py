@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Final
 
 from agent.codeindex.languages import is_indexed
-from agent.files.safe_paths import (
+from agent.files import (
     READ_FLAGS,
     open_directory,
     open_exact,

@@ -31,7 +31,7 @@ import anyio.to_thread
 
 from agent.codeindex.languages import is_indexed
 from agent.codeindex.workers import PARALLEL_MIN, max_workers, run_chunks
-from agent.files.lock import locked
+from agent.files import locked
 
 if TYPE_CHECKING:
     # The engine brings sqlite and the store: loaded when an index is opened, not imported.

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from agent.codeindex.languages import Definition
-from agent.context.tokens import text_tokens
+from agent.context import text_tokens
 
 
 def clean(text: str) -> str:

@@ -28,7 +28,7 @@ from agent.events import (
     ToolCallReady,
     ToolCallStarted,
 )
-from agent.history.branches import Branches, UserMessage, listing, parse_number, shorten
+from agent.history import Branches, UserMessage, listing, parse_number, shorten
 from providers.types import TextPart, ToolResultPart
 
 REWIND_FILES: Final = "rewind-files"

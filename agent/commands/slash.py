@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Final, Protocol
 from agent.backends import MODES, Interaction, Mode
 from agent.commands.branches import fork_command, rewind_command
 from agent.events import AgentEvent, CommandOutput
-from agent.history.branches import Branches
+from agent.history import Branches
 from providers.types import ReasoningEffort
 
 if TYPE_CHECKING:
-    from agent.permissions.admin import PermissionAdmin
+    from agent.permissions import PermissionAdmin
 
 BUILTIN_COMMANDS: Final[tuple[tuple[str, str, str | None], ...]] = (
     ("compact", "Summarise the conversation so far to free context", "optional instructions"),

@@ -21,12 +21,10 @@ from typing import TYPE_CHECKING, Protocol
 import anyio
 
 from agent.events import AgentEvent, CommandOutput
-from agent.turn.inbox import Prompt
+from agent.turn import Prompt
 
 if TYPE_CHECKING:
-    from agent.permissions.admin import PermissionAdmin
-    from agent.permissions.gate import RuleBook
-    from agent.permissions.rules import Rule
+    from agent.permissions import PermissionAdmin, Rule, RuleBook
     from providers.types import ReasoningEffort
 
 
@@ -159,7 +157,7 @@ async def run_extra(
 
 
 def _rules(texts: Sequence[str]) -> tuple[Rule, ...]:
-    from agent.permissions.rules import parse_rule
+    from agent.permissions import parse_rule
 
     return tuple(parse_rule(text, "command") for text in texts)
 

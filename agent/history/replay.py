@@ -40,8 +40,8 @@ from agent.events import (
     UserMessageAdded,
 )
 from agent.todos import TODOS_EXTENSION, todos_from_json
-from agent.tools.base import AnyTool, ToolContext
-from agent.turn.tool_calls import INTERRUPTED_TEXT, CallSinks, interrupted_result, title_for
+from agent.tools import AnyTool, ToolContext
+from agent.turn import INTERRUPTED_TEXT, CallSinks, interrupted_result, title_for
 from providers.types import (
     ImagePart,
     JsonValue,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from agent.history.session_transcript import SessionTranscript
-from agent.undo.store import SnapshotFailed, UndoResult, UndoStore
+from agent.undo import SnapshotFailed, UndoResult, UndoStore
 from providers.logs import get_logger
 from providers.types import JsonValue
 from sessions import (

@@ -23,7 +23,7 @@ import anyio.abc
 import anyio.to_thread
 
 from agent.backends import Confinement, OutputSink, ProcessResult, TerminalSink
-from agent.files.safe_paths import Expected, read_exact, replace_exact
+from agent.files import Expected, read_exact, replace_exact
 from agent.tool_env import tool_environment
 
 KILL_GRACE_SECONDS = 2.0

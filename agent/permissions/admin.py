@@ -36,15 +36,16 @@ from typing import cast
 from agent.permissions.gate import PermissionGate, RuleBook
 from agent.permissions.rules import PermissionRules, parse_rule
 from agent.protected_paths import PROTECTED_DIR_NAMES
-from agent.settings.edits import append_rule, remove_rule
-from agent.settings.scopes import (
+from agent.settings import (
     REPOSITORY_SCOPES,
     PermissionList,
     Scope,
     Settings,
     SettingsError,
+    append_rule,
     load_settings,
     read_settings_file,
+    remove_rule,
 )
 
 LISTS: tuple[PermissionList, ...] = ("allow", "ask", "deny")

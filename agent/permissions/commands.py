@@ -25,11 +25,18 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Literal
 
+from agent.shell import (
+    SHELLS,
+    ParsedCommand,
+    Segment,
+    Words,
+    code_tokens,
+    program_name,
+    tokens,
+    tokens_decoded,
+    unquote,
+)
 from agent.shell import git as shell_git
-from agent.shell.parse import ParsedCommand, Segment, tokens
-from agent.shell.programs import SHELLS
-from agent.shell.quote import code_tokens, tokens_decoded, unquote
-from agent.shell.words import Words, program_name
 
 # programs that run their arguments as a command (deny rules look past them)
 WRAPPERS = frozenset(

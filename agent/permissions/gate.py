@@ -22,7 +22,7 @@ from agent.backends import (
     ToolUi,
     command_title,
 )
-from agent.files.safe_paths import Decided, FileId
+from agent.files import Decided, FileId
 from agent.permissions.policy import Decision, decide
 from agent.permissions.proposals import propose_refusals, propose_rules
 from agent.permissions.rules import (
@@ -35,11 +35,11 @@ from agent.permissions.rules import (
     tool_matches,
 )
 from agent.protected_paths import ProtectedPaths, protected_paths
-from agent.tools.base import PermissionRequest, ScopeContract
+from agent.tools import PermissionRequest, ScopeContract
 from providers.logs import get_logger
 
 if TYPE_CHECKING:
-    from agent.sandbox.command_sandbox import SandboxStatus
+    from agent.sandbox import SandboxStatus
 
 _log = get_logger(__name__)
 

@@ -41,8 +41,7 @@ from pathlib import Path
 from typing import Literal, TypeAlias, assert_never
 
 from agent.backends import Mode
-from agent.files.hard_links import other_names
-from agent.files.safe_paths import Decided
+from agent.files import Decided, other_names
 from agent.network import local_host
 from agent.permissions.rules import (
     PermissionRules,
@@ -59,7 +58,7 @@ from agent.permissions.rules import (
     within,
 )
 from agent.protected_paths import ProtectedPaths, protected_paths
-from agent.tools.base import PermissionRequest, ScopeContract
+from agent.tools import PermissionRequest, ScopeContract
 
 Outcome: TypeAlias = Literal["allow", "deny", "ask"]
 

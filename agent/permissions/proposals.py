@@ -35,8 +35,8 @@ from agent.permissions.rules import (
     resolve_path,
     within,
 )
-from agent.shell.parse import SHELLS, Segment, parse_command
-from agent.tools.base import PermissionRequest
+from agent.shell import SHELLS, Segment, parse_command
+from agent.tools import PermissionRequest
 
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
 _RULE_TOOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")

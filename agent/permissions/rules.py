@@ -51,15 +51,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from agent.files.safe_paths import FileId, PathChanged, identify
+from agent.files import FileId, PathChanged, identify
 from agent.permissions import commands as permission_commands
 from agent.permissions.commands import command_regex as command_regex  # re-exported
-from agent.shell.parse import ParsedCommand, Segment, parse_command
-from agent.tools.base import PermissionRequest
+from agent.shell import ParsedCommand, Segment, parse_command
+from agent.tools import PermissionRequest
 from providers.records import Record
 
 if TYPE_CHECKING:
-    from agent.settings.scopes import Settings
+    from agent.settings import Settings
 
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.\-]*(?:\*)?)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _ALIASES = {"WebFetch": "Fetch", "MultiEdit": "Edit"}

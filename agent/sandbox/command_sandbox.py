@@ -66,7 +66,7 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 
 from agent.sandbox.engine import Engine, Launch, Places, SandboxRefused, sandbox_places
-from agent.settings.sandbox import SandboxConfig
+from agent.settings import SandboxConfig
 
 SandboxStatus: TypeAlias = Literal["active", "off", "unavailable"]
 """`active`: commands run confined; `off`: the user turned the sandbox off (commands run as they

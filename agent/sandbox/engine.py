@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from agent.protected_paths import ProtectedPaths, protected_paths
-from agent.settings.sandbox import SandboxConfig
+from agent.settings import SandboxConfig
 
 TEMP_INSIDE = "/tmp"
 """Where a command finds its session's private temp dir on Linux (bound there), and what its

@@ -12,28 +12,31 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
-from agent.code.edit_checks import EditChecks
-from agent.code.index_host import CodeIndexHost
-from agent.code.session_worker import SessionWorker
-from agent.commands.sources import CommandSource
-from agent.local.backends import LocalFiles, LocalProcesses
-from agent.local.background import BackgroundJobs
-from agent.permissions import PermissionGate, PermissionRules
-from agent.permissions.gate import RuleBook
+from agent.code import CodeIndexHost, EditChecks, SessionWorker
+from agent.commands import CommandSource
+from agent.local import BackgroundJobs, LocalFiles, LocalProcesses
+from agent.permissions import PermissionGate, PermissionRules, RuleBook
 from agent.protected_paths import ProtectedPaths, protected_paths
-from agent.sandbox.command_sandbox import Sandbox, open_sandbox
-from agent.settings.edits import append_rule
-from agent.settings.sandbox import SandboxConfig
-from agent.settings.scopes import Settings
+from agent.sandbox import Sandbox, open_sandbox
+from agent.settings import SandboxConfig, Settings, append_rule
 from agent.skills import SkillIndex
 from agent.tool_env import add_credential_variables
-from agent.tools.base import AnyTool, ReadTracker, ScopeContract
-from agent.tools.builtin import TASK_TOOL_NAME, builtin_tool_names, builtin_tools, task_tool
-from agent.tools.services import BACKGROUND, CODE_INDEX, READ_DENIED, READ_DENY_GLOBS, SKILLS
-from agent.turn.config import ToolSet
-from agent.turn.hooks import HookRunner
-from agent.turn.tooling import Snapshot, Tooling
-from agent.undo.store import UndoStore
+from agent.tools import (
+    BACKGROUND,
+    CODE_INDEX,
+    READ_DENIED,
+    READ_DENY_GLOBS,
+    SKILLS,
+    TASK_TOOL_NAME,
+    AnyTool,
+    ReadTracker,
+    ScopeContract,
+    builtin_tool_names,
+    builtin_tools,
+    task_tool,
+)
+from agent.turn import HookRunner, Snapshot, Tooling, ToolSet
+from agent.undo import UndoStore
 from providers.logs import get_logger
 from providers.types import ReasoningEffort
 from sessions import ModelChangeEntry, Session, data_dir
@@ -41,7 +44,7 @@ from sessions import ModelChangeEntry, Session, data_dir
 if TYPE_CHECKING:
     from agent.events import AgentEvent
     from agent.session.tool_arrivals import ToolArrivals
-    from agent.turn.audit_trail import AuditTrail
+    from agent.turn import AuditTrail
     from providers.model import Model
 
 _log = get_logger(__name__)
@@ -264,7 +267,7 @@ def _rule_book(cwd: Path, settings: Settings | None, rules: PermissionRules) -> 
     a revoke in another session: `RuleBook.refresh`); fixed for settings not read from files."""
     if settings is None or settings.remembered is None:
         return RuleBook(rules)
-    from agent.permissions.admin import scope_paths, settings_reloader
+    from agent.permissions import scope_paths, settings_reloader
 
     reload = settings_reloader(cwd, settings)
     return RuleBook(
@@ -288,7 +291,7 @@ def _persister(remembered: Path) -> Callable[[str, str], None]:
 
 def own_commands(cwd: Path, setup: SessionSetup) -> CommandSource:
     """The user's Markdown commands (`agent.commands.user`), read through the gate's checks."""
-    from agent.commands.user import user_commands_source
+    from agent.commands import user_commands_source
 
     settings = setup.settings
     remembered = None if settings is None else settings.remembered

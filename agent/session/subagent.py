@@ -21,9 +21,7 @@ from typing import Any, Final, cast
 
 import anyio
 
-from agent.context.caching import CacheSetting
-from agent.context.shaper import ContextShaper
-from agent.context.usage import UsageTracker
+from agent.context import CacheSetting, ContextShaper, UsageTracker
 from agent.events import (
     AgentEvent,
     Notice,
@@ -38,16 +36,10 @@ from agent.events import (
     ToolCallRunning,
     ToolCallStarted,
 )
-from agent.history.replay import SUBAGENT_LINK
-from agent.history.session_transcript import SessionTranscript
-from agent.tools.base import ReadTracker, ToolError
-from agent.tools.services import READ_DENIED, READ_DENY_GLOBS, SKILLS
+from agent.history import SUBAGENT_LINK, SessionTranscript
+from agent.tools import READ_DENIED, READ_DENY_GLOBS, SKILLS, ReadTracker, ToolError
 from agent.transcript import InMemoryTranscript, Transcript
-from agent.turn.audit_trail import AuditTrail
-from agent.turn.config import ToolSet, TurnConfig
-from agent.turn.inbox import title_from
-from agent.turn.loop import TurnLoop
-from agent.turn.tooling import Tooling
+from agent.turn import AuditTrail, Tooling, ToolSet, TurnConfig, TurnLoop, title_from
 from providers.types import Message, TextPart, Usage
 from sessions import ExtensionEntry, ParentLink, Session, SessionStore
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 
 from agent.events import AgentEvent, Notice
-from agent.tools.base import AnyTool
-from agent.turn.config import ToolSet
+from agent.tools import AnyTool
+from agent.turn import ToolSet
 
 
 class ToolArrivals:

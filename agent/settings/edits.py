@@ -20,7 +20,7 @@ from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from agent.files.lock import locked_sync
+from agent.files import locked_sync
 from agent.settings.scopes import (
     InvalidSettings,
     PermissionList,

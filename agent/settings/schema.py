@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Literal, Self, TypeAlias, cast
 
-from agent.context.caching import CACHE_SETTINGS, CacheSetting
+from agent.context import CACHE_SETTINGS, CacheSetting
 from agent.modes import MODES
 from agent.settings.checks import (
     INVALID,

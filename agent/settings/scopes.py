@@ -43,7 +43,7 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
-from agent.context.caching import CACHE_SETTINGS, DEFAULT_CACHE, CacheSetting
+from agent.context import CACHE_SETTINGS, DEFAULT_CACHE, CacheSetting
 from agent.settings.code import CodeConfig, merge_code
 from agent.settings.sandbox import SandboxConfig, merge_sandbox
 from agent.settings.schema import (

@@ -14,8 +14,8 @@ from agent.tools.services import BACKGROUND
 from providers.types import JsonValue
 
 if TYPE_CHECKING:
-    from agent.local.background import BackgroundJobs, JobOutput
-    from agent.sandbox.command_sandbox import Sandbox
+    from agent.local import BackgroundJobs, JobOutput
+    from agent.sandbox import Sandbox
 
 MAX_WAIT_SECONDS = 60.0
 
@@ -31,8 +31,8 @@ def _jobs(ctx: ToolContext) -> BackgroundJobs:
 
 async def start_background(command: str, ctx: ToolContext, sandbox: Sandbox | None) -> ToolOutput:
     """`bash` with `background: true`: start the command, return its handle at once."""
-    from agent.local.background import TRACKS_DETACHED, UNTRACKED_NOTE
-    from agent.sandbox.command_sandbox import SandboxRefused
+    from agent.local import TRACKS_DETACHED, UNTRACKED_NOTE
+    from agent.sandbox import SandboxRefused
 
     jobs = _jobs(ctx)
     try:
@@ -104,8 +104,8 @@ def _text(output: JobOutput, *, killed: bool = False) -> str:
 
 
 async def _output(params: OutputInput, ctx: ToolContext) -> ToolOutput:
-    from agent.local.background import UnknownJob
-    from agent.sandbox.command_sandbox import Sandbox
+    from agent.local import UnknownJob
+    from agent.sandbox import Sandbox
 
     jobs = _jobs(ctx)
     try:
@@ -128,7 +128,7 @@ async def _output(params: OutputInput, ctx: ToolContext) -> ToolOutput:
 
 
 async def _kill(params: KillInput, ctx: ToolContext) -> ToolOutput:
-    from agent.local.background import UnknownJob
+    from agent.local import UnknownJob
 
     try:
         output = await _jobs(ctx).kill(params.handle)

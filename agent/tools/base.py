@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agent.backends import Diff, FileBackend, Interaction, ProcessBackend, ToolUi
-from agent.files.safe_paths import Decided, FileId, decided_now
+from agent.files import Decided, FileId, decided_now
 from providers.records import MutableRecord, Record
 from providers.types import ImagePart, JsonValue, TextPart
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from agent.sandbox.command_sandbox import Sandbox
+    from agent.sandbox import Sandbox
 
 InputT = TypeVar("InputT", bound="BaseModel")
 

@@ -11,7 +11,7 @@ from agent.backends import (
     ToolUi,
     command_title,
 )
-from agent.sandbox.command_sandbox import Sandbox, SandboxRefused
+from agent.sandbox import Sandbox, SandboxRefused
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 from agent.tools.results import MAX_RESULT_CHARS, capped
 from providers.types import JsonValue

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 if TYPE_CHECKING:
     from agent.events import TodoItem
-    from agent.files.safe_paths import FileId
+    from agent.files import FileId
     from agent.tools.base import PermissionRequest, ToolContext
 
 SKILLS = "skills"

@@ -13,17 +13,17 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent.files.regular import check_regular
-from agent.files.safe_paths import (
+from agent.files import (
     Decided,
     FileId,
     PathChanged,
     check_expected,
+    check_regular,
     open_for_reading,
     read_descriptor,
     read_exact,
 )
-from agent.local.backends import LocalFiles
+from agent.local import LocalFiles
 from agent.tools.base import ToolContext, ToolError
 from agent.tools.services import visible_filter
 

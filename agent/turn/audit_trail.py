@@ -26,7 +26,7 @@ from providers.types import JsonValue
 
 if TYPE_CHECKING:
     from agent.backends import Mode, PermissionOptionKind
-    from agent.tools.base import PermissionRequest
+    from agent.tools import PermissionRequest
     from sessions import Session
 
 _log = get_logger(__name__)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agent.tools.base import AnyTool
+from agent.tools import AnyTool
 from agent.turn.retry import RetryPolicy
 from providers.types import PromptCache, ReasoningEffort, ToolSpec
 

@@ -30,8 +30,7 @@ from agent.events import (
     ToolStatus,
 )
 from agent.tool_env import scrub
-from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput
-from agent.tools.services import RECHECK_PERMISSION
+from agent.tools import RECHECK_PERMISSION, PermissionRequest, ToolContext, ToolError, ToolOutput
 from agent.turn.tool_calls import (
     CheckedCall,
     RejectedCall,

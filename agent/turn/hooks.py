@@ -42,7 +42,7 @@ from agent.tool_env import tool_environment
 from providers.logs import get_logger
 
 if TYPE_CHECKING:
-    from agent.settings.scopes import HookRule, HooksSettings
+    from agent.settings import HookRule, HooksSettings
 
 _log = get_logger(__name__)
 

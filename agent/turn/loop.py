@@ -29,7 +29,7 @@ from typing import Protocol, assert_never
 import anyio
 
 from agent.backends import ToolUi
-from agent.context.shaper import ContextShaper, ShapeContext
+from agent.context import ContextShaper, ShapeContext
 from agent.events import (
     AgentEvent,
     Notice,

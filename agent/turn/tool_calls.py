@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.backends import ToolUi
 from agent.events import AgentEvent, ToolCallProgress
-from agent.tools.base import AnyTool, PermissionRequest, ToolContext
+from agent.tools import AnyTool, PermissionRequest, ToolContext
 from providers.logs import get_logger
 from providers.records import MutableRecord, Record
 from providers.types import JsonValue, TextPart, ToolCallPart, ToolResultPart

@@ -20,13 +20,13 @@ from agent.backends import (
     ProcessBackend,
     ToolUi,
 )
-from agent.tools.base import PermissionRequest, ReadTracker, ScopeContract, ToolContext
+from agent.tools import PermissionRequest, ReadTracker, ScopeContract, ToolContext
 
 if TYPE_CHECKING:
     import anyio
 
-    from agent.files.safe_paths import Decided
-    from agent.sandbox.command_sandbox import Sandbox
+    from agent.files import Decided
+    from agent.sandbox import Sandbox
     from agent.turn.audit_trail import AuditTrail
     from agent.turn.tool_calls import CallSinks
 

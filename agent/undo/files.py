@@ -29,7 +29,7 @@ from pathlib import Path
 from subprocess import CompletedProcess
 from typing import Any, cast
 
-from agent.files.safe_paths import (
+from agent.files import (
     READ_FLAGS,
     PathChanged,
     open_directory,

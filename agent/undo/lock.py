@@ -40,7 +40,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Final
 
-from agent.files.lock import locked
+from agent.files import locked
 from providers.logs import get_logger
 
 _log = get_logger(__name__)

@@ -151,7 +151,7 @@ def check_modes(tasks: Sequence[Task], most: Mode) -> None:
     Raises:
         TaskError: naming the tasks and the flag that would allow them.
     """
-    from agent.settings.trust import MODE_ORDER
+    from agent.settings import MODE_ORDER
 
     over = [task for task in tasks if MODE_ORDER[task.mode] > MODE_ORDER[most]]
     if over:
@@ -169,7 +169,7 @@ def user_gate_settings(environ: Mapping[str, str]) -> str | None:
     Raises:
         TaskError: the file cannot be read or is not a JSON object.
     """
-    from agent.settings.scopes import settings_paths
+    from agent.settings import settings_paths
 
     path = settings_paths(Path.cwd(), environ=environ)["user"]
     try:

@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from acp_server.factory import McpServerSpec, SessionIO
-from agent.session.agent_session import AgentSession
+from agent.session import AgentSession
 from earshot.acp_main import EarshotFactory
 from providers.wire.sdk_model import SdkModel
 from tests.acp_server.client import AcpClient, AgentEnv, initialize, json_list, open_agent

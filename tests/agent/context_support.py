@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from agent.backends import ToolUi
 from agent.context.compaction import is_summary_request
 from agent.context.tokens import TokenCounter, request_overhead
-from agent.tools.base import AnyTool, ToolContext, ToolOutput, define_tool
+from agent.tools import AnyTool, ToolContext, ToolOutput, define_tool
 from agent.transcript import InMemoryTranscript
 from providers.catalog import Cost, ModelCatalog, ModelOverride
 from providers.codec import message_to_json

@@ -21,8 +21,8 @@ from agent.backends import (
     ToolUi,
 )
 from agent.events import AgentEvent
-from agent.session.agent_session import AgentSession, SessionOptions, create_session
-from agent.tools.base import (
+from agent.session import AgentSession, SessionOptions, create_session
+from agent.tools import (
     AnyTool,
     PermissionRequest,
     ToolContext,

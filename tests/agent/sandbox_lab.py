@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from agent.backends import ProcessResult
-from agent.local.backends import LocalProcesses
-from agent.sandbox.command_sandbox import Sandbox, open_sandbox
-from agent.settings.sandbox import SandboxConfig
+from agent.local import LocalProcesses
+from agent.sandbox import Sandbox, open_sandbox
+from agent.settings import SandboxConfig
 
 LINUX = sys.platform.startswith("linux")
 needs_linux = pytest.mark.skipif(not LINUX, reason="the real sandbox tests run on Linux")

@@ -12,8 +12,8 @@ import anyio
 import pytest
 
 from agent.events import AgentEvent, ToolCallFinished
-from agent.session.agent_session import AgentSession, SessionOptions, create_session
-from agent.settings.scopes import Settings
+from agent.session import AgentSession, SessionOptions, create_session
+from agent.settings import Settings
 from providers.types import JsonValue
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import SessionStore

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.backends import PermissionOptionKind, PermissionPrompt
-from agent.commands.slash import CommandCall
+from agent.commands import CommandCall
 from agent.events import CommandOutput, TodosChanged, ToolCallFinished, ToolCallStarted
-from agent.session.agent_session import AgentSession
+from agent.session import AgentSession
 from providers.types import ModelRequest
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import LeafMoveEntry, MessageEntry

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agent.context import ContextShaper, ShapeContext
 from agent.context.caching import CacheEconomics, CacheWarmth, always, prompt_cache
-from agent.context.shaper import ContextShaper, ShapeContext
 from agent.context.shaping import ShapingLimits
 from agent.events import AgentEvent
 from providers.catalog import Cost, ModelInfo

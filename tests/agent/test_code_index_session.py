@@ -11,11 +11,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent.codeindex.index import CodeIndex, default_database
+from agent.codeindex import CodeIndex, default_database
 from agent.events import AgentEvent, ToolCallFinished
-from agent.session.agent_session import AgentSession, SessionOptions, create_session
-from agent.settings.code import CodeConfig
-from agent.settings.scopes import Settings
+from agent.session import AgentSession, SessionOptions, create_session
+from agent.settings import CodeConfig, Settings
 from providers.types import JsonValue
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import SessionStore
@@ -153,8 +152,8 @@ async def test_with_a_cold_cache_the_map_comes_once_the_background_index_has_it(
 
 
 async def test_a_large_refresh_under_way_is_announced_once(project: Path) -> None:
+    from agent.code import SessionWorker
     from agent.code.index_host import NOTICE_FROM, CodeIndexHost
-    from agent.code.session_worker import SessionWorker
     from agent.codeindex.index import IndexProgress
     from agent.events import Notice
 

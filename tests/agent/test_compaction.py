@@ -9,6 +9,7 @@ from typing import Any, cast
 
 import pytest
 
+from agent.context import ContextShaper, ShapeContext
 from agent.context.compaction import (
     PREAMBLE_OPENING,
     SUMMARY_SYSTEM_PROMPT,
@@ -23,7 +24,6 @@ from agent.context.compaction import (
     summarise,
     summary_request,
 )
-from agent.context.shaper import ContextShaper, ShapeContext
 from agent.context.tokens import TokenCounter
 from agent.events import (
     AgentEvent,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from agent.context import ContextShaper, ShapeContext
 from agent.context.compaction import PREAMBLE_OPENING, is_summary_request
-from agent.context.shaper import ContextShaper, ShapeContext
 from agent.context.tokens import ContextAccount
 from agent.events import (
     AgentEvent,

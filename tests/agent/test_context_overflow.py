@@ -119,7 +119,7 @@ def _with_history(*overflow_turns: TurnSpec) -> list[TurnSpec]:
 
 
 async def _three_prompts(session: object) -> None:
-    from agent.session.agent_session import AgentSession
+    from agent.session import AgentSession
 
     assert isinstance(session, AgentSession)
     for n in range(3):

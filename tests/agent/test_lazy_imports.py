@@ -47,7 +47,7 @@ def test_a_session_is_created_before_any_tool_or_pydantic_loads(tmp_path: Path) 
     out = _run(
         "import sys, json, anyio\n"
         "from pathlib import Path\n"
-        "from agent.session.agent_session import SessionOptions, create_session\n"
+        "from agent.session import SessionOptions, create_session\n"
         "from providers.wire.scripted import ScriptedModel\n"
         "from sessions import SessionStore\n"
         "async def main():\n"
@@ -74,7 +74,7 @@ def test_a_turn_loads_no_parser_language_client_or_worker_until_used(tmp_path: P
         "import sys, json, threading, anyio\n"
         "from pathlib import Path\n"
         "from agent.settings.code import CodeConfig, VerifyRule\n"
-        "from agent.session.agent_session import SessionOptions, create_session\n"
+        "from agent.session import SessionOptions, create_session\n"
         "from agent.settings.scopes import Settings\n"
         "from agent.settings.schema import LspServerSettings\n"
         "from providers.wire.scripted import ScriptedModel, ScriptedTurn\n"

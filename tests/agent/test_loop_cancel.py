@@ -14,8 +14,8 @@ from agent.events import (
     ToolCallProgress,
     TurnEnded,
 )
-from agent.session.agent_session import AgentSession
-from agent.turn.tool_calls import INTERRUPTED_TEXT
+from agent.session import AgentSession
+from agent.turn import INTERRUPTED_TEXT
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from tests.agent.loop_support import (
     Answering,

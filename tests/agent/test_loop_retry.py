@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from agent.context.shaper import ContextShaper, ShapeContext
+from agent.context import ContextShaper, ShapeContext
 from agent.events import Retrying, TextChunk, TurnEnded
 from agent.transcript import Transcript
 from agent.turn.retry import RetryPolicy, describe_error

@@ -10,8 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from agent.lsp import LspManager
 from agent.lsp.client import ServerConfig
-from agent.lsp.manager import LspManager
 
 FAKE = Path(__file__).with_name("lsp_fake_server.py")
 RUFF = Path(sys.executable).with_name("ruff")

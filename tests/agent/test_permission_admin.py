@@ -6,11 +6,8 @@ import json
 import stat
 from pathlib import Path
 
-from agent.permissions import PermissionGate, PermissionRules
-from agent.permissions.admin import PermissionAdmin
-from agent.permissions.gate import RuleBook
-from agent.permissions.rules import parse_rule
-from agent.settings.scopes import Settings, load_settings
+from agent.permissions import PermissionAdmin, PermissionGate, PermissionRules, RuleBook, parse_rule
+from agent.settings import Settings, load_settings
 from tests.agent.test_trust import Workspace
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from agent.backends import Mode
 from agent.permissions import PermissionRules, decide
-from agent.shell.parse import parse_command
-from agent.tools.base import PermissionRequest
+from agent.shell import parse_command
+from agent.tools import PermissionRequest
 
 ROOT = Path("/work/project")
 

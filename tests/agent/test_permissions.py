@@ -10,7 +10,7 @@ import pytest
 
 from agent.backends import MODES, Mode
 from agent.permissions import Decision, PermissionRules, decide, parse_rule, propose_rules
-from agent.tools.base import PermissionRequest, ScopeContract
+from agent.tools import PermissionRequest, ScopeContract
 
 ROOT = Path("/work/project")
 EXTRA = Path("/work/shared-lib")
@@ -487,7 +487,7 @@ def test_parse_rule_rejects_malformed(text: str) -> None:
 
 
 def test_from_settings_keeps_every_scope(tmp_path: Path) -> None:
-    from agent.settings.scopes import load_settings
+    from agent.settings import load_settings
 
     home = tmp_path / "config"
     (home / "earshot").mkdir(parents=True)

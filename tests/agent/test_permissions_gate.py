@@ -18,9 +18,9 @@ from agent.backends import (
     ToolUi,
 )
 from agent.permissions import GateOutcome, PermissionGate, PermissionRules
+from agent.settings import load_settings, settings_paths
 from agent.settings.edits import remember_rule
-from agent.settings.scopes import load_settings, settings_paths
-from agent.tools.base import PermissionRequest, ScopeContract
+from agent.tools import PermissionRequest, ScopeContract
 
 
 @dataclass

@@ -19,10 +19,10 @@ from typing import cast
 import anyio
 import pytest
 
-from agent.context.caching import CacheSetting
+from agent.context import CacheSetting
 from agent.context.compaction import SUMMARY_REQUEST_OPENING, SUMMARY_SYSTEM_PROMPT
-from agent.session.agent_session import AgentSession, SessionOptions, create_session
-from agent.settings.scopes import Settings
+from agent.session import AgentSession, SessionOptions, create_session
+from agent.settings import Settings
 from bench.cost_fakes import (
     CHARS_PER_TOKEN,
     PREFIX_MINIMUM_TOKENS,

@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from agent.files.regular import NotARegularFile, read_regular, read_regular_async
-from agent.local.backends import LocalFiles
-from agent.tools.base import ToolError
+from agent.local import LocalFiles
+from agent.tools import ToolError
 from agent.tools.read import read_tool
 from tests.agent.tools_harness import harness
 

@@ -14,8 +14,8 @@ from agent.history.replay import (
     replay_events,
     tool_ui_entry,
 )
-from agent.tools.base import ToolContext
-from agent.turn.tool_calls import CallSinks
+from agent.tools import ToolContext
+from agent.turn import CallSinks
 from providers.types import Message, TextPart, ToolCallPart, ToolResultPart
 from sessions import Entry, ExtensionEntry, MessageEntry
 

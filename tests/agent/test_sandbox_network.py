@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 
-from agent.local.background import BackgroundJobs
+from agent.local import BackgroundJobs
 from agent.sandbox import command_sandbox as sandbox_module
 from agent.sandbox import network as sandbox_network
 from agent.sandbox.network import PROXY_PORT
-from agent.settings.sandbox import SandboxConfig
+from agent.settings import SandboxConfig
 from tests.agent.sandbox_lab import Lab, git, make_lab, needs_linux
 
 pytestmark = needs_linux

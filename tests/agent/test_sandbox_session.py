@@ -15,8 +15,8 @@ import pytest
 
 from agent.backends import Mode, PermissionAnswer, PermissionPrompt, Question, QuestionAnswer
 from agent.events import AgentEvent, Notice, ToolCallFinished
-from agent.session.agent_session import AgentSession, SessionOptions, create_session
-from agent.settings.sandbox import SandboxConfig
+from agent.session import AgentSession, SessionOptions, create_session
+from agent.settings import SandboxConfig
 from agent.settings.scopes import PermissionRule, Settings
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import SessionStore

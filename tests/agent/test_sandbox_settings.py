@@ -9,10 +9,14 @@ from typing import Any
 
 import pytest
 
-from agent.settings.edits import set_directory_trust
-from agent.settings.sandbox import SandboxConfig
+from agent.settings import (
+    SandboxConfig,
+    Settings,
+    SettingsError,
+    load_settings,
+    set_directory_trust,
+)
 from agent.settings.schema import SandboxSettings, SettingsFile
-from agent.settings.scopes import Settings, SettingsError, load_settings
 
 
 def test_the_schema_reads_the_sandbox_key() -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from agent.permissions import PermissionGate, PermissionRules
-from agent.session.agent_session import SessionOptions, create_session
-from agent.settings.scopes import load_settings
+from agent.session import SessionOptions, create_session
+from agent.settings import load_settings
 from agent.tools.glob_tool import glob_tool
 from agent.tools.grep import grep_tool
 from agent.tools.ls import ls_tool

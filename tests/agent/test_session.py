@@ -24,15 +24,9 @@ from agent.events import (
     TurnEnded,
     UserMessageAdded,
 )
-from agent.session.agent_session import (
-    ModelUnavailable,
-    SessionOptions,
-    UnsupportedPrompt,
-    create_session,
-    title_from,
-)
-from agent.settings.edits import set_directory_trust
-from agent.settings.scopes import load_settings
+from agent.session import ModelUnavailable, SessionOptions, UnsupportedPrompt, create_session
+from agent.settings import load_settings, set_directory_trust
+from agent.turn import title_from
 from providers.catalog import ModelCatalog, ModelOverride
 from providers.model import Model
 from providers.types import ImagePart, TextPart

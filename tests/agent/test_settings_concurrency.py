@@ -12,7 +12,7 @@ import textwrap
 import threading
 from pathlib import Path
 
-from agent.settings.edits import append_rule, remove_rule
+from agent.settings import append_rule, remove_rule
 
 WRITERS = 20
 RULES_EACH = 5
@@ -122,11 +122,15 @@ def test_four_processes_answering_always_at_once_keep_every_answer(tmp_path: Pat
 
 
 async def test_an_answer_or_a_revoke_in_one_session_applies_in_the_others(tmp_path: Path) -> None:
-    from agent.permissions.admin import PermissionAdmin, scope_paths, settings_reloader
-    from agent.permissions.gate import PermissionGate, RuleBook
-    from agent.permissions.rules import PermissionRules
-    from agent.settings.edits import append_rule
-    from agent.settings.scopes import load_settings
+    from agent.permissions import (
+        PermissionAdmin,
+        PermissionGate,
+        PermissionRules,
+        RuleBook,
+        scope_paths,
+        settings_reloader,
+    )
+    from agent.settings import append_rule, load_settings
     from tests.agent.test_permissions_gate import FakeUser, bash, check
 
     cwd, config_home = tmp_path / "project", tmp_path / "config"

@@ -13,9 +13,9 @@ from pydantic import BaseModel
 
 from agent.backends import ToolUi
 from agent.events import AgentEvent, Notice, TurnEnded
-from agent.session.tool_arrivals import ToolArrivals
-from agent.tools.base import AnyTool, ToolContext, ToolOutput, define_tool
-from agent.turn.config import ToolSet
+from agent.session import ToolArrivals
+from agent.tools import AnyTool, ToolContext, ToolOutput, define_tool
+from agent.turn import ToolSet
 from providers.types import ModelRequest, TextPart
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn, TurnSpec
 from tests.agent.loop_support import collect, env, make_session, of

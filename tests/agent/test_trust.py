@@ -12,16 +12,15 @@ import pytest
 from agent.backends import PermissionOptionKind
 from agent.permissions import PermissionGate, PermissionRules, decide
 from agent.protected_paths import protected_paths
-from agent.session.agent_session import SessionOptions, create_session
-from agent.session.setup import discover_skills
-from agent.settings.edits import remember_rule, set_directory_trust, trusted_directories
-from agent.settings.scopes import (
+from agent.session import SessionOptions, create_session, discover_skills
+from agent.settings import (
     Settings,
     SettingsError,
     load_settings,
 )
+from agent.settings.edits import remember_rule, set_directory_trust, trusted_directories
 from agent.settings.trust import IgnoredSettings, is_trusted
-from agent.tools.base import PermissionRequest
+from agent.tools import PermissionRequest
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from tests.agent.loop_support import Answering, Env, collect, env
 from tests.agent.test_permissions_gate import FakeUser, bash, check

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.undo.store import UndoStore
+from agent.undo import UndoStore
 
 GIT = shutil.which("git")
 pytestmark = pytest.mark.skipif(GIT is None, reason="git is required")

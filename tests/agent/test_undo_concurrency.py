@@ -11,8 +11,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from agent.undo import SnapshotFailed, UndoStore
 from agent.undo.git import run_git
-from agent.undo.store import SnapshotFailed, UndoStore
 from tests.agent.test_undo import GIT
 from tests.barrier import Barrier
 

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from agent.backends import DenyingInteraction
-from agent.undo.store import UndoStore
+from agent.undo import UndoStore
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import UndoSnapshotEntry
 from tests.agent.loop_support import collect, env, make_session, results_of

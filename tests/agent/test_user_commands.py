@@ -7,11 +7,10 @@ from pathlib import Path
 
 import anyio
 
-from agent.commands.slash import parse_slash_command
-from agent.commands.sources import CommandReply
+from agent.commands import CommandReply, parse_slash_command
 from agent.commands.user import split_rules
 from agent.events import CommandOutput, ToolCallFinished
-from agent.session.agent_session import AgentSession, SessionOptions, create_session
+from agent.session import AgentSession, SessionOptions, create_session
 from providers.types import TextPart
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from tests.agent.loop_support import Answering, collect, env, of

@@ -17,9 +17,8 @@ from agent.code.verify import (
     run_verify,
     trim_output,
 )
-from agent.lsp.client import server_configs
-from agent.settings.edits import set_directory_trust
-from agent.settings.scopes import load_settings
+from agent.lsp import server_configs
+from agent.settings import load_settings, set_directory_trust
 
 BOUND = 30.0
 
@@ -211,7 +210,7 @@ def test_nothing_configured_means_no_checks(tmp_path: Path) -> None:
 
 
 def test_invalid_entries_are_named_by_their_key_path(tmp_path: Path) -> None:
-    from agent.settings.scopes import SettingsError
+    from agent.settings import SettingsError
 
     cwd = tmp_path / "project"
     (cwd / ".earshot").mkdir(parents=True)

@@ -14,8 +14,9 @@ from agent.backends import (
     ToolUi,
 )
 from agent.events import TodoItem
-from agent.local.backends import LocalFiles, LocalProcesses
-from agent.tools.base import (
+from agent.local import LocalFiles, LocalProcesses
+from agent.tools import (
+    TODOS,
     AnyTool,
     PermissionRequest,
     ReadTracker,
@@ -23,7 +24,6 @@ from agent.tools.base import (
     ToolContext,
     ToolOutput,
 )
-from agent.tools.services import TODOS
 from providers.types import TextPart
 
 

@@ -20,8 +20,8 @@ from agent.events import (
     ToolCallRunning,
     UsageUpdated,
 )
-from agent.tools.base import PermissionRequest
-from agent.turn.audit_trail import AuditTrail
+from agent.tools import PermissionRequest
+from agent.turn import AuditTrail
 from earshot.audit import parse_since
 from earshot.blame import blame_lines
 from earshot.print_meter import RunMeter

@@ -16,7 +16,7 @@ import pytest
 from acp_server.factory import McpRemoteServer, McpServerSpec, McpStdioServer
 from agent.backends import DenyingInteraction
 from agent.events import AgentEvent, Notice, ToolCallFinished
-from agent.session.agent_session import AgentSession
+from agent.session import AgentSession
 from earshot.compose import Composition, open_session
 from earshot.mcp_connections import connect_servers
 from earshot.mcp_tools import StdioServer, tool_name
@@ -283,7 +283,7 @@ async def test_a_server_dying_mid_session_fails_its_calls_cleanly(env: Env) -> N
         connections = await connect_servers([server], spawn=tasks.start_soon, timeout=60)
         add = next(tool for tool in connections.tools if tool.name == "mcp__demo__add")
         os.kill(int(pid_file.read_text(encoding="utf-8")), 9)
-        from agent.tools.base import ToolError
+        from agent.tools import ToolError
 
         with anyio.fail_after(10), pytest.raises(ToolError, match="demo"):
             await add.execute(add.input_model.model_validate({"a": 1, "b": 2}), None)  # pyright: ignore[reportArgumentType]

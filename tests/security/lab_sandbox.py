@@ -24,11 +24,11 @@ import anyio
 import pytest
 
 from agent.backends import DenyingInteraction
-from agent.local.backends import LocalFiles, LocalProcesses
-from agent.sandbox.command_sandbox import Sandbox, open_sandbox
+from agent.local import LocalFiles, LocalProcesses
+from agent.sandbox import Sandbox, open_sandbox
 from agent.sandbox.linux import scrubbing_prefix
-from agent.settings.sandbox import SandboxConfig
-from agent.tools.base import ReadTracker, ScopeContract, ToolContext
+from agent.settings import SandboxConfig
+from agent.tools import ReadTracker, ScopeContract, ToolContext
 from agent.tools.bash import BashInput, bash_tool
 from providers.types import TextPart
 from tests.security.lab import EXECUTORS, STOPPED, Defence, Lab, Row

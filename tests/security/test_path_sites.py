@@ -17,9 +17,8 @@ from acp_server.content import prompt_parts
 from acp_server.protocol.common import ContentBlock
 from agent.backends import PermissionAnswer, PermissionPrompt, Question, QuestionAnswer
 from agent.codeindex.files import read_source
-from agent.files import safe_paths
-from agent.files.safe_paths import PathChanged, read_exact, replace_exact
-from agent.local.backends import LocalFiles
+from agent.files import PathChanged, read_exact, replace_exact, safe_paths
+from agent.local import LocalFiles
 from earshot.print_mode import build_prompt
 from providers.types import TextPart
 from sessions.files import SessionFile

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.undo.store import UndoStore
+from agent.undo import UndoStore
 from tests.security.races import Lab, make_lab
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is required")
