@@ -1,4 +1,4 @@
-"""Background commands in editor terminals (`agent.background`): `terminal/create` without the
+"""Background commands in editor terminals (`agent.local.background`): `terminal/create` without the
 wait, `terminal/output` for each read, `terminal/kill` to stop, `terminal/release` when the
 session closes, so the terminal embedded in the `bash` call stays visible until then."""
 
@@ -13,7 +13,7 @@ import anyio
 
 from acp_server.framing import RawObject as JsonObject
 from acp_server.outgoing import ClientError, ConnectionClosed
-from agent.background import READ_LIMIT, JobOutput
+from agent.local import READ_LIMIT, JobOutput
 
 
 class SessionChannel(Protocol):
@@ -28,7 +28,7 @@ _OVERLAP: Final = 256
 
 
 class TerminalCommand:
-    """A command left running in an editor terminal (`agent.background.RunningCommand`)."""
+    """A command left running in an editor terminal (`agent.local.background.RunningCommand`)."""
 
     def __init__(self, channel: SessionChannel, terminal_id: str) -> None:
         self._channel = channel

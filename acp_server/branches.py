@@ -75,7 +75,7 @@ async def fork_point(store: SessionStore, source_id: str, params: RawObject) -> 
         InvalidParams: the meta names no message of the source's branch.
         sessions.SessionNotFound: no such source.
     """
-    from agent.branches import user_messages
+    from agent.history import user_messages
 
     meta = _earshot_meta(params)
     number = meta.get("beforeUserMessage")

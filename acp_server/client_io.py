@@ -39,8 +39,8 @@ from agent.backends import (
     QuestionAnswer,
     TerminalSink,
 )
+from agent.files import Expected
 from agent.protected_paths import data_dir
-from agent.safe_paths import Expected
 
 if TYPE_CHECKING:
     from acp_server.protocol.client import CreateTerminalRequest
@@ -348,7 +348,7 @@ def write_launcher(confined: Sequence[str], command: str) -> Launcher:
     What runs is the command line written in the script, never the argument: an editor that
     mangles or drops arguments (Toad runs a `command` with a space in it alone) changes only
     what it shows. The directory is earshot's data dir, hidden from every sandboxed command
-    (`agent.sandbox_linux`, `ProtectedPaths.hidden`) and protected from the file tools, so no
+    (`agent.sandbox.linux`, `ProtectedPaths.hidden`) and protected from the file tools, so no
     command of the model's can rewrite a launcher before the editor runs it; it is created
     0700 with a fresh name, and the script with O_EXCL."""
     base = data_dir(os.environ) / "launchers"
@@ -419,7 +419,7 @@ class AcpProcesses:
     async def start_background(
         self, argv: Sequence[str], *, cwd: Path, output_limit: int
     ) -> TerminalCommand | None:
-        """A command left running in an editor terminal (`agent.background`); None without
+        """A command left running in an editor terminal (`agent.local.background`); None without
         the terminal capability (it runs locally then). A confined one (its command line is
         not `bash -c COMMAND`) starts through a launcher that removes itself once run."""
         if not self.channel.client.terminal:

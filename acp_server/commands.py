@@ -1,5 +1,5 @@
 """Slash commands as ACP offers them (`available_commands_update`); what they are and how they
-run is the agent's (`agent.slash_commands`, `agent.command_sources`)."""
+run is the agent's (`agent.commands.slash`, `agent.commands.sources`)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from acp_server.factory import SkillCommand
-from agent.slash_commands import BUILTIN_COMMANDS, BUILTIN_NAMES
+from agent.commands import BUILTIN_COMMANDS, BUILTIN_NAMES
 
 if TYPE_CHECKING:
     from acp_server.client_io import SessionChannel
     from acp_server.protocol.prompt import AvailableCommand, SessionUpdateAvailableCommandsUpdate
-    from agent.command_sources import ExtraCommand, ExtraCommands
+    from agent.commands import ExtraCommand, ExtraCommands
 
 
 def available_commands(

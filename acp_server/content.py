@@ -5,7 +5,7 @@ the session's file backend, so unsaved editor buffers count) and inlined as cont
 are described; `resource` text is inlined and blobs are described (images become image parts).
 
 A linked file is whatever the client names, so it is read with bounds: resolved once and opened
-exactly there (`agent.safe_paths`: a link swapped in meanwhile is not followed; one that was
+exactly there (`agent.files.safe_paths`: a link swapped in meanwhile is not followed; one that was
 followed to a place the session's read rules refuse is described, not read), regular files only
 (a device, FIFO, socket or directory is described as unreadable, never opened for a blocking
 read), at most `TEXT_READ_LIMIT` bytes of text (`IMAGE_READ_LIMIT` of an
@@ -32,12 +32,12 @@ import anyio.to_thread
 
 from acp_server.framing import InvalidParams, shown
 from agent.backends import FileBackend
-from agent.safe_paths import FileId, check_regular, open_for_reading, read_descriptor
+from agent.files import FileId, check_regular, open_for_reading, read_descriptor
 from providers.types import ImagePart, TextPart
 
 if TYPE_CHECKING:
     from acp_server.protocol.common import ContentBlock
-    from agent.tools.services import ReadDenied
+    from agent.tools import ReadDenied
 
 INLINE_LIMIT = 512_000
 """Characters of one attached file inlined into the prompt."""

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from agent.safe_paths import (
+from agent.files import (
     READ_FLAGS,
     Expected,
     FileId,

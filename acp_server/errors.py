@@ -52,9 +52,9 @@ class UnknownSession(RpcError):
 
 
 def settings_error(exc: Exception) -> RpcError:
-    """`agent.settings.SettingsError` as -32001: "Invalid settings: <file>: <key>: <problem>",
-    with `data.file` and `data.key` (null when the file, or no key in it, is at fault). The
-    message never holds a value from the file (`SettingsError` guarantees it)."""
+    """`agent.settings.scopes.SettingsError` as -32001: "Invalid settings: <file>: <key>:
+    <problem>", with `data.file` and `data.key` (null when the file, or no key in it, is at fault).
+    The message never holds a value from the file (`SettingsError` guarantees it)."""
     text = str(exc)
     file: str | None = None
     head, separator, rest = text.partition(": ")

@@ -120,7 +120,7 @@ class SessionFactory(Protocol):
         built.
 
         Raises:
-            agent.settings.SettingsError: a settings file is invalid.
+            agent.settings.scopes.SettingsError: a settings file is invalid.
         """
         ...
 
@@ -146,7 +146,7 @@ class SessionFactory(Protocol):
         cheap.
 
         Raises:
-            agent.settings.SettingsError: a settings file is invalid.
+            agent.settings.scopes.SettingsError: a settings file is invalid.
         """
         ...
 

@@ -30,6 +30,7 @@ from acp_server.factory import SessionFactory, SkillCommand
 from acp_server.pickers import SessionPickers
 from acp_server.updates import UpdateTranslator, message_chunk
 from agent.backends import FileBackend
+from agent.commands import parse_slash_command
 from agent.events import (
     AgentEvent,
     CommandOutput,
@@ -40,7 +41,6 @@ from agent.events import (
     TurnEnded,
     UserMessageAdded,
 )
-from agent.slash_commands import parse_slash_command
 
 if TYPE_CHECKING:
     from acp_server.protocol.common import ContentBlock

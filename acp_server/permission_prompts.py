@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def permission_request(translator: UpdateTranslator, prompt: PermissionPrompt) -> Message:
     """The params of `session/request_permission` for `prompt` (`sessionId` is added by the
     channel). The prompt reaches the server one way only, the session's `Interaction`, and only
-    once every event before it was sent (`agent.turn_stream.OrderedInteraction`): the call it
+    once every event before it was sent (`agent.turn.stream.OrderedInteraction`): the call it
     names was announced already, and what the translator knows of it is current. A call that
     already ran keeps showing its terminal or output (a command the sandbox stopped, asking
     whether to run it outside).
@@ -145,7 +145,7 @@ def answered_option(options: tuple[PermissionOption, ...], wire_id: str) -> Perm
 
 
 def _arguments_content(raw_input: object) -> list[ToolCallContent]:
-    from agent.tools.results import shown_arguments
+    from agent.tools import shown_arguments
 
     if not isinstance(raw_input, dict) or not raw_input:
         return []

@@ -16,7 +16,7 @@ Choices worth knowing:
   (`acp_server.tool_calls`): its calls as a list with their state, its text while it runs
   (refreshed at each of its message boundaries), then its answer once, as the call's result. The
   same content comes back on `session/load` (the parent's transcript records the list:
-  `agent.replay`). A subagent's call the user is asked about gets a card of its own first
+  `agent.history.replay`). A subagent's call the user is asked about gets a card of its own first
   (`promote`, tagged `_meta.earshot.parentToolCallId`): a prompt names a card.
 - `notice` and `compaction_*` go out only when the client advertised them. Without them a manual
   or automatic compaction is shown as a tool call ("Compacting the conversation"), and warning or

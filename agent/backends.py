@@ -20,7 +20,7 @@ from agent.modes import Mode as Mode
 from providers.records import Record
 
 if TYPE_CHECKING:
-    from agent.safe_paths import Expected
+    from agent.files import Expected
 
 ToolKind: TypeAlias = Literal[
     "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
@@ -71,11 +71,12 @@ def command_title(command: str, note: str | None = None) -> str:
 class FileBackend(Protocol):
     """Text file access. Paths are REAL (absolute, every symbolic link resolved: what a
     permission decision was about) and are used exactly: a symbolic link found on one now means
-    the path changed, and the call is refused (`agent.safe_paths.PathChanged`), never followed.
-    Binary files and images are always read locally by the tools (editor fs is text-only)."""
+    the path changed, and the call is refused (`agent.files.safe_paths.PathChanged`), never
+    followed. Binary files and images are always read locally by the tools (editor fs is
+    text-only)."""
 
     async def read_text(self, path: Path, *, expected: Expected = "any") -> str:
-        """`expected`: the file decided on (`agent.safe_paths.check_expected`).
+        """`expected`: the file decided on (`agent.files.safe_paths.check_expected`).
 
         Raises: FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError,
         PathChanged."""
@@ -110,7 +111,8 @@ TerminalSink: TypeAlias = Callable[[str], Awaitable[None]]
 
 
 class Confinement(Protocol):
-    """The operating-system sandbox a command line runs in (`agent.sandbox.Sandbox`)."""
+    """The operating-system sandbox a command line runs in
+    (`agent.sandbox.command_sandbox.Sandbox`)."""
 
     def launch(
         self, argv: Sequence[str], *, cwd: Path, scrub_env: bool
@@ -121,8 +123,8 @@ class Confinement(Protocol):
         terminal's), so the command line removes the provider keys itself.
 
         Raises:
-            agent.sandbox.SandboxRefused: the sandbox cannot enforce its policy for this
-                command (the command must not run confined as if it could).
+            agent.sandbox.command_sandbox.SandboxRefused: the sandbox cannot enforce its policy for
+                this command (the command must not run confined as if it could).
         """
         ...
 

@@ -3,7 +3,7 @@ other address that is not on the public internet.
 
 A fetch to such an address reaches the user's machine or network (a database on localhost, a
 router's admin page, the cloud metadata service at 169.254.169.254) rather than the web, so the
-permission policy asks before it happens (`agent.permission_policy`), and the fetch tool checks
+permission policy asks before it happens (`agent.permissions.policy`), and the fetch tool checks
 what a host name resolves to before it connects (`agent.tools.fetch`).
 
 `local_host` looks at a host as written (no I/O): an IP literal in any form the C resolver

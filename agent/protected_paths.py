@@ -18,7 +18,7 @@ It also answers "is this path a secret?" (`ProtectedPaths.secret_root`): well-kn
 files and directories (`~/.ssh`, `~/.aws`, `~/.netrc`, `~/.config/gh`, `~/.docker/config.json`,
 `~/.kube/config`, `~/.gnupg`, ... see `CREDENTIAL_PATHS`), earshot's own settings files (an
 inline `apiKey` lives there), and `.env*` files outside the roots. Reading one is denied unless
-the user allows that place with an explicit rule (`agent.permission_policy`).
+the user allows that place with an explicit rule (`agent.permissions.policy`).
 
 One module answers both questions for every enforcer: the permission policy (tool paths and
 redirections it can read), and the command sandbox (which mounts the protected places

@@ -8,10 +8,10 @@ clash. The frontmatter is a few `key: value` lines between `---` fences; only `n
 
 A skill's name and description go into the tool list of the very first request, so a skill is a
 read, checked like one before anything of it is read: the project's skills only once the user
-trusts the workspace (`project=True`, see `agent.trust`), and every `SKILL.md` after resolving
-symlinks, through `readable` (the session's `Read` deny rules and secrets: a skill symlinked to
-`.env` or `~/.ssh/id_rsa` is skipped). A project skill that resolves outside the project is
-skipped too. Loading a skill later checks again.
+trusts the workspace (`project=True`, see `agent.settings.trust`), and every `SKILL.md` after
+resolving symlinks, through `readable` (the session's `Read` deny rules and secrets: a skill
+symlinked to `.env` or `~/.ssh/id_rsa` is skipped). A project skill that resolves outside the
+project is skipped too. Loading a skill later checks again.
 """
 
 from __future__ import annotations

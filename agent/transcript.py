@@ -1,8 +1,8 @@
 """The transcript as the turn loop and the context shaper see it: the conversation so far, and the
 writes a turn makes to it.
 
-Two implementations: a session's (`agent.session_transcript.SessionTranscript`, the JSONL file,
-where every write is durable before it is acknowledged) and a subagent's
+Two implementations: a session's (`agent.history.session_transcript.SessionTranscript`, the JSONL
+file, where every write is durable before it is acknowledged) and a subagent's
 (`InMemoryTranscript`: only the task prompt and what the subagent did, gone when it answers).
 The loop and the shaper never know which; neither writes anything else.
 """

@@ -353,12 +353,12 @@ IMPORT_STEPS = (
     ("the transport and the server (`acp_server.stdio` -> `server`)", "acp_server.server"),
     (
         "`session/new`'s answer: settings, registry, catalog, pickers, ids",
-        "earshot.acp_main, earshot.compose, agent.settings, providers.registry, "
+        "earshot.acp_main, earshot.compose, agent.settings.scopes, providers.registry, "
         "providers.catalog, acp_server.config, sessions.ids, sessions.reserve",
     ),
     ("sessions.store", "sessions.store"),
     ("pydantic", "pydantic"),
-    ("agent.session (loop, tools, permissions)", "agent.session"),
+    ("agent.session.agent_session (loop, tools, permissions)", "agent.session.agent_session"),
     ("earshot.mcp_tools + acp_server.live", "earshot.mcp_tools, acp_server.live"),
     ("the SDK of the first call (openai)", "openai"),
 )

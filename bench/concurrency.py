@@ -38,7 +38,7 @@ from bench.results_md import write_section
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## concurrency"
 NOT_UNDOABLE = "cannot be undone"
-"""What a bash call's result says when its batch has no snapshot (agent/undo_batches.py)."""
+"""What a bash call's result says when its batch has no snapshot (agent/history/undo_batches.py)."""
 
 
 @dataclass

@@ -27,8 +27,8 @@ from collections.abc import Awaitable, Callable
 import anyio
 
 from agent.context import ContextShaper, ShapeContext
+from agent.context.tokens import TokenCounter
 from agent.events import AgentEvent
-from agent.tokens import TokenCounter
 from agent.transcript import InMemoryTranscript
 from bench.results_md import write_section
 from providers.catalog import ModelInfo

@@ -36,8 +36,12 @@ from pathlib import Path
 
 import anyio
 
-from agent.caching import CacheSetting
-from agent.compaction import SUMMARY_REQUEST_OPENING, SUMMARY_SYSTEM_PROMPT, is_summary_request
+from agent.context import CacheSetting
+from agent.context.compaction import (
+    SUMMARY_REQUEST_OPENING,
+    SUMMARY_SYSTEM_PROMPT,
+    is_summary_request,
+)
 from agent.events import CompactionFinished
 from agent.session import AgentSession, SessionOptions, create_session
 from agent.settings import Settings

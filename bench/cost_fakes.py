@@ -465,7 +465,7 @@ class Exchange:
 
 SUMMARY_MARKERS: tuple[str, ...] = ()
 """Texts whose presence in a request body marks a compaction's summary request (set by the
-benchmark from `agent.compaction`)."""
+benchmark from `agent.context.compaction`)."""
 
 
 class FakeProvider:

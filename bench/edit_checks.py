@@ -21,11 +21,9 @@ from pathlib import Path
 
 import anyio
 
-from agent.code_settings import CodeConfig, VerifyRule
 from agent.events import ToolCallFinished
 from agent.session import SessionOptions, create_session
-from agent.settings import Settings
-from agent.settings_schema import LspServerSettings
+from agent.settings import CodeConfig, LspServerSettings, Settings, VerifyRule
 from bench.results_md import write_section
 from providers.types import JsonValue
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn

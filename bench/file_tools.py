@@ -7,8 +7,8 @@ bench/RESULTS.md.
 A project of 200 small files in 10 packages; each tool is called `--calls` times in `auto` mode
 (read, write and edit of one file, ls of a package, grep and glob over the project), and the
 median wall time per call is reported, plus the cost of the exact open itself
-(`agent.safe_paths.open_exact`) beside a plain `os.open` of the same path. The same command run
-with `PYTHONPATH` at an older checkout measures that checkout (`--no-write` then).
+(`agent.files.safe_paths.open_exact`) beside a plain `os.open` of the same path. The same command
+run with `PYTHONPATH` at an older checkout measures that checkout (`--no-write` then).
 """
 
 from __future__ import annotations
@@ -27,15 +27,12 @@ from typing import Any
 import anyio
 
 from agent.backends import DenyingInteraction
-from agent.execution import BatchState, ToolExecutor
 from agent.local import LocalFiles, LocalProcesses
-from agent.permission_gate import PermissionGate
-from agent.permission_rules import PermissionRules
-from agent.tool_calls import SchemaValidators, validate_call
-from agent.tooling import Tooling
-from agent.tools.base import ReadTracker, ScopeContract
-from agent.tools.builtin import builtin_tools
-from agent.tools.services import READ_DENIED, READ_DENY_GLOBS
+from agent.permissions import PermissionGate, PermissionRules
+from agent.tools import READ_DENIED, READ_DENY_GLOBS, ReadTracker, ScopeContract, builtin_tools
+from agent.turn import Tooling
+from agent.turn.execution import BatchState, ToolExecutor
+from agent.turn.tool_calls import SchemaValidators, validate_call
 from bench.results_md import write_section
 from providers.types import ToolCallPart, ToolResultPart
 
@@ -133,7 +130,7 @@ async def measure(calls: int) -> dict[str, float]:
 def _primitive(path: Path) -> dict[str, float]:
     """Microseconds per open and close of `path`: plain, and exact (when this checkout has it)."""
     try:
-        from agent.safe_paths import READ_FLAGS, open_exact
+        from agent.files import READ_FLAGS, open_exact
     except ImportError:
         return {}
     found: dict[str, float] = {}
@@ -161,7 +158,7 @@ def main() -> int:
         f"Opening a file: `os.open` {medians['os.open']:.1f} us, `open_exact` (openat2, no link "
         f"followed) {medians['open_exact']:.1f} us, open and close, 20,000 times."
         if "open_exact" in medians
-        else "This checkout has no `agent.safe_paths`."
+        else "This checkout has no `agent.files.safe_paths`."
     )
     command = "python -m bench.file_tools" + (f" --calls {args.calls}" if args.calls != 300 else "")
     text = "\n".join(

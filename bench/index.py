@@ -56,10 +56,10 @@ IMPORTS: dict[str, tuple[str, str]] = {
         "from lsprotocol import types\nfrom lsprotocol.converters import get_converter\n"
         "get_converter()",
     ),
-    "`agent.verify`": ("pass", "import agent.verify"),
-    "`agent.code_settings` (on the settings path)": (
-        "import agent.settings_schema",
-        "import agent.code_settings",
+    "`agent.code.verify`": ("pass", "import agent.code.verify"),
+    "`agent.settings.code` (on the settings path)": (
+        "import agent.settings.schema",
+        "import agent.settings.code",
     ),
 }
 
@@ -89,7 +89,7 @@ def _cpu_seconds() -> float:
 async def measure(
     root: Path, database: Path, changed: Path, conversation: str, query: str
 ) -> dict[str, str]:
-    from agent.codeindex.index import CodeIndex
+    from agent.codeindex import CodeIndex
 
     index = CodeIndex(root, database=database)
     cpu_before = _cpu_seconds()
@@ -172,8 +172,8 @@ async def bench(files: int) -> tuple[dict[str, str], dict[str, str], dict[str, s
             own = await measure(
                 copy,
                 base / "own.sqlite",
-                copy / "agent" / "tokens.py",
-                "agent/loop.py",
+                copy / "agent" / "context" / "tokens.py",
+                "agent/turn/loop.py",
                 "permission gate decide",
             )
         finally:

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from agent.backends import ToolUi
 from agent.session import AgentSession, SessionOptions, create_session
-from agent.tools.base import AnyTool, ToolContext, ToolOutput, define_tool
+from agent.tools import AnyTool, ToolContext, ToolOutput, define_tool
 from bench.results_md import write_section
 from providers.types import ModelRequest, StreamEvent
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn, TurnSpec

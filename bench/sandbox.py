@@ -3,9 +3,9 @@
 Run from the repo root: `.venv/bin/python -m bench.sandbox` (`--runs N`, `--no-write` to only
 print). Linux with bubblewrap only.
 
-Each case runs through `agent.local.LocalProcesses` exactly as the `bash` tool does, once plain,
-once confined with the network on and once with it off (the runs taking turns, so a busy machine
-slows all alike), in a git project without `.earshot/` (so every confined run also mounts,
+Each case runs through `agent.local.backends.LocalProcesses` exactly as the `bash` tool does, once
+plain, once confined with the network on and once with it off (the runs taking turns, so a busy
+machine slows all alike), in a git project without `.earshot/` (so every confined run also mounts,
 records and removes a placeholder). A confined run enters the sandbox's shared network namespace
 (`nsenter`) before bwrap starts, gets the private `/tmp`, and has the host's sockets covered. The
 overhead is the difference of the medians. Target: under 15 ms per call.
@@ -30,8 +30,8 @@ import anyio
 
 from agent.local import LocalProcesses
 from agent.sandbox import Sandbox, open_sandbox
-from agent.sandbox_config import SandboxConfig
-from agent.sandbox_linux import plan_mounts
+from agent.sandbox.linux import plan_mounts
+from agent.settings import SandboxConfig
 from bench.results_md import write_section
 
 SECTION = "## sandbox"

@@ -1,5 +1,5 @@
 """What validating the settings costs on the way to `session/new`: earshot's own validator
-(`agent.settings_schema`) against the same schema as pydantic models, each against a bare Python
+(`agent.settings.schema`) against the same schema as pydantic models, each against a bare Python
 start in the same run.
 
     .venv/bin/python bench/settings_validation.py [--runs 15]
@@ -8,7 +8,7 @@ Each case runs in a fresh subprocess, the cases taking turns so that load on the
 of them alike. Two clocks per run: the child's CPU time (user + system, `getrusage`), which is
 what start-up costs on an idle machine, and the time spent inside the child on the case itself
 (wall). Medians are printed; nothing is written (the decision it supports is recorded in
-`agent/settings_schema.py`).
+`agent/settings/schema.py`).
 """
 
 from __future__ import annotations
@@ -121,14 +121,14 @@ TIMED = "import time\n_t = time.perf_counter()\n{body}\nprint((time.perf_counter
 
 def cases(project: Path, config: Path, settings_file: Path) -> dict[str, str]:
     hand = (
-        "from pathlib import Path\nimport agent.settings\n"
-        f"agent.settings.load_settings(Path({str(project)!r}), environ={{}}, "
+        "from pathlib import Path\nimport agent.settings.scopes\n"
+        f"agent.settings.scopes.load_settings(Path({str(project)!r}), environ={{}}, "
         f"config_home=Path({str(config)!r}))"
     )
     pydantic = f"PATH = {str(settings_file)!r}\n" + PYDANTIC_SCHEMA
     return {
         "python -c pass": "pass",
-        "agent.settings: import + load": TIMED.format(body=hand),
+        "agent.settings.scopes: import + load": TIMED.format(body=hand),
         "pydantic models: import + define + validate": TIMED.format(body=pydantic),
         "pydantic models, pydantic already imported": (
             "import pydantic.main, pydantic.fields\n" + TIMED.format(body=pydantic)

@@ -5,7 +5,7 @@ bench/RESULTS.md.
 
 A project of `--files` small Python files in 30 packages; the first whole-tree snapshot hashes
 them all into the private index, and each later one (one file changed in between, as after a
-command) should only stat them (`agent/undo.py`). Target, from the test this replaced: a later
+command) should only stat them (`agent/undo/store.py`). Target, from the test this replaced: a later
 snapshot under 2 s, and cheaper than the first. The test (`tests/agent/test_undo_shell.py`) keeps
 the behaviour that makes it so: after a snapshot the private index lists nothing unchanged.
 """

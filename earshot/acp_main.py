@@ -103,8 +103,8 @@ class EarshotFactory:
         from sessions.reserve import reserve
 
         session_id = new_id()
-        # The cwd as `agent.session.create_session` records it (resolved), so the build adopts
-        # this file rather than refusing the id.
+        # The cwd as `agent.session.agent_session.create_session` records it (resolved), so the
+        # build adopts this file rather than refusing the id.
         try:
             reserve(
                 self._sessions_root(),
@@ -142,7 +142,7 @@ class EarshotFactory:
             from earshot.import_lock import IMPORTS
 
             with IMPORTS:  # never beside the MCP SDK's import (a session's servers starting)
-                from agent.tools.builtin import builtin_tools, task_tool
+                from agent.tools import builtin_tools, task_tool
                 from providers import codec
                 from providers.wire.sdk_model import SdkModel
 
@@ -238,7 +238,7 @@ class EarshotFactory:
 
     def skills(self, cwd: Path) -> Sequence[SkillCommand]:
         from acp_server.factory import SkillCommand
-        from agent.session_setup import discover_skills
+        from agent.session import discover_skills
 
         try:
             # What the session offers: the project's skills only in a trusted workspace, every

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from agent.safe_paths import read_exact
+from agent.files import read_exact
 from earshot.text_safety import terminal_safe
 from earshot.transcripts import CallRecord, Transcript, resolve_in
 from earshot.undo_reader import FileAt, SnapshotReader
@@ -277,7 +277,7 @@ async def run_blame(file: str, *, cwd: Path, as_json: bool, out: TextIO, err: Te
     from earshot.transcripts import dedupe, read_transcripts
     from sessions import data_dir
 
-    # Resolved once and read exactly there (`agent.safe_paths`): the history is matched to the
+    # Resolved once and read exactly there (`agent.files.safe_paths`): the history is matched to the
     # file that was read, a regular file (a FIFO would block), with no link swapped in between.
     target = Path(os.path.realpath(cwd / Path(file).expanduser()))
     try:

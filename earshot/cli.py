@@ -424,12 +424,17 @@ def _models(cwd: Path, provider: str | None) -> int:
 
 
 def _trust(options: argparse.Namespace, cwd: Path) -> int:
-    """`earshot trust [DIR]`, `earshot trust --list`, `earshot untrust [DIR]` (see agent.trust)."""
+    """`earshot trust [DIR]`, `earshot trust --list`, `earshot untrust [DIR]` (see
+    agent.settings.trust)."""
     from pathlib import Path
 
-    from agent.settings import SettingsError
-    from agent.settings_edits import set_directory_trust, trusted_directories
-    from agent.trust import is_trusted, resolve_directory
+    from agent.settings import (
+        SettingsError,
+        is_trusted,
+        resolve_directory,
+        set_directory_trust,
+        trusted_directories,
+    )
 
     try:
         if options.command == "trust" and options.list:

@@ -218,10 +218,9 @@ def models(composition: Composition, *, provider: str | None, out: TextIO, err: 
 
 async def undo(cwd: Path, *, environ: Mapping[str, str] | None = None, out: TextIO) -> int:
     """Restore the files changed by the last tool batch of the newest session in `cwd` (or say
-    that it has no snapshot, as `/undo` does: `agent.undo_batches`)."""
-    from agent.session_transcript import SessionTranscript
+    that it has no snapshot, as `/undo` does: `agent.history.undo_batches`)."""
+    from agent.history import BatchUndo, SessionTranscript
     from agent.undo import UndoStore
-    from agent.undo_batches import BatchUndo
     from sessions import SessionStore, data_dir
 
     environ = os.environ if environ is None else environ

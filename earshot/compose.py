@@ -1,5 +1,6 @@
-"""Settings, environment and working directory turned into what `agent.session.create_session`
-needs: the model factory, the catalog, the model name, and the MCP servers to connect.
+"""Settings, environment and working directory turned into what
+`agent.session.agent_session.create_session` needs: the model factory, the catalog, the model name,
+and the MCP servers to connect.
 
 Shared by the ACP server's session factory (`earshot.acp_main`) and print mode, so both pick the
 same model the same way:
@@ -9,9 +10,9 @@ same model the same way:
 
 Nothing here echoes a key: messages name variables, never values.
 
-Workspace trust is applied when the settings are loaded (`agent.trust`): MCP servers, hooks and
-allow rules from an untrusted repository never reach this module; `open_session` only says, once,
-what was left out.
+Workspace trust is applied when the settings are loaded (`agent.settings.trust`): MCP servers, hooks
+and allow rules from an untrusted repository never reach this module; `open_session` only says,
+once, what was left out.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ class Composition:
         """Read the settings for `cwd`.
 
         Raises:
-            agent.settings.SettingsError: a settings file is invalid (names file and key).
+            agent.settings.scopes.SettingsError: a settings file is invalid (names file and key).
         """
         from agent.settings import load_settings
 
@@ -123,7 +124,7 @@ class Composition:
         built from (`models`, the provider ids) did not change: it is the expensive part.
 
         Raises:
-            agent.settings.SettingsError: a settings file is invalid (names file and key).
+            agent.settings.scopes.SettingsError: a settings file is invalid (names file and key).
         """
         from agent.settings import load_settings
 
@@ -349,11 +350,10 @@ async def open_session(
     `providers/set`); a model switch and `/model` use it.
 
     Raises:
-        agent.session.ModelUnavailable: the model cannot be built.
+        agent.session.agent_session.ModelUnavailable: the model cannot be built.
         sessions.SessionNotFound: `resume_id` names no session.
     """
-    from agent.session import SessionOptions, create_session
-    from agent.tool_arrivals import ToolArrivals
+    from agent.session import SessionOptions, ToolArrivals, create_session
     from earshot.mcp_commands import mcp_command_source
     from earshot.mcp_connections import (
         CALL_TIMEOUT_SECONDS,

@@ -5,8 +5,8 @@ Checked, in order: Python and earshot; the settings files (valid or not, which k
 never their values); credentials per provider (found, or the variable to set: never a secret);
 the OpenAI-compatible servers whose models the picker offers (their lists are fetched now and
 cached); the model new sessions get and why, with its context window; git and ripgrep; the
-command sandbox a session here would get (`agent.sandbox`, probed as a session probes it); the
-MCP servers of the settings (each
+command sandbox a session here would get (`agent.sandbox.command_sandbox`, probed as a session
+probes it); the MCP servers of the settings (each
 started, its tools listed); and the editor entries that start earshot (`earshot.doctor_editors`).
 The exit code is 1 when any problem was found.
 """
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TextIO, assert_never, cast
 from earshot.doctor_editors import Finding, Status, editor_findings
 
 if TYPE_CHECKING:
-    from agent.sandbox_config import SandboxConfig
+    from agent.settings import SandboxConfig
     from earshot.compose import Composition
 
 MIN_PYTHON = (3, 11)
@@ -269,10 +269,10 @@ def _tools(environ: Mapping[str, str]) -> list[Finding]:
 
 
 async def _sandbox(cwd: Path, config: SandboxConfig | None) -> list[Finding]:
-    """The sandbox a session here would get: the real one (`agent.sandbox`), probed as a session
-    probes it, with the settings that shape it."""
+    """The sandbox a session here would get: the real one (`agent.sandbox.command_sandbox`), probed
+    as a session probes it, with the settings that shape it."""
     from agent.sandbox import open_sandbox
-    from agent.sandbox_config import SandboxConfig
+    from agent.settings import SandboxConfig
 
     sandbox = await open_sandbox(config or SandboxConfig(), [cwd])
     match sandbox.status:

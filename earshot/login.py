@@ -56,7 +56,7 @@ def credentials_found(environ: Mapping[str, str]) -> bool:
 
 
 def user_settings_file(environ: Mapping[str, str]) -> Path:
-    """`$XDG_CONFIG_HOME/earshot/settings.json` (as `agent.settings.settings_paths` says)."""
+    """`$XDG_CONFIG_HOME/earshot/settings.json` (as `agent.settings.scopes.settings_paths` says)."""
     xdg = environ.get("XDG_CONFIG_HOME", "")
     home = environ.get("HOME") or str(Path.home())
     base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(home) / ".config"
@@ -111,7 +111,7 @@ def run_login(
 def save_key(path: Path, provider_id: str, key: str) -> str | None:
     """Write `providers.<provider_id>.apiKey` to the user settings; why not, or None."""
     from agent.settings import SettingsError
-    from agent.settings_edits import rewrite_settings
+    from agent.settings.edits import rewrite_settings
     from earshot.provider_admin import PRIVATE_MODE
 
     try:

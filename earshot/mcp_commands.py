@@ -4,7 +4,7 @@ and each prompt a connected server offers as `/mcp__<server>__<prompt>`.
 A prompt's arguments are the command's input: one argument takes the whole text; several take
 `name=value` pairs, or words in the order the server lists them (the last one takes the rest).
 The prompt's messages become the turn's input, text and images kept (an assistant message is
-marked as such), as `agent.command_sources` runs any command's prompt: an ordinary turn, each
+marked as such), as `agent.commands.sources` runs any command's prompt: an ordinary turn, each
 tool call through the permission gate. The server's text is input like anything the user
 pastes; it grants nothing.
 
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from agent.command_sources import CommandReply, CommandSource, ExtraCommand
+from agent.commands import CommandReply, CommandSource, ExtraCommand
 from earshot.mcp_connections import McpConnections
 from earshot.mcp_tools import RemoteServer, tool_prefix
 from providers.types import ImagePart, TextPart

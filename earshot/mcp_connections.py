@@ -10,7 +10,7 @@ which the SDK allows (requests are correlated by id).
 Nothing waits for a server to start: all start at once when the session opens (`start`: the MCP
 SDK is imported in a worker thread first, a second or more on a loaded machine that would
 otherwise stop the event loop), and what the session has of them reaches it through its
-`ToolArrivals` (`agent.tool_arrivals`):
+`ToolArrivals` (`agent.session.tool_arrivals`):
 - a server that starts (has listed its tools and prompts) offers its tools, which join at the
   session's next model request, appended at the end of the tool list; the session's first turn
   waits for the servers still starting at most `mcp.startupWait` (`wait_started`), and a server
@@ -36,8 +36,8 @@ import anyio
 import anyio.to_thread
 
 from agent.events import Notice
-from agent.tool_arrivals import ToolArrivals
-from agent.tools.base import AnyTool
+from agent.session import ToolArrivals
+from agent.tools import AnyTool
 from earshot.mcp_tools import (
     CALL_TIMEOUT_SECONDS,
     McpFailure,

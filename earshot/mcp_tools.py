@@ -31,15 +31,15 @@ import anyio
 from pydantic import BaseModel, ConfigDict
 
 from agent.backends import ToolUi
-from agent.tools.base import (
+from agent.tools import (
     AnyTool,
     PermissionRequest,
     ToolContext,
     ToolError,
     ToolOutput,
+    argument_summary,
     define_tool,
 )
-from agent.tools.results import argument_summary
 from providers.types import ImagePart, JsonValue, NotJsonError, TextPart, ensure_json
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ the settings' rules allow the call without asking.
 
 A prompt that is exactly a slash command (`/clear`, `/compact [instructions]`, `/mode plan`,
 `/model provider/model`, `/undo`, or `/<skill> [request]`) runs that command on the session, as
-an ACP prompt would (`agent.slash_commands`): with `--resume` or `--continue`, `-p /clear` starts
+an ACP prompt would (`agent.commands.slash`): with `--resume` or `--continue`, `-p /clear` starts
 the session over and `-p /compact` summarises it. What the command says is the answer.
 
 Exit codes:
@@ -61,8 +61,8 @@ from agent.events import (
     TurnEnded,
     UsageUpdated,
 )
+from agent.files import read_exact
 from agent.protected_paths import protected_paths
-from agent.safe_paths import read_exact
 from earshot.print_meter import RunMeter
 from earshot.session_tree import fork_for_print
 from earshot.text_safety import terminal_safe
@@ -368,7 +368,7 @@ class Renderer:
             self.stdout.flush()
             self._line_open = False
         if self.format == "text" and self.usage is not None:
-            from agent.usage import usage_summary
+            from agent.context import usage_summary
 
             self.note(f"usage: {usage_summary(self.usage)}")
 
@@ -540,8 +540,8 @@ async def _run(
     renderer: Renderer,
     tasks: anyio.abc.TaskGroup,
 ) -> int:
+    from agent.commands import parse_slash_command
     from agent.session import UnsupportedPrompt
-    from agent.slash_commands import parse_slash_command
 
     reason = pick.reason if pick.name == session.model_name else "the session's"
     if renderer.format == "json":

@@ -33,8 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from agent.settings import SettingsError
-from agent.settings_edits import rewrite_settings
+from agent.settings import SettingsError, rewrite_settings
 
 if TYPE_CHECKING:
     from earshot.compose import Composition

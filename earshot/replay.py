@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
-from agent.replay import TURN_CANCELLED
+from agent.history.replay import TURN_CANCELLED
 from earshot.audit import decided_by
 from earshot.text_safety import terminal_safe
 from earshot.transcripts import (

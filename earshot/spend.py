@@ -2,7 +2,7 @@
 how many written to it) and out, and USD, for `earshot audit`.
 
 From the transcripts alone: after each model call a session records its running totals (the
-`usage` extension entry, `agent.usage`), priced then with the catalog's prices for the model
+`usage` extension entry, `agent.context.usage`), priced then with the catalog's prices for the model
 that made the call, cache reads at the cache-read price and cache writes at the cache-write
 price. What a call cost is the difference from the totals recorded before it on its path, and
 `--since` counts the calls recorded since. A subagent's calls are already in its parent's
@@ -19,7 +19,7 @@ from earshot.transcripts import Transcript
 from sessions import ExtensionEntry
 
 USAGE_EXTENSION = "usage"
-"""`agent.usage.USAGE_EXTENSION` (not imported: the agent is not needed to read files)."""
+"""`agent.context.usage.USAGE_EXTENSION` (not imported: the agent is not needed to read files)."""
 TOKEN_FIELDS = (
     "input_tokens",
     "cached_input_tokens",

@@ -30,8 +30,8 @@ from sessions import Entry, ExtensionEntry, Header, MessageEntry, UndoSnapshotEn
 PERMISSION_EXTENSION = "permission"
 OUTCOME_EXTENSION = "tool_outcome"
 TOOL_UI_EXTENSION = "tool_ui"
-"""The extension entries of `agent.audit_trail` and `agent.replay` (names repeated here so that
-reading a transcript does not load the agent)."""
+"""The extension entries of `agent.turn.audit_trail` and `agent.history.replay` (names repeated here
+so that reading a transcript does not load the agent)."""
 
 
 @dataclass(frozen=True, slots=True)

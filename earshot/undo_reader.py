@@ -1,4 +1,4 @@
-"""Read-only access to the undo snapshots (`agent.undo`) for `earshot blame`.
+"""Read-only access to the undo snapshots (`agent.undo.store`) for `earshot blame`.
 
 A snapshot, taken before each batch of mutating calls, holds the bytes of the files the batch was
 about to change (or, before a command, the whole work tree): the ground truth of a file at that

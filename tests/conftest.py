@@ -1,5 +1,5 @@
 """Every test's earshot data dir is a temporary one: commands the tests run in the sandbox keep
-its lock there (`agent.sandbox_placeholders.Placeholders`), and nothing may land in the real home.
+its lock there (`agent.sandbox.placeholders.Placeholders`), and nothing may land in the real home.
 
 `vendor_sdks` imports the vendor SDKs once per worker, for tests that stream through them, and
 the tests that take seconds each are collected first (`LONG_FIRST`)."""

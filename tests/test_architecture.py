@@ -1,10 +1,13 @@
-"""The package arrows and the vendor-SDK boundary, checked by import-linter from the suite."""
+"""The package arrows and the vendor-SDK boundary, checked by import-linter from the suite; the
+rooms of `agent/` (its subpackages) and what the wheel ships."""
 
 from __future__ import annotations
 
 import os
 import re
+import tomllib
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from importlinter.cli import lint_imports
@@ -44,3 +47,56 @@ def test_tests_scripts_and_benchmarks_read_nothing_outside_the_repository() -> N
             ]
     offenders = [o for o in offenders if not o.startswith("tests/test_architecture.py")]
     assert offenders == []
+
+
+PACKAGES = ("providers", "sessions", "agent", "acp_server", "earshot")
+MAX_AGENT_MODULES = 12
+"""`agent/` keeps its shared vocabulary at the top and everything else in rooms (issue 27)."""
+
+
+def _pyproject() -> dict[str, Any]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def _agent_rooms() -> list[str]:
+    return sorted(p.parent.name for p in (ROOT / "agent").glob("*/__init__.py"))
+
+
+def _agent_modules() -> list[str]:
+    return sorted(p.stem for p in (ROOT / "agent").glob("*.py") if p.stem != "__init__")
+
+
+def test_agent_keeps_at_most_a_dozen_top_level_modules() -> None:
+    assert len(_agent_modules()) <= MAX_AGENT_MODULES, _agent_modules()
+
+
+def test_the_agent_contract_names_every_room_and_module_at_the_top_and_nothing_inside() -> None:
+    contracts = cast("list[dict[str, Any]]", _pyproject()["tool"]["importlinter"]["contracts"])
+    (inside,) = [c for c in contracts if c.get("containers") == ["agent"]]
+    named = [
+        name.strip()
+        for layer in cast("list[str]", inside["layers"])
+        for name in re.split(r"[:|]", layer)
+    ]
+    assert sorted(named) == sorted(_agent_rooms() + _agent_modules())
+
+
+def test_every_room_has_a_face_and_says_what_it_owns() -> None:
+    missing = [
+        room
+        for room in _agent_rooms()
+        if "__all__" not in (ROOT / "agent" / room / "__init__.py").read_text(encoding="utf-8")
+        or not (ROOT / "agent" / room / "AGENTS.md").is_file()
+    ]
+    assert missing == []
+
+
+def test_the_wheel_lists_every_package() -> None:
+    """setuptools ships the packages listed in pyproject.toml, not the ones it finds."""
+    found = sorted(
+        ".".join(path.parent.relative_to(ROOT).parts)
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("__init__.py")
+        if "node_modules" not in path.parts
+    )
+    assert sorted(_pyproject()["tool"]["setuptools"]["packages"]) == found

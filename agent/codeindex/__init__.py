@@ -15,4 +15,30 @@ a worker thread. The modules:
 - `render`: the map text, fitted to a token budget.
 - `index`: `CodeIndex`, which ties them together: incremental refresh in chunks (never blocking
   the event loop), `repo_map`, `search`.
-"""
+
+See AGENTS.md."""
+
+from typing import TYPE_CHECKING
+
+from agent import lazy_face
+
+if TYPE_CHECKING:
+    from agent.codeindex.index import CodeIndex, default_database, initial_map, map_header
+    from agent.codeindex.render import clean
+
+__all__ = [
+    "CodeIndex",
+    "clean",
+    "default_database",
+    "initial_map",
+    "map_header",
+]
+
+if not TYPE_CHECKING:  # a checker reads the imports above, so an unknown name is an error
+    __getattr__ = lazy_face(
+        __name__,
+        {
+            "index": ("CodeIndex", "default_database", "initial_map", "map_header"),
+            "render": ("clean",),
+        },
+    )

@@ -11,7 +11,7 @@ directory on its way swapped for one, a FIFO that would block the read, a huge g
 hard link to a file a deny rule names. `stat_entry` uses `lstat`, so symlinks are skipped rather
 than followed, and only regular files up to `MAX_FILE_BYTES` are indexed; `read_source` opens
 the file beneath the work tree's directory held open, following no link on the way
-(`agent.safe_paths`), non-blocking, and checks the descriptor again (a regular file with one
+(`agent.files.safe_paths`), non-blocking, and checks the descriptor again (a regular file with one
 name), so a path swapped between the two calls cannot slip through either.
 """
 
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Final
 
 from agent.codeindex.languages import is_indexed
-from agent.safe_paths import (
+from agent.files import (
     READ_FLAGS,
     open_directory,
     open_exact,

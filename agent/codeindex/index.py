@@ -12,7 +12,7 @@ so far (`CodeIndex.status` says how far that is).
 The cache lives in `<data dir>/codeindex/<dir name>-<hash>.sqlite` (`default_database`), keyed
 by the resolved root, so a second session, or a second earshot process, starts from it. Its
 sessions take turns to refresh it: one writer at a time (an `flock` on `<database>.lock`,
-`agent.file_lock`), and a refresh first loads what another one wrote meanwhile
+`agent.files.lock`), and a refresh first loads what another one wrote meanwhile
 (`IndexEngine.sync`), so it reads only what is still new.
 """
 
@@ -31,7 +31,7 @@ import anyio.to_thread
 
 from agent.codeindex.languages import is_indexed
 from agent.codeindex.workers import PARALLEL_MIN, max_workers, run_chunks
-from agent.file_lock import locked
+from agent.files import locked
 
 if TYPE_CHECKING:
     # The engine brings sqlite and the store: loaded when an index is opened, not imported.

@@ -1,6 +1,6 @@
 """The repository map as text, and fitting it to a token budget.
 
-    agent/tokens.py:
+    agent/context/tokens.py:
        56│def text_tokens(text: str) -> int:
       128│class TokenCounter:
       145│    def message(self, message: Message) -> int:
@@ -9,7 +9,8 @@ Files in rank order (the best definition's file first), each file's definitions 
 each shown by its source line as written, so indentation shows nesting and the number lets the
 model read exactly there. The budget is met by a binary search over how many of the ranked
 definitions to show (`fit_to_budget`), measured with the agent's own estimator
-(`agent.tokens.text_tokens`), so the map costs what the context accounting will think it costs.
+(`agent.context.tokens.text_tokens`), so the map costs what the context accounting will think it
+costs.
 
 Names and lines come from the repository and go to the model: control characters are replaced,
 so a file name cannot carry a terminal escape or a fake message boundary.
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from agent.codeindex.languages import Definition
-from agent.tokens import text_tokens
+from agent.context import text_tokens
 
 
 def clean(text: str) -> str:

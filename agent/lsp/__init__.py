@@ -7,4 +7,27 @@
   edit tools make.
 
 Nothing here loads before the first edit of a file some configured server checks.
-"""
+
+See AGENTS.md."""
+
+from typing import TYPE_CHECKING
+
+from agent import lazy_face
+
+if TYPE_CHECKING:
+    from agent.lsp.client import server_configs
+    from agent.lsp.manager import LspManager
+
+__all__ = [
+    "LspManager",
+    "server_configs",
+]
+
+if not TYPE_CHECKING:  # a checker reads the imports above, so an unknown name is an error
+    __getattr__ = lazy_face(
+        __name__,
+        {
+            "client": ("server_configs",),
+            "manager": ("LspManager",),
+        },
+    )

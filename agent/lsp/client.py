@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from lsprotocol import types as lsp
 
     from agent.backends import Confinement
-    from agent.settings_schema import LspServerSettings
+    from agent.settings import LspServerSettings
 
 STDERR_KEPT: Final = 4_000
 """Characters of a server's stderr kept for the report when it fails."""

@@ -1,5 +1,5 @@
 """`bash_output` and `bash_kill`, and the start of a background `bash` command
-(`agent.background` runs them)."""
+(`agent.local.background` runs them)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from agent.tools.services import BACKGROUND
 from providers.types import JsonValue
 
 if TYPE_CHECKING:
-    from agent.background import BackgroundJobs, JobOutput
+    from agent.local import BackgroundJobs, JobOutput
     from agent.sandbox import Sandbox
 
 MAX_WAIT_SECONDS = 60.0
@@ -31,7 +31,7 @@ def _jobs(ctx: ToolContext) -> BackgroundJobs:
 
 async def start_background(command: str, ctx: ToolContext, sandbox: Sandbox | None) -> ToolOutput:
     """`bash` with `background: true`: start the command, return its handle at once."""
-    from agent.background import TRACKS_DETACHED, UNTRACKED_NOTE
+    from agent.local import TRACKS_DETACHED, UNTRACKED_NOTE
     from agent.sandbox import SandboxRefused
 
     jobs = _jobs(ctx)
@@ -104,7 +104,7 @@ def _text(output: JobOutput, *, killed: bool = False) -> str:
 
 
 async def _output(params: OutputInput, ctx: ToolContext) -> ToolOutput:
-    from agent.background import UnknownJob
+    from agent.local import UnknownJob
     from agent.sandbox import Sandbox
 
     jobs = _jobs(ctx)
@@ -128,7 +128,7 @@ async def _output(params: OutputInput, ctx: ToolContext) -> ToolOutput:
 
 
 async def _kill(params: KillInput, ctx: ToolContext) -> ToolOutput:
-    from agent.background import UnknownJob
+    from agent.local import UnknownJob
 
     try:
         output = await _jobs(ctx).kill(params.handle)

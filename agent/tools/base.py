@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agent.backends import Diff, FileBackend, Interaction, ProcessBackend, ToolUi
-from agent.safe_paths import Decided, FileId, decided_now
+from agent.files import Decided, FileId, decided_now
 from providers.records import MutableRecord, Record
 from providers.types import ImagePart, JsonValue, TextPart
 
@@ -50,7 +50,7 @@ class PermissionRequest(Record):
     mcp_server: str | None = None
     """For an MCP tool: the server's name as configured. `rule_tool` is then
     `mcp__<server>__<tool>` with both names as configured, and `mcp__...` rules are matched
-    against these names exactly (`agent.permission_rules`)."""
+    against these names exactly (`agent.permissions.rules`)."""
     files: tuple[FileId | None, ...] = ()
     """What the caller holds open at each of `paths` (from `fstat`), when it does: the policy
     decides on that file instead of looking at the path again (which file a hard link is)."""
@@ -131,14 +131,15 @@ class ToolContext(MutableRecord):
     """Loop-provided hooks some built-ins need (the plan sink for `todo`, the subagent runner
     for `task`, the skill index for `skill`), keyed by name."""
     sandbox: Sandbox | None = None
-    """The session's command sandbox (`agent.sandbox`); None: commands run unconfined."""
+    """The session's command sandbox (`agent.sandbox.command_sandbox`); None: commands run
+    unconfined."""
     unsandboxed: bool = False
     """The user approved running THIS call outside the sandbox (set by the executor from the
     permission prompt's answer; never from anything the model sends)."""
     decided: tuple[Decided, ...] | None = None
     """The places the permission gate decided on for THIS call, one per path of its request
     (real path, and the file found there), set by the executor once the call is allowed. A tool
-    opens exactly these (`agent.safe_paths`), never its argument resolved again. None: no gate
+    opens exactly these (`agent.files.safe_paths`), never its argument resolved again. None: no gate
     ran (a tool used outside a session), and the tool resolves its path itself."""
 
     def decided_path(self, path: str, index: int = 0) -> Decided:

@@ -83,7 +83,7 @@ def builtin_tools(*, skills: SkillIndex | None = None) -> list[AnyTool]:
 
 
 def task_tool() -> AnyTool:
-    """The `task` tool (subagents; `agent.subagent` runs them)."""
+    """The `task` tool (subagents; `agent.session.subagent` runs them)."""
     from agent.tools.task import task_tool as tool  # start-up cost, as above
 
     return tool

@@ -1,6 +1,6 @@
 """`repo_map` and `search_code`: the code index (`agent.codeindex`) as tools.
 
-Both read the session's code index from `ctx.services[CODE_INDEX]` (`agent.code_index_host`
+Both read the session's code index from `ctx.services[CODE_INDEX]` (`agent.code.index_host`
 opens one per work tree and refreshes it in the background); without one they say the index is not
 available. "The files in the conversation" are the files the session has read (`ctx.reads`)
 plus any the call names. Results never show a file a `Read` deny rule covers
@@ -20,7 +20,7 @@ from agent.tools.results import capped, display_path, short
 from agent.tools.services import CODE_INDEX, visible_filter
 
 if TYPE_CHECKING:
-    from agent.codeindex.index import CodeIndex
+    from agent.codeindex import CodeIndex
 
 DEFAULT_MAP_BUDGET: Final = 2_000
 HEADER_TOKENS: Final = 60
@@ -106,7 +106,7 @@ def _with_note(text: str, index: CodeIndex) -> str:
 
 
 async def _repo_map(params: RepoMapInput, ctx: ToolContext) -> ToolOutput:
-    from agent.codeindex.index import map_header
+    from agent.codeindex import map_header
 
     index = await _index(ctx)
     result = await index.repo_map(
@@ -121,7 +121,7 @@ async def _repo_map(params: RepoMapInput, ctx: ToolContext) -> ToolOutput:
 
 
 async def _search_code(params: SearchCodeInput, ctx: ToolContext) -> ToolOutput:
-    from agent.codeindex.render import clean
+    from agent.codeindex import clean
 
     index = await _index(ctx)
     hits = await index.search(

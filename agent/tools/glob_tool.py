@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
-from agent.safe_paths import PathChanged, exists_beneath, opened_directory
+from agent.files import PathChanged, exists_beneath, opened_directory
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 from agent.tools.results import capped, display_path
 from agent.tools.ripgrep import held_cwd, ripgrep, run_lines

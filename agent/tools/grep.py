@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
-from agent.safe_paths import READ_FLAGS, FileId, PathChanged, open_exact, opened_place
+from agent.files import READ_FLAGS, FileId, PathChanged, open_exact, opened_place
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 from agent.tools.results import capped, display_path, short
 from agent.tools.ripgrep import Captured, held_cwd, held_path, ripgrep, run_lines

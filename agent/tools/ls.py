@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
-from agent.safe_paths import PathChanged, opened_directory
+from agent.files import PathChanged, opened_directory
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 from agent.tools.results import capped, display_path
 from agent.tools.services import visible_filter

@@ -10,7 +10,7 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
-from agent.safe_paths import Decided, PathChanged, read_exact
+from agent.files import Decided, PathChanged, read_exact
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 from agent.tools.results import MAX_RESULT_CHARS, capped, display_path
 from agent.tools.text_files import changed, read_text, text_hash

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 if TYPE_CHECKING:
     from agent.events import TodoItem
-    from agent.safe_paths import FileId
+    from agent.files import FileId
     from agent.tools.base import PermissionRequest, ToolContext
 
 SKILLS = "skills"
@@ -32,11 +32,11 @@ applied to a follow-up request of the running call (a fetch's redirect to anothe
 that resolved to a local address), asking the user if the policy says so. Set per call by the
 executor; absent (a tool run outside a session), a tool must treat the follow-up as refused."""
 BACKGROUND = "background"
-"""`ctx.services[BACKGROUND]`: the session's `agent.background.BackgroundJobs` (`bash` with
+"""`ctx.services[BACKGROUND]`: the session's `agent.local.background.BackgroundJobs` (`bash` with
 `background: true`, `bash_output`, `bash_kill`). Without it background commands are refused."""
 CODE_INDEX = "code_index"
 """`ctx.services[CODE_INDEX]`: the session's code index: an object whose `async ready()` gives
-the `agent.codeindex.index.CodeIndex` (`agent.code_index_host.CodeIndexHost`), or the index."""
+the `agent.codeindex.index.CodeIndex` (`agent.code.index_host.CodeIndexHost`), or the index."""
 READ_DENY_GLOBS = "read_deny_globs"
 """`ctx.services[READ_DENY_GLOBS]`: `Callable[[], tuple[str, ...]]`, name globs ripgrep can skip
 (`--glob=!<glob>`) before the results are filtered."""
@@ -76,7 +76,7 @@ Recheck = Callable[["PermissionRequest"], Awaitable[bool]]
 
 
 class ReadDenied(Protocol):
-    """`ctx.services[READ_DENIED]` (`agent.permission_gate.PermissionGate.read_denied`)."""
+    """`ctx.services[READ_DENIED]` (`agent.permissions.gate.PermissionGate.read_denied`)."""
 
     def __call__(self, path: Path, file: FileId | None = None) -> bool: ...
 

@@ -1,6 +1,6 @@
 """`task`: hand a self-contained job to a subagent with a fresh context.
 
-The tool only describes the call; the session's subagent runner (`agent.subagent`, found in
+The tool only describes the call; the session's subagent runner (`agent.session.subagent`, found in
 `ctx.services[SUBAGENTS]`) runs it: the same turn loop in a child session of its own (its own
 file, linked from the parent), with the same model and a restricted tool set. Its final text is
 the task's result.

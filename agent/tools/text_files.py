@@ -1,7 +1,7 @@
 """Text files as the tools read and write them: exactly the place the permission gate decided on
-(`agent.safe_paths`), through the session's file backend inside the roots (an editor's buffers),
-from disk elsewhere; size limits, binary detection, diffs, and the rule that a file is read
-before it is changed."""
+(`agent.files.safe_paths`), through the session's file backend inside the roots (an editor's
+buffers), from disk elsewhere; size limits, binary detection, diffs, and the rule that a file is
+read before it is changed."""
 
 from __future__ import annotations
 
@@ -13,17 +13,17 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent.local import LocalFiles
-from agent.regular_files import check_regular
-from agent.safe_paths import (
+from agent.files import (
     Decided,
     FileId,
     PathChanged,
     check_expected,
+    check_regular,
     open_for_reading,
     read_descriptor,
     read_exact,
 )
+from agent.local import LocalFiles
 from agent.tools.base import ToolContext, ToolError
 from agent.tools.services import visible_filter
 
@@ -45,7 +45,7 @@ def text_hash(text: str) -> str:
 
 async def read_text(ctx: ToolContext, target: Decided) -> str:
     """The text of the file the gate decided on (`target`), opened exactly there
-    (`agent.safe_paths`). Inside the roots it goes through the session's file backend (an
+    (`agent.files.safe_paths`). Inside the roots it goes through the session's file backend (an
     editor's unsaved buffer counts); elsewhere it is read from disk.
 
     Raises:
@@ -119,7 +119,7 @@ def _inspect(path: Path, target: Decided) -> FileId:
 
 
 async def write_text(ctx: ToolContext, path: Path, content: str) -> None:
-    """Write the file exactly at `path` (a decided real path: `agent.safe_paths`) through the
+    """Write the file exactly at `path` (a decided real path: `agent.files.safe_paths`) through the
     session's file backend inside the roots, to disk elsewhere."""
     files = ctx.files if inside(path, ctx.roots) else _local_files
     try:

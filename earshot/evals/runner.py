@@ -236,7 +236,7 @@ def _int(value: object) -> int:
 async def _run_check(task: TaskPayload, work: Path, result: TaskResult) -> None:
     from agent.local import LocalProcesses
     from agent.sandbox import SandboxRefused, open_sandbox
-    from agent.sandbox_config import SandboxConfig
+    from agent.settings import SandboxConfig
 
     materialise(task.check_files, work)
     sandbox = await open_sandbox(SandboxConfig(network=False), [work])

@@ -151,7 +151,7 @@ def check_modes(tasks: Sequence[Task], most: Mode) -> None:
     Raises:
         TaskError: naming the tasks and the flag that would allow them.
     """
-    from agent.trust import MODE_ORDER
+    from agent.settings import MODE_ORDER
 
     over = [task for task in tasks if MODE_ORDER[task.mode] > MODE_ORDER[most]]
     if over:

@@ -28,7 +28,7 @@ from typing import Any
 
 import anyio
 
-from agent.codeindex.index import CodeIndex
+from agent.codeindex import CodeIndex
 from sessions import ExtensionEntry, SessionStore, UndoSnapshotEntry
 from tests.acp_server.client import AcpClient, AgentEnv, initialize
 from tests.acp_server.test_permissions_command import command

@@ -9,7 +9,7 @@ import pytest
 
 from acp_server import content
 from acp_server.protocol.common import ContentBlock
-from agent.safe_paths import Expected
+from agent.files import Expected
 from providers.types import TextPart
 
 

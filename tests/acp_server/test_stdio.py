@@ -28,8 +28,8 @@ NOT_BEFORE_INITIALIZE = (
     "openai",
     "anthropic",
     "google.genai",
-    "agent.session",
-    "agent.loop",
+    "agent.session.agent_session",
+    "agent.turn.loop",
     "sessions.store",
     "providers.types",
     "earshot.compose",
@@ -42,8 +42,8 @@ NOT_BEFORE_SESSION_NEW = (
     "openai",
     "anthropic",
     "google.genai",
-    "agent.session",
-    "agent.loop",
+    "agent.session.agent_session",
+    "agent.turn.loop",
     "sessions.store",
 )
 """What the `session/new` answer never waits for: it is given from the settings, the catalog and
@@ -108,7 +108,7 @@ def test_only_the_transport_loads_before_the_first_answers(agent_env: AgentEnv) 
     assert set(before) == {1, 2}, lines[-5:]
     assert not [name for name in NOT_BEFORE_INITIALIZE if name in before[1]]
     assert not [name for name in NOT_BEFORE_SESSION_NEW if name in before[2]]
-    assert "agent.session" in loaded  # the session was built after its answer
+    assert "agent.session.agent_session" in loaded  # the session was built after its answer
 
 
 def test_end_of_input_answers_every_request_read_then_exits(agent_env: AgentEnv) -> None:

@@ -276,7 +276,8 @@ async def test_always_allow_in_this_project_is_remembered_across_processes(
         # What the prompt says to send keeps the rule for the project.
         rule = _project_rule(request)
         await client.call("session/prompt", text_prompt(session_id, f"/permissions allow {rule}"))
-    # Remembered in the user's own config, keyed by the project, not in the project (agent.trust).
+    # Remembered in the user's own config, keyed by the project, not in the project
+    # (agent.settings.trust).
     [remembered] = (agent_env.config_home / "earshot" / "projects").glob("workspace-*.json")
     assert rule in remembered.read_text(encoding="utf-8")
     assert not (agent_env.workspace / ".earshot").exists()

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pydantic import BaseModel
 
 from agent.backends import ToolUi
-from agent.compaction import is_summary_request
-from agent.tokens import TokenCounter, request_overhead
-from agent.tools.base import AnyTool, ToolContext, ToolOutput, define_tool
+from agent.context.compaction import is_summary_request
+from agent.context.tokens import TokenCounter, request_overhead
+from agent.tools import AnyTool, ToolContext, ToolOutput, define_tool
 from agent.transcript import InMemoryTranscript
 from providers.catalog import Cost, ModelCatalog, ModelOverride
 from providers.codec import message_to_json
@@ -49,8 +49,8 @@ VENDOR_CHARS_PER_TOKEN = 3
 
 
 class VendorTokenizer:
-    """SYNTHETIC: how a vendor counts a request, independent of `agent.tokens`. It counts the
-    request as JSON (keys, ids, metadata and escapes included) at three characters a token,
+    """SYNTHETIC: how a vendor counts a request, independent of `agent.context.tokens`. It counts
+    the request as JSON (keys, ids, metadata and escapes included) at three characters a token,
     which comes to about 1.3-1.5 times the agent's estimate: the agent undercounts, as it does
     on real tokenizers for code. Messages are counted once (they are immutable)."""
 

@@ -22,7 +22,7 @@ from agent.backends import (
 )
 from agent.events import AgentEvent
 from agent.session import AgentSession, SessionOptions, create_session
-from agent.tools.base import (
+from agent.tools import (
     AnyTool,
     PermissionRequest,
     ToolContext,

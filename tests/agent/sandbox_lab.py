@@ -21,7 +21,7 @@ import pytest
 from agent.backends import ProcessResult
 from agent.local import LocalProcesses
 from agent.sandbox import Sandbox, open_sandbox
-from agent.sandbox_config import SandboxConfig
+from agent.settings import SandboxConfig
 
 LINUX = sys.platform.startswith("linux")
 needs_linux = pytest.mark.skipif(not LINUX, reason="the real sandbox tests run on Linux")

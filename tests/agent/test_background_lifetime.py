@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import background
-from agent.background import BackgroundJobs
+from agent.local import BackgroundJobs, background
 from tests.agent.sandbox_lab import Lab, make_lab, needs_linux
 from tests.agent.test_background import call, run, session
 from tests.processes import Fifo, until_gone

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.backends import PermissionOptionKind, PermissionPrompt
+from agent.commands import CommandCall
 from agent.events import CommandOutput, TodosChanged, ToolCallFinished, ToolCallStarted
 from agent.session import AgentSession
-from agent.slash_commands import CommandCall
 from providers.types import ModelRequest
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import LeafMoveEntry, MessageEntry

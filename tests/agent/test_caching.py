@@ -1,5 +1,5 @@
-"""Pruning that minds the prompt cache (`agent.caching`, `agent.context`): a rewrite of the
-prompt is paid once as a cache write, so pruning waits while the cache is warm and the step
+"""Pruning that minds the prompt cache (`agent.context.caching`, `agent.context.shaper`): a rewrite
+of the prompt is paid once as a cache write, so pruning waits while the cache is warm and the step
 would not pay, and goes at once when the cache has gone cold or a compaction rewrote the prompt;
 with caching off it prunes whenever it frees enough, as before."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.caching import CacheEconomics, CacheWarmth, always, prompt_cache
 from agent.context import ContextShaper, ShapeContext
+from agent.context.caching import CacheEconomics, CacheWarmth, always, prompt_cache
+from agent.context.shaping import ShapingLimits
 from agent.events import AgentEvent
-from agent.shaping import ShapingLimits
 from providers.catalog import Cost, ModelInfo
 from providers.types import Message, PromptCache, TextPart, ToolCallPart, ToolResultPart
 from providers.wire.scripted import ScriptedModel

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import anyio
 
-from agent.audit_trail import PERMISSION_EXTENSION
+from agent.context.usage import USAGE_EXTENSION
 from agent.events import AgentEvent, ToolCallProgress, TurnEnded, UsageUpdated
-from agent.subagent import SUBAGENT_EXTENSION
-from agent.tool_calls import INTERRUPTED_TEXT
-from agent.usage import USAGE_EXTENSION
+from agent.session.subagent import SUBAGENT_EXTENSION
+from agent.turn import INTERRUPTED_TEXT
+from agent.turn.audit_trail import PERMISSION_EXTENSION
 from providers.types import ToolResultPart, Usage
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import ExtensionEntry, MessageEntry

@@ -11,11 +11,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent.code_settings import CodeConfig
-from agent.codeindex.index import CodeIndex, default_database
+from agent.codeindex import CodeIndex, default_database
 from agent.events import AgentEvent, ToolCallFinished
 from agent.session import AgentSession, SessionOptions, create_session
-from agent.settings import Settings
+from agent.settings import CodeConfig, Settings
 from providers.types import JsonValue
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import SessionStore
@@ -153,10 +152,10 @@ async def test_with_a_cold_cache_the_map_comes_once_the_background_index_has_it(
 
 
 async def test_a_large_refresh_under_way_is_announced_once(project: Path) -> None:
-    from agent.code_index_host import NOTICE_FROM, CodeIndexHost
+    from agent.code import SessionWorker
+    from agent.code.index_host import NOTICE_FROM, CodeIndexHost
     from agent.codeindex.index import IndexProgress
     from agent.events import Notice
-    from agent.session_worker import SessionWorker
 
     worker = SessionWorker()
     host = CodeIndexHost(project, data_dir=project.parent / "data", repo_map=True, worker=worker)

@@ -15,7 +15,7 @@ import pytest
 
 from agent.codeindex.index import CodeIndex, IndexProgress, initial_map
 from agent.codeindex.terms import identifier_terms, query_terms, split_identifier
-from agent.tokens import text_tokens
+from agent.context import text_tokens
 
 HUB = '''"""Everything leans on the store."""
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 
-from agent.codeindex.index import CodeIndex
+from agent.codeindex import CodeIndex
 from tests.agent.test_codeindex import repo as repo  # the fixture
 from tests.barrier import Barrier
 

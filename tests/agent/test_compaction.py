@@ -9,7 +9,8 @@ from typing import Any, cast
 
 import pytest
 
-from agent.compaction import (
+from agent.context import ContextShaper, ShapeContext
+from agent.context.compaction import (
     PREAMBLE_OPENING,
     SUMMARY_SYSTEM_PROMPT,
     CompactionPolicy,
@@ -23,7 +24,7 @@ from agent.compaction import (
     summarise,
     summary_request,
 )
-from agent.context import ContextShaper, ShapeContext
+from agent.context.tokens import TokenCounter
 from agent.events import (
     AgentEvent,
     CompactionFinished,
@@ -33,7 +34,6 @@ from agent.events import (
     UsageUpdated,
 )
 from agent.todos import todos_from_history
-from agent.tokens import TokenCounter
 from providers.catalog import ModelInfo
 from providers.types import (
     ErrorEvent,

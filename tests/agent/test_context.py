@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agent.compaction import PREAMBLE_OPENING, is_summary_request
 from agent.context import ContextShaper, ShapeContext
+from agent.context.compaction import PREAMBLE_OPENING, is_summary_request
+from agent.context.tokens import ContextAccount
 from agent.events import (
     AgentEvent,
     CompactionFinished,
@@ -15,7 +16,6 @@ from agent.events import (
     TurnEnded,
     UsageUpdated,
 )
-from agent.tokens import ContextAccount
 from providers.catalog import ASSUMED_CONTEXT_WINDOW
 from providers.types import Message, TextPart, Usage
 from providers.wire.scripted import ScriptedModel

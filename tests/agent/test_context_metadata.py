@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.compaction import PREAMBLE_OPENING, is_summary_request
+from agent.context.compaction import PREAMBLE_OPENING, is_summary_request
 from agent.events import CompactionFinished, TurnEnded
 from providers.types import (
     Finish,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.compaction import PREAMBLE_OPENING, is_summary_request
+from agent.context.compaction import PREAMBLE_OPENING, is_summary_request
 from agent.events import CompactionFinished, CompactionStarted, TextChunk, TurnEnded
 from providers.errors import classify
 from providers.types import ErrorEvent, Finish, ProviderError, TextDelta

@@ -17,7 +17,7 @@ import anyio
 import pytest
 from structlog.testing import capture_logs
 
-from agent.compaction import is_summary_request
+from agent.context.compaction import is_summary_request
 from agent.events import AgentEvent, ToolCallFinished, TurnEnded
 from providers.types import Message, ModelRequest, TextPart, ToolCallPart, ToolResultPart
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn, TurnSpec

@@ -15,12 +15,10 @@ import anyio
 import pytest
 
 from agent.backends import Mode, PermissionAnswer, PermissionPrompt, Question, QuestionAnswer
-from agent.code_settings import CodeConfig, VerifyRule
-from agent.edit_checks import EditChecks
+from agent.code import EditChecks
 from agent.events import AgentEvent, ToolCallFinished
 from agent.session import AgentSession, SessionOptions, create_session
-from agent.settings import Settings
-from agent.settings_schema import LspServerSettings
+from agent.settings import CodeConfig, LspServerSettings, Settings, VerifyRule
 from providers.types import JsonValue
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import SessionStore
@@ -230,8 +228,7 @@ async def test_an_untrusted_repositorys_verify_and_lsp_run_nothing_in_a_session(
     # first edit. Untrusted, an edit runs neither; trusted, the same settings do (the control).
     import json
 
-    from agent.settings import load_settings
-    from agent.settings_edits import set_directory_trust
+    from agent.settings import load_settings, set_directory_trust
 
     for trusted in (False, True):
         root = tmp_path / ("trusted" if trusted else "untrusted")

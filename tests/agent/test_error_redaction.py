@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from agent.backends import ToolUi
 from agent.events import TurnEnded
-from agent.tools.base import ToolContext, ToolError, ToolOutput, define_tool
+from agent.tools import ToolContext, ToolError, ToolOutput, define_tool
 from providers.types import ModelRequest, StreamEvent
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from tests.agent.loop_support import collect, env, make_session, of, results_of

@@ -22,7 +22,7 @@ from agent.backends import (
 )
 from agent.network import local_address, local_host
 from agent.permissions import PermissionRules, decide
-from agent.tools.base import PermissionRequest
+from agent.tools import PermissionRequest
 from agent.tools.fetch import fetch_tool
 from agent.tools.fetch_guard import FetchGuard, FetchRefused
 from providers.wire.scripted import ScriptedCall, ScriptedTurn

@@ -14,7 +14,7 @@ import pytest
 from agent.backends import Mode
 from agent.permissions import PermissionGate, PermissionRules, decide
 from agent.protected_paths import ProtectedPaths, protected_paths
-from agent.tools.base import PermissionRequest
+from agent.tools import PermissionRequest
 from tests.agent.test_permissions_gate import FakeUser, bash, check
 
 

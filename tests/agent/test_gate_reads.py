@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from agent.backends import Mode, ToolUi
-from agent.permission_rules import lexical_path
-from agent.permissions import Decision, PermissionGate, PermissionRules, decide
+from agent.permissions import Decision, PermissionGate, PermissionRules, decide, lexical_path
 from agent.protected_paths import protected_paths
-from agent.tools.base import PermissionRequest, ScopeContract
+from agent.tools import PermissionRequest, ScopeContract
 from agent.tools.grep import grep_tool
 from agent.tools.ls import ls_tool
 from tests.agent.test_permissions_gate import FakeUser
@@ -185,7 +184,7 @@ async def test_a_read_outside_can_be_allowed_always(lab: Lab) -> None:
 async def test_search_tools_do_not_reveal_secrets(lab: Lab) -> None:
     h = harness(lab.project)
     gate = PermissionGate(PermissionRules(), cwd=lab.project, roots=[lab.project])
-    from agent.tools.services import READ_DENIED, READ_DENY_GLOBS
+    from agent.tools import READ_DENIED, READ_DENY_GLOBS
 
     h.ctx.services[READ_DENIED] = gate.read_denied
     h.ctx.services[READ_DENY_GLOBS] = gate.read_deny_globs

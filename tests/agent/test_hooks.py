@@ -7,8 +7,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent.hooks import HookRunner, HookVerdict, matches
-from agent.settings import HookRule, HookSettings, HooksSettings
+from agent.settings.scopes import HookRule, HookSettings, HooksSettings
+from agent.turn.hooks import HookRunner, HookVerdict, matches
 from tests.processes import until_gone
 
 

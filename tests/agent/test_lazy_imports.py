@@ -20,7 +20,8 @@ def _run(code: str) -> str:
 def test_the_session_path_does_not_import_structlog() -> None:
     out = _run(
         "import sys, json\n"
-        "import agent.session, agent.settings, agent.local, sessions\n"
+        "import agent.session.agent_session, agent.settings.scopes, agent.local.backends\n"
+        "import sessions\n"
         "print(json.dumps([m for m in ('structlog', 'rich') if m in sys.modules]))\n"
     )
     assert json.loads(out) == []
@@ -29,7 +30,7 @@ def test_the_session_path_does_not_import_structlog() -> None:
 def test_tool_input_models_are_built_at_first_use() -> None:
     out = _run(
         "import sys, json\n"
-        "import agent.session\n"
+        "import agent.session.agent_session\n"
         "from agent.tools.builtin import builtin_tools\n"
         "tools = builtin_tools()\n"
         "before = [t.name for t in tools if t.input_model.__pydantic_complete__]\n"
@@ -72,10 +73,10 @@ def test_a_turn_loads_no_parser_language_client_or_worker_until_used(tmp_path: P
     out = _run(
         "import sys, json, threading, anyio\n"
         "from pathlib import Path\n"
-        "from agent.code_settings import CodeConfig, VerifyRule\n"
+        "from agent.settings.code import CodeConfig, VerifyRule\n"
         "from agent.session import SessionOptions, create_session\n"
-        "from agent.settings import Settings\n"
-        "from agent.settings_schema import LspServerSettings\n"
+        "from agent.settings.scopes import Settings\n"
+        "from agent.settings.schema import LspServerSettings\n"
         "from providers.wire.scripted import ScriptedModel, ScriptedTurn\n"
         "from sessions import SessionStore\n"
         "async def main():\n"

@@ -6,8 +6,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent import local
 from agent.local import LocalFiles, LocalProcesses
+from agent.local import backends as local
 from tests.processes import until_gone
 
 

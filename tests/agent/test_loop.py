@@ -401,7 +401,7 @@ async def test_terminal_ids_and_live_output_reach_the_stream(tmp_path: Path) -> 
 
     from agent.backends import ToolUi
     from agent.events import ToolCallProgress
-    from agent.tools.base import ToolContext, ToolOutput, define_tool
+    from agent.tools import ToolContext, ToolOutput, define_tool
 
     class Empty(BaseModel):
         pass

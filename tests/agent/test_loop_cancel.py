@@ -14,9 +14,9 @@ from agent.events import (
     ToolCallProgress,
     TurnEnded,
 )
-from agent.replay import TURN_CANCELLED
+from agent.history.replay import TURN_CANCELLED
 from agent.session import AgentSession
-from agent.tool_calls import INTERRUPTED_TEXT
+from agent.turn import INTERRUPTED_TEXT
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import ExtensionEntry
 from tests.agent.loop_support import (

@@ -11,7 +11,7 @@ import anyio
 from agent.events import AgentEvent, Notice, ToolCallFinished, TurnEnded, UserMessageAdded
 from agent.session import AgentSession, SessionOptions, create_session
 from agent.settings import load_settings
-from agent.tools.base import AnyTool
+from agent.tools import AnyTool
 from providers.model import Model
 from providers.types import ToolResultPart
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn

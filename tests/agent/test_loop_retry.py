@@ -7,8 +7,8 @@ from pathlib import Path
 
 from agent.context import ContextShaper, ShapeContext
 from agent.events import Retrying, TextChunk, TurnEnded
-from agent.retry import RetryPolicy, describe_error
 from agent.transcript import Transcript
+from agent.turn.retry import RetryPolicy, describe_error
 from providers.types import (
     Finish,
     ModelRequest,

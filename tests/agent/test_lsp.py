@@ -10,8 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from agent.lsp import LspManager
 from agent.lsp.client import ServerConfig
-from agent.lsp.manager import LspManager
 
 FAKE = Path(__file__).with_name("lsp_fake_server.py")
 RUFF = Path(sys.executable).with_name("ruff")
@@ -210,7 +210,7 @@ def test_the_lsp_modules_load_no_protocol_types_until_a_server_starts() -> None:
 
     code = (
         "import sys, json\n"
-        "import agent.lsp.manager, agent.code_settings, agent.verify\n"
+        "import agent.lsp.manager, agent.settings.code, agent.code.verify\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('lsprotocol', 'cattrs', "
         "'pathspec')))))\n"
     )

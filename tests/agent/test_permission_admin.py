@@ -1,4 +1,4 @@
-"""`/permissions` (agent.permission_admin): which files it edits, and what it never touches."""
+"""`/permissions` (agent.permissions.admin): which files it edits, and what it never touches."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.permission_admin import PermissionAdmin
-from agent.permission_gate import RuleBook
-from agent.permission_rules import parse_rule, parse_rule_list
 from agent.permissions import PermissionGate, PermissionRules
+from agent.permissions.admin import PermissionAdmin
+from agent.permissions.gate import RuleBook
+from agent.permissions.rules import parse_rule, parse_rule_list
 from agent.settings import Settings, load_settings
 from tests.agent.test_trust import Workspace
 

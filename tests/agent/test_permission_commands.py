@@ -1,5 +1,5 @@
 """Command rules against a hostile command line: one table per promise of
-`agent.permission_commands` (the lab in `tests/security` runs the attacks for real; this table
+`agent.permissions.commands` (the lab in `tests/security` runs the attacks for real; this table
 also pins down what must stay allowed and what deny rules must not over-match)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 
 from agent.backends import Mode
 from agent.permissions import PermissionRules, decide
-from agent.shell_parse import parse_command
-from agent.tools.base import PermissionRequest
+from agent.shell import parse_command
+from agent.tools import PermissionRequest
 
 ROOT = Path("/work/project")
 

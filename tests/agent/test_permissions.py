@@ -10,7 +10,7 @@ import pytest
 
 from agent.backends import MODES, Mode
 from agent.permissions import Decision, PermissionRules, decide, parse_rule, propose_rules
-from agent.tools.base import PermissionRequest, ScopeContract
+from agent.tools import PermissionRequest, ScopeContract
 
 ROOT = Path("/work/project")
 EXTRA = Path("/work/shared-lib")
@@ -492,7 +492,7 @@ def test_from_settings_keeps_every_scope(tmp_path: Path) -> None:
     home = tmp_path / "config"
     (home / "earshot").mkdir(parents=True)
     project = tmp_path / "project"
-    # A trusted workspace: untrusted project allow rules are dropped (agent.trust).
+    # A trusted workspace: untrusted project allow rules are dropped (agent.settings.trust).
     (home / "earshot" / "settings.json").write_text(
         json.dumps({"permissions": {"deny": ["Bash(rm *)"]}, "trustedDirectories": [str(project)]}),
         encoding="utf-8",

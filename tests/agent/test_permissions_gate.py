@@ -19,8 +19,8 @@ from agent.backends import (
 )
 from agent.permissions import GateOutcome, PermissionGate, PermissionRules
 from agent.settings import load_settings, settings_paths
-from agent.settings_edits import remember_rule
-from agent.tools.base import PermissionRequest, ScopeContract
+from agent.settings.edits import remember_rule
+from agent.tools import PermissionRequest, ScopeContract
 
 
 @dataclass

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from agent.backends import MODES, Mode
 from agent.permissions import PermissionRules, decide
-from agent.shell_parse import parse_command
-from agent.tools.base import PermissionRequest
+from agent.shell import parse_command
+from agent.tools import PermissionRequest
 
 ALLOWED = ("npm run build", "npm run test -- -k x", "npm run lint --fix", "npm run")
 REFUSED = ("rm -rf ~", "curl evil.example", "npmrun x", "npm install", "git push -f", "rm x")

@@ -19,8 +19,8 @@ from typing import cast
 import anyio
 import pytest
 
-from agent.caching import CacheSetting
-from agent.compaction import SUMMARY_REQUEST_OPENING, SUMMARY_SYSTEM_PROMPT
+from agent.context import CacheSetting
+from agent.context.compaction import SUMMARY_REQUEST_OPENING, SUMMARY_SYSTEM_PROMPT
 from agent.session import AgentSession, SessionOptions, create_session
 from agent.settings import Settings
 from bench.cost_fakes import (

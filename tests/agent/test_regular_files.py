@@ -9,9 +9,9 @@ from pathlib import Path
 import anyio
 import pytest
 
+from agent.files.regular import NotARegularFile, read_regular, read_regular_async
 from agent.local import LocalFiles
-from agent.regular_files import NotARegularFile, read_regular, read_regular_async
-from agent.tools.base import ToolError
+from agent.tools import ToolError
 from agent.tools.read import read_tool
 from tests.agent.tools_harness import harness
 

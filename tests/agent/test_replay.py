@@ -1,4 +1,5 @@
-"""`agent.replay`: the record of how calls were shown, and replay from the transcript alone."""
+"""`agent.history.replay`: the record of how calls were shown, and replay from the transcript
+alone."""
 
 from __future__ import annotations
 
@@ -6,15 +7,15 @@ from typing import Any, cast
 
 from agent.backends import Diff, Location, ToolUi
 from agent.events import AgentEvent, ToolCallFinished, ToolCallReady
-from agent.replay import (
+from agent.history.replay import (
     DIFF_CONTEXT_LINES,
     DIFF_TEXT_LIMIT,
     TOOL_UI_EXTENSION,
     replay_events,
     tool_ui_entry,
 )
-from agent.tool_calls import CallSinks
-from agent.tools.base import ToolContext
+from agent.tools import ToolContext
+from agent.turn import CallSinks
 from providers.types import Message, TextPart, ToolCallPart, ToolResultPart
 from sessions import Entry, ExtensionEntry, MessageEntry
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent.permissions import PermissionGate, PermissionRules, decide, parse_rule, propose_rules
-from agent.tools.base import PermissionRequest
+from agent.tools import PermissionRequest
 from tests.agent.test_permissions_gate import FakeUser, bash, check
 
 ROOT = Path("/work/project")

@@ -16,11 +16,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent import sandbox_placeholders
 from agent.protected_paths import protected_paths
-from agent.sandbox import Places, Sandbox, SandboxRefused, open_sandbox
-from agent.sandbox_config import SandboxConfig
-from agent.sandbox_linux import bwrap_command, plan_mounts
+from agent.sandbox import placeholders as sandbox_placeholders
+from agent.sandbox.command_sandbox import Places, Sandbox, SandboxRefused, open_sandbox
+from agent.sandbox.linux import bwrap_command, plan_mounts
+from agent.settings import SandboxConfig
 from agent.tool_env import add_credential_variables, tool_environment
 from tests.agent.sandbox_lab import Lab, git, make_lab, needs_linux, write_npm_test_script
 from tests.processes import Fifo, running_with_argv, unique_sleep, until_gone

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.sandbox_config import SandboxConfig
+from agent.settings import SandboxConfig
 from tests.agent.sandbox_lab import Lab, make_lab, needs_linux, tree
 
 pytestmark = needs_linux

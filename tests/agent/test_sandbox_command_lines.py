@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from agent.protected_paths import ProtectedPaths
-from agent.sandbox import Places, stopped_by_policy
-from agent.sandbox_linux import MountPlan, bwrap_command, scrubbing_prefix
-from agent.sandbox_macos import PROTECTED_COMPONENT, seatbelt_command, seatbelt_profile
+from agent.sandbox.command_sandbox import Places, stopped_by_policy
+from agent.sandbox.linux import MountPlan, bwrap_command, scrubbing_prefix
+from agent.sandbox.macos import PROTECTED_COMPONENT, seatbelt_command, seatbelt_profile
 
 ROOT = Path("/Users/me/project")
 TEMP = Path("/private/var/folders/xy/abc/T/earshot-sandbox-1")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.sandbox_config import SandboxConfig
+from agent.settings import SandboxConfig
 from tests.agent.sandbox_lab import Lab, git, make_lab, needs_linux
 
 pytestmark = needs_linux

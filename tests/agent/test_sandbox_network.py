@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 
-from agent import sandbox as sandbox_module
-from agent import sandbox_network
-from agent.background import BackgroundJobs
-from agent.sandbox_config import SandboxConfig
-from agent.sandbox_network import PROXY_PORT
+from agent.local import BackgroundJobs
+from agent.sandbox import command_sandbox as sandbox_module
+from agent.sandbox import network as sandbox_network
+from agent.sandbox.network import PROXY_PORT
+from agent.settings import SandboxConfig
 from tests.agent.sandbox_lab import Lab, git, make_lab, needs_linux
 
 pytestmark = needs_linux
@@ -184,7 +184,7 @@ async def test_with_the_network_off_the_proxy_refuses_and_the_sandbox_sees_it(
     faked = await lab.run(fake, sandbox)
     assert sandbox.stopped(faked.output, faked.exit_code) is None
     # ...but a refused write leaves nothing the sandbox can see, so its message still counts
-    # (agent.sandbox.stopped_by_policy says why).
+    # (agent.sandbox.command_sandbox.stopped_by_policy says why).
     erofs = await lab.run("echo 'touch: cannot touch x: Read-only file system'; exit 1", sandbox)
     assert sandbox.stopped(erofs.output, erofs.exit_code) is not None
 

@@ -1,4 +1,4 @@
-"""The sandbox's proxy on its own (`agent.sandbox_proxy`), on a listener of the test's: what it
+"""The sandbox's proxy on its own (`agent.sandbox.proxy`), on a listener of the test's: what it
 forwards and how, the user's own proxy after it, and the refusals it records with the network
 off. Real sockets on loopback; the sandbox itself is `test_sandbox_network`'s."""
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from agent.sandbox_proxy import PROXY_USER, EgressProxy, upstream_proxies
+from agent.sandbox.proxy import PROXY_USER, EgressProxy, upstream_proxies
 
 TIMEOUT = 30.0
 

@@ -15,9 +15,9 @@ import pytest
 
 from agent.backends import Mode, PermissionAnswer, PermissionPrompt, Question, QuestionAnswer
 from agent.events import AgentEvent, Notice, ToolCallFinished
-from agent.sandbox_config import SandboxConfig
 from agent.session import AgentSession, SessionOptions, create_session
-from agent.settings import PermissionRule, Settings
+from agent.settings import SandboxConfig
+from agent.settings.scopes import PermissionRule, Settings
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import SessionStore
 from tests.agent.loop_support import collect, of

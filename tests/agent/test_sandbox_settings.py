@@ -9,10 +9,14 @@ from typing import Any
 
 import pytest
 
-from agent.sandbox_config import SandboxConfig
-from agent.settings import Settings, SettingsError, load_settings
-from agent.settings_edits import set_directory_trust
-from agent.settings_schema import SandboxSettings, SettingsFile
+from agent.settings import (
+    SandboxConfig,
+    Settings,
+    SettingsError,
+    load_settings,
+    set_directory_trust,
+)
+from agent.settings.schema import SandboxSettings, SettingsFile
 
 
 def test_the_schema_reads_the_sandbox_key() -> None:
@@ -124,7 +128,7 @@ def test_a_trusted_project_may_weaken_it(files: Files) -> None:
 
 
 def test_a_local_file_in_the_project_weakens_it_only_once_trusted(files: Files) -> None:
-    # The project's local file is repository content, whoever wrote it (agent.trust).
+    # The project's local file is repository content, whoever wrote it (agent.settings.trust).
     files.local({"sandbox": {"enabled": False}})
     assert files.load().sandbox.enabled is True
     files.trust()

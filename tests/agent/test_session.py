@@ -24,15 +24,9 @@ from agent.events import (
     TurnEnded,
     UserMessageAdded,
 )
-from agent.session import (
-    ModelUnavailable,
-    SessionOptions,
-    UnsupportedPrompt,
-    create_session,
-    title_from,
-)
-from agent.settings import load_settings
-from agent.settings_edits import set_directory_trust
+from agent.session import ModelUnavailable, SessionOptions, UnsupportedPrompt, create_session
+from agent.settings import load_settings, set_directory_trust
+from agent.turn import title_from
 from providers.catalog import ModelCatalog, ModelOverride
 from providers.model import Model
 from providers.types import ImagePart, TextPart
@@ -336,7 +330,7 @@ async def test_settings_rules_and_hooks_reach_the_loop(tmp_path: Path) -> None:
         ),
         encoding="utf-8",
     )
-    # Repository settings may run hooks only in a trusted workspace (agent.trust).
+    # Repository settings may run hooks only in a trusted workspace (agent.settings.trust).
     set_directory_trust(where.cwd, True, config_home=tmp_path / "config")
     settings = load_settings(where.cwd, environ={}, config_home=tmp_path / "config")
     board = Board()
@@ -428,7 +422,7 @@ async def test_post_tool_use_and_stop_hooks_run_with_the_results(tmp_path: Path)
         ),
         encoding="utf-8",
     )
-    # Repository settings may run hooks only in a trusted workspace (agent.trust).
+    # Repository settings may run hooks only in a trusted workspace (agent.settings.trust).
     set_directory_trust(where.cwd, True, config_home=tmp_path / "config")
     settings = load_settings(where.cwd, environ={}, config_home=tmp_path / "config")
     board = Board()

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from agent.settings import (
+from agent.settings.edits import remember_rule, set_directory_trust
+from agent.settings.scopes import (
     HttpServerSettings,
     PermissionRule,
     Settings,
@@ -17,7 +18,6 @@ from agent.settings import (
     load_settings,
     settings_paths,
 )
-from agent.settings_edits import remember_rule, set_directory_trust
 from providers.catalog import Cost, ModelOverride
 from providers.registry import UserProviderConfig, resolve_endpoint
 
@@ -73,7 +73,8 @@ class Scopes:
         return path
 
     def trust(self) -> None:
-        """Trust the project directory (its settings may then grant and run, see agent.trust)."""
+        """Trust the project directory (its settings may then grant and run, see
+        agent.settings.trust)."""
         set_directory_trust(self.cwd, True, config_home=self.config_home)
 
     def load(self, environ: dict[str, str] | None = None) -> Settings:

@@ -12,7 +12,7 @@ import textwrap
 import threading
 from pathlib import Path
 
-from agent.settings_edits import append_rule, remove_rule
+from agent.settings import append_rule, remove_rule
 
 WRITERS = 20
 RULES_EACH = 5
@@ -77,7 +77,7 @@ ANSWERER = textwrap.dedent(
     import sys
     from pathlib import Path
 
-    from agent.settings_edits import append_rule
+    from agent.settings.edits import append_rule
 
     path, name = Path(sys.argv[1]), sys.argv[2]
     print("ready", flush=True)
@@ -122,18 +122,22 @@ def test_four_processes_answering_always_at_once_keep_every_answer(tmp_path: Pat
 
 
 async def test_an_answer_or_a_revoke_in_one_session_applies_in_the_others(tmp_path: Path) -> None:
-    from agent.permission_admin import PermissionAdmin, scope_paths, settings_reloader
-    from agent.permission_gate import PermissionGate, RuleBook
-    from agent.permission_rules import PermissionRules
-    from agent.settings import load_settings
-    from agent.settings_edits import append_rule
+    from agent.permissions import (
+        PermissionAdmin,
+        PermissionGate,
+        PermissionRules,
+        RuleBook,
+        scope_paths,
+        settings_reloader,
+    )
+    from agent.settings import append_rule, load_settings
     from tests.agent.test_permissions_gate import FakeUser, bash, check
 
     cwd, config_home = tmp_path / "project", tmp_path / "config"
     cwd.mkdir()
 
     def session() -> tuple[PermissionGate, PermissionAdmin]:
-        # as `agent.session_setup` builds them: the book reads the files again when they change
+        # as `agent.session.setup` builds them: the book reads the files again when they change
         settings = load_settings(cwd, environ={}, config_home=config_home)
         reload = settings_reloader(cwd, settings)
         book = RuleBook(

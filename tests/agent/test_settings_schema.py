@@ -1,6 +1,6 @@
-"""The hand-written settings schema (agent.settings_schema): every checker's problem, exactly
+"""The hand-written settings schema (agent.settings.schema): every checker's problem, exactly
 worded; every problem of a file reported at once; no value from a file in any message or repr;
-and `import agent.settings` staying light."""
+and `import agent.settings.scopes` staying light."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent.settings import (
+from agent.settings.scopes import (
     CostSettings,
     HookSettings,
     HooksSettings,
@@ -372,11 +372,11 @@ def test_importing_the_settings_loads_no_pydantic_subprocess_or_backends(tmp_pat
     code = (
         "import sys, json\n"
         "from pathlib import Path\n"
-        "import agent.settings\n"
+        "import agent.settings.scopes\n"
         f"heavy = {heavy!r}\n"
         "on_import = [m for m in heavy + ('providers.catalog', 'providers.registry')\n"
         "             if m in sys.modules]\n"
-        "settings = agent.settings.load_settings(\n"
+        "settings = agent.settings.scopes.load_settings(\n"
         f"    Path({str(project)!r}), environ={{}}, config_home=Path({str(tmp_path)!r}))\n"
         "on_load = [m for m in heavy if m in sys.modules]\n"
         "print(json.dumps({'import': on_import, 'load': on_load, 'mode': settings.mode}))\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from dataclasses import fields, replace
 
-from agent.shaping import (
+from agent.context.shaping import (
     CapMemo,
     PruneMemo,
     ShapingLimits,
@@ -16,7 +16,7 @@ from agent.shaping import (
     prune_tool_results,
     stub_result,
 )
-from agent.tokens import TokenCounter
+from agent.context.tokens import TokenCounter
 from providers.types import Message, TextPart, ToolCallPart, ToolResultPart
 
 

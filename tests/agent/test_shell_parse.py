@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from agent.shell_parse import parse_command, tokens
+from agent.shell import parse_command, tokens
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""`agent.shell_quote` against the real bash: the value of `$'...'` strings and quote removal."""
+"""`agent.shell.quote` against the real bash: the value of `$'...'` strings and quote removal."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from agent.shell_quote import Unclear, decode_ansi_c, desugar, unquote
+from agent.shell.quote import Unclear, decode_ansi_c, desugar, unquote
 
 _ANSI_TOKENS = [
     "a", "m", "7", "f", " ", "x", "\\x", "\\x7", "\\x72", "\\x6D", "\\x414", "\\xg", "\\u",

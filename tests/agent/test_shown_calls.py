@@ -4,7 +4,7 @@ command, and a call's arguments are bounded with their secrets masked."""
 from __future__ import annotations
 
 from agent.backends import command_title
-from agent.tools.results import argument_summary, shown_arguments
+from agent.tools import argument_summary, shown_arguments
 
 
 def test_a_command_title_is_the_exact_command_then_the_description_as_a_comment() -> None:

@@ -15,7 +15,7 @@ from agent.events import (
     TurnEnded,
     UsageUpdated,
 )
-from agent.tools.base import ScopeContract, ToolContext
+from agent.tools import ScopeContract, ToolContext
 from providers.types import ModelRequest, Usage
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn, TurnSpec
 from tests.agent.loop_support import (
@@ -149,7 +149,7 @@ async def test_parallel_tasks_share_the_scope_contract_object(tmp_path: Path) ->
     from pydantic import BaseModel
 
     from agent.backends import ToolUi
-    from agent.tools.base import ToolOutput, define_tool
+    from agent.tools import ToolOutput, define_tool
 
     seen: list[ScopeContract] = []
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.tokens import (
+from agent.context.tokens import (
     IMAGE_TOKENS,
     MESSAGE_OVERHEAD,
     ContextAccount,

@@ -1,5 +1,5 @@
-"""Tools that join a session after it opened (`agent.tool_arrivals`; issue 30): the first turn
-waits for `startup` once, a tool that arrives during a turn joins at the next model request, at
+"""Tools that join a session after it opened (`agent.session.tool_arrivals`; issue 30): the first
+turn waits for `startup` once, a tool that arrives during a turn joins at the next model request, at
 the END of the tool list (the earlier specs kept, unchanged, as its beginning), several arriving
 together in rank order, and each notice is said once: in the running turn, or at the start of the
 next one."""
@@ -13,9 +13,9 @@ from pydantic import BaseModel
 
 from agent.backends import ToolUi
 from agent.events import AgentEvent, Notice, TurnEnded
-from agent.tool_arrivals import ToolArrivals
-from agent.tools.base import AnyTool, ToolContext, ToolOutput, define_tool
-from agent.turn_config import ToolSet
+from agent.session import ToolArrivals
+from agent.tools import AnyTool, ToolContext, ToolOutput, define_tool
+from agent.turn import ToolSet
 from providers.types import ModelRequest, TextPart
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn, TurnSpec
 from tests.agent.loop_support import collect, env, make_session, of

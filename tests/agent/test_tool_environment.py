@@ -8,10 +8,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent.hooks import HookRunner
 from agent.local import LocalProcesses
 from agent.settings import HookRule
 from agent.tool_env import credential_variables, tool_environment
+from agent.turn import HookRunner
 from providers.registry import all_providers
 from providers.types import ToolResultPart
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn

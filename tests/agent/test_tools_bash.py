@@ -7,8 +7,8 @@ import pytest
 from pydantic import ValidationError
 
 from agent.backends import Confinement, OutputSink, ProcessResult, TerminalSink
+from agent.tools import ToolError
 from agent.tools import bash as bash_module
-from agent.tools.base import ToolError
 from agent.tools.bash import bash_tool
 from tests.agent.tools_harness import Harness, harness, text_of
 

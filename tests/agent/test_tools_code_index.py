@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.codeindex.index import CodeIndex
+from agent.codeindex import CodeIndex
 from agent.permissions import PermissionGate, PermissionRules
-from agent.tools.base import ToolError
+from agent.tools import CODE_INDEX, ToolError
 from agent.tools.code_index import repo_map_tool, search_code_tool
-from agent.tools.services import CODE_INDEX
 from tests.agent.tools_harness import Harness, harness, text_of
 
 FILES = {

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from agent.tools import ToolError
 from agent.tools import fetch as fetch_module
-from agent.tools.base import ToolError
 from agent.tools.fetch import fetch_tool
 from tests.agent.tools_harness import Harness, harness, text_of
 from tests.loopback import LoopbackServer, Reply, loopback

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.safe_paths import Expected
+from agent.files import Expected
+from agent.tools import ToolError
 from agent.tools import read as read_module
-from agent.tools.base import ToolError
 from agent.tools.edit import edit_tool
 from agent.tools.read import read_tool
 from agent.tools.write import write_tool

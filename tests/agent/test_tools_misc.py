@@ -7,8 +7,7 @@ import pytest
 from agent.backends import QuestionAnswer
 from agent.events import TodoItem
 from agent.skills import SkillIndex
-from agent.tools.base import ToolContext, ToolError, ToolOutput
-from agent.tools.builtin import builtin_tools
+from agent.tools import ToolContext, ToolError, ToolOutput, builtin_tools
 from agent.tools.question import question_tool
 from agent.tools.results import MAX_RESULT_CHARS, cap_text, capped
 from agent.tools.scope import scope_tool
@@ -191,7 +190,7 @@ def test_a_mutating_tool_without_a_permission_request_cannot_be_defined() -> Non
     from pydantic import BaseModel
 
     from agent.backends import ToolUi
-    from agent.tools.base import PermissionRequest, define_tool
+    from agent.tools import PermissionRequest, define_tool
 
     class Nothing(BaseModel):
         pass

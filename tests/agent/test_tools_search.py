@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.tools.base import ToolError
+from agent.tools import ToolError
 from agent.tools.glob_tool import glob_matcher, glob_tool
 from agent.tools.grep import grep_tool
 from agent.tools.ls import ls_tool

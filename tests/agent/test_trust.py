@@ -1,4 +1,4 @@
-"""Workspace trust (agent.trust): what an opened repository's settings may grant or run."""
+"""Workspace trust (agent.settings.trust): what an opened repository's settings may grant or run."""
 
 from __future__ import annotations
 
@@ -12,16 +12,15 @@ import pytest
 from agent.backends import PermissionOptionKind
 from agent.permissions import PermissionGate, PermissionRules, decide
 from agent.protected_paths import protected_paths
-from agent.session import SessionOptions, create_session
-from agent.session_setup import discover_skills
+from agent.session import SessionOptions, create_session, discover_skills
 from agent.settings import (
     Settings,
     SettingsError,
     load_settings,
 )
-from agent.settings_edits import remember_rule, set_directory_trust, trusted_directories
-from agent.tools.base import PermissionRequest
-from agent.trust import IgnoredSettings, is_trusted
+from agent.settings.edits import remember_rule, set_directory_trust, trusted_directories
+from agent.settings.trust import IgnoredSettings, is_trusted
+from agent.tools import PermissionRequest
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from tests.agent.loop_support import Answering, Env, collect, env
 from tests.agent.test_permissions_gate import FakeUser, bash, check

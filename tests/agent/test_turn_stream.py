@@ -17,7 +17,7 @@ from agent.backends import (
     ToolUi,
 )
 from agent.events import AgentEvent, Notice, TurnEnded
-from agent.turn_stream import Announcer, OrderedInteraction, TurnStream
+from agent.turn import Announcer, OrderedInteraction, TurnStream
 
 PROMPT = PermissionPrompt(
     call_id="c1",

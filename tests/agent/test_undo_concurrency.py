@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from agent.undo import SnapshotFailed, UndoStore
-from agent.undo_git import run_git
+from agent.undo.git import run_git
 from tests.agent.test_undo import GIT
 from tests.barrier import Barrier
 
@@ -193,7 +193,7 @@ async def test_only_a_staging_with_much_to_hash_queues_for_the_lock(
 
     from structlog.testing import capture_logs
 
-    import agent.undo
+    import agent.undo.store
 
     cwd = project(tmp_path)
     for number in range(5):
@@ -204,7 +204,7 @@ async def test_only_a_staging_with_much_to_hash_queues_for_the_lock(
     lock = os.open(store.undo_dir / f"{store.git_dir.stem}.lock", os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another session is staging
-        monkeypatch.setattr(agent.undo, "_LOCK_FILES", 3)
+        monkeypatch.setattr(agent.undo.store, "_LOCK_FILES", 3)
         with capture_logs() as first:  # 6 files never hashed: it waits for the lock
             assert await store.snapshot("s", "b1", [], whole_tree=True)
         (cwd / "module0.py").write_text("changed\n", encoding="utf-8")

@@ -133,11 +133,11 @@ async def test_undo_after_a_bash_batch_restores_exactly_the_prior_work_tree(
 async def test_only_commands_and_pathless_calls_need_a_whole_tree_snapshot(
     tmp_path: Path,
 ) -> None:
-    from agent.execution import _mutation_paths  # pyright: ignore[reportPrivateUsage]
-    from agent.tool_calls import SchemaValidators, validate_call
     from agent.tools.bash import bash_tool
     from agent.tools.fetch import fetch_tool
     from agent.tools.write import write_tool
+    from agent.turn.execution import _mutation_paths  # pyright: ignore[reportPrivateUsage]
+    from agent.turn.tool_calls import SchemaValidators, validate_call
     from providers.types import JsonValue, ToolCallPart
 
     session = await make_session(env(tmp_path), [ScriptedTurn(text="x")], builtin=True)

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.events import TextChunk, UsageUpdated, UserMessageAdded
-from agent.usage import (
+from agent.context.usage import (
     USAGE_EXTENSION,
     UsageTracker,
     call_cost,
@@ -15,6 +14,7 @@ from agent.usage import (
     format_tokens,
     usage_summary,
 )
+from agent.events import TextChunk, UsageUpdated, UserMessageAdded
 from providers.catalog import Cost, ModelInfo
 from providers.types import Usage
 from providers.wire.scripted import ScriptedModel, ScriptedTurn

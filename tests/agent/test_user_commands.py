@@ -1,4 +1,4 @@
-"""The user's Markdown slash commands (agent.user_commands, agent.command_sources): `$ARGUMENTS`,
+"""The user's Markdown slash commands (agent.commands.user, agent.commands.sources): `$ARGUMENTS`,
 front matter, trust, and `allowed-tools`, which narrows a turn and never widens it."""
 
 from __future__ import annotations
@@ -7,11 +7,10 @@ from pathlib import Path
 
 import anyio
 
-from agent.command_sources import CommandReply
+from agent.commands import CommandReply, parse_slash_command
+from agent.commands.user import split_rules
 from agent.events import CommandOutput, ToolCallFinished
 from agent.session import AgentSession, SessionOptions, create_session
-from agent.slash_commands import parse_slash_command
-from agent.user_commands import split_rules
 from providers.types import TextPart
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from tests.agent.loop_support import Answering, collect, env, of

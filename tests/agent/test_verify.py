@@ -1,5 +1,5 @@
-"""The verify loop (agent.verify) with the local runner, and where its commands may come from
-(agent.code_settings: a repository proposes commands and servers only once trusted)."""
+"""The verify loop (agent.code.verify) with the local runner, and where its commands may come from
+(agent.settings.code: a repository proposes commands and servers only once trusted)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent.lsp.client import server_configs
-from agent.settings import load_settings
-from agent.settings_edits import set_directory_trust
-from agent.verify import (
+from agent.code.verify import (
     CommandResult,
     VerifyRule,
     local_runner,
@@ -20,6 +17,8 @@ from agent.verify import (
     run_verify,
     trim_output,
 )
+from agent.lsp import server_configs
+from agent.settings import load_settings, set_directory_trust
 
 BOUND = 30.0
 

@@ -15,7 +15,8 @@ from agent.backends import (
 )
 from agent.events import TodoItem
 from agent.local import LocalFiles, LocalProcesses
-from agent.tools.base import (
+from agent.tools import (
+    TODOS,
     AnyTool,
     PermissionRequest,
     ReadTracker,
@@ -23,7 +24,6 @@ from agent.tools.base import (
     ToolContext,
     ToolOutput,
 )
-from agent.tools.services import TODOS
 from providers.types import TextPart
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from agent.audit_trail import AuditTrail
 from agent.events import (
     AgentEvent,
     CompactionFinished,
@@ -21,7 +20,8 @@ from agent.events import (
     ToolCallRunning,
     UsageUpdated,
 )
-from agent.tools.base import PermissionRequest
+from agent.tools import PermissionRequest
+from agent.turn import AuditTrail
 from earshot.audit import parse_since
 from earshot.blame import blame_lines
 from earshot.print_meter import RunMeter
@@ -391,7 +391,7 @@ def test_replay_marks_cancelled_turns_pty_output_refused_batches_and_steps_in_pr
     is not "undone later"; an `in_progress` plan step says so."""
     import io
 
-    from agent.replay import TURN_CANCELLED
+    from agent.history.replay import TURN_CANCELLED
     from earshot.replay import build, render_text
     from earshot.replay_html import render_html
 

@@ -283,7 +283,7 @@ async def test_a_server_dying_mid_session_fails_its_calls_cleanly(env: Env) -> N
         connections = await connect_servers([server], spawn=tasks.start_soon, timeout=60)
         add = next(tool for tool in connections.tools if tool.name == "mcp__demo__add")
         os.kill(int(pid_file.read_text(encoding="utf-8")), 9)
-        from agent.tools.base import ToolError
+        from agent.tools import ToolError
 
         with anyio.fail_after(10), pytest.raises(ToolError, match="demo"):
             await add.execute(add.input_model.model_validate({"a": 1, "b": 2}), None)  # pyright: ignore[reportArgumentType]

@@ -9,9 +9,9 @@ import anyio
 import pytest
 
 from acp_server.factory import McpStdioServer
+from agent.commands import parse_slash_command
 from agent.events import AgentEvent, CommandOutput
 from agent.session import AgentSession
-from agent.slash_commands import parse_slash_command
 from providers.types import TextPart
 from providers.wire.scripted import ScriptedModel, ScriptedTurn
 from tests.earshot.support import DEMO_SERVER, Env, make_env

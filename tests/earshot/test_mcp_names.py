@@ -13,7 +13,7 @@ from acp_server.factory import McpStdioServer
 from agent.backends import Mode
 from agent.events import ToolCallFinished
 from agent.permissions import PermissionRules, decide
-from agent.tools.base import PermissionRequest
+from agent.tools import PermissionRequest
 from earshot.mcp_tools import StdioServer, ambiguous_servers, tool_name
 from tests.earshot.support import DEMO_SERVER, Env, make_env
 from tests.earshot.test_mcp import offered, results, run_turn, script, session_with

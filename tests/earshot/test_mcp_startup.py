@@ -16,9 +16,9 @@ import anyio.to_thread
 import pytest
 
 from acp_server.factory import McpStdioServer
+from agent.commands import parse_slash_command
 from agent.events import AgentEvent, CommandOutput, Notice, ToolCallFinished, ToolCallRunning
 from agent.session import AgentSession
-from agent.slash_commands import parse_slash_command
 from providers.types import ModelRequest
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn, TurnSpec
 from tests.earshot.support import HERE, Env, earshot, make_env, text_reply, tool_reply

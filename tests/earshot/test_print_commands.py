@@ -1,5 +1,5 @@
 """Slash commands in print mode: a `-p` prompt that is exactly a command runs it on the session, as
-an ACP prompt would (`agent.slash_commands`), in process against a scripted model."""
+an ACP prompt would (`agent.commands.slash`), in process against a scripted model."""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ import pytest
 
 from agent.backends import Mode
 from agent.permissions import Decision, PermissionRules, decide
-from agent.tools.base import PermissionRequest
+from agent.tools import PermissionRequest
 
 
 class Defence(Enum):

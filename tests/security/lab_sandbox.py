@@ -26,9 +26,9 @@ import pytest
 from agent.backends import DenyingInteraction
 from agent.local import LocalFiles, LocalProcesses
 from agent.sandbox import Sandbox, open_sandbox
-from agent.sandbox_config import SandboxConfig
-from agent.sandbox_linux import scrubbing_prefix
-from agent.tools.base import ReadTracker, ScopeContract, ToolContext
+from agent.sandbox.linux import scrubbing_prefix
+from agent.settings import SandboxConfig
+from agent.tools import ReadTracker, ScopeContract, ToolContext
 from agent.tools.bash import BashInput, bash_tool
 from providers.types import TextPart
 from tests.security.lab import EXECUTORS, STOPPED, Defence, Lab, Row

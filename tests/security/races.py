@@ -26,16 +26,20 @@ from typing import Any
 import anyio
 
 from agent.backends import DenyingInteraction, Interaction, Mode
-from agent.execution import BatchState, ToolExecutor
 from agent.local import LocalFiles, LocalProcesses
-from agent.permission_gate import PermissionGate
-from agent.permission_rules import PermissionRules
+from agent.permissions import PermissionGate, PermissionRules
 from agent.protected_paths import protected_paths
-from agent.tool_calls import SchemaValidators, validate_call
-from agent.tooling import Tooling
-from agent.tools.base import AnyTool, ReadTracker, ScopeContract
-from agent.tools.builtin import builtin_tools
-from agent.tools.services import READ_DENIED, READ_DENY_GLOBS
+from agent.tools import (
+    READ_DENIED,
+    READ_DENY_GLOBS,
+    AnyTool,
+    ReadTracker,
+    ScopeContract,
+    builtin_tools,
+)
+from agent.turn import Tooling
+from agent.turn.execution import BatchState, ToolExecutor
+from agent.turn.tool_calls import SchemaValidators, validate_call
 from providers.types import TextPart, ToolCallPart, ToolResultPart
 
 SECRET_KEY = "-----BEGIN OPENSSH PRIVATE KEY----- SECRET-KEY-MATERIAL-7f3a"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agent import permission_policy
-from agent.permission_rules import PermissionRules
+from agent.permissions import PermissionRules
+from agent.permissions import policy as permission_policy
 from tests.security.races import Lab, ToolRunner, leaked, make_lab, result_text
 
 ENV_SECRET = "DATABASE_PASSWORD=env-secret-91c2"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agent import safe_paths
+from agent.files import safe_paths
 from agent.tools import grep as grep_module
 from agent.tools.ripgrep import Captured
 from tests.security.races import (

@@ -15,11 +15,10 @@ import pytest
 
 from acp_server.content import prompt_parts
 from acp_server.protocol.common import ContentBlock
-from agent import safe_paths
 from agent.backends import PermissionAnswer, PermissionPrompt, Question, QuestionAnswer
 from agent.codeindex.files import read_source
+from agent.files import PathChanged, read_exact, replace_exact, safe_paths
 from agent.local import LocalFiles
-from agent.safe_paths import PathChanged, read_exact, replace_exact
 from earshot.print_mode import build_prompt
 from providers.types import TextPart
 from sessions.files import SessionFile
