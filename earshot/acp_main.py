@@ -103,7 +103,7 @@ class EarshotFactory:
         from sessions.reserve import reserve
 
         session_id = new_id()
-        # The cwd as `agent.session.agent_session.create_session` records it (resolved), so the
+        # The cwd as `agent.session.creation.create_session` records it (resolved), so the
         # build adopts this file rather than refusing the id.
         try:
             reserve(

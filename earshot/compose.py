@@ -1,5 +1,5 @@
 """Settings, environment and working directory turned into what
-`agent.session.agent_session.create_session` needs: the model factory, the catalog, the model name,
+`agent.session.creation.create_session` needs: the model factory, the catalog, the model name,
 and the MCP servers to connect.
 
 Shared by the ACP server's session factory (`earshot.acp_main`) and print mode, so both pick the
