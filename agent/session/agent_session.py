@@ -112,6 +112,7 @@ class AgentSession:
             tuple(skill.name for skill in setup.skills.skills) if setup.skills else ()
         )
         self.running = False
+        self._closed = False
         self._stream: TurnStream | None = None
         self._announce = Announcer()
         self._scope_contract = ScopeContract()
@@ -347,7 +348,10 @@ class AgentSession:
 
     async def aclose(self) -> None:
         """Stop a running turn (waiting briefly for it to settle) and release the model and
-        the session file."""
+        the session file (once: the end of the session's block closes it too)."""
+        if self._closed:
+            return
+        self._closed = True
         stream = self._stream
         if stream is not None:
             stream.cancel()

@@ -14,6 +14,7 @@ from agent.backends import DenyingInteraction, FileBackend, Interaction, Process
 from agent.history.session_transcript import SessionTranscript
 from agent.session.agent_session import AgentSession
 from agent.session.setup import SessionOptions, build_model, resumed_settings, set_up
+from agent.tasks import SessionTasks
 from sessions import SessionStore
 
 if TYPE_CHECKING:
@@ -37,10 +38,16 @@ async def create_session(
     resume_id: str | None = None,
     promised_id: str | None = None,
     data_dir: Path | None = None,
+    tasks: SessionTasks | None = None,
 ) -> AgentSession:
     """Start a new session, or resume `resume_id` (its history, model, mode, title and todo list
     come back; permission grants do not). `promised_id` is the id a new session gets when a
     front end already announced one (minted with `sessions.ids.new_id`).
+
+    `tasks` is the session's block (`async with SessionTasks() as tasks:`): what outlives its
+    turns (language servers, the code index's refreshes) runs there, and the session is closed
+    at its end. None: a session outside any block (a test, a one-shot embedder), in which a
+    language server or an index refresh fails, saying why.
 
     Raises:
         ModelUnavailable: the model cannot be built.
@@ -77,7 +84,13 @@ async def create_session(
     roots = (cwd, *(root for root in extra_roots if root != cwd))
     try:
         setup = await set_up(
-            cwd=cwd, roots=roots, settings=settings, files=files, processes=processes, data=data_dir
+            cwd=cwd,
+            roots=roots,
+            settings=settings,
+            files=files,
+            processes=processes,
+            data=data_dir,
+            tasks=SessionTasks() if tasks is None else tasks,
         )
     except BaseException:
         # Failed or cancelled (the front end stopped): the session file's writer lock must not
@@ -85,7 +98,7 @@ async def create_session(
         with anyio.CancelScope(shield=True):
             await stored.aclose()
         raise
-    return AgentSession(
+    session = AgentSession(
         transcript=SessionTranscript(stored),
         options=options,
         model=model,
@@ -99,6 +112,9 @@ async def create_session(
         setup=setup,
         store=store,
     )
+    if tasks is not None:
+        tasks.on_close(session.aclose)
+    return session
 
 
 __all__ = ["create_session"]
