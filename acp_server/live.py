@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from acp_server.protocol.prompt import SessionUpdate
     from acp_server.protocol.prompt import StopReason as WireStopReason
     from agent.session import AgentSession
+    from agent.tasks import SessionTasks
 
 CLOSE_WAIT_SECONDS = 4.0
 """How long closing a session waits for its cancelled turn to settle."""
@@ -79,7 +80,7 @@ class _Turn:
 
 
 class LiveSession:
-    """An `AgentSession` bound to the connection."""
+    """An `AgentSession` bound to the connection, in its block (`tasks`)."""
 
     def __init__(
         self,
@@ -89,8 +90,11 @@ class LiveSession:
         factory: SessionFactory,
         files: FileBackend,
         skills: Sequence[SkillCommand],
+        tasks: SessionTasks,
     ) -> None:
         self.agent = agent
+        self.tasks = tasks
+        """The session's block: what runs beside its turns (`acp_server.opening`)."""
         self.channel = channel
         self.factory = factory
         self.files = files
@@ -110,7 +114,7 @@ class LiveSession:
         """The scopes of prompts not running yet (reading their attached files, queued into the
         running turn, waiting for it to end): a cancel cancels each."""
         # An MCP server that starts in the background brings its prompts (slash commands).
-        agent.tool_arrivals.watch(lambda: channel.connection.spawn(self._commands_changed))
+        agent.tool_arrivals.watch(lambda: tasks.start_soon(self._commands_changed))
 
     @property
     def id(self) -> str:
@@ -293,11 +297,11 @@ class LiveSession:
             await self.channel.update(update)
 
     async def aclose(self) -> None:
-        """Cancel whatever runs, wait briefly for it to wind down, and free the session."""
+        """Cancel whatever runs and wait briefly for it to wind down (the session's host then
+        leaves its block, whose end closes the agent session and what ran beside it)."""
         self.closed = True
         self.cancel()
         running = self.running
         if running is not None:
             with anyio.move_on_after(CLOSE_WAIT_SECONDS):
                 await running.done.wait()
-        await self.agent.aclose()

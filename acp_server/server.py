@@ -33,7 +33,7 @@ from acp_server.jsonrpc import (
 )
 from acp_server.opening import SessionOpener
 from acp_server.providers_methods import ProviderMethods
-from acp_server.session_table import SessionTable
+from acp_server.session_table import SessionSlot, SessionTable
 
 if TYPE_CHECKING:
     from acp_server.factory import SessionFactory
@@ -187,19 +187,21 @@ class AcpServer:
             line_limit=self._limits.line_limit,
             input_unit=self._input_unit,
         )
+        unbuilt: list[SessionSlot] = []
         try:
-            if close_on_signals:
-                await self._serve_until_signalled(self._connection)
-            else:
-                await self._connection.serve()
+            # Each session's block is held by a host the table runs; at the end every session
+            # is closed (its file flushed).
+            async with self.table.hosting():
+                try:
+                    if close_on_signals:
+                        await self._serve_until_signalled(self._connection)
+                    else:
+                        await self._connection.serve()
+                finally:
+                    unbuilt = [slot for slot in self.table.slots() if slot.live is None]
         finally:
-            import anyio
-
-            with anyio.CancelScope(shield=True):
-                for slot in self.table.slots():
-                    if slot.live is None:  # its build never ran, or was cut short
-                        self.factory.release(slot.session_id, slot.setup.cwd)
-                await self.table.close_all()
+            for slot in unbuilt:  # its build never ran, or was cut short
+                self.factory.release(slot.session_id, slot.setup.cwd)
 
     async def _serve_until_signalled(self, connection: Connection) -> None:
         import signal

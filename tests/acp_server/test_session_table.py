@@ -1,12 +1,16 @@
 """`acp_server.session_table` in process: the slot every request for a session goes through, with
-a stand-in for the session (the table only builds, cancels and closes it)."""
+a stand-in for the session (the table only builds, cancels and closes it) and a host that holds
+it as `acp_server.opening` does (without the block: the table only runs hosts)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import anyio
+import anyio.abc
 import pytest
 
 from acp_server.errors import UnknownSession
@@ -42,6 +46,23 @@ def quiet(event: str, fields: Mapping[str, object], *, debug: bool = False) -> N
 
 def as_live(session: Session) -> LiveSession:
     return cast("LiveSession", session)
+
+
+async def host(
+    table: SessionTable,
+    slot: SessionSlot,
+    build: Callable[[], Awaitable[LiveSession]],
+    *,
+    keep_failure: bool,
+    task_status: anyio.abc.TaskStatus[LiveSession | None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """`acp_server.opening`'s host, without the block: build, then hold until closed."""
+    with slot.hosted():
+        live = await table.build(slot, build, keep_failure=keep_failure)
+        task_status.started(live)
+        if live is not None:
+            await slot.closing()
+            await live.aclose()
 
 
 async def test_requests_wait_while_the_session_opens_and_then_go_on() -> None:
@@ -83,14 +104,19 @@ async def test_a_failed_build_is_reported_to_every_request_until_closed() -> Non
     async def build() -> LiveSession:
         raise failure
 
-    assert await table.build(slot, build, keep_failure=True) is None
-    for _ in range(2):
-        with pytest.raises(OSError) as caught:
-            await table.session("s1")
-        assert caught.value is failure
-    await table.close("s1")
-    with pytest.raises(UnknownSession):
-        await table.session("s1")
+    with anyio.fail_after(30):
+        async with table.hosting():
+            built = await table.host_until_built(
+                partial(host, table, slot, build, keep_failure=True)
+            )
+            assert built is None
+            for _ in range(2):
+                with pytest.raises(OSError) as caught:
+                    await table.session("s1")
+                assert caught.value is failure
+            await table.close("s1")
+            with pytest.raises(UnknownSession):
+                await table.session("s1")
 
 
 async def test_a_failed_reopen_is_forgotten_at_once() -> None:
@@ -139,8 +165,14 @@ async def test_at_the_end_every_prompt_is_cancelled_and_every_session_closed() -
     table.add(opening)
     table.add(opened)
     session = Session()
-    opened.opened(as_live(session))
     waits: list[bool] = []
+
+    async def never_built() -> LiveSession:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async def built() -> LiveSession:
+        return as_live(session)
 
     async def prompt() -> None:
         with opening.cancellable() as waiting:
@@ -148,12 +180,15 @@ async def test_at_the_end_every_prompt_is_cancelled_and_every_session_closed() -
         waits.append(waiting.cancel_called)
 
     with anyio.fail_after(30):
-        async with anyio.create_task_group() as task_group:
-            task_group.start_soon(prompt)
-            await anyio.wait_all_tasks_blocked()
-            table.cancel_all()  # the input closed
-    assert waits == [True]
-    assert session.cancelled == 1
-    await table.close_all()
+        async with table.hosting():
+            table.host(partial(host, table, opening, never_built, keep_failure=True))
+            await table.host_until_built(partial(host, table, opened, built, keep_failure=True))
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(prompt)
+                await anyio.wait_all_tasks_blocked()
+                table.cancel_all()  # the input closed
+            assert waits == [True]
+            assert session.cancelled == 1
+        # Leaving `hosting` closed every session and ended the build that was still running.
     assert session.closed
     assert table.slots() == []
