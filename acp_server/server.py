@@ -30,6 +30,7 @@ from acp_server.jsonrpc import (
     NotificationHandler,
     RequestContext,
     RequestHandler,
+    answers_cancellation,
 )
 from acp_server.opening import SessionOpener
 from acp_server.providers_methods import ProviderMethods
@@ -37,7 +38,6 @@ from acp_server.session_table import SessionSlot, SessionTable
 
 if TYPE_CHECKING:
     from acp_server.factory import SessionFactory
-    from acp_server.live import LiveSession
     from acp_server.protocol.connection import (
         AuthenticateRequest,
         AuthenticateResponse,
@@ -152,7 +152,7 @@ class AcpServer:
             "session/set_config_option": _typed(
                 p.set_config_option, self.session_set_config_option
             ),
-            "session/prompt": _typed(p.prompt, self.session_prompt),
+            "session/prompt": answers_cancellation(_typed(p.prompt, self.session_prompt)),
             **ProviderMethods(
                 factory=lambda: self.factory,
                 slots=self.table.slots,
@@ -332,16 +332,18 @@ class AcpServer:
     async def session_prompt(
         self, request: PromptRequest, context: RequestContext
     ) -> PromptResponse:
+        """Under its request's scope, which `$/cancel_request` cancels, and `session/cancel`
+        with the session's other prompts in flight; a prompt whose scope was cancelled is
+        answered `cancelled`, once the turn it started has ended (`PromptRun`)."""
+        from acp_server.live import PromptRun
+
         slot = self.table.slot(request["sessionId"])
-        live: LiveSession | None = None
-        with slot.cancellable() as waiting:
-            context.soft_cancel = waiting.cancel
-            live = await slot.session()
-        if waiting.cancel_called:
-            return {"stopReason": "cancelled"}
-        assert live is not None  # the wait was not cancelled, so it returned
-        context.soft_cancel = live.cancel
-        return {"stopReason": await live.prompt(request["prompt"])}
+        with slot.prompting(context.scope):  # before any await: a cancel read next finds it
+            prompt = PromptRun(slot.session, request["prompt"])
+            with context.scope:
+                await prompt.run()
+            return {"stopReason": await prompt.answer(cancelled=context.scope.cancel_called)}
 
     async def session_cancel(self, request: CancelNotification) -> None:
+        """Every prompt of the session in flight: their request scopes are cancelled."""
         self.table.cancel(request["sessionId"])

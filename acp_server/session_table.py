@@ -13,9 +13,9 @@ is opening, returns it once open, and raises why it could not be built. A `sessi
 failure stays in the slot, reported to every request for the session, until the client closes
 or deletes it.
 
-A prompt waits inside `slot.cancellable()`: `session/cancel` cancels the session's slot (the
-prompts waiting for it, and the running turn once open), `$/cancel_request` the prompt's own
-scope; either way the prompt answers `cancelled`.
+The slot knows the request scope of each of its prompts in flight (`prompting`): `session/cancel`
+cancels them all (`cancel`), as `$/cancel_request` cancels one; the prompt handler then answers
+`cancelled` (`acp_server.live.PromptRun`).
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ class SessionSlot:
         """Its host has left the block (the session is closed, or was never built)."""
         self._host: anyio.CancelScope | None = None
         self._prompts: set[anyio.CancelScope] = set()
+        """The request scopes of the session's prompts in flight."""
 
     @property
     def opening(self) -> bool:
@@ -111,7 +112,9 @@ class SessionSlot:
         await self._closing.wait()
 
     async def close(self) -> None:
-        """Ask the host to close the session, and wait until it has left the block."""
+        """Cancel the session's prompts in flight, ask the host to close the session, and wait
+        until it has left the block."""
+        self.cancel()
         self._closing.set()
         await self._ended.wait()
 
@@ -122,21 +125,19 @@ class SessionSlot:
             self._host.cancel()
 
     @contextlib.contextmanager
-    def cancellable(self) -> Generator[anyio.CancelScope]:
-        """A scope that `cancel` cancels: a prompt waits for the session inside it."""
-        with anyio.CancelScope() as scope:
-            self._prompts.add(scope)
-            try:
-                yield scope
-            finally:
-                self._prompts.discard(scope)
+    def prompting(self, scope: anyio.CancelScope) -> Generator[None]:
+        """While a prompt is in flight: `cancel` cancels its request scope `scope`."""
+        self._prompts.add(scope)
+        try:
+            yield
+        finally:
+            self._prompts.discard(scope)
 
     def cancel(self) -> None:
-        """`session/cancel`: the prompts waiting for the session, and its running turn."""
-        for scope in list(self._prompts):
+        """`session/cancel`: the session's prompts in flight (each answers `cancelled` once
+        what it started has ended)."""
+        for scope in self._prompts:
             scope.cancel()
-        if self.live is not None:
-            self.live.cancel()
 
 
 class SessionTable:
@@ -261,6 +262,5 @@ class SessionTable:
         with anyio.move_on_after(CLOSE_SECONDS):
             async with anyio.create_task_group() as task_group:
                 for slot in slots:
-                    slot.cancel()
                     slot.abandon()
                     task_group.start_soon(slot.close)

@@ -131,17 +131,20 @@ async def test_a_failed_reopen_is_forgotten_at_once() -> None:
     assert table.get("s1") is None
 
 
-async def test_cancel_ends_only_that_sessions_prompt_waits() -> None:
+async def test_cancel_ends_only_that_sessions_prompts_in_flight() -> None:
     table = SessionTable(quiet)
     slots = {name: SessionSlot(name, SETUP) for name in ("s1", "s2")}
     for slot in slots.values():
         table.add(slot)
-    outcomes: dict[str, str] = {}
+    outcomes: dict[str, list[str]] = {"s1": [], "s2": []}
 
-    async def prompt(name: str) -> None:
-        with slots[name].cancellable() as waiting:
+    async def prompt(name: str, *, then_wait: bool = False) -> None:
+        scope = anyio.CancelScope()  # the request's, as the transport makes it
+        with slots[name].prompting(scope), scope:
             await slots[name].session()
-        outcomes[name] = "cancelled" if waiting.cancel_called else "ran"
+            if then_wait:  # as a prompt waiting for its turn
+                await anyio.sleep_forever()
+        outcomes[name].append("cancelled" if scope.cancel_called else "ran")
 
     sessions = {name: Session() for name in slots}
     with anyio.fail_after(30):
@@ -151,12 +154,16 @@ async def test_cancel_ends_only_that_sessions_prompt_waits() -> None:
             await anyio.wait_all_tasks_blocked()
             table.cancel("s1")  # session/cancel
             await anyio.wait_all_tasks_blocked()
-            assert outcomes == {"s1": "cancelled"}
+            assert outcomes == {"s1": ["cancelled"], "s2": []}
             for name, slot in slots.items():
                 slot.opened(as_live(sessions[name]))
-    assert outcomes == {"s1": "cancelled", "s2": "ran"}
-    table.cancel("s2")  # open now: its turn is cancelled
-    assert sessions["s2"].cancelled == 1
+            await anyio.wait_all_tasks_blocked()
+            assert outcomes == {"s1": ["cancelled"], "s2": ["ran"]}
+            task_group.start_soon(partial(prompt, "s2", then_wait=True))
+            await anyio.wait_all_tasks_blocked()
+            table.cancel("s2")  # open now: its prompt in flight is cancelled
+    assert outcomes == {"s1": ["cancelled"], "s2": ["ran", "cancelled"]}
+    assert [session.cancelled for session in sessions.values()] == [0, 0]  # only prompts
 
 
 async def test_at_the_end_every_prompt_is_cancelled_and_every_session_closed() -> None:
@@ -175,9 +182,10 @@ async def test_at_the_end_every_prompt_is_cancelled_and_every_session_closed() -
         return as_live(session)
 
     async def prompt() -> None:
-        with opening.cancellable() as waiting:
+        scope = anyio.CancelScope()
+        with opening.prompting(scope), scope:
             await opening.session()
-        waits.append(waiting.cancel_called)
+        waits.append(scope.cancel_called)
 
     with anyio.fail_after(30):
         async with table.hosting():
@@ -188,7 +196,6 @@ async def test_at_the_end_every_prompt_is_cancelled_and_every_session_closed() -
                 await anyio.wait_all_tasks_blocked()
                 table.cancel_all()  # the input closed
             assert waits == [True]
-            assert session.cancelled == 1
         # Leaving `hosting` closed every session and ended the build that was still running.
     assert session.closed
     assert table.slots() == []
