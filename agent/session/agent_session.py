@@ -204,7 +204,7 @@ class AgentSession:
         )
         self.turn_config = dataclasses.replace(self.turn_config, model_info=self.model_info)
         message = prompt_message(prompt, self.model_name, self.model_info)
-        return self._start(partial(self._turn, message))
+        return self.run_step(partial(self._turn, message))
 
     def run_command(self, call: CommandCall) -> AsyncGenerator[AgentEvent, None]:
         """Run a slash command (`agent.commands.slash`) like a turn: it can be cancelled, and its
@@ -235,7 +235,7 @@ class AgentSession:
                 self.todos = self.transcript.todos()  # the plan as it stood on the new branch
                 emit(TodosChanged(items=self.todos))
 
-        return self._start(command)
+        return self.run_step(command)
 
     def queue_prompt(self, prompt: Prompt) -> bool:
         """Queue a prompt into the running turn (`agent.turn.inbox`): it is sent after the current
@@ -261,7 +261,6 @@ class AgentSession:
         "interrupted"); `run_turn` then yields its last events and `TurnEnded("cancelled")`."""
         if self._stream is not None:
             self._stream.cancel()
-        self.commands.cancel()  # an extra command still preparing its turn (`run_extra`)
 
     async def ensure_writable(self) -> None:
         """Be the session's writer (before a turn or a change): a session another process has
@@ -320,7 +319,7 @@ class AgentSession:
         """
         if self.running:
             raise RuntimeError("cannot compact while a turn is running")
-        return self._start(partial(self._compaction, instructions))
+        return self.run_step(partial(self._compaction, instructions))
 
     async def clear(self) -> None:
         """Start over (the `/clear` command): the transcript continues on a fresh branch from
@@ -367,7 +366,10 @@ class AgentSession:
 
     # ---------------------------------------------------------------------- turn machinery
 
-    def _start(self, produce: Produce) -> AsyncGenerator[AgentEvent, None]:
+    def run_step(self, produce: Produce) -> AsyncGenerator[AgentEvent, None]:
+        """Run `produce` like a turn (a turn, a command, an extra command's preparation:
+        `run_extra`): under the turn's cancel scope, which `cancel` cancels, its events
+        streamed."""
         stream = TurnStream()
         self._stream = stream
         self.running = True
