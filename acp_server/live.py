@@ -175,7 +175,7 @@ class LiveSession:
         than import the same modules at once and meet one half-imported by the other."""
         self._turn_lock = anyio.Lock()
         # An MCP server that starts in the background brings its prompts (slash commands).
-        agent.tool_arrivals.watch(lambda: tasks.start_soon(self._commands_changed))
+        agent.tool_arrivals.watch(self._watch_commands)
 
     @property
     def id(self) -> str:
@@ -183,6 +183,10 @@ class LiveSession:
 
     async def send_commands(self) -> None:
         await self._command_list.send(self.channel, self.skills, self.agent.commands, force=True)
+
+    def _watch_commands(self) -> None:
+        if self.tasks.open:  # not once the session's block is over
+            self.tasks.start_soon(self._commands_changed)
 
     async def _commands_changed(self) -> None:
         if not self.closed:
