@@ -30,14 +30,14 @@ from acp_server.jsonrpc import (
     NotificationHandler,
     RequestContext,
     RequestHandler,
+    answers_cancellation,
 )
 from acp_server.opening import SessionOpener
 from acp_server.providers_methods import ProviderMethods
-from acp_server.session_table import SessionTable
+from acp_server.session_table import SessionSlot, SessionTable
 
 if TYPE_CHECKING:
     from acp_server.factory import SessionFactory
-    from acp_server.live import LiveSession
     from acp_server.protocol.connection import (
         AuthenticateRequest,
         AuthenticateResponse,
@@ -152,7 +152,7 @@ class AcpServer:
             "session/set_config_option": _typed(
                 p.set_config_option, self.session_set_config_option
             ),
-            "session/prompt": _typed(p.prompt, self.session_prompt),
+            "session/prompt": answers_cancellation(_typed(p.prompt, self.session_prompt)),
             **ProviderMethods(
                 factory=lambda: self.factory,
                 slots=self.table.slots,
@@ -187,19 +187,21 @@ class AcpServer:
             line_limit=self._limits.line_limit,
             input_unit=self._input_unit,
         )
+        unbuilt: list[SessionSlot] = []
         try:
-            if close_on_signals:
-                await self._serve_until_signalled(self._connection)
-            else:
-                await self._connection.serve()
+            # Each session's block is held by a host the table runs; at the end every session
+            # is closed (its file flushed).
+            async with self.table.hosting():
+                try:
+                    if close_on_signals:
+                        await self._serve_until_signalled(self._connection)
+                    else:
+                        await self._connection.serve()
+                finally:
+                    unbuilt = [slot for slot in self.table.slots() if slot.live is None]
         finally:
-            import anyio
-
-            with anyio.CancelScope(shield=True):
-                for slot in self.table.slots():
-                    if slot.live is None:  # its build never ran, or was cut short
-                        self.factory.release(slot.session_id, slot.setup.cwd)
-                await self.table.close_all()
+            for slot in unbuilt:  # its build never ran, or was cut short
+                self.factory.release(slot.session_id, slot.setup.cwd)
 
     async def _serve_until_signalled(self, connection: Connection) -> None:
         import signal
@@ -330,16 +332,18 @@ class AcpServer:
     async def session_prompt(
         self, request: PromptRequest, context: RequestContext
     ) -> PromptResponse:
+        """Under its request's scope, which `$/cancel_request` cancels, and `session/cancel`
+        with the session's other prompts in flight; a prompt whose scope was cancelled is
+        answered `cancelled`, once the turn it started has ended (`PromptRun`)."""
+        from acp_server.live import PromptRun
+
         slot = self.table.slot(request["sessionId"])
-        live: LiveSession | None = None
-        with slot.cancellable() as waiting:
-            context.soft_cancel = waiting.cancel
-            live = await slot.session()
-        if waiting.cancel_called:
-            return {"stopReason": "cancelled"}
-        assert live is not None  # the wait was not cancelled, so it returned
-        context.soft_cancel = live.cancel
-        return {"stopReason": await live.prompt(request["prompt"])}
+        with slot.prompting(context.scope):  # before any await: a cancel read next finds it
+            prompt = PromptRun(slot.session, request["prompt"])
+            with context.scope:
+                await prompt.run()
+            return {"stopReason": await prompt.answer(cancelled=context.scope.cancel_called)}
 
     async def session_cancel(self, request: CancelNotification) -> None:
+        """Every prompt of the session in flight: their request scopes are cancelled."""
         self.table.cancel(request["sessionId"])
