@@ -43,6 +43,7 @@ from acp_server.framing import (
     is_response,
     parse_problem,
     request_id_problem,
+    result_response,
 )
 from acp_server.outgoing import ClientError, ConnectionClosed, OutgoingRequests
 
@@ -312,7 +313,7 @@ class Connection:
         try:
             with entry.scope:
                 result = await handler(params, context)
-                response = {"jsonrpc": "2.0", "id": context.request_id, "result": result}
+                response = result_response(context.request_id, result)
         except Exception as exc:
             response = _response(context.request_id, self._map_error(exc, context.method))
         finally:

@@ -9,20 +9,15 @@ still opening waits for it.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from acp_server import params as p
-from acp_server.advertised import (
-    AUTH_METHOD_ID,
-    LOGIN_METHOD_ID,
-    initialize_result,
-    login_method,
-)
+from acp_server.advertised import AUTH_METHOD_ID, LOGIN_METHOD_ID
 from acp_server.capabilities import ClientCapabilities, ClientLearned
 from acp_server.framing import InputUnit, InvalidParams, Message, RawObject, shown
+from acp_server.initialization import Initialized, answer, checked_params
 from acp_server.jsonrpc import (
     DEFAULT_LINE_LIMIT,
     Connection,
@@ -41,7 +36,6 @@ if TYPE_CHECKING:
     from acp_server.protocol.connection import (
         AuthenticateRequest,
         AuthenticateResponse,
-        AuthMethod,
         InitializeRequest,
         InitializeResponse,
         LogoutResponse,
@@ -139,7 +133,7 @@ class AcpServer:
 
     def requests(self) -> dict[str, RequestHandler]:
         return {
-            "initialize": _typed(p.initialize, self.initialize),
+            "initialize": _typed(checked_params, self.initialize),
             "authenticate": _typed(p.authenticate, self.authenticate),
             "logout": self.logout,
             "session/new": _typed(p.new_session, self.opener.new),
@@ -233,16 +227,17 @@ class AcpServer:
     async def initialize(
         self, request: InitializeRequest, context: RequestContext
     ) -> InitializeResponse:
-        info = request.get("clientInfo") or {"name": "", "version": ""}
-        self.client = ClientCapabilities.of(request.get("clientCapabilities", {}), info["name"])
+        initialized = answer(
+            request, version=self._version, credentials_found=self.factory.credentials_found
+        )
+        self.adopt(initialized)
+        return initialized.result
+
+    def adopt(self, initialized: Initialized) -> None:
+        """The connection's state after `initialize`."""
+        self.client = initialized.client
         if self.client.cancel_request:
             self.connection.peer_cancels = True
-        # Only a method the client can complete, and only while no key is found: Zed called the
-        # old no-op "API key from environment" method and stayed on its sign-in screen.
-        methods: list[AuthMethod] = []
-        if self.client.terminal_auth and not self.factory.credentials_found():
-            methods.append(login_method(sys.executable))
-        return initialize_result(self._version, methods)
 
     async def authenticate(
         self, request: AuthenticateRequest, context: RequestContext
