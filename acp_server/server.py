@@ -32,6 +32,7 @@ from acp_server.session_table import SessionTable
 
 if TYPE_CHECKING:
     from acp_server.factory import SessionFactory
+    from acp_server.first_line import FirstLine
     from acp_server.live import LiveSession
     from acp_server.protocol.connection import (
         AuthenticateRequest,
@@ -162,12 +163,20 @@ class AcpServer:
 
         return {"session/cancel": cancel}
 
-    async def serve(self, *, read_fd: int, write_fd: int, close_on_signals: bool = False) -> None:
+    async def serve(
+        self,
+        *,
+        read_fd: int,
+        write_fd: int,
+        close_on_signals: bool = False,
+        start: FirstLine | None = None,
+    ) -> None:
         """Serve until the client closes our input and every request read is answered; then
         close every session (flushing its file). `close_on_signals` (the stdio server, in the
         main thread): SIGTERM or SIGHUP closes every session while the connection still serves,
         so that the editor terminals they hold are killed and released, then ends serving
-        (`signalled` says which signal)."""
+        (`signalled` says which signal). `start`: what was read (and answered) before the event
+        loop ran (`acp_server.first_line`)."""
         from acp_server.errors import map_exception
 
         self._connection = Connection(
@@ -180,7 +189,10 @@ class AcpServer:
             log=self.log,
             line_limit=self._limits.line_limit,
             input_unit=self._input_unit,
+            ahead=start.ahead if start is not None else None,
         )
+        if start is not None and start.initialized is not None:
+            self.adopt(start.initialized)
         try:
             if close_on_signals:
                 await self._serve_until_signalled(self._connection)
@@ -234,7 +246,8 @@ class AcpServer:
         return initialized.result
 
     def adopt(self, initialized: Initialized) -> None:
-        """The connection's state after `initialize`."""
+        """The connection's state after `initialize`, however it was answered (by `initialize`,
+        or before the event loop: `acp_server.first_line`)."""
         self.client = initialized.client
         if self.client.cancel_request:
             self.connection.peer_cancels = True
