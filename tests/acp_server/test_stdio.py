@@ -36,7 +36,17 @@ BEFORE_INITIALIZE = {
     "providers.text",
 }
 """Every module of ours loaded before the `initialize` reply: it is given before the event loop
-(`acp_server.first_line`), by the handshake's own modules."""
+(`acp_server.first_line`), by the handshake's own modules (and `earshot.login` for a client
+offered terminal sign-in)."""
+ZED_INITIALIZE: Json = {
+    "protocolVersion": 1,
+    "clientCapabilities": {
+        "fs": {"readTextFile": True, "writeTextFile": True},
+        "terminal": True,
+        "_meta": {"terminal_output": True, "terminal-auth": True},
+    },
+    "clientInfo": {"name": "zed", "version": "0.200.0"},
+}
 OURS = ("earshot", "acp_server", "providers", "sessions", "agent")
 NOT_BEFORE_INITIALIZE = (
     "asyncio",
@@ -126,7 +136,9 @@ def test_initialize_is_answered_before_the_event_loop_loads(agent_env: AgentEnv)
     ) as process:
         os.close(write_end)
         assert process.stdin is not None
-        process.stdin.write(initialize_line() + new_session_line(agent_env))
+        # Zed's, which offers terminal sign-in: the answer checks for a key (`earshot.login`).
+        zed = request(1, "initialize", ZED_INITIALIZE)
+        process.stdin.write(zed + new_session_line(agent_env))
         process.stdin.close()
         with os.fdopen(read_end, "rb") as combined:
             lines = combined.read().decode().splitlines()
@@ -139,7 +151,8 @@ def test_initialize_is_answered_before_the_event_loop_loads(agent_env: AgentEnv)
         elif line.startswith("{"):
             before[json.loads(line)["id"]] = list(loaded)
     assert set(before) == {1, 2}, lines[-5:]
-    assert {name for name in before[1] if name.partition(".")[0] in OURS} == BEFORE_INITIALIZE
+    ours = {name for name in before[1] if name.partition(".")[0] in OURS}
+    assert ours == BEFORE_INITIALIZE | {"earshot.login"}
     # Less what the interpreter loads before any code of ours (the dev venv's editable finder
     # loads pathlib).
     started = imported([sys.executable, "-X", "importtime", "-c", "pass"], agent_env)
