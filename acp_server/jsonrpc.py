@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 import anyio
 import anyio.abc
@@ -45,8 +45,12 @@ from acp_server.framing import (
     is_response,
     parse_problem,
     request_id_problem,
+    result_response,
 )
 from acp_server.outgoing import ClientError, ConnectionClosed, OutgoingRequests
+
+if TYPE_CHECKING:
+    from acp_server.first_line import ReadAhead
 
 __all__ = [
     "DEFAULT_LINE_LIMIT",
@@ -137,7 +141,8 @@ def _response(request_id: RequestId, error: RpcError) -> Message:
 
 
 class Connection:
-    """A JSON-RPC peer over a pair of fds (the same fd twice for a socket)."""
+    """A JSON-RPC peer over a pair of fds (the same fd twice for a socket). `ahead`: input read
+    before the loop ran (`acp_server.first_line`), served before the fd is read."""
 
     def __init__(
         self,
@@ -151,8 +156,10 @@ class Connection:
         log: Logger = _no_log,
         line_limit: int = DEFAULT_LINE_LIMIT,
         input_unit: InputUnit = "line",
+        ahead: ReadAhead | None = None,
     ) -> None:
-        self._reader = FdReader(read_fd)
+        self._reader = FdReader(read_fd, ahead)
+        self._answered = ahead.lines if ahead is not None else 0
         self._input_unit: InputUnit = input_unit
         self._writer = FdWriter(write_fd)
         self._requests = requests
@@ -186,7 +193,7 @@ class Connection:
         """Read and dispatch until the input ends; answer what was read; stop the rest."""
         async with anyio.create_task_group() as task_group:
             self._task_group = task_group
-            async for line in read_lines(self._reader, self._line_limit):
+            async for line in read_lines(self._reader, self._line_limit, self._answered):
                 self._dispatch_line(line)
             self._outgoing.close()
             if self._on_input_closed is not None:
@@ -306,11 +313,11 @@ class Connection:
         try:
             if isinstance(handler, _AnswersCancellation):
                 result = await handler(params, context)
-                response = {"jsonrpc": "2.0", "id": context.request_id, "result": result}
+                response = result_response(context.request_id, result)
             else:
                 with context.scope:
                     result = await handler(params, context)
-                    response = {"jsonrpc": "2.0", "id": context.request_id, "result": result}
+                    response = result_response(context.request_id, result)
         except Exception as exc:
             response = _response(context.request_id, self._map_error(exc, context.method))
         finally:
