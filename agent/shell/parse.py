@@ -40,6 +40,7 @@ from typing import Any, cast
 from agent.shell import programs as shell_programs
 from agent.shell import writes as shell_writes
 from agent.shell.builtins import assignment
+from agent.shell.grammar import load_bashlex
 from agent.shell.programs import SHELLS
 from agent.shell.quote import Desugared, Unclear, desugar, tokens_decoded, unquote
 from agent.shell.words import Effects, Words, WrapKind
@@ -244,7 +245,7 @@ class _Walker(MutableRecord, kw_only=False):
         )
 
     def walk_source(self, text: str, *, depth: int, stdin: _Stdin) -> None:
-        import bashlex  # a yacc parser: costs start-up time, so loaded on first use
+        bashlex = load_bashlex()  # loaded on first use: a yacc parser (see agent.shell.grammar)
 
         if depth > _MAX_DEPTH:
             raise _Unreadable("commands nested too deeply")
@@ -252,7 +253,7 @@ class _Walker(MutableRecord, kw_only=False):
         if not sugar.text.strip():
             return
         source = _Source(sugar.text, sugar.locale_spans, sugar.literal_heredocs)
-        nodes = cast("list[Any]", bashlex.parse(sugar.text))  # pyright: ignore[reportUnknownMemberType]
+        nodes = cast("list[Any]", bashlex.parse(sugar.text))
         for node in nodes:
             self._visit(node, source, depth, stdin)
 
