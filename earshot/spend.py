@@ -16,10 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from earshot.transcripts import Transcript
-from sessions import ExtensionEntry
+from sessions import ExtensionEntry, extensions
 
-USAGE_EXTENSION = "usage"
-"""`agent.context.usage.USAGE_EXTENSION` (not imported: the agent is not needed to read files)."""
 TOKEN_FIELDS = (
     "input_tokens",
     "cached_input_tokens",
@@ -101,7 +99,7 @@ def session_spend(
     """The totals recorded last on the path to each entry."""
     for entry in transcript.entries:
         base = last.get(entry.parent_id) if entry.parent_id is not None else None
-        if not isinstance(entry, ExtensionEntry) or entry.name != USAGE_EXTENSION:
+        if not isinstance(entry, ExtensionEntry) or entry.name != extensions.USAGE:
             last[entry.id] = base
             continue
         totals = _totals(entry)

@@ -25,13 +25,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from providers.types import JsonValue, ToolCallPart, ToolResultPart
-from sessions import Entry, ExtensionEntry, Header, MessageEntry, UndoSnapshotEntry
-
-PERMISSION_EXTENSION = "permission"
-OUTCOME_EXTENSION = "tool_outcome"
-TOOL_UI_EXTENSION = "tool_ui"
-"""The extension entries of `agent.turn.audit_trail` and `agent.history.replay` (names repeated here
-so that reading a transcript does not load the agent)."""
+from sessions import Entry, ExtensionEntry, Header, MessageEntry, UndoSnapshotEntry, extensions
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,14 +155,16 @@ def _attach(
     prompt: str,
 ) -> None:
     data = entry.data
-    if entry.name == TOOL_UI_EXTENSION:
+    if entry.name == extensions.TOOL_UI:
         shown = data.get("calls") if isinstance(data, dict) else None
         if isinstance(shown, dict):
             for call_id, ui in shown.items():
                 if call_id in calls and isinstance(ui, dict):
                     calls[call_id].ui = cast("dict[str, Any]", ui)
         return
-    if entry.name not in (PERMISSION_EXTENSION, OUTCOME_EXTENSION) or not isinstance(data, dict):
+    if entry.name not in (extensions.PERMISSION, extensions.TOOL_OUTCOME) or not isinstance(
+        data, dict
+    ):
         return
     call_id, tool = data.get("call_id"), data.get("tool")
     if not isinstance(call_id, str) or not isinstance(tool, str):
@@ -190,7 +186,7 @@ def _attach(
         )
         orphans[call_id] = record
     payload = {**cast("dict[str, Any]", data), "ts": entry.ts}
-    if entry.name == PERMISSION_EXTENSION:
+    if entry.name == extensions.PERMISSION:
         record.decisions.append(payload)
     else:
         record.outcome = payload

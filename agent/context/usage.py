@@ -17,10 +17,7 @@ from typing import Protocol
 from agent.events import AgentEvent, UsageUpdated
 from providers.catalog import ModelInfo, cost_usd
 from providers.types import JsonValue, Usage
-from sessions import Entry, ExtensionEntry
-
-USAGE_EXTENSION = "usage"
-"""The `ExtensionEntry` name of the session totals a transcript keeps after each model call."""
+from sessions import Entry, ExtensionEntry, extensions
 
 _USAGE_FIELDS = tuple(f.name for f in fields(Usage))
 
@@ -82,13 +79,13 @@ class UsageTracker:
         data: dict[str, JsonValue] = {name: getattr(self.total, name) for name in _USAGE_FIELDS}
         data["cost_usd"] = self.cost_usd
         data["context_tokens"] = self.context_tokens
-        return ExtensionEntry(name=USAGE_EXTENSION, data=data)
+        return ExtensionEntry(name=extensions.USAGE, data=data)
 
     def restore(self, entries: Sequence[Entry]) -> None:
         """Take the totals of the latest usage entry in `entries` (a session's current path);
         nothing changes without one or when it is malformed."""
         for entry in reversed(entries):
-            if isinstance(entry, ExtensionEntry) and entry.name == USAGE_EXTENSION:
+            if isinstance(entry, ExtensionEntry) and entry.name == extensions.USAGE:
                 restored = _totals_from_json(entry.data)
                 if restored is not None:
                     self.total, self.cost_usd, self.context_tokens = restored

@@ -14,12 +14,11 @@ if TYPE_CHECKING:
         shorten,
         user_messages,
     )
-    from agent.history.replay import SUBAGENT_LINK, replay_events
+    from agent.history.replay import replay_events
     from agent.history.session_transcript import SessionTranscript
     from agent.history.undo_batches import BatchUndo
 
 __all__ = [
-    "SUBAGENT_LINK",
     "BatchUndo",
     "Branches",
     "SessionTranscript",
@@ -43,7 +42,7 @@ if not TYPE_CHECKING:  # a checker reads the imports above, so an unknown name i
                 "shorten",
                 "user_messages",
             ),
-            "replay": ("SUBAGENT_LINK", "replay_events"),
+            "replay": ("replay_events",),
             "session_transcript": ("SessionTranscript",),
             "undo_batches": ("BatchUndo",),
         },

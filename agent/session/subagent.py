@@ -38,7 +38,6 @@ from agent.events import (
     ToolCallRunning,
     ToolCallStarted,
 )
-from agent.history.replay import SUBAGENT_LINK, SUBAGENT_WORK
 from agent.history.session_transcript import SessionTranscript
 from agent.tools.base import ReadTracker, ToolError
 from agent.tools.services import READ_DENIED, READ_DENY_GLOBS, SKILLS
@@ -50,12 +49,9 @@ from agent.turn.loop import TurnLoop
 from agent.turn.tooling import Tooling
 from providers.logs import get_logger
 from providers.types import JsonValue, Message, TextPart, Usage
-from sessions import ExtensionEntry, ParentLink, Session, SessionStore
+from sessions import ExtensionEntry, ParentLink, Session, SessionStore, extensions
 
 _log = get_logger(__name__)
-
-SUBAGENT_EXTENSION: Final = SUBAGENT_LINK
-"""The parent's `ExtensionEntry` linking a `task` call to its child session."""
 
 Emit = Callable[[AgentEvent], None]
 
@@ -187,7 +183,9 @@ class ChildSessions:
         title, state), for a replay. Only the replay depends on it: a failure is logged."""
         try:
             await self._parent.stored.append(
-                ExtensionEntry(name=SUBAGENT_WORK, data={"call_id": call_id, "calls": calls})
+                ExtensionEntry(
+                    name=extensions.SUBAGENT_WORK, data={"call_id": call_id, "calls": calls}
+                )
             )
         except Exception:
             _log.warning("could not record the subagent's work", exc_info=True)
@@ -214,7 +212,7 @@ class ChildSessions:
             with anyio.CancelScope(shield=True):
                 await parent.append(
                     ExtensionEntry(
-                        name=SUBAGENT_EXTENSION, data={"call_id": call_id, "session_id": child.id}
+                        name=extensions.SUBAGENT, data={"call_id": call_id, "session_id": child.id}
                     )
                 )
         except BaseException:
