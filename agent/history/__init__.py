@@ -8,7 +8,10 @@ from agent import lazy_face
 if TYPE_CHECKING:
     from agent.history.branches import (
         Branches,
+        ForkPoint,
         UserMessage,
+        fork_point,
+        fork_session,
         listing,
         parse_number,
         shorten,
@@ -21,8 +24,11 @@ if TYPE_CHECKING:
 __all__ = [
     "BatchUndo",
     "Branches",
+    "ForkPoint",
     "SessionTranscript",
     "UserMessage",
+    "fork_point",
+    "fork_session",
     "listing",
     "parse_number",
     "replay_events",
@@ -36,7 +42,10 @@ if not TYPE_CHECKING:  # a checker reads the imports above, so an unknown name i
         {
             "branches": (
                 "Branches",
+                "ForkPoint",
                 "UserMessage",
+                "fork_point",
+                "fork_session",
                 "listing",
                 "parse_number",
                 "shorten",
