@@ -16,8 +16,9 @@ from acp_server.outgoing import ClientError, ConnectionClosed
 from agent.local import READ_LIMIT, JobOutput
 
 
-class SessionChannel(Protocol):
-    """`acp_server.client_io.SessionChannel`: requests to the client for one session."""
+class ClientRequests(Protocol):
+    """What a terminal asks of `acp_server.client_io.SessionChannel`: requests to the client for
+    one session."""
 
     async def request(self, method: str, params: JsonObject) -> Any: ...
 
@@ -30,7 +31,7 @@ _OVERLAP: Final = 256
 class TerminalCommand:
     """A command left running in an editor terminal (`agent.local.background.RunningCommand`)."""
 
-    def __init__(self, channel: SessionChannel, terminal_id: str) -> None:
+    def __init__(self, channel: ClientRequests, terminal_id: str) -> None:
         self._channel = channel
         self.terminal_id: str | None = terminal_id
         self.pid: int | None = None
@@ -40,7 +41,7 @@ class TerminalCommand:
 
     @classmethod
     async def create(
-        cls, channel: SessionChannel, argv: Sequence[str], *, cwd: Path, output_limit: int
+        cls, channel: ClientRequests, argv: Sequence[str], *, cwd: Path, output_limit: int
     ) -> TerminalCommand:
         params: JsonObject = {
             "command": argv[0],

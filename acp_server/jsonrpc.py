@@ -53,7 +53,7 @@ __all__ = [
     "Connection",
     "ConnectionClosed",
     "ErrorMapper",
-    "Logger",
+    "LogSink",
     "NotificationHandler",
     "RequestContext",
     "RequestHandler",
@@ -88,7 +88,7 @@ NotificationHandler: TypeAlias = Callable[[RawObject], Awaitable[None]]
 ErrorMapper: TypeAlias = Callable[[Exception], "RpcError | None"]
 
 
-class Logger(Protocol):
+class LogSink(Protocol):
     """Where the server logs (`acp_server.log.log`); a `debug` event is dropped unless debug
     logging is on."""
 
@@ -134,7 +134,7 @@ class Connection:
         notifications: Mapping[str, NotificationHandler],
         error_mapper: ErrorMapper | None = None,
         on_input_closed: Callable[[], None] | None = None,
-        log: Logger = _no_log,
+        log: LogSink = _no_log,
         line_limit: int = DEFAULT_LINE_LIMIT,
         input_unit: InputUnit = "line",
     ) -> None:

@@ -23,9 +23,9 @@ from acp_server.session_table import SessionSlot
 if TYPE_CHECKING:
     from acp_server.capabilities import ClientCapabilities, ClientLearned
     from acp_server.factory import SessionFactory, SessionIO
-    from acp_server.jsonrpc import Connection, Logger, RequestContext
+    from acp_server.jsonrpc import Connection, LogSink, RequestContext
     from acp_server.live import LiveSession
-    from acp_server.params import SessionSetup
+    from acp_server.params import OpeningParams
     from acp_server.protocol.sessions import (
         LoadSessionRequest,
         LoadSessionResponse,
@@ -50,7 +50,7 @@ class OpeningHost(Protocol):
     @property
     def table(self) -> SessionTable: ...
     @property
-    def log(self) -> Logger: ...
+    def log(self) -> LogSink: ...
     @property
     def connection(self) -> Connection: ...
 
@@ -142,7 +142,7 @@ class SessionOpener:
             self.server.log("warming up the tools failed", {"error": repr(exc), "exc": exc})
 
     async def _open(
-        self, setup: SessionSetup, make: Callable[[SessionIO], Awaitable[AgentSession]]
+        self, setup: OpeningParams, make: Callable[[SessionIO], Awaitable[AgentSession]]
     ) -> LiveSession:
         from acp_server.client_io import AcpFiles, AcpInteraction, AcpProcesses, SessionChannel
         from acp_server.factory import SessionIO

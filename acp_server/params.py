@@ -152,7 +152,7 @@ def authenticate(params: RawObject) -> AuthenticateRequest:
 # ------------------------------------------------------------------------------ sessions
 
 
-class SessionSetup(Record):
+class OpeningParams(Record):
     """Where a session works and what the editor connects it to (`session/new`, `session/load`,
     `session/resume`)."""
 
@@ -248,7 +248,7 @@ def resume_session(params: RawObject) -> ResumeSessionRequest:
     return request
 
 
-def setup(request: NewSessionRequest | LoadSessionRequest | ResumeSessionRequest) -> SessionSetup:
+def setup(request: NewSessionRequest | LoadSessionRequest | ResumeSessionRequest) -> OpeningParams:
     """The session's directories and MCP servers as the factory takes them."""
     servers: list[McpServerSpec] = []
     for server in request.get("mcpServers", []):
@@ -271,7 +271,7 @@ def setup(request: NewSessionRequest | LoadSessionRequest | ResumeSessionRequest
             )
     from pathlib import Path  # off the `initialize` path (with its URL and IP address modules)
 
-    return SessionSetup(
+    return OpeningParams(
         cwd=Path(request["cwd"]),
         additional_directories=tuple(Path(p) for p in request.get("additionalDirectories", [])),
         mcp_servers=tuple(servers),

@@ -26,7 +26,7 @@ from acp_server.framing import InputUnit, InvalidParams, Message, RawObject, sho
 from acp_server.jsonrpc import (
     DEFAULT_LINE_LIMIT,
     Connection,
-    Logger,
+    LogSink,
     NotificationHandler,
     RequestContext,
     RequestHandler,
@@ -118,7 +118,7 @@ class AcpServer:
         *,
         factory: SessionFactory,
         version: str,
-        log: Logger = _no_log,
+        log: LogSink = _no_log,
         limits: ServerLimits | None = None,
         input_unit: InputUnit = "line",
     ) -> None:

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 import anyio
 
 if TYPE_CHECKING:
-    from acp_server.jsonrpc import Logger
+    from acp_server.jsonrpc import LogSink
     from acp_server.live import LiveSession
-    from acp_server.params import SessionSetup
+    from acp_server.params import OpeningParams
 
 CLOSE_SECONDS = 2.0
 """How long closing every session at the end may take (each flushes its file)."""
@@ -37,7 +37,7 @@ class SessionSlot:
 
     __slots__ = ("_built", "_prompts", "failure", "live", "session_id", "setup")
 
-    def __init__(self, session_id: str, setup: SessionSetup) -> None:
+    def __init__(self, session_id: str, setup: OpeningParams) -> None:
         self.session_id = session_id
         self.setup = setup
         self.live: LiveSession | None = None
@@ -95,7 +95,7 @@ class SessionSlot:
 class SessionTable:
     """Session id -> `SessionSlot`, for one connection."""
 
-    def __init__(self, log: Logger) -> None:
+    def __init__(self, log: LogSink) -> None:
         self._slots: dict[str, SessionSlot] = {}
         self._log = log
 

@@ -23,7 +23,7 @@ from earshot.audit import decided_by
 from earshot.text_safety import terminal_safe
 from earshot.transcripts import (
     CallRecord,
-    Transcript,
+    TranscriptFile,
     as_list,
     as_object,
     first_line,
@@ -65,13 +65,13 @@ class Item:
 
 @dataclass(slots=True, kw_only=True)
 class Replay:
-    transcript: Transcript
+    transcript: TranscriptFile
     items: list[Item] = field(default_factory=lambda: [])
     undone: set[str] = field(default_factory=lambda: set[str]())
     """Snapshot ids of the batches that were undone."""
 
 
-def build(transcript: Transcript, *, undone: set[str] | None = None) -> Replay:
+def build(transcript: TranscriptFile, *, undone: set[str] | None = None) -> Replay:
     """The items of `transcript`, in file order; `undone`: snapshot ids that were undone."""
     undone = undone or set()
     records = index_calls(transcript.id, transcript.entries)

@@ -80,7 +80,9 @@ class CallRecord:
 
 
 @dataclass(slots=True, kw_only=True)
-class Transcript:
+class TranscriptFile:
+    """A session file read back: its header and every entry of every branch."""
+
     header: Header
     path: Path
     entries: list[Entry]
@@ -213,7 +215,7 @@ def first_line(text: str, limit: int = 80) -> str:
 
 async def read_transcripts(
     cwd: Path | None, *, root: Path | None = None, include_forks_once: bool = True
-) -> list[Transcript]:
+) -> list[TranscriptFile]:
     """The sessions of `cwd` (every directory's when None), oldest first; with
     `include_forks_once`, entries a fork copied from an earlier session are dropped (`dedupe`).
     Unreadable files are skipped."""
@@ -228,7 +230,7 @@ async def read_transcripts(
         cursor = page.next_cursor
         if cursor is None:
             break
-    transcripts: list[Transcript] = []
+    transcripts: list[TranscriptFile] = []
     for session_id in ids:
         transcript = await read_transcript(session_id, store=store)
         if transcript is not None:
@@ -237,7 +239,7 @@ async def read_transcripts(
     return dedupe(transcripts) if include_forks_once else transcripts
 
 
-async def read_transcript(session_id: str, *, store: Any = None) -> Transcript | None:
+async def read_transcript(session_id: str, *, store: Any = None) -> TranscriptFile | None:
     """One session by id (read-only), or None when it cannot be read."""
     from sessions import SessionNotFound, SessionStore, SessionUnreadable
 
@@ -247,7 +249,7 @@ async def read_transcript(session_id: str, *, store: Any = None) -> Transcript |
     except (SessionNotFound, SessionUnreadable, OSError):
         return None
     try:
-        return Transcript(
+        return TranscriptFile(
             header=session.header,
             path=session.path,
             entries=list(session.entries),
@@ -258,15 +260,15 @@ async def read_transcript(session_id: str, *, store: Any = None) -> Transcript |
         await session.aclose()
 
 
-def dedupe(transcripts: Iterable[Transcript]) -> list[Transcript]:
+def dedupe(transcripts: Iterable[TranscriptFile]) -> list[TranscriptFile]:
     """Each transcript with the entries an earlier one already holds (a fork's copy) left out."""
     seen: set[str] = set()
-    kept: list[Transcript] = []
+    kept: list[TranscriptFile] = []
     for transcript in transcripts:
         own = [entry for entry in transcript.entries if entry.id not in seen]
         seen.update(entry.id for entry in transcript.entries)
         kept.append(
-            Transcript(
+            TranscriptFile(
                 header=transcript.header,
                 path=transcript.path,
                 entries=own,

@@ -78,6 +78,21 @@ def _classes(tree: ast.AST) -> Iterator[ast.ClassDef]:
     yield from (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef))
 
 
+def test_distinct_types_have_distinct_names() -> None:
+    """No two public classes share a name (issue 27: `Transcript`, `SessionSetup` and
+    `MissingCredentials` each named two different things): a reader, a grep and an import
+    completion must find one type. The generated wire types (`acp_server/protocol/`) are
+    imported under other names where they meet the agent's."""
+    homes: dict[str, list[str]] = {}
+    for module in modules():
+        if module.name.startswith("acp_server.protocol"):
+            continue
+        for cls in _classes(module.tree):
+            if not cls.name.startswith("_"):
+                homes.setdefault(cls.name, []).append(_where(module))
+    assert {name: where for name, where in homes.items() if len(where) > 1} == {}
+
+
 def test_no_class_has_more_than_20_methods() -> None:
     big: dict[str, int] = {}
     for module in modules():

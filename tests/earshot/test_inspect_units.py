@@ -26,7 +26,7 @@ from earshot.audit import parse_since
 from earshot.blame import blame_lines
 from earshot.print_meter import RunMeter
 from earshot.text_safety import terminal_safe
-from earshot.transcripts import Transcript
+from earshot.transcripts import TranscriptFile
 from earshot.undo_reader import FileAt
 from providers.types import Message, TextPart, ToolCallPart, ToolResultPart, Usage
 from sessions import (
@@ -106,11 +106,11 @@ class Builder:
             UndoSnapshotEntry(snapshot=sha, batch_id=sha, paths=list(paths), id=sha, ts=self._ts())
         )
 
-    def transcript(self) -> Transcript:
+    def transcript(self) -> TranscriptFile:
         header = Header(
             session_id="s1", cwd=CWD, created="2025-01-01T00:00:00.000Z", earshot_version="t"
         )
-        return Transcript(header=header, path=Path("/dev/null"), entries=self.entries)
+        return TranscriptFile(header=header, path=Path("/dev/null"), entries=self.entries)
 
 
 def _who(lines: list[tuple[str, Any]]) -> list[tuple[str, str | None]]:
