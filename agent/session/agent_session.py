@@ -56,7 +56,6 @@ from agent.session.setup import (
 from agent.session.subagent import ChildSessions, SubagentRunner
 from agent.session.tool_arrivals import ToolArrivals
 from agent.tools.base import ReadTracker, ScopeContract
-from agent.tools.services import SUBAGENTS, TODOS
 from agent.turn.audit_trail import AuditTrail
 from agent.turn.config import TurnConfig
 from agent.turn.inbox import Prompt, PromptInbox, UnsupportedPrompt, prompt_message, title_from
@@ -507,7 +506,9 @@ class AgentSession:
             )
             tooling = dataclasses.replace(
                 tooling,
-                services={**tooling.services, TODOS: self._publish_todos, SUBAGENTS: subagents},
+                services=dataclasses.replace(
+                    tooling.services, todos=self._publish_todos, subagents=subagents
+                ),
             )
             loop = TurnLoop(
                 config=config,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -22,15 +22,11 @@ from agent.settings import SandboxConfig, Settings, append_rule
 from agent.skills import SkillIndex
 from agent.tool_env import add_credential_variables
 from agent.tools import (
-    BACKGROUND,
-    CODE_INDEX,
-    READ_DENIED,
-    READ_DENY_GLOBS,
-    SKILLS,
     TASK_TOOL_NAME,
     AnyTool,
     ReadTracker,
     ScopeContract,
+    ToolServices,
     builtin_tool_names,
     builtin_tools,
     task_tool,
@@ -161,13 +157,12 @@ class SessionSetup:
     ) -> Tooling:
         """A turn's `Tooling`, with the services every tool may find: the skill index, and the
         `Read` deny rules' verdict on a path (search tools leave denied paths out of results)."""
-        services: dict[str, Any] = {
-            SKILLS: self.skills,
-            READ_DENIED: self.gate.read_denied,
-            READ_DENY_GLOBS: self.gate.read_deny_globs,
-            CODE_INDEX: self.code_index,
-            BACKGROUND: self.background,
-        }
+        services = ToolServices(
+            read_denied=self.gate.read_denied,
+            read_deny_globs=self.gate.read_deny_globs,
+            code_index=self.code_index,
+            background=self.background,
+        )
         return Tooling(
             session_id=session_id,
             cwd=cwd,
