@@ -93,6 +93,30 @@ def test_distinct_types_have_distinct_names() -> None:
     assert {name: where for name, where in homes.items() if len(where) > 1} == {}
 
 
+def _is_dataclass_decorator(node: ast.expr) -> bool:
+    target = node.func if isinstance(node, ast.Call) else node
+    return (isinstance(target, ast.Name) and target.id == "dataclass") or (
+        isinstance(target, ast.Attribute) and target.attr == "dataclass"
+    )
+
+
+def test_every_stdlib_dataclass_has_slots() -> None:
+    """The rule (ARCHITECTURE.md, "Records and dataclasses"): a value class is a `Record` unless
+    it needs what only `@dataclass(slots=True)` gives; a dataclass without slots has no such
+    reason, and is a record instead."""
+    slotless: list[str] = []
+    for module in modules():
+        for cls in _classes(module.tree):
+            for decorator in cls.decorator_list:
+                if not _is_dataclass_decorator(decorator):
+                    continue
+                keywords = decorator.keywords if isinstance(decorator, ast.Call) else []
+                slots = [k.value for k in keywords if k.arg == "slots"]
+                if not (slots and isinstance(slots[0], ast.Constant) and slots[0].value is True):
+                    slotless.append(f"{_where(module)}:{cls.lineno} {cls.name}")
+    assert slotless == []
+
+
 def test_no_class_has_more_than_20_methods() -> None:
     big: dict[str, int] = {}
     for module in modules():

@@ -11,11 +11,12 @@ shown as zero, because "free" and "we do not know" look the same on a status lin
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Protocol
 
 from agent.events import AgentEvent, UsageUpdated
 from providers.catalog import ModelInfo, cost_usd
+from providers.records import MutableRecord
 from providers.types import JsonValue, Usage
 from sessions import Entry, ExtensionEntry, extensions
 
@@ -32,8 +33,7 @@ def call_cost(info: ModelInfo | None, usage: Usage) -> float | None:
     return cost_usd(info, usage)
 
 
-@dataclass
-class UsageTracker:
+class UsageTracker(MutableRecord, kw_only=False):
     """A session's running totals; `record` turns each call into a `UsageUpdated` event.
 
     `model_info` is the current model's (it changes with `/model`), so each call is priced at the

@@ -34,6 +34,7 @@ from agent.tools import (
 from agent.turn import HookRunner, Snapshot, Tooling, ToolSet
 from agent.undo import UndoStore
 from providers.logs import get_logger
+from providers.records import MutableRecord
 from providers.types import ReasoningEffort
 from sessions import ModelChangeEntry, Session, data_dir
 
@@ -46,8 +47,7 @@ if TYPE_CHECKING:
 _log = get_logger(__name__)
 
 
-@dataclass(kw_only=True)
-class SessionOptions:
+class SessionOptions(MutableRecord):
     model_name: str
     """`provider/model`."""
     reasoning_effort: ReasoningEffort | None = None
