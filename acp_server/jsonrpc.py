@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 import anyio
 import anyio.abc
@@ -45,6 +45,9 @@ from acp_server.framing import (
     request_id_problem,
 )
 from acp_server.outgoing import ClientError, ConnectionClosed, OutgoingRequests
+
+if TYPE_CHECKING:
+    from acp_server.answers import ClientRequest
 
 __all__ = [
     "DEFAULT_LINE_LIMIT",
@@ -382,25 +385,40 @@ class Connection:
         """Send a notification."""
         await self._write({"jsonrpc": "2.0", "method": method, "params": params})
 
-    async def request(self, method: str, params: Message) -> object:
-        """Send a request and wait for its result.
+    @property
+    def request(self) -> ClientRequest:
+        """Send a request and wait for its result, in its method's shape (checked at this
+        boundary: `acp_server.answers`).
 
         Cancelling the caller forgets the request and tells the peer with `$/cancel_request`
         when it takes that (`peer_cancels`); one that does not answers the request later, and
         the answer is dropped as one to a request we no longer have.
 
         Raises:
-            ClientError: the peer answered with an error.
+            ClientError: the peer answered with an error, or with an answer that does not have
+                the method's shape (`InvalidAnswer`).
             ConnectionClosed: the input ended first.
         """
+        return self.send_request
+
+    async def send_request(self, method: str, params: Message) -> Any:
+        """`request`, for a method that is only known at run time (the answer still checked
+        for its shape when the method is one of ACP's)."""
         request_id = self._outgoing.open(method)
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         try:
             await self._write(message)
-            return await self._outgoing.wait(request_id)
+            result = await self._outgoing.wait(request_id)
         except anyio.get_cancelled_exc_class():
             self._outgoing.forget(request_id)
             if self.peer_cancels and not self._outgoing.closed:
                 with anyio.CancelScope(shield=True):
                     await self.notify("$/cancel_request", {"requestId": request_id})
+            raise
+        from acp_server.answers import InvalidAnswer, checked  # not on the `initialize` path
+
+        try:
+            return checked(method, result)
+        except InvalidAnswer as exc:
+            self._log("an answer did not validate", {"method": method, "where": exc.where})
             raise
