@@ -197,6 +197,9 @@ _CHECKS: dict[str, Callable[[_Check, object], Message]] = {
     "terminal/release": _empty,
 }
 
+CHECKED_METHODS = frozenset(_CHECKS)
+"""Every request the client answers (`acp_server.protocol.methods.CLIENT_REQUESTS`: a test)."""
+
 
 def checked(method: str, result: object) -> Any:
     """The editor's `result` for our request `method`, in the method's shape (a method this

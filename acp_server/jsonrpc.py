@@ -47,7 +47,7 @@ from acp_server.framing import (
 from acp_server.outgoing import ClientError, ConnectionClosed, OutgoingRequests
 
 if TYPE_CHECKING:
-    from acp_server.answers import ClientRequest
+    from acp_server.protocol.methods import ClientRequestSender
 
 __all__ = [
     "DEFAULT_LINE_LIMIT",
@@ -386,7 +386,7 @@ class Connection:
         await self._write({"jsonrpc": "2.0", "method": method, "params": params})
 
     @property
-    def request(self) -> ClientRequest:
+    def request(self) -> ClientRequestSender:
         """Send a request and wait for its result, in its method's shape (checked at this
         boundary: `acp_server.answers`).
 

@@ -86,9 +86,9 @@ async def test_the_connection_checks_each_answer_and_logs_one_that_fails() -> No
 
         async def ask(path: str) -> None:
             try:
-                outcome[path] = (await connection.request("fs/read_text_file", {"path": path}))[
-                    "content"
-                ]
+                outcome[path] = (
+                    await connection.request("fs/read_text_file", {"sessionId": "s", "path": path})
+                )["content"]
             except ClientError as exc:
                 outcome[path] = exc
 
@@ -105,3 +105,10 @@ async def test_the_connection_checks_each_answer_and_logs_one_that_fails() -> No
     assert logged == [
         ("an answer did not validate", {"method": "fs/read_text_file", "where": "result.content"})
     ]
+
+
+def test_every_request_the_client_answers_has_a_check() -> None:
+    from acp_server.answers import CHECKED_METHODS
+    from acp_server.protocol import methods
+
+    assert frozenset(methods.CLIENT_REQUESTS) == CHECKED_METHODS
