@@ -26,8 +26,8 @@ import anyio
 from acp_server.client_io import SessionChannel
 from acp_server.commands import CommandList, taken_names
 from acp_server.content import prompt_parts
-from acp_server.factory import SessionFactory, SkillCommand
 from acp_server.pickers import SessionPickers
+from acp_server.ports import SessionFactory, SkillCommand
 from acp_server.updates import UpdateTranslator, message_chunk
 from agent.backends import FileBackend
 from agent.commands import parse_slash_command

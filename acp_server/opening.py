@@ -22,10 +22,10 @@ from acp_server.session_table import SessionSlot
 
 if TYPE_CHECKING:
     from acp_server.capabilities import ClientCapabilities, ClientLearned
-    from acp_server.factory import SessionFactory, SessionIO
     from acp_server.jsonrpc import Connection, LogSink, RequestContext
     from acp_server.live import LiveSession
     from acp_server.params import OpeningParams
+    from acp_server.ports import SessionFactory, SessionIO
     from acp_server.protocol.sessions import (
         LoadSessionRequest,
         LoadSessionResponse,
@@ -145,9 +145,9 @@ class SessionOpener:
         self, setup: OpeningParams, make: Callable[[SessionIO], Awaitable[AgentSession]]
     ) -> LiveSession:
         from acp_server.client_io import AcpFiles, AcpInteraction, AcpProcesses, SessionChannel
-        from acp_server.factory import SessionIO
         from acp_server.live import LiveSession
         from acp_server.log import install
+        from acp_server.ports import SessionIO
         from agent.local import LocalFiles, LocalProcesses
 
         install()  # before the agent first logs: its loggers go where the server's do

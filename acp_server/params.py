@@ -15,8 +15,8 @@ import os
 import stat
 from typing import TYPE_CHECKING, Literal, cast
 
-from acp_server.factory import McpRemoteServer, McpServerSpec, McpStdioServer
 from acp_server.framing import InvalidParams, RawObject, shown
+from acp_server.ports import McpRemoteServer, McpServerSpec, McpStdioServer
 from providers.records import Record
 
 if TYPE_CHECKING:

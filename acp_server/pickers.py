@@ -18,7 +18,7 @@ from acp_server.framing import InvalidParams, shown
 if TYPE_CHECKING:
     from acp_server.client_io import SessionChannel
     from acp_server.config import SetupResult
-    from acp_server.factory import SessionFactory
+    from acp_server.ports import SessionFactory
     from acp_server.protocol.common import SessionConfigOption
     from agent.backends import Mode
     from agent.session import AgentSession

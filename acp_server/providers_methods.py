@@ -21,7 +21,7 @@ JsonObject = dict[str, Any]
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from acp_server.factory import SessionFactory
+    from acp_server.ports import SessionFactory
     from acp_server.session_table import SessionSlot
 
 PROVIDERS_CAPABILITY: JsonObject = {}

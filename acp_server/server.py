@@ -36,8 +36,8 @@ from acp_server.providers_methods import ProviderMethods
 from acp_server.session_table import SessionTable
 
 if TYPE_CHECKING:
-    from acp_server.factory import SessionFactory
     from acp_server.live import LiveSession
+    from acp_server.ports import SessionFactory
     from acp_server.protocol.connection import (
         AuthenticateRequest,
         AuthenticateResponse,

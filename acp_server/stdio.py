@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from acp_server.interrupt import INTERRUPTED, exit_on_interrupt, run_interruptible
 
 if TYPE_CHECKING:
-    from acp_server.factory import SessionFactory
+    from acp_server.ports import SessionFactory
 
 BANNER = (
     "earshot {version}: a coding agent speaking the Agent Client Protocol (JSON-RPC 2.0, one "

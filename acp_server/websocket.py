@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from websockets.asyncio.server import ServerConnection
     from websockets.http11 import Request, Response
 
-    from acp_server.factory import SessionFactory
+    from acp_server.ports import SessionFactory
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 MAX_MESSAGE_BYTES = 50 * 1024 * 1024

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from acp_server.factory import (
+    from acp_server.ports import (
         McpServerSpec,
         ModelChoice,
         SessionDefaults,
@@ -79,7 +79,7 @@ class EarshotFactory:
             self._compositions[cwd] = current.reload()
 
     def defaults(self, cwd: Path) -> SessionDefaults:
-        from acp_server.factory import SessionDefaults
+        from acp_server.ports import SessionDefaults
         from providers.registry import split_model_name
 
         self.refresh(cwd)
@@ -178,7 +178,7 @@ class EarshotFactory:
         return data_dir(self._environ) / "sessions"
 
     def available_models(self, cwd: Path) -> Sequence[ModelChoice]:
-        from acp_server.factory import ModelChoice
+        from acp_server.ports import ModelChoice
         from earshot.model_choices import assumed_window, model_entries
 
         composition = self.composition(cwd)
@@ -237,7 +237,7 @@ class EarshotFactory:
         return await refresh(self.composition(cwd), model_name)
 
     def skills(self, cwd: Path) -> Sequence[SkillCommand]:
-        from acp_server.factory import SkillCommand
+        from acp_server.ports import SkillCommand
         from agent.session import discover_skills
 
         try:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from acp_server.factory import McpServerSpec
+    from acp_server.ports import McpServerSpec
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
     from agent.session import AgentSession
     from agent.settings import Settings

@@ -49,7 +49,7 @@ from tests.acp_server.env import AgentEnv as AgentEnv
 from tests.acp_server.env import make_env as make_env
 
 if TYPE_CHECKING:
-    from acp_server.factory import SessionFactory
+    from acp_server.ports import SessionFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "acp_server" / "schema" / "schema.json"

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_server.factory import McpServerSpec, SessionIO
+from acp_server.ports import McpServerSpec, SessionIO
 from agent.session import AgentSession
 from earshot.acp_main import EarshotFactory
 from providers.wire.sdk_model import SdkModel

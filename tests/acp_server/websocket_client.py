@@ -21,7 +21,7 @@ from tests.acp_server.client import (
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
-    from acp_server.factory import SessionFactory
+    from acp_server.ports import SessionFactory
     from tests.acp_server.env import AgentEnv
 
 TOKEN = "test-token-0123456789"

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_server.factory import McpRemoteServer, McpServerSpec, McpStdioServer
+from acp_server.ports import McpRemoteServer, McpServerSpec, McpStdioServer
 from agent.backends import DenyingInteraction
 from agent.events import AgentEvent, Notice, ToolCallFinished
 from agent.session import AgentSession
@@ -325,7 +325,7 @@ async def test_acp_factory_connects_settings_and_client_servers(env: Env) -> Non
     in a turn by a scripted provider configured in settings."""
     import json
 
-    from acp_server.factory import SessionIO
+    from acp_server.ports import SessionIO
     from earshot.acp_main import EarshotFactory
 
     script_path = env.root / "script.json"
