@@ -2,11 +2,12 @@
 `session/resume` (built, then answered), and what follows an open: the slash commands, the model
 list refresh and the warm-up of what the first prompt needs.
 
-`session/new` is answered from `SessionFactory.defaults` (the settings, the credentials, the
-catalog) with an id whose file `SessionFactory.reserve` put on disk (another process can load it
-at once); the session is then built as a task on the event loop, *opening* in the session table
-until then. Once open, what its first prompt needs is loaded in a worker thread (the model's SDK
-and client, the tool modules: `_warm_up` says why).
+`session/new` is answered from the directory's `Workspace` (`Workspaces.open`: the settings read
+again, the credentials, the catalog) with an id whose file `SessionMaker.reserve` put on disk
+(another process can load it at once); the session is then built as a task on the event loop
+(`SessionMaker.open`: the agent, its skills and its warm-up in one answer), *opening* in the
+session table until then. Once open, what its first prompt needs is loaded in a worker thread
+(the model's SDK and client, the tool modules: `_warm_up` says why).
 """
 
 from __future__ import annotations
@@ -25,7 +26,11 @@ if TYPE_CHECKING:
     from acp_server.jsonrpc import Connection, LogSink, RequestContext
     from acp_server.live import LiveSession
     from acp_server.params import OpeningParams
-    from acp_server.ports import SessionFactory, SessionIO
+    from acp_server.ports import (
+        SessionMaker,
+        Workspace,
+        Workspaces,
+    )
     from acp_server.protocol.sessions import (
         LoadSessionRequest,
         LoadSessionResponse,
@@ -35,14 +40,15 @@ if TYPE_CHECKING:
         ResumeSessionResponse,
     )
     from acp_server.session_table import SessionTable
-    from agent.session import AgentSession
 
 
 class OpeningHost(Protocol):
     """What opening a session uses of the server (`acp_server.server.AcpServer`)."""
 
     @property
-    def factory(self) -> SessionFactory: ...
+    def workspaces(self) -> Workspaces: ...
+    @property
+    def sessions(self) -> SessionMaker: ...
     @property
     def client(self) -> ClientCapabilities: ...
     @property
@@ -68,13 +74,14 @@ class SessionOpener:
         from acp_server.errors import AuthRequired
 
         setup = p.setup(request)
-        defaults = self.server.factory.defaults(setup.cwd)
+        workspace = self.server.workspaces.open(setup.cwd)
+        defaults = workspace.defaults
         if defaults.problem is not None:
             raise AuthRequired(defaults.problem)
-        session_id = self.server.factory.reserve(setup.cwd, setup.additional_directories)
+        session_id = self.server.sessions.reserve(setup.cwd, setup.additional_directories)
         slot = SessionSlot(session_id, setup)
         self.server.table.add(slot)
-        self.server.connection.spawn(self._build_new, slot)
+        self.server.connection.spawn(self._build_new, slot, workspace)
         state = ConfigState(
             mode=defaults.mode,
             model=defaults.model,
@@ -84,26 +91,18 @@ class SessionOpener:
         )
         return {"sessionId": session_id, **setup_result(state)}
 
-    async def _build_new(self, slot: SessionSlot) -> None:
+    async def _build_new(self, slot: SessionSlot, workspace: Workspace) -> None:
         started = time.perf_counter()
         setup = slot.setup
-
-        async def make(io: SessionIO) -> AgentSession:
-            return await self.server.factory.create(
-                cwd=setup.cwd,
-                additional_directories=setup.additional_directories,
-                mcp_servers=setup.mcp_servers,
-                io=io,
-                session_id=slot.session_id,
-            )
-
         try:
             live = await self.server.table.build(
-                slot, lambda: self._open(setup, make), keep_failure=True
+                slot,
+                lambda: self._open(setup, slot.session_id, workspace, new=True),
+                keep_failure=True,
             )
         finally:
             if slot.live is None:  # failed, or the input closed first
-                self.server.factory.release(slot.session_id, setup.cwd)
+                self.server.sessions.release(slot.session_id, setup.cwd)
         if live is None:
             return
         await live.send_commands()
@@ -132,8 +131,7 @@ class SessionOpener:
         touches nothing else of the session."""
         import anyio.to_thread
 
-        imports = self.server.factory.warm_up(live.agent)
-        await anyio.to_thread.run_sync(imports, abandon_on_cancel=True)
+        await anyio.to_thread.run_sync(live.opened.warm_up, abandon_on_cancel=True)
         # On the loop (the session's own state): its tools loaded and their specs built, which
         # the first model call would do. With the modules imported this takes milliseconds.
         try:
@@ -142,12 +140,12 @@ class SessionOpener:
             self.server.log("warming up the tools failed", {"error": repr(exc), "exc": exc})
 
     async def _open(
-        self, setup: OpeningParams, make: Callable[[SessionIO], Awaitable[AgentSession]]
+        self, setup: OpeningParams, session_id: str, workspace: Workspace, *, new: bool
     ) -> LiveSession:
         from acp_server.client_io import AcpFiles, AcpInteraction, AcpProcesses, SessionChannel
         from acp_server.live import LiveSession
         from acp_server.log import install
-        from acp_server.ports import SessionIO
+        from acp_server.ports import Opening, SessionIO
         from agent.local import LocalFiles, LocalProcesses
 
         install()  # before the agent first logs: its loggers go where the server's do
@@ -160,16 +158,19 @@ class SessionOpener:
             interaction=AcpInteraction(channel),
             spawn=self._spawn_background,
         )
-        agent = await make(io)
-        channel.session_id = agent.id
-        files.roots = tuple(agent.roots) or files.roots
-        return LiveSession(
-            agent=agent,
-            channel=channel,
-            factory=self.server.factory,
-            files=files,
-            skills=self.server.factory.skills(setup.cwd),
+        opened = await self.server.sessions.open(
+            Opening(
+                cwd=setup.cwd,
+                additional_directories=setup.additional_directories,
+                mcp_servers=setup.mcp_servers,
+                io=io,
+                session_id=session_id,
+                new=new,
+            )
         )
+        channel.session_id = opened.agent.id
+        files.roots = tuple(opened.agent.roots) or files.roots
+        return LiveSession(opened=opened, channel=channel, workspace=workspace, files=files)
 
     def _spawn_background(self, function: Callable[[], Awaitable[None]]) -> None:
         async def run() -> None:
@@ -183,20 +184,12 @@ class SessionOpener:
         slot = self.server.table.get(session_id)
         if slot is not None and (slot.opening or slot.live is not None):
             return await slot.session()
-        self.server.factory.refresh(setup.cwd)
-
-        async def make(io: SessionIO) -> AgentSession:
-            return await self.server.factory.resume(
-                session_id,
-                cwd=setup.cwd,
-                additional_directories=setup.additional_directories,
-                mcp_servers=setup.mcp_servers,
-                io=io,
-            )
-
+        workspace = self.server.workspaces.open(setup.cwd)
         slot = SessionSlot(session_id, setup)
         self.server.table.add(slot)
-        await self.server.table.build(slot, lambda: self._open(setup, make), keep_failure=False)
+        await self.server.table.build(
+            slot, lambda: self._open(setup, session_id, workspace, new=False), keep_failure=False
+        )
         return await slot.session()
 
     def _refresh_models_later(self, live: LiveSession) -> Callable[[], Awaitable[None]]:

@@ -249,7 +249,8 @@ def resume_session(params: RawObject) -> ResumeSessionRequest:
 
 
 def setup(request: NewSessionRequest | LoadSessionRequest | ResumeSessionRequest) -> OpeningParams:
-    """The session's directories and MCP servers as the factory takes them."""
+    """The session's directories and MCP servers as the composition root takes them
+    (`acp_server.ports.Opening`)."""
     servers: list[McpServerSpec] = []
     for server in request.get("mcpServers", []):
         if "type" in server:

@@ -1,13 +1,22 @@
-"""What the composition root supplies to the ACP server: a way to make and resume sessions.
+"""The server's ports: what the composition root (`earshot.acp_main`) supplies to the ACP
+server, split by what the server needs and when, each a few members and none found at run time.
 
-The server knows ACP; the factory knows settings, providers, MCP and skills. Client-supplied MCP
-servers arrive here as plain dataclasses (the server never imports `mcp`), and the factory decides
-what to do with them.
+- `Workspaces` (asked while `initialize` is answered, and before each session opens): a
+  working directory's settings read again, as a `Workspace`: what a new session there starts
+  with, the model picker, credentials.
+- `SessionMaker` (for `session/new`, `load`, `resume`): reserves a new session's id and file,
+  opens the session (its agent, its slash skills and its warm-up in one `OpenedSession`), and
+  holds the session store (`session/list`, `delete`, `fork`).
+- `ProviderAdmin`, or None: the unstable `providers/*` methods; without one they are not found.
+
+The server knows ACP; the root knows settings, providers, MCP and skills, and a new feature of a
+session is wired there, inside `SessionMaker.open`. Client-supplied MCP servers arrive as plain
+records (the server never imports `mcp`), and the root decides what to do with them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from providers.records import Record
@@ -18,6 +27,8 @@ if TYPE_CHECKING:
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
     from agent.session import AgentSession
     from sessions import SessionStore
+
+JsonObject = dict[str, Any]
 
 
 class McpStdioServer(Record):
@@ -39,14 +50,14 @@ McpServerSpec = McpStdioServer | McpRemoteServer
 
 
 class SessionIO(Record):
-    """The editor-backed I/O for one session (None: the factory uses local I/O)."""
+    """The editor-backed I/O for one session (None: the root uses local I/O)."""
 
     files: FileBackend | None
     processes: ProcessBackend | None
     interaction: Interaction
     spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], object] | None = None
     """Starts a background task that may outlive the request (the connection's task group), e.g.
-    an MCP client, which must stay in one task from connect to close. None: the factory's own,
+    an MCP client, which must stay in one task from connect to close. None: the root's own,
     if it has one (without any, it cannot connect MCP servers)."""
 
 
@@ -73,7 +84,7 @@ class SessionDefaults(Record):
     reasoning: bool
     """Whether the catalog says the model reasons (the thought level picker is offered then)."""
     models: Sequence[ModelChoice]
-    """The model picker (`SessionFactory.available_models`)."""
+    """The model picker (`Workspace.models`)."""
     problem: str | None
     """Why the model cannot be created (missing credentials: a sentence naming what to set);
     None when it can."""
@@ -86,14 +97,70 @@ class SkillCommand(Record):
     description: str
 
 
-class SessionFactory(Protocol):
-    """Implemented by the composition root (`earshot.acp_main`)."""
+class Opening(Record):
+    """A session to open: where, with what the editor connects it to, through which I/O."""
+
+    cwd: Path
+    additional_directories: Sequence[Path]
+    mcp_servers: Sequence[McpServerSpec]
+    io: SessionIO
+    session_id: str
+    """A new session's id (`SessionMaker.reserve` gave it), or the one to reopen."""
+    new: bool
+    """A new session (its file reserved) rather than a transcript reopened."""
+
+
+class OpenedSession(Record):
+    """What opening a session gives the server, in one answer."""
+
+    agent: AgentSession
+    skills: Sequence[SkillCommand]
+    """The skills offered as slash commands in the session's directory."""
+    warm_up: Callable[[], None]
+    """What the session's first prompt would load or build (the model's wire module, its
+    provider's SDK and the model's client, the tool modules, the transcript codec), as a
+    function doing it: imports, and what is safe to build off the loop (the model's client:
+    `SdkModel.prepare`), touching no other state of the session. The server runs it in a
+    worker thread once the session is open, so the first prompt reaches the model at once.
+    It never raises: a failure shows at the first call."""
+
+
+class Workspace(Protocol):
+    """One working directory as its settings make it (read when it was opened: `Workspaces`);
+    the model list and credentials follow the settings as they are now (a provider added from
+    the editor applies without a restart)."""
 
     @property
-    def store(self) -> SessionStore: ...
+    def defaults(self) -> SessionDefaults:
+        """What a new session here starts with, known before it is built: everything the
+        `session/new` answer shows."""
+        ...
 
-    def available_models(self, cwd: Path) -> Sequence[ModelChoice]:
+    def models(self) -> Sequence[ModelChoice]:
         """Every model the user can switch to: credentialed providers' and configured models."""
+        ...
+
+    def check_credentials(self, model_name: str) -> str | None:
+        """None when the model can be created; else a sentence naming what to set."""
+        ...
+
+    async def refresh_models(self, model_name: str) -> bool:
+        """Refresh what the picker offers from the servers that list their own models (and
+        learn `model_name`'s context window from its server), in the background: it may take
+        seconds. True when `models()` changed."""
+        ...
+
+
+class Workspaces(Protocol):
+    def open(self, cwd: Path) -> Workspace:
+        """`cwd` with its settings read again (a permission remembered for the project, an
+        edit, `earshot trust`: they apply to the next session without a restart). Called before
+        every `session/new`, `load` and `resume`; cheap (settings, credentials, the catalog,
+        which stays cached).
+
+        Raises:
+            agent.settings.scopes.SettingsError: a settings file is invalid.
+        """
         ...
 
     def credentials_found(self) -> bool:
@@ -101,33 +168,17 @@ class SessionFactory(Protocol):
         imports nothing of the agent); the sign-in method is offered only when not."""
         ...
 
-    def check_credentials(self, model_name: str, cwd: Path) -> str | None:
-        """None when the model can be created; else a sentence naming what to set."""
-        ...
 
-    def skills(self, cwd: Path) -> Sequence[SkillCommand]: ...
-
-    async def refresh_models(self, cwd: Path, model_name: str) -> bool:
-        """Refresh what the picker offers from the servers that list their own models (and
-        learn `model_name`'s context window from its server), in the background: it may take
-        seconds. True when `available_models` changed."""
-        ...
-
-    def defaults(self, cwd: Path) -> SessionDefaults:
-        """What `create` in `cwd` would make next, without making it: the settings are read
-        again first (as `refresh` does), and `create` then uses what this read. Cheap (settings,
-        credentials, the catalog): `session/new` is answered from it, before the session is
-        built.
-
-        Raises:
-            agent.settings.scopes.SettingsError: a settings file is invalid.
-        """
+class SessionMaker(Protocol):
+    @property
+    def store(self) -> SessionStore:
+        """The session store (`session/list`, `delete`, `fork`)."""
         ...
 
     def reserve(self, cwd: Path, additional_directories: Sequence[Path]) -> str:
         """A new session id, its file already on disk (the header line, `sessions.reserve`)
         with this process holding its writer lock: another process can load the session as soon
-        as the id is out, and `create(session_id=...)` adopts the file.
+        as the id is out, and `open` adopts the file.
 
         Raises:
             sessions.SessionWriteFailed: the session file cannot be written.
@@ -139,49 +190,45 @@ class SessionFactory(Protocol):
         failed, or the input closed first). Its file stays: another process can load it."""
         ...
 
-    def refresh(self, cwd: Path) -> None:
-        """Re-read what may have changed since the last session in `cwd` (settings files: a
-        permission remembered for the project, an edit, `earshot trust`). Called before every
-        `session/load` and `session/resume` (`defaults` does it for `session/new`); must stay
-        cheap.
+    async def open(self, opening: Opening) -> OpenedSession:
+        """A new session (the default model and mode, in the file `reserve` gave) or a
+        transcript reopened. What its tools come from in the background (MCP servers) starts at
+        `agent.tool_arrivals.begin()`, which the server calls after the warm-up (or at its
+        first turn).
 
         Raises:
-            agent.settings.scopes.SettingsError: a settings file is invalid.
+            sessions.SessionNotFound: there is no such transcript to reopen.
         """
         ...
 
-    def warm_up(self, session: AgentSession) -> Callable[[], None]:
-        """What the session's first prompt would load or build (the model's wire module, its
-        provider's SDK and the model's client, the tool modules, the transcript codec), as a
-        function doing it: imports, and what is safe to build off the loop (the model's client:
-        `SdkModel.prepare`), touching no other state of the session. The server runs it in a
-        worker thread once the session is open, so the first prompt reaches the model at once.
-        The function never raises: a failure shows at the first call."""
+
+class ProviderAdmin(Protocol):
+    """The unstable `providers/*` methods (`acp_server.providers_methods`): what they write is the
+    root's. `cwd` says whose settings (the first session's directory, else the process's)."""
+
+    def list_providers(self, cwd: Path) -> list[JsonObject]: ...
+
+    def set_provider(
+        self,
+        cwd: Path,
+        *,
+        provider_id: str,
+        api_type: str,
+        base_url: str,
+        headers: Mapping[str, str],
+    ) -> None:
+        """Raises: ValueError with a `field` attribute (the param at fault, or None)."""
         ...
 
-    async def create(
-        self,
-        *,
-        cwd: Path,
-        additional_directories: Sequence[Path],
-        mcp_servers: Sequence[McpServerSpec],
-        io: SessionIO,
-        session_id: str | None = None,
-    ) -> AgentSession:
-        """A new session (a new transcript) with the default model and mode; `session_id` is
-        the id `reserve` gave (None: a new one). What its tools come from in the background
-        (MCP servers) starts at `session.tool_arrivals.begin()`, which the server calls after
-        the warm-up (or at its first turn)."""
+    def disable_provider(self, cwd: Path, provider_id: str) -> None:
+        """Raises: ValueError with a `field` attribute (the param at fault, or None)."""
         ...
 
-    async def resume(
-        self,
-        session_id: str,
-        *,
-        cwd: Path,
-        additional_directories: Sequence[Path],
-        mcp_servers: Sequence[McpServerSpec],
-        io: SessionIO,
-    ) -> AgentSession:
-        """Reopen a transcript. Raises `sessions.SessionNotFound` when there is none."""
-        ...
+
+class Ports(Record):
+    """Everything the server is given by the composition root."""
+
+    workspaces: Workspaces
+    sessions: SessionMaker
+    providers: ProviderAdmin | None = None
+    """None: `providers/*` are not found here (-32601)."""

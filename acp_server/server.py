@@ -37,7 +37,7 @@ from acp_server.session_table import SessionTable
 
 if TYPE_CHECKING:
     from acp_server.live import LiveSession
-    from acp_server.ports import SessionFactory
+    from acp_server.ports import Ports
     from acp_server.protocol.connection import (
         AuthenticateRequest,
         AuthenticateResponse,
@@ -105,7 +105,7 @@ def _fork_handler(server: AcpServer) -> RequestHandler:
     async def handle(params: RawObject, context: RequestContext) -> Message:
         from acp_server.branches import session_fork
 
-        return await session_fork(server.factory.store, server.opener.resume, params, context)
+        return await session_fork(server.sessions.store, server.opener.resume, params, context)
 
     return handle
 
@@ -116,13 +116,15 @@ class AcpServer:
     def __init__(
         self,
         *,
-        factory: SessionFactory,
+        ports: Ports,
         version: str,
         log: LogSink = _no_log,
         limits: ServerLimits | None = None,
         input_unit: InputUnit = "line",
     ) -> None:
-        self.factory = factory
+        self.workspaces = ports.workspaces
+        self.sessions = ports.sessions
+        self._providers = ports.providers
         self.signalled: int | None = None
         """The signal that ended serving (`serve(close_on_signals=True)`), if one did."""
         self._input_unit: InputUnit = input_unit
@@ -154,8 +156,7 @@ class AcpServer:
             ),
             "session/prompt": _typed(p.prompt, self.session_prompt),
             **ProviderMethods(
-                factory=lambda: self.factory,
-                slots=self.table.slots,
+                admin=self._providers, workspaces=self.workspaces, slots=self.table.slots
             ).handlers(),
             "session/fork": _fork_handler(self),
         }
@@ -198,7 +199,7 @@ class AcpServer:
             with anyio.CancelScope(shield=True):
                 for slot in self.table.slots():
                     if slot.live is None:  # its build never ran, or was cut short
-                        self.factory.release(slot.session_id, slot.setup.cwd)
+                        self.sessions.release(slot.session_id, slot.setup.cwd)
                 await self.table.close_all()
 
     async def _serve_until_signalled(self, connection: Connection) -> None:
@@ -240,7 +241,7 @@ class AcpServer:
         # Only a method the client can complete, and only while no key is found: Zed called the
         # old no-op "API key from environment" method and stayed on its sign-in screen.
         methods: list[AuthMethod] = []
-        if self.client.terminal_auth and not self.factory.credentials_found():
+        if self.client.terminal_auth and not self.workspaces.credentials_found():
             methods.append(login_method(sys.executable))
         return initialize_result(self._version, methods)
 
@@ -267,7 +268,7 @@ class AcpServer:
         cwd = request.get("cwd")
         children, parent_id = list_filter(request)
         try:
-            page = self.factory.store.list(
+            page = self.sessions.store.list(
                 Path(cwd) if cwd is not None else None,
                 cursor=request.get("cursor"),
                 limit=self._limits.list_page,
@@ -301,7 +302,7 @@ class AcpServer:
         self, request: DeleteSessionRequest, context: RequestContext
     ) -> DeleteSessionResponse:
         await self.table.close(request["sessionId"])
-        await self.factory.store.delete(request["sessionId"])
+        await self.sessions.store.delete(request["sessionId"])
         return {}
 
     # --------------------------------------------------------------- one open session

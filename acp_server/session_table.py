@@ -1,7 +1,7 @@
 """The sessions of one connection: session id -> slot.
 
 A slot exists from the moment the client knows the session's id. `session/new` is answered from
-the settings and the catalog (`SessionFactory.defaults`) and its session is built after the
+the settings and the catalog (`Workspace.defaults`) and its session is built after the
 answer, as a task on the event loop; `session/load` and `session/resume` build theirs before
 answering. Either way the session is *opening* until its build ends, and every handler reaches a
 session the same way, `await table.session(id)` (or `slot.session()`): it waits while the session

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from acp_server.interrupt import INTERRUPTED, exit_on_interrupt, run_interruptible
 
 if TYPE_CHECKING:
-    from acp_server.ports import SessionFactory
+    from acp_server.ports import Ports
 
 BANNER = (
     "earshot {version}: a coding agent speaking the Agent Client Protocol (JSON-RPC 2.0, one "
@@ -39,7 +39,7 @@ def protect_stdout() -> int:
     return wire
 
 
-def serve_stdio(*, factory: SessionFactory, version: str) -> int:
+def serve_stdio(*, ports: Ports, version: str) -> int:
     """Serve until stdin closes and every request read is answered; then exit at once (no slow
     interpreter teardown)."""
     exit_on_interrupt()
@@ -55,7 +55,7 @@ def serve_stdio(*, factory: SessionFactory, version: str) -> int:
         from acp_server.log import log
         from acp_server.server import AcpServer
 
-        server = AcpServer(factory=factory, version=version, log=log)
+        server = AcpServer(ports=ports, version=version, log=log)
 
         async def serve() -> None:
             gc.enable()

@@ -320,13 +320,13 @@ async def test_print_mode_calls_settings_mcp_tools_and_reports_a_broken_server(e
     assert "42" in by_id["call_2"]
 
 
-async def test_acp_factory_connects_settings_and_client_servers(env: Env) -> None:
-    """Through the ACP session factory: a settings server and an editor-sent server, both called
-    in a turn by a scripted provider configured in settings."""
+async def test_acp_sessions_connect_settings_and_client_servers(env: Env) -> None:
+    """Through the ACP server's session maker: a settings server and an editor-sent server, both
+    called in a turn by a scripted provider configured in settings."""
     import json
 
-    from acp_server.ports import SessionIO
-    from earshot.acp_main import EarshotFactory
+    from acp_server.ports import Opening, SessionIO
+    from earshot.acp_main import EarshotSessions, EarshotWorkspaces
 
     script_path = env.root / "script.json"
     script_path.write_text(
@@ -359,13 +359,18 @@ async def test_acp_factory_connects_settings_and_client_servers(env: Env) -> Non
     status: list[str] = []
     texts: list[str] = []
     async with anyio.create_task_group() as tasks:
-        factory = EarshotFactory(spawn=tasks.start_soon, environ=env.environ())
-        session = await factory.create(
-            cwd=env.workspace,
-            additional_directories=(),
-            mcp_servers=[demo()],
-            io=SessionIO(files=None, processes=None, interaction=DenyingInteraction()),
+        sessions = EarshotSessions(EarshotWorkspaces(env.environ()), spawn=tasks.start_soon)
+        opened = await sessions.open(
+            Opening(
+                cwd=env.workspace,
+                additional_directories=(),
+                mcp_servers=[demo()],
+                io=SessionIO(files=None, processes=None, interaction=DenyingInteraction()),
+                session_id=sessions.reserve(env.workspace, ()),
+                new=True,
+            )
         )
+        session = opened.agent
         try:
             events = await run_turn(session)
             status = [e.status for e in events if isinstance(e, ToolCallFinished)]
