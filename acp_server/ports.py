@@ -1,7 +1,8 @@
 """The server's ports: what the composition root (`earshot.acp_main`) supplies to the ACP
 server, split by what the server needs and when, each a few members and none found at run time.
 
-- `Workspaces` (asked while `initialize` is answered, and before each session opens): a
+- `Workspaces` (asked while `initialize` is answered, before the event loop on stdio: cheap,
+  and made before the other ports, which load records; and before each session opens): a
   working directory's settings read again, as a `Workspace`: what a new session there starts
   with, the model picker, credentials.
 - `SessionMaker` (for `session/new`, `load`, `resume`): reserves a new session's id and file,
@@ -16,7 +17,7 @@ records (the server never imports `mcp`), and the root decides what to do with t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from providers.records import Record
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
     from agent.session import AgentSession
+    from agent.tasks import SessionTasks
     from sessions import SessionStore
 
 JsonObject = dict[str, Any]
@@ -55,10 +57,11 @@ class SessionIO(Record):
     files: FileBackend | None
     processes: ProcessBackend | None
     interaction: Interaction
-    spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], object] | None = None
-    """Starts a background task that may outlive the request (the connection's task group), e.g.
-    an MCP client, which must stay in one task from connect to close. None: the root's own,
-    if it has one (without any, it cannot connect MCP servers)."""
+    tasks: SessionTasks | None = None
+    """The session's block (`agent.tasks.SessionTasks`, the server's session host holds it for
+    as long as the session lives): what outlives a turn runs there (the MCP clients, which must
+    stay in one task from connect to close; language servers; index refreshes), and its end
+    closes the session. None: nothing can run in the background (MCP servers not connected)."""
 
 
 class ModelChoice(Record):

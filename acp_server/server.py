@@ -9,20 +9,15 @@ still opening waits for it.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from acp_server import params as p
-from acp_server.advertised import (
-    AUTH_METHOD_ID,
-    LOGIN_METHOD_ID,
-    initialize_result,
-    login_method,
-)
+from acp_server.advertised import AUTH_METHOD_ID, LOGIN_METHOD_ID
 from acp_server.capabilities import ClientCapabilities, ClientLearned
 from acp_server.framing import InputUnit, InvalidParams, Message, RawObject, shown
+from acp_server.initialization import Initialized, answer, checked_params
 from acp_server.jsonrpc import (
     DEFAULT_LINE_LIMIT,
     Connection,
@@ -30,18 +25,18 @@ from acp_server.jsonrpc import (
     NotificationHandler,
     RequestContext,
     RequestHandler,
+    answers_cancellation,
 )
 from acp_server.opening import SessionOpener
 from acp_server.providers_methods import ProviderMethods
-from acp_server.session_table import SessionTable
+from acp_server.session_table import SessionSlot, SessionTable
 
 if TYPE_CHECKING:
-    from acp_server.live import LiveSession
+    from acp_server.first_line import FirstLine
     from acp_server.ports import Ports
     from acp_server.protocol.connection import (
         AuthenticateRequest,
         AuthenticateResponse,
-        AuthMethod,
         InitializeRequest,
         InitializeResponse,
         LogoutResponse,
@@ -141,7 +136,7 @@ class AcpServer:
 
     def requests(self) -> dict[str, RequestHandler]:
         return {
-            "initialize": _typed(p.initialize, self.initialize),
+            "initialize": _typed(checked_params, self.initialize),
             "authenticate": _typed(p.authenticate, self.authenticate),
             "logout": self.logout,
             "session/new": _typed(p.new_session, self.opener.new),
@@ -154,7 +149,7 @@ class AcpServer:
             "session/set_config_option": _typed(
                 p.set_config_option, self.session_set_config_option
             ),
-            "session/prompt": _typed(p.prompt, self.session_prompt),
+            "session/prompt": answers_cancellation(_typed(p.prompt, self.session_prompt)),
             **ProviderMethods(
                 admin=self._providers, workspaces=self.workspaces, slots=self.table.slots
             ).handlers(),
@@ -169,12 +164,20 @@ class AcpServer:
 
         return {"session/cancel": cancel}
 
-    async def serve(self, *, read_fd: int, write_fd: int, close_on_signals: bool = False) -> None:
+    async def serve(
+        self,
+        *,
+        read_fd: int,
+        write_fd: int,
+        close_on_signals: bool = False,
+        start: FirstLine | None = None,
+    ) -> None:
         """Serve until the client closes our input and every request read is answered; then
         close every session (flushing its file). `close_on_signals` (the stdio server, in the
         main thread): SIGTERM or SIGHUP closes every session while the connection still serves,
         so that the editor terminals they hold are killed and released, then ends serving
-        (`signalled` says which signal)."""
+        (`signalled` says which signal). `start`: what was read (and answered) before the event
+        loop ran (`acp_server.first_line`)."""
         from acp_server.errors import map_exception
 
         self._connection = Connection(
@@ -187,20 +190,25 @@ class AcpServer:
             log=self.log,
             line_limit=self._limits.line_limit,
             input_unit=self._input_unit,
+            ahead=start.ahead if start is not None else None,
         )
+        if start is not None and start.initialized is not None:
+            self.adopt(start.initialized)
+        unbuilt: list[SessionSlot] = []
         try:
-            if close_on_signals:
-                await self._serve_until_signalled(self._connection)
-            else:
-                await self._connection.serve()
+            # Each session's block is held by a host the table runs; at the end every session
+            # is closed (its file flushed).
+            async with self.table.hosting():
+                try:
+                    if close_on_signals:
+                        await self._serve_until_signalled(self._connection)
+                    else:
+                        await self._connection.serve()
+                finally:
+                    unbuilt = [slot for slot in self.table.slots() if slot.live is None]
         finally:
-            import anyio
-
-            with anyio.CancelScope(shield=True):
-                for slot in self.table.slots():
-                    if slot.live is None:  # its build never ran, or was cut short
-                        self.sessions.release(slot.session_id, slot.setup.cwd)
-                await self.table.close_all()
+            for slot in unbuilt:  # its build never ran, or was cut short
+                self.sessions.release(slot.session_id, slot.setup.cwd)
 
     async def _serve_until_signalled(self, connection: Connection) -> None:
         import signal
@@ -234,16 +242,18 @@ class AcpServer:
     async def initialize(
         self, request: InitializeRequest, context: RequestContext
     ) -> InitializeResponse:
-        info = request.get("clientInfo") or {"name": "", "version": ""}
-        self.client = ClientCapabilities.of(request.get("clientCapabilities", {}), info["name"])
+        initialized = answer(
+            request, version=self._version, credentials_found=self.workspaces.credentials_found
+        )
+        self.adopt(initialized)
+        return initialized.result
+
+    def adopt(self, initialized: Initialized) -> None:
+        """The connection's state after `initialize`, however it was answered (by `initialize`,
+        or before the event loop: `acp_server.first_line`)."""
+        self.client = initialized.client
         if self.client.cancel_request:
             self.connection.peer_cancels = True
-        # Only a method the client can complete, and only while no key is found: Zed called the
-        # old no-op "API key from environment" method and stayed on its sign-in screen.
-        methods: list[AuthMethod] = []
-        if self.client.terminal_auth and not self.workspaces.credentials_found():
-            methods.append(login_method(sys.executable))
-        return initialize_result(self._version, methods)
 
     async def authenticate(
         self, request: AuthenticateRequest, context: RequestContext
@@ -331,16 +341,18 @@ class AcpServer:
     async def session_prompt(
         self, request: PromptRequest, context: RequestContext
     ) -> PromptResponse:
+        """Under its request's scope, which `$/cancel_request` cancels, and `session/cancel`
+        with the session's other prompts in flight; a prompt whose scope was cancelled is
+        answered `cancelled`, once the turn it started has ended (`PromptRun`)."""
+        from acp_server.live import PromptRun
+
         slot = self.table.slot(request["sessionId"])
-        live: LiveSession | None = None
-        with slot.cancellable() as waiting:
-            context.soft_cancel = waiting.cancel
-            live = await slot.session()
-        if waiting.cancel_called:
-            return {"stopReason": "cancelled"}
-        assert live is not None  # the wait was not cancelled, so it returned
-        context.soft_cancel = live.cancel
-        return {"stopReason": await live.prompt(request["prompt"])}
+        with slot.prompting(context.scope):  # before any await: a cancel read next finds it
+            prompt = PromptRun(slot.session, request["prompt"])
+            with context.scope:
+                await prompt.run()
+            return {"stopReason": await prompt.answer(cancelled=context.scope.cancel_called)}
 
     async def session_cancel(self, request: CancelNotification) -> None:
+        """Every prompt of the session in flight: their request scopes are cancelled."""
         self.table.cancel(request["sessionId"])

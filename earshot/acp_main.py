@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     )
     from agent.session import AgentSession
     from earshot.compose import Composition
-    from earshot.mcp_connections import Spawn
     from sessions import SessionStore
 
 
@@ -141,14 +140,13 @@ class EarshotWorkspace:
 class EarshotSessions:
     """`acp_server.ports.SessionMaker`: makes and reopens `AgentSession`s; MCP servers (the
     settings' and the editor's) are connected for every session, their long-lived tasks started
-    on the connection through `spawn`.
+    in the session's block (`SessionIO.tasks`).
 
     Cheap to make: the session store loads at first use, so the first `session/new` is answered
     (`reserve`) before anything else has loaded."""
 
-    def __init__(self, workspaces: EarshotWorkspaces, spawn: Spawn | None = None) -> None:
+    def __init__(self, workspaces: EarshotWorkspaces) -> None:
         self._workspaces = workspaces
-        self._spawn = spawn
         self._store: SessionStore | None = None
 
     @property
@@ -166,7 +164,7 @@ class EarshotSessions:
         from sessions.reserve import reserve
 
         session_id = new_id()
-        # The cwd as `agent.session.agent_session.create_session` records it (resolved), so the
+        # The cwd as `agent.session.creation.create_session` records it (resolved), so the
         # build adopts this file rather than refusing the id.
         try:
             reserve(
@@ -214,7 +212,7 @@ class EarshotSessions:
             # A new session's are started after its warm-up (`tool_arrivals.begin()`), so that
             # the MCP SDK's import does not delay what its first prompt needs.
             start_mcp=not opening.new,
-            spawn=io.spawn or self._spawn,
+            tasks=io.tasks,
             files=io.files,
             processes=io.processes,
             interaction=io.interaction,
@@ -326,14 +324,17 @@ class EarshotProviders:
         self._workspaces.refresh(cwd)
 
 
-def earshot_ports(spawn: Spawn | None = None, environ: Mapping[str, str] | None = None) -> Ports:
+def earshot_ports(environ: Mapping[str, str] | None = None) -> Ports:
     """The server's ports, over one process environment (`environ`: the process's own)."""
+    return _ports(EarshotWorkspaces(dict(os.environ if environ is None else environ)))
+
+
+def _ports(workspaces: EarshotWorkspaces) -> Ports:
     from acp_server.ports import Ports
 
-    workspaces = EarshotWorkspaces(dict(os.environ if environ is None else environ))
     return Ports(
         workspaces=workspaces,
-        sessions=EarshotSessions(workspaces, spawn),
+        sessions=EarshotSessions(workspaces),
         providers=EarshotProviders(workspaces),
     )
 
@@ -364,7 +365,10 @@ def run_stdio() -> int:
     from acp_server.stdio import serve_stdio
     from earshot import __version__
 
-    return serve_stdio(ports=earshot_ports(), version=__version__)
+    # The workspaces alone before the `initialize` reply (the sign-in method asks whether a key
+    # is set); the rest of the ports, and the records they load, after it.
+    workspaces = EarshotWorkspaces(dict(os.environ))
+    return serve_stdio(workspaces=workspaces, ports=lambda: _ports(workspaces), version=__version__)
 
 
 def main() -> int:
