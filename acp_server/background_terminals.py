@@ -7,19 +7,25 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final, Protocol, cast
+from typing import TYPE_CHECKING, Final, Protocol
 
 import anyio
 
+from acp_server.answers import InvalidAnswer
 from acp_server.framing import RawObject as JsonObject
 from acp_server.outgoing import ClientError, ConnectionClosed
 from agent.local import READ_LIMIT, JobOutput
 
+if TYPE_CHECKING:
+    from acp_server.answers import ClientRequest
 
-class SessionChannel(Protocol):
-    """`acp_server.client_io.SessionChannel`: requests to the client for one session."""
 
-    async def request(self, method: str, params: JsonObject) -> Any: ...
+class TerminalChannel(Protocol):
+    """What a terminal asks of `acp_server.client_io.SessionChannel`: requests to the client for
+    one session."""
+
+    @property
+    def request(self) -> ClientRequest: ...
 
 
 _CLEANUP_SECONDS: Final = 5.0
@@ -30,7 +36,7 @@ _OVERLAP: Final = 256
 class TerminalCommand:
     """A command left running in an editor terminal (`agent.local.background.RunningCommand`)."""
 
-    def __init__(self, channel: SessionChannel, terminal_id: str) -> None:
+    def __init__(self, channel: TerminalChannel, terminal_id: str) -> None:
         self._channel = channel
         self.terminal_id: str | None = terminal_id
         self.pid: int | None = None
@@ -40,7 +46,7 @@ class TerminalCommand:
 
     @classmethod
     async def create(
-        cls, channel: SessionChannel, argv: Sequence[str], *, cwd: Path, output_limit: int
+        cls, channel: TerminalChannel, argv: Sequence[str], *, cwd: Path, output_limit: int
     ) -> TerminalCommand:
         params: JsonObject = {
             "command": argv[0],
@@ -48,33 +54,28 @@ class TerminalCommand:
             "cwd": str(cwd),
             "outputByteLimit": max(0, output_limit),
         }
-        created = await channel.request("terminal/create", params)
-        terminal_id = (
-            cast("dict[str, Any]", created).get("terminalId") if isinstance(created, dict) else None
-        )
-        if not isinstance(terminal_id, str):
-            raise OSError("the editor did not create a terminal")
-        return cls(channel, terminal_id)
+        try:
+            created = await channel.request("terminal/create", params)
+        except InvalidAnswer as exc:
+            raise OSError(f"the editor did not create a terminal: {exc.message}") from exc
+        return cls(channel, created["terminalId"])
 
     async def read(self) -> JobOutput:
         answer = await self._channel.request("terminal/output", self._ids)
-        fields = cast("dict[str, Any]", answer) if isinstance(answer, dict) else {}
-        output = str(fields.get("output", ""))
-        new, dropped = _new_part(self._seen, output, truncated=fields.get("truncated") is True)
+        output = answer["output"]
+        new, dropped = _new_part(self._seen, output, truncated=answer["truncated"])
         self._seen = output
         if len(new) > READ_LIMIT:
             dropped += len(new) - READ_LIMIT
             new = new[-READ_LIMIT:]
-        status: object = fields.get("exitStatus")
-        if not isinstance(status, dict):
+        status = answer.get("exitStatus")
+        if status is None:
             return JobOutput(text=new, running=True, dropped=dropped)
-        exit_status = cast("dict[str, Any]", status)
-        code, signal = exit_status.get("exitCode"), exit_status.get("signal")
         return JobOutput(
             text=new,
             running=False,
-            exit_code=code if type(code) is int else None,
-            signal=signal if isinstance(signal, str) else None,
+            exit_code=status.get("exitCode"),
+            signal=status.get("signal"),
             dropped=dropped,
         )
 

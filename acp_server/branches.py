@@ -6,7 +6,8 @@ header records the origin) and opens it with `session/resume`: the answer is `se
 (modes, config options), and `session/load` of the new id replays the copied history. Where the
 copy ends is, in `_meta.earshot`:
 - nothing: the whole current branch;
-- `beforeUserMessage: N`: just before the Nth user message of the branch (what `/fork N` does);
+- `beforeUserMessage: N`: just before the Nth user message of the branch, found as `/fork N`
+  finds it (`agent.history.fork_point`; before a first entry: an empty fork, nothing copied);
 - `upToMessageId: ID`: up to and including that message (a `messageId` the editor was shown:
   replayed user messages and assistant chunks carry their entry's id).
 
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
         ResumeSessionRequest,
         ResumeSessionResponse,
     )
+    from agent.history import ForkPoint
     from sessions import SessionStore, SessionSummary
 
 REWIND_START = "\n\n— Rewound. The conversation as it now stands: —\n\n"
@@ -56,32 +58,32 @@ async def session_fork(
     """`session/fork`: the copy is made on disk, then opened by the server's `session/resume`
     (`resume`: the same params, the fork's id), whose answer it is, with that id. The params
     are checked (as `session/resume`'s) before anything is copied."""
+    from agent.history import fork_session
+
     request = p.resume_session(params)
     source_id = request["sessionId"]
     # The copy is what is on disk: forking a session whose turn is still running copies it as
     # far as it got (calls without results are answered "interrupted" in the copy).
-    at_entry = await fork_point(store, source_id, params)
-    forked = await store.fork(source_id, at_entry=at_entry, retitle=True)
-    forked_id = forked.id
-    await forked.aclose()
+    forked_id = await fork_session(store, source_id, await _fork_point(store, source_id, params))
     answer = await resume({**request, "sessionId": forked_id}, context)
     return {"sessionId": forked_id, **cast("dict[str, JsonValue]", answer)}
 
 
-async def fork_point(store: SessionStore, source_id: str, params: RawObject) -> str | None:
-    """The entry the fork's copy ends at (None: the source's leaf), from `_meta.earshot`.
+async def _fork_point(store: SessionStore, source_id: str, params: RawObject) -> ForkPoint:
+    """Where the fork's copy ends, from `_meta.earshot` (`agent.history.fork_point`, as `/fork`
+    finds it).
 
     Raises:
         InvalidParams: the meta names no message of the source's branch.
         sessions.SessionNotFound: no such source.
     """
-    from agent.history import user_messages
+    from agent.history import ForkPoint, fork_point, user_messages
 
     meta = _earshot_meta(params)
     number = meta.get("beforeUserMessage")
     message_id = meta.get("upToMessageId")
     if number is None and message_id is None:
-        return None
+        return fork_point(None)
     source = await store.open(source_id, claim=False)
     try:
         entries = source.path_entries()
@@ -96,12 +98,7 @@ async def fork_point(store: SessionStore, source_id: str, params: RawObject) -> 
                 "_meta.earshot.beforeUserMessage",
                 f"invalid params: the branch has {len(messages)} user message(s)",
             )
-        before = messages[number - 1].before
-        if before is None:
-            raise InvalidParams(
-                "_meta.earshot.beforeUserMessage", "invalid params: nothing comes before it"
-            )
-        return before
+        return fork_point(messages[number - 1])
     if isinstance(message_id, str):  # as a rewound replay showed it (`renamed`)
         message_id = re.sub(rf"{re.escape(REWOUND_ID_MARK)}\d+$", "", message_id)
     if not isinstance(message_id, str) or all(entry.id != message_id for entry in entries):
@@ -109,7 +106,7 @@ async def fork_point(store: SessionStore, source_id: str, params: RawObject) -> 
             "_meta.earshot.upToMessageId",
             f"invalid params: no message {shown(message_id)} on the source's branch",
         )
-    return message_id
+    return ForkPoint(last=message_id)
 
 
 def list_filter(request: ListSessionsRequest) -> tuple[bool, str | None]:

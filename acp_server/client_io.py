@@ -15,10 +15,11 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
+from acp_server.answers import InvalidAnswer
 from acp_server.background_terminals import TerminalCommand
 from acp_server.capabilities import ClientCapabilities, ClientLearned
 from acp_server.editor_files import read_through_editor, write_through_editor
@@ -43,7 +44,12 @@ from agent.files import Expected
 from agent.protected_paths import data_dir
 
 if TYPE_CHECKING:
-    from acp_server.protocol.client import CreateTerminalRequest
+    from acp_server.answers import ClientRequest
+    from acp_server.protocol.client import (
+        CreateTerminalRequest,
+        RequestPermissionResponse,
+        TerminalExitStatus,
+    )
     from acp_server.protocol.client import PermissionOption as WireOption
     from acp_server.protocol.elicitation import ElicitationPropertySchema
     from acp_server.protocol.prompt import SessionUpdate
@@ -119,9 +125,14 @@ class SessionChannel:
             ):
                 await self.request("terminal/release", {"terminalId": terminal_id})
 
-    async def request(self, method: str, params: Message) -> object:
-        """Ask the client (`sessionId` added); the answer as it came, for the caller to read."""
-        return await self.connection.request(method, {"sessionId": self.session_id, **params})
+    @property
+    def request(self) -> ClientRequest:
+        """Ask the client (`sessionId` added); the answer in its method's shape
+        (`Connection.request`)."""
+        return self._request
+
+    async def _request(self, method: str, params: Message) -> Any:
+        return await self.connection.send_request(method, {"sessionId": self.session_id, **params})
 
 
 # ----------------------------------------------------------------------------- interaction
@@ -135,18 +146,14 @@ def _items(value: object) -> list[dict[str, object]]:
 
 
 def _fields(value: object) -> dict[str, object]:
-    """An answer's members (an answer of another shape has none: the client is not trusted to
-    answer in shape)."""
+    """An update's members (one of another shape has none)."""
     return cast("dict[str, object]", value) if isinstance(value, dict) else {}
 
 
-def _selected(result: object) -> str | None:
-    """The chosen option id, or None for a cancelled (or unreadable) outcome."""
-    outcome_fields = _fields(_fields(result).get("outcome"))
-    if outcome_fields.get("outcome") != "selected":
-        return None
-    option_id = outcome_fields.get("optionId")
-    return option_id if isinstance(option_id, str) else None
+def _selected(result: RequestPermissionResponse) -> str | None:
+    """The chosen option id, or None for a cancelled outcome."""
+    outcome = result["outcome"]
+    return outcome["optionId"] if outcome["outcome"] == "selected" else None
 
 
 class AcpInteraction:
@@ -165,7 +172,7 @@ class AcpInteraction:
         params = permission_request(channel.translator, prompt)
         try:
             result = await channel.request("session/request_permission", params)
-        except ConnectionClosed:
+        except (ConnectionClosed, InvalidAnswer):  # an answer that is none: nobody chose
             return PermissionAnswer(option_id=None)
         except ClientError:
             return PermissionAnswer(option_id=_fallback_reject(prompt.options))
@@ -219,11 +226,15 @@ class AcpInteraction:
             "toolCallId": question.call_id,
             "requestedSchema": {"type": "object", "properties": properties, "required": required},
         }
-        result = await self.channel.request("elicitation/create", params)
-        response = _fields(result)
-        if response.get("action") != "accept":
+        try:
+            result = await self.channel.request("elicitation/create", params)
+        except InvalidAnswer:  # an answer, not a refusal of the method: nothing was said
             return QuestionAnswer(declined=True)
-        values = _fields(response.get("content"))
+        match result:
+            case {"action": "accept", "content": dict() as values}:
+                pass
+            case _:
+                return QuestionAnswer(declined=True)
         answers: list[str] = []
         other = values.get("other")
         if isinstance(other, str) and other.strip():
@@ -232,7 +243,7 @@ class AcpInteraction:
         if isinstance(picked, str) and picked:
             answers.append(picked)
         elif isinstance(picked, list):
-            answers.extend(str(item) for item in cast("list[object]", picked))
+            answers.extend(picked)
         if not answers:
             return QuestionAnswer(declined=True)
         return QuestionAnswer(answers=tuple(answers))
@@ -296,8 +307,7 @@ class AcpFiles:
                 result = await self.channel.request("fs/read_text_file", {"path": str(path)})
             except ClientError:
                 return None
-            content = _fields(result).get("content")
-            return content if isinstance(content, str) else None
+            return result["content"]
 
         return await read_through_editor(root, path, expected, ask)
 
@@ -455,10 +465,11 @@ class AcpProcesses:
         }
         if env:
             params["env"] = [{"name": name, "value": value} for name, value in env.items()]
-        created = await self.channel.request("terminal/create", params)
-        terminal_id = _fields(created).get("terminalId")
-        if not isinstance(terminal_id, str):
-            raise OSError("the editor did not create a terminal")
+        try:
+            created = await self.channel.request("terminal/create", params)
+        except InvalidAnswer as exc:
+            raise OSError(f"the editor did not create a terminal: {exc.message}") from exc
+        terminal_id = created["terminalId"]
         ended = False
         try:
             result = await self._follow(terminal_id, timeout, on_terminal)
@@ -477,7 +488,7 @@ class AcpProcesses:
         ids: Message = {"terminalId": terminal_id}
         if on_terminal is not None:
             await on_terminal(terminal_id)
-        status: object = None
+        status: TerminalExitStatus | None = None
         try:
             with anyio.move_on_after(timeout) as deadline:
                 status = await self.channel.request("terminal/wait_for_exit", ids)
@@ -493,18 +504,14 @@ class AcpProcesses:
         if timed_out:
             await self.channel.request("terminal/kill", ids)
         output = await self.channel.request("terminal/output", ids)
-        output_fields = _fields(output)
-        exit_fields: object = output_fields.get("exitStatus")
+        exit_status = output.get("exitStatus") or {}
         if not timed_out and status is not None:
-            exit_fields = status
-        exit_status = _fields(exit_fields)
-        exit_code = exit_status.get("exitCode")
-        signal = exit_status.get("signal")
+            exit_status = status
         return ProcessResult(
-            exit_code=None if timed_out or type(exit_code) is not int else exit_code,
-            output=str(output_fields.get("output", "")),
-            truncated=output_fields.get("truncated") is True,
+            exit_code=None if timed_out else exit_status.get("exitCode"),
+            output=output["output"],
+            truncated=output["truncated"],
             timed_out=timed_out,
-            signal=signal if isinstance(signal, str) else None,
+            signal=exit_status.get("signal"),
             terminal_id=terminal_id,
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from acp_server.factory import SkillCommand
+from acp_server.ports import SkillCommand
 from agent.commands import BUILTIN_COMMANDS, BUILTIN_NAMES
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from agent.modes import MODES, Mode
 
 if TYPE_CHECKING:
-    from acp_server.factory import ModelChoice
+    from acp_server.ports import ModelChoice
     from acp_server.protocol.common import (
         SessionConfigOption,
         SessionConfigSelectGroup,

@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio.to_thread
@@ -40,13 +39,13 @@ from agent.files import (
     open_for_reading,
     read_descriptor,
 )
+from providers.records import MutableRecord
 
 _SNIFF_BYTES = 8192
 Chain = tuple[tuple[int, int, int, int], ...]
 
 
-@dataclass
-class _HeldFile:
+class _HeldFile(MutableRecord, kw_only=False):
     fd: int
     chain: Chain
     binary: bool

@@ -51,6 +51,7 @@ from acp_server.outgoing import ClientError, ConnectionClosed, OutgoingRequests
 
 if TYPE_CHECKING:
     from acp_server.first_line import ReadAhead
+    from acp_server.protocol.methods import ClientRequestSender
 
 __all__ = [
     "DEFAULT_LINE_LIMIT",
@@ -59,7 +60,7 @@ __all__ = [
     "Connection",
     "ConnectionClosed",
     "ErrorMapper",
-    "Logger",
+    "LogSink",
     "NotificationHandler",
     "RequestContext",
     "RequestHandler",
@@ -96,7 +97,7 @@ NotificationHandler: TypeAlias = Callable[[RawObject], Awaitable[None]]
 ErrorMapper: TypeAlias = Callable[[Exception], "RpcError | None"]
 
 
-class Logger(Protocol):
+class LogSink(Protocol):
     """Where the server logs (`acp_server.log.log`); a `debug` event is dropped unless debug
     logging is on."""
 
@@ -153,7 +154,7 @@ class Connection:
         notifications: Mapping[str, NotificationHandler],
         error_mapper: ErrorMapper | None = None,
         on_input_closed: Callable[[], None] | None = None,
-        log: Logger = _no_log,
+        log: LogSink = _no_log,
         line_limit: int = DEFAULT_LINE_LIMIT,
         input_unit: InputUnit = "line",
         ahead: ReadAhead | None = None,
@@ -387,25 +388,40 @@ class Connection:
         """Send a notification."""
         await self._write({"jsonrpc": "2.0", "method": method, "params": params})
 
-    async def request(self, method: str, params: Message) -> object:
-        """Send a request and wait for its result.
+    @property
+    def request(self) -> ClientRequestSender:
+        """Send a request and wait for its result, in its method's shape (checked at this
+        boundary: `acp_server.answers`).
 
         Cancelling the caller forgets the request and tells the peer with `$/cancel_request`
         when it takes that (`peer_cancels`); one that does not answers the request later, and
         the answer is dropped as one to a request we no longer have.
 
         Raises:
-            ClientError: the peer answered with an error.
+            ClientError: the peer answered with an error, or with an answer that does not have
+                the method's shape (`InvalidAnswer`).
             ConnectionClosed: the input ended first.
         """
+        return self.send_request
+
+    async def send_request(self, method: str, params: Message) -> Any:
+        """`request`, for a method that is only known at run time (the answer still checked
+        for its shape when the method is one of ACP's)."""
         request_id = self._outgoing.open(method)
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         try:
             await self._write(message)
-            return await self._outgoing.wait(request_id)
+            result = await self._outgoing.wait(request_id)
         except anyio.get_cancelled_exc_class():
             self._outgoing.forget(request_id)
             if self.peer_cancels and not self._outgoing.closed:
                 with anyio.CancelScope(shield=True):
                     await self.notify("$/cancel_request", {"requestId": request_id})
+            raise
+        from acp_server.answers import InvalidAnswer, checked  # not on the `initialize` path
+
+        try:
+            return checked(method, result)
+        except InvalidAnswer as exc:
+            self._log("an answer did not validate", {"method": method, "where": exc.where})
             raise

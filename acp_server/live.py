@@ -32,7 +32,6 @@ import anyio.lowlevel
 from acp_server.client_io import SessionChannel
 from acp_server.commands import CommandList, taken_names
 from acp_server.content import prompt_parts
-from acp_server.factory import SessionFactory, SkillCommand
 from acp_server.pickers import SessionPickers
 from acp_server.updates import UpdateTranslator, message_chunk
 from agent.backends import FileBackend
@@ -49,10 +48,10 @@ from agent.events import (
 )
 
 if TYPE_CHECKING:
+    from acp_server.ports import OpenedSession, Workspace
     from acp_server.protocol.common import ContentBlock
     from acp_server.protocol.prompt import SessionUpdate
     from acp_server.protocol.prompt import StopReason as WireStopReason
-    from agent.session import AgentSession
     from agent.tasks import SessionTasks
 
 CLOSE_WAIT_SECONDS = 4.0
@@ -149,22 +148,23 @@ class LiveSession:
     def __init__(
         self,
         *,
-        agent: AgentSession,
+        opened: OpenedSession,
         channel: SessionChannel,
-        factory: SessionFactory,
+        workspace: Workspace,
         files: FileBackend,
-        skills: Sequence[SkillCommand],
         tasks: SessionTasks,
     ) -> None:
+        agent = opened.agent
+        self.opened = opened
+        """What the composition root opened (the agent, the skills, the warm-up)."""
         self.agent = agent
         self.tasks = tasks
         """The session's block: what runs beside its turns (`acp_server.opening`)."""
         self.channel = channel
-        self.factory = factory
         self.files = files
-        self.skills = tuple(skills)
+        self.skills = tuple(opened.skills)
         self._command_list = CommandList()
-        self.pickers = SessionPickers(agent=agent, channel=channel, factory=factory)
+        self.pickers = SessionPickers(agent=agent, channel=channel, workspace=workspace)
         self.running: RunningTurn | None = None
         self.closed = False
         self.rewinds = 0

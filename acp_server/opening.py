@@ -2,11 +2,12 @@
 `session/resume` (built, then answered), and what follows an open: the slash commands, the model
 list refresh and the warm-up of what the first prompt needs.
 
-`session/new` is answered from `SessionFactory.defaults` (the settings, the credentials, the
-catalog) with an id whose file `SessionFactory.reserve` put on disk (another process can load it
-at once); the session is then built as a task on the event loop, *opening* in the session table
-until then. Once open, what its first prompt needs is loaded in a worker thread (the model's SDK
-and client, the tool modules: `_warm_up` says why).
+`session/new` is answered from the directory's `Workspace` (`Workspaces.open`: the settings read
+again, the credentials, the catalog) with an id whose file `SessionMaker.reserve` put on disk
+(another process can load it at once); the session is then built as a task on the event loop
+(`SessionMaker.open`: the agent, its skills and its warm-up in one answer), *opening* in the
+session table until then. Once open, what its first prompt needs is loaded in a worker thread
+(the model's SDK and client, the tool modules: `_warm_up` says why).
 
 Every session lives in its own block (`agent.tasks.SessionTasks`), which its host task holds
 (`_host`, run by the session table while the connection is served): the build happens in it,
@@ -29,10 +30,14 @@ from acp_server.session_table import SessionSlot
 
 if TYPE_CHECKING:
     from acp_server.capabilities import ClientCapabilities, ClientLearned
-    from acp_server.factory import SessionFactory, SessionIO
-    from acp_server.jsonrpc import Connection, Logger, RequestContext
+    from acp_server.jsonrpc import Connection, LogSink, RequestContext
     from acp_server.live import LiveSession
-    from acp_server.params import SessionSetup
+    from acp_server.params import OpeningParams
+    from acp_server.ports import (
+        SessionMaker,
+        Workspace,
+        Workspaces,
+    )
     from acp_server.protocol.sessions import (
         LoadSessionRequest,
         LoadSessionResponse,
@@ -42,7 +47,6 @@ if TYPE_CHECKING:
         ResumeSessionResponse,
     )
     from acp_server.session_table import SessionTable
-    from agent.session import AgentSession
     from agent.tasks import SessionTasks
 
 
@@ -50,7 +54,9 @@ class OpeningHost(Protocol):
     """What opening a session uses of the server (`acp_server.server.AcpServer`)."""
 
     @property
-    def factory(self) -> SessionFactory: ...
+    def workspaces(self) -> Workspaces: ...
+    @property
+    def sessions(self) -> SessionMaker: ...
     @property
     def client(self) -> ClientCapabilities: ...
     @property
@@ -58,7 +64,7 @@ class OpeningHost(Protocol):
     @property
     def table(self) -> SessionTable: ...
     @property
-    def log(self) -> Logger: ...
+    def log(self) -> LogSink: ...
     @property
     def connection(self) -> Connection: ...
 
@@ -76,13 +82,14 @@ class SessionOpener:
         from acp_server.errors import AuthRequired
 
         setup = p.setup(request)
-        defaults = self.server.factory.defaults(setup.cwd)
+        workspace = self.server.workspaces.open(setup.cwd)
+        defaults = workspace.defaults
         if defaults.problem is not None:
             raise AuthRequired(defaults.problem)
-        session_id = self.server.factory.reserve(setup.cwd, setup.additional_directories)
+        session_id = self.server.sessions.reserve(setup.cwd, setup.additional_directories)
         slot = SessionSlot(session_id, setup)
         self.server.table.add(slot)
-        self.server.table.host(self._host_new, slot)
+        self.server.table.host(self._host_new, slot, workspace)
         state = ConfigState(
             mode=defaults.mode,
             model=defaults.model,
@@ -92,20 +99,10 @@ class SessionOpener:
         )
         return {"sessionId": session_id, **setup_result(state)}
 
-    async def _host_new(self, slot: SessionSlot) -> None:
+    async def _host_new(self, slot: SessionSlot, workspace: Workspace) -> None:
         """A `session/new` session's host: built after its answer; a build that never happens
         (failed, or the input closed first) lets go of its reserved file's writer lock."""
         started = time.perf_counter()
-        setup = slot.setup
-
-        async def make(io: SessionIO) -> AgentSession:
-            return await self.server.factory.create(
-                cwd=setup.cwd,
-                additional_directories=setup.additional_directories,
-                mcp_servers=setup.mcp_servers,
-                io=io,
-                session_id=slot.session_id,
-            )
 
         def opened(live: LiveSession, tasks: SessionTasks) -> None:
             elapsed = round((time.perf_counter() - started) * 1000, 1)
@@ -115,16 +112,17 @@ class SessionOpener:
             tasks.start_soon(self._after_new, live, tasks)
 
         try:
-            await self._host(slot, make, keep_failure=True, opened=opened)
+            await self._host(slot, workspace, new=True, keep_failure=True, opened=opened)
         finally:
             if slot.live is None:  # failed, or the input closed first
-                self.server.factory.release(slot.session_id, setup.cwd)
+                self.server.sessions.release(slot.session_id, slot.setup.cwd)
 
     async def _host(
         self,
         slot: SessionSlot,
-        make: Callable[[SessionIO], Awaitable[AgentSession]],
+        workspace: Workspace,
         *,
+        new: bool,
         keep_failure: bool,
         opened: Callable[[LiveSession, SessionTasks], None] | None = None,
         task_status: anyio.abc.TaskStatus[LiveSession | None] = anyio.TASK_STATUS_IGNORED,
@@ -136,7 +134,9 @@ class SessionOpener:
         with slot.hosted():
             async with SessionTasks() as tasks:
                 live = await self.server.table.build(
-                    slot, lambda: self._open(slot.setup, make, tasks), keep_failure=keep_failure
+                    slot,
+                    lambda: self._open(slot.setup, slot.session_id, workspace, tasks, new=new),
+                    keep_failure=keep_failure,
                 )
                 task_status.started(live)
                 if live is None:
@@ -173,8 +173,7 @@ class SessionOpener:
         touches nothing else of the session."""
         import anyio.to_thread
 
-        imports = self.server.factory.warm_up(live.agent)
-        await anyio.to_thread.run_sync(imports, abandon_on_cancel=True)
+        await anyio.to_thread.run_sync(live.opened.warm_up, abandon_on_cancel=True)
         # On the loop (the session's own state): its tools loaded and their specs built, which
         # the first model call would do. With the modules imported this takes milliseconds.
         try:
@@ -184,14 +183,17 @@ class SessionOpener:
 
     async def _open(
         self,
-        setup: SessionSetup,
-        make: Callable[[SessionIO], Awaitable[AgentSession]],
+        setup: OpeningParams,
+        session_id: str,
+        workspace: Workspace,
         tasks: SessionTasks,
+        *,
+        new: bool,
     ) -> LiveSession:
         from acp_server.client_io import AcpFiles, AcpInteraction, AcpProcesses, SessionChannel
-        from acp_server.factory import SessionIO
         from acp_server.live import LiveSession
         from acp_server.log import install
+        from acp_server.ports import Opening, SessionIO
         from agent.local import LocalFiles, LocalProcesses
 
         install()  # before the agent first logs: its loggers go where the server's do
@@ -204,16 +206,20 @@ class SessionOpener:
             interaction=AcpInteraction(channel),
             tasks=tasks,
         )
-        agent = await make(io)
-        channel.session_id = agent.id
-        files.roots = tuple(agent.roots) or files.roots
+        opened = await self.server.sessions.open(
+            Opening(
+                cwd=setup.cwd,
+                additional_directories=setup.additional_directories,
+                mcp_servers=setup.mcp_servers,
+                io=io,
+                session_id=session_id,
+                new=new,
+            )
+        )
+        channel.session_id = opened.agent.id
+        files.roots = tuple(opened.agent.roots) or files.roots
         return LiveSession(
-            agent=agent,
-            channel=channel,
-            factory=self.server.factory,
-            files=files,
-            skills=self.server.factory.skills(setup.cwd),
-            tasks=tasks,
+            opened=opened, channel=channel, workspace=workspace, files=files, tasks=tasks
         )
 
     async def _reopen(self, request: LoadSessionRequest | ResumeSessionRequest) -> LiveSession:
@@ -222,21 +228,11 @@ class SessionOpener:
         slot = self.server.table.get(session_id)
         if slot is not None and (slot.opening or slot.live is not None):
             return await slot.session()
-        self.server.factory.refresh(setup.cwd)
-
-        async def make(io: SessionIO) -> AgentSession:
-            return await self.server.factory.resume(
-                session_id,
-                cwd=setup.cwd,
-                additional_directories=setup.additional_directories,
-                mcp_servers=setup.mcp_servers,
-                io=io,
-            )
-
+        workspace = self.server.workspaces.open(setup.cwd)
         slot = SessionSlot(session_id, setup)
         self.server.table.add(slot)
         await self.server.table.host_until_built(
-            partial(self._host, slot, make, keep_failure=False)
+            partial(self._host, slot, workspace, new=False, keep_failure=False)
         )
         return await slot.session()
 

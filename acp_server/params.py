@@ -16,8 +16,8 @@ import os
 import stat
 from typing import TYPE_CHECKING, Literal, cast
 
-from acp_server.factory import McpRemoteServer, McpServerSpec, McpStdioServer
 from acp_server.framing import InvalidParams, RawObject, shown
+from acp_server.ports import McpRemoteServer, McpServerSpec, McpStdioServer
 from providers.records import Record
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ def authenticate(params: RawObject) -> AuthenticateRequest:
 # ------------------------------------------------------------------------------ sessions
 
 
-class SessionSetup(Record):
+class OpeningParams(Record):
     """Where a session works and what the editor connects it to (`session/new`, `session/load`,
     `session/resume`)."""
 
@@ -229,8 +229,9 @@ def resume_session(params: RawObject) -> ResumeSessionRequest:
     return request
 
 
-def setup(request: NewSessionRequest | LoadSessionRequest | ResumeSessionRequest) -> SessionSetup:
-    """The session's directories and MCP servers as the factory takes them."""
+def setup(request: NewSessionRequest | LoadSessionRequest | ResumeSessionRequest) -> OpeningParams:
+    """The session's directories and MCP servers as the composition root takes them
+    (`acp_server.ports.Opening`)."""
     servers: list[McpServerSpec] = []
     for server in request.get("mcpServers", []):
         if "type" in server:
@@ -252,7 +253,7 @@ def setup(request: NewSessionRequest | LoadSessionRequest | ResumeSessionRequest
             )
     from pathlib import Path  # off the `initialize` path (with its URL and IP address modules)
 
-    return SessionSetup(
+    return OpeningParams(
         cwd=Path(request["cwd"]),
         additional_directories=tuple(Path(p) for p in request.get("additionalDirectories", [])),
         mcp_servers=tuple(servers),

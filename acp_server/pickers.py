@@ -18,7 +18,7 @@ from acp_server.framing import InvalidParams, shown
 if TYPE_CHECKING:
     from acp_server.client_io import SessionChannel
     from acp_server.config import SetupResult
-    from acp_server.factory import SessionFactory
+    from acp_server.ports import Workspace
     from acp_server.protocol.common import SessionConfigOption
     from agent.backends import Mode
     from agent.session import AgentSession
@@ -28,11 +28,11 @@ class SessionPickers:
     """What the client's pickers show for one session, and changes made through them."""
 
     def __init__(
-        self, *, agent: AgentSession, channel: SessionChannel, factory: SessionFactory
+        self, *, agent: AgentSession, channel: SessionChannel, workspace: Workspace
     ) -> None:
         self.agent = agent
         self.channel = channel
-        self.factory = factory
+        self.workspace = workspace
 
     def state(self) -> ConfigState:
         info = self.agent.model_info
@@ -41,7 +41,7 @@ class SessionPickers:
             model=self.agent.model_name,
             effort=self.agent.reasoning_effort,
             reasoning=bool(info is not None and info.reasoning),
-            models=self.factory.available_models(self.agent.cwd),
+            models=self.workspace.models(),
         )
 
     def options(self) -> list[SessionConfigOption]:
@@ -51,13 +51,13 @@ class SessionPickers:
         return setup_result(self.state())
 
     async def refresh_models(self) -> bool:
-        """Ask the servers that list their own models (`SessionFactory.refresh_models`); True
-        when the picker changed.
+        """Ask the servers that list their own models (`Workspace.refresh_models`); True when
+        the picker changed.
 
         Raises:
             Exception: the refresh failed (nothing changed).
         """
-        return await self.factory.refresh_models(self.agent.cwd, self.agent.model_name)
+        return await self.workspace.refresh_models(self.agent.model_name)
 
     async def send_options(self) -> None:
         await self.channel.update(
@@ -107,10 +107,10 @@ class SessionPickers:
             InvalidParams: the picker does not offer `name`.
             AuthRequired: its provider has no credentials.
         """
-        known = {choice.name for choice in self.factory.available_models(self.agent.cwd)}
+        known = {choice.name for choice in self.workspace.models()}
         if name not in known and name != self.agent.model_name:
             raise InvalidParams("value", f"invalid params: unknown model {shown(name)}")
-        problem = self.factory.check_credentials(name, self.agent.cwd)
+        problem = self.workspace.check_credentials(name)
         if problem is not None:
             raise AuthRequired(problem)
         await self.agent.set_model(name, self.agent.reasoning_effort)

@@ -2,7 +2,8 @@
 (`schema.unstable.json`; advertised as `agentCapabilities.providers`).
 
 What they mean for earshot (which file is written, how a key in a header is kept) is the
-composition root's (`earshot.provider_admin`, behind `ProviderConfig`). Here: the params are
+composition root's (`earshot.provider_admin`, behind the `ProviderAdmin` port it gives the server,
+or not: then the methods are not found). Here: the params are
 checked, the answer shaped, and after a change every open session's model picker follows at once
 (`config_option_update`, after the models of a new OpenAI-compatible server were asked), without a
 restart. No header value is echoed in an answer or an error.
@@ -10,8 +11,8 @@ restart. No header value is echoed in an answer or an error.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from acp_server.framing import InvalidParams, RawObject, RpcError
 from acp_server.jsonrpc import RequestContext, RequestHandler
@@ -21,47 +22,27 @@ JsonObject = dict[str, Any]
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from acp_server.factory import SessionFactory
+    from acp_server.ports import ProviderAdmin, Workspaces
     from acp_server.session_table import SessionSlot
 
 PROVIDERS_CAPABILITY: JsonObject = {}
 """`agentCapabilities.providers`: `{}` says the provider methods are supported."""
 
 
-@runtime_checkable
-class ProviderConfig(Protocol):
-    """What a `SessionFactory` implements to offer the provider methods."""
-
-    def list_providers(self, cwd: Path) -> list[JsonObject]: ...
-
-    def set_provider(
-        self,
-        cwd: Path,
-        *,
-        provider_id: str,
-        api_type: str,
-        base_url: str,
-        headers: Mapping[str, str],
-    ) -> None:
-        """Raises: ValueError with a `field` attribute (the param at fault, or None)."""
-        ...
-
-    def disable_provider(self, cwd: Path, provider_id: str) -> None:
-        """Raises: ValueError with a `field` attribute (the param at fault, or None)."""
-        ...
-
-
 class ProviderMethods:
-    """The three handlers, over the server's factory and the connection's sessions (their
-    slots: a session answered but still being built counts too)."""
+    """The three handlers, over the root's `ProviderAdmin` (None: not found here), its
+    `Workspaces` (read again after a change) and the connection's sessions (their slots: a
+    session answered but still being built counts too)."""
 
     def __init__(
         self,
         *,
-        factory: Callable[[], SessionFactory],
+        admin: ProviderAdmin | None,
+        workspaces: Workspaces,
         slots: Callable[[], Sequence[SessionSlot]],
     ) -> None:
-        self._factory = factory
+        self._admin = admin
+        self._workspaces = workspaces
         self._slots = slots
 
     def handlers(self) -> dict[str, RequestHandler]:
@@ -71,11 +52,10 @@ class ProviderMethods:
             "providers/disable": self.disable,
         }
 
-    async def _config(self) -> ProviderConfig:
-        factory = self._factory()
-        if not isinstance(factory, ProviderConfig):
+    async def _config(self) -> ProviderAdmin:
+        if self._admin is None:
             raise RpcError(-32601, "method not found: providers are not configurable here")
-        return factory
+        return self._admin
 
     def _cwd(self) -> Path:
         """Whose settings: the first session's directory, else the process's."""
@@ -127,10 +107,9 @@ class ProviderMethods:
         """Every session's picker shows the providers as they now are. A session still being
         built (`session/new` is answered first) read the settings before this change: it is
         waited for, then refreshed like the others."""
-        factory = self._factory()
         slots = self._slots()
         for cwd in dict.fromkeys(slot.setup.cwd for slot in slots):
-            factory.refresh(cwd)
+            self._workspaces.open(cwd)  # its settings read again
         for slot in slots:
             await slot.settled()
             live = slot.live
@@ -156,4 +135,4 @@ def _invalid(error: ValueError) -> RpcError:
     return settings_error(error)  # the user settings file: -32001, naming it
 
 
-__all__ = ["PROVIDERS_CAPABILITY", "ProviderConfig", "ProviderMethods"]
+__all__ = ["PROVIDERS_CAPABILITY", "ProviderMethods"]

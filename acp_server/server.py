@@ -21,7 +21,7 @@ from acp_server.initialization import Initialized, answer, checked_params
 from acp_server.jsonrpc import (
     DEFAULT_LINE_LIMIT,
     Connection,
-    Logger,
+    LogSink,
     NotificationHandler,
     RequestContext,
     RequestHandler,
@@ -32,8 +32,8 @@ from acp_server.providers_methods import ProviderMethods
 from acp_server.session_table import SessionSlot, SessionTable
 
 if TYPE_CHECKING:
-    from acp_server.factory import SessionFactory
     from acp_server.first_line import FirstLine
+    from acp_server.ports import Ports
     from acp_server.protocol.connection import (
         AuthenticateRequest,
         AuthenticateResponse,
@@ -100,7 +100,7 @@ def _fork_handler(server: AcpServer) -> RequestHandler:
     async def handle(params: RawObject, context: RequestContext) -> Message:
         from acp_server.branches import session_fork
 
-        return await session_fork(server.factory.store, server.opener.resume, params, context)
+        return await session_fork(server.sessions.store, server.opener.resume, params, context)
 
     return handle
 
@@ -111,13 +111,15 @@ class AcpServer:
     def __init__(
         self,
         *,
-        factory: SessionFactory,
+        ports: Ports,
         version: str,
-        log: Logger = _no_log,
+        log: LogSink = _no_log,
         limits: ServerLimits | None = None,
         input_unit: InputUnit = "line",
     ) -> None:
-        self.factory = factory
+        self.workspaces = ports.workspaces
+        self.sessions = ports.sessions
+        self._providers = ports.providers
         self.signalled: int | None = None
         """The signal that ended serving (`serve(close_on_signals=True)`), if one did."""
         self._input_unit: InputUnit = input_unit
@@ -149,8 +151,7 @@ class AcpServer:
             ),
             "session/prompt": answers_cancellation(_typed(p.prompt, self.session_prompt)),
             **ProviderMethods(
-                factory=lambda: self.factory,
-                slots=self.table.slots,
+                admin=self._providers, workspaces=self.workspaces, slots=self.table.slots
             ).handlers(),
             "session/fork": _fork_handler(self),
         }
@@ -207,7 +208,7 @@ class AcpServer:
                     unbuilt = [slot for slot in self.table.slots() if slot.live is None]
         finally:
             for slot in unbuilt:  # its build never ran, or was cut short
-                self.factory.release(slot.session_id, slot.setup.cwd)
+                self.sessions.release(slot.session_id, slot.setup.cwd)
 
     async def _serve_until_signalled(self, connection: Connection) -> None:
         import signal
@@ -242,7 +243,7 @@ class AcpServer:
         self, request: InitializeRequest, context: RequestContext
     ) -> InitializeResponse:
         initialized = answer(
-            request, version=self._version, credentials_found=self.factory.credentials_found
+            request, version=self._version, credentials_found=self.workspaces.credentials_found
         )
         self.adopt(initialized)
         return initialized.result
@@ -277,7 +278,7 @@ class AcpServer:
         cwd = request.get("cwd")
         children, parent_id = list_filter(request)
         try:
-            page = self.factory.store.list(
+            page = self.sessions.store.list(
                 Path(cwd) if cwd is not None else None,
                 cursor=request.get("cursor"),
                 limit=self._limits.list_page,
@@ -311,7 +312,7 @@ class AcpServer:
         self, request: DeleteSessionRequest, context: RequestContext
     ) -> DeleteSessionResponse:
         await self.table.close(request["sessionId"])
-        await self.factory.store.delete(request["sessionId"])
+        await self.sessions.store.delete(request["sessionId"])
         return {}
 
     # --------------------------------------------------------------- one open session

@@ -5,7 +5,7 @@ while the connection is served (`hosting`): the host builds the session, keeps t
 as long as the session lives, and leaves it when the session is closed, which ends what runs in
 it (`acp_server.opening` writes the host). A slot exists from the moment the client knows the
 session's id. `session/new` is answered from
-the settings and the catalog (`SessionFactory.defaults`) and its session is built after the
+the settings and the catalog (`Workspace.defaults`) and its session is built after the
 answer, as a task on the event loop; `session/load` and `session/resume` build theirs before
 answering. Either way the session is *opening* until its build ends, and every handler reaches a
 session the same way, `await table.session(id)` (or `slot.session()`): it waits while the session
@@ -29,9 +29,9 @@ import anyio
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-    from acp_server.jsonrpc import Logger
+    from acp_server.jsonrpc import LogSink
     from acp_server.live import LiveSession
-    from acp_server.params import SessionSetup
+    from acp_server.params import OpeningParams
 
 CLOSE_SECONDS = 2.0
 """How long closing every session at the end may take (each flushes its file)."""
@@ -53,7 +53,7 @@ class SessionSlot:
         "setup",
     )
 
-    def __init__(self, session_id: str, setup: SessionSetup) -> None:
+    def __init__(self, session_id: str, setup: OpeningParams) -> None:
         self.session_id = session_id
         self.setup = setup
         self.live: LiveSession | None = None
@@ -143,7 +143,7 @@ class SessionSlot:
 class SessionTable:
     """Session id -> `SessionSlot`, for one connection."""
 
-    def __init__(self, log: Logger) -> None:
+    def __init__(self, log: LogSink) -> None:
         self._slots: dict[str, SessionSlot] = {}
         self._log = log
         self._hosts: TaskGroup | None = None

@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING
 from acp_server.interrupt import INTERRUPTED, exit_on_interrupt, run_interruptible
 
 if TYPE_CHECKING:
-    from acp_server.factory import SessionFactory
+    from collections.abc import Callable
+
+    from acp_server.ports import Ports, Workspaces
 
 BANNER = (
     "earshot {version}: a coding agent speaking the Agent Client Protocol (JSON-RPC 2.0, one "
@@ -42,9 +44,11 @@ def protect_stdout() -> int:
     return wire
 
 
-def serve_stdio(*, factory: SessionFactory, version: str) -> int:
+def serve_stdio(*, workspaces: Workspaces, ports: Callable[[], Ports], version: str) -> int:
     """Serve until stdin closes and every request read is answered; then exit at once (no slow
-    interpreter teardown)."""
+    interpreter teardown). `workspaces` answers the first `initialize` (before the event loop:
+    cheap to make and to ask); `ports()`, made after it, serve the rest (`workspaces` among
+    them)."""
     exit_on_interrupt()
     # Until the event loop runs, the process only imports (the handshake, then asyncio, anyio,
     # the transport): none of it garbage, and the ~40 cyclic collections meanwhile would only
@@ -61,13 +65,13 @@ def serve_stdio(*, factory: SessionFactory, version: str) -> int:
             0,
             output,
             version=version,
-            credentials_found=factory.credentials_found,
+            credentials_found=workspaces.credentials_found,
             bound=first_line_bound(os.environ),
         )
         from acp_server.log import log
         from acp_server.server import AcpServer
 
-        server = AcpServer(factory=factory, version=version, log=log)
+        server = AcpServer(ports=ports(), version=version, log=log)
 
         async def serve() -> None:
             gc.enable()

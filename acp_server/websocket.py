@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from websockets.asyncio.server import ServerConnection
     from websockets.http11 import Request, Response
 
-    from acp_server.factory import SessionFactory
+    from acp_server.ports import Ports
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 MAX_MESSAGE_BYTES = 50 * 1024 * 1024
@@ -85,13 +85,13 @@ def token_matches(expected: str, request: Request) -> bool:
 async def serve_websocket(
     options: ServeOptions,
     *,
-    factory: Callable[[], SessionFactory],
+    ports: Callable[[], Ports],
     version: str,
     on_listening: Callable[[str, int], None],
     on_closed: Callable[[], None] | None = None,
 ) -> None:
-    """Accept WebSocket clients until cancelled; each one an ACP connection of its own with a
-    session factory of its own (as a process started by an editor would have). `on_closed`
+    """Accept WebSocket clients until cancelled; each one an ACP connection of its own with
+    ports of its own (`ports()`: as a process started by an editor would have). `on_closed`
     runs after a connection's server has stopped (its sessions closed)."""
     from websockets.asyncio.server import serve
 
@@ -105,7 +105,7 @@ async def serve_websocket(
 
     async def handle(connection: ServerConnection) -> None:
         try:
-            await serve_connection(connection, factory=factory(), version=version)
+            await serve_connection(connection, ports=ports(), version=version)
         finally:
             if on_closed is not None:
                 on_closed()
@@ -125,15 +125,13 @@ async def serve_websocket(
         await anyio.sleep_forever()
 
 
-async def serve_connection(
-    connection: ServerConnection, *, factory: SessionFactory, version: str
-) -> None:
+async def serve_connection(connection: ServerConnection, *, ports: Ports, version: str) -> None:
     """One ACP connection over one WebSocket, until the client closes it and every request read
     is answered."""
     from acp_server.server import AcpServer
 
     server_end, client_end = socket.socketpair()
-    server = AcpServer(factory=factory, version=version, log=log, input_unit="message")
+    server = AcpServer(ports=ports, version=version, log=log, input_unit="message")
     stream = await SocketStream.from_socket(client_end)
     try:
         async with anyio.create_task_group() as tasks:

@@ -30,8 +30,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from providers.records import Record
 
 PROTECTED_DIR_NAMES = frozenset({".git", ".earshot"})
 """A path component with one of these names (in any case: `.Git` is `.git` on macOS), inside a
@@ -239,8 +240,7 @@ def _git_pointer_target(dot_git: Path) -> Path | None:
     return _real(target)
 
 
-@dataclass(frozen=True)
-class ProtectedPaths:
+class ProtectedPaths(Record, kw_only=False):
     """The protected places for one session (all resolved, absolute)."""
 
     roots: tuple[Path, ...]

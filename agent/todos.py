@@ -12,10 +12,8 @@ from typing import Final
 
 from agent.events import TodoItem
 from providers.types import JsonValue, Message, ToolCallPart
-from sessions import Entry, ExtensionEntry
+from sessions import Entry, ExtensionEntry, extensions
 
-TODOS_EXTENSION: Final = "plan"
-"""The `ExtensionEntry` holding the latest list (the name transcripts have always used)."""
 TODO_TOOL: Final = "todo"
 
 _STATUSES: Final = ("pending", "in_progress", "completed")
@@ -51,7 +49,7 @@ def todos_from_json(data: object) -> tuple[TodoItem, ...]:
 def latest_todos(entries: Sequence[Entry]) -> tuple[TodoItem, ...]:
     """The list as the latest todos entry in `entries` (a session's current path) left it."""
     for entry in reversed(entries):
-        if isinstance(entry, ExtensionEntry) and entry.name == TODOS_EXTENSION:
+        if isinstance(entry, ExtensionEntry) and entry.name == extensions.TODOS:
             return todos_from_json(entry.data)
     return ()
 

@@ -29,7 +29,7 @@ import anyio
 from agent.backends import DenyingInteraction
 from agent.local import LocalFiles, LocalProcesses
 from agent.permissions import PermissionGate, PermissionRules
-from agent.tools import READ_DENIED, READ_DENY_GLOBS, ReadTracker, ScopeContract, builtin_tools
+from agent.tools import ReadTracker, ScopeContract, ToolServices, builtin_tools
 from agent.turn import Tooling
 from agent.turn.execution import BatchState, ToolExecutor
 from agent.turn.tool_calls import SchemaValidators, validate_call
@@ -67,10 +67,10 @@ class Runner:
                 scope=ScopeContract(),
                 reads=self.reads,
                 turn=turn,
-                services={
-                    READ_DENIED: self.gate.read_denied,
-                    READ_DENY_GLOBS: self.gate.read_deny_globs,
-                },
+                services=ToolServices(
+                    read_denied=self.gate.read_denied,
+                    read_deny_globs=self.gate.read_deny_globs,
+                ),
             )
             checked = validate_call(call, self.tools, self.validators, tooling.context, print)
 

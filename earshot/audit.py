@@ -24,7 +24,7 @@ from earshot.text_safety import terminal_safe
 from earshot.transcripts import (
     CallRecord,
     ParentRef,
-    Transcript,
+    TranscriptFile,
     as_list,
     as_object,
     inside,
@@ -121,7 +121,10 @@ def parse_since(text: str, *, now: datetime | None = None) -> str:
 
 
 def audit_rows(
-    transcripts: Sequence[Transcript], *, since: str | None = None, undone: set[str] | None = None
+    transcripts: Sequence[TranscriptFile],
+    *,
+    since: str | None = None,
+    undone: set[str] | None = None,
 ) -> list[AuditRow]:
     """The rows of every transcript, oldest first; `undone`: the snapshot ids of batches that
     were undone (`earshot.undo_reader`)."""
@@ -141,7 +144,7 @@ def audit_rows(
     return rows
 
 
-def _row(call: CallRecord, transcript: Transcript, roots: list[str]) -> AuditRow | None:
+def _row(call: CallRecord, transcript: TranscriptFile, roots: list[str]) -> AuditRow | None:
     kind = _kind(call.name)
     if kind == "other" and not call.decisions:
         return None

@@ -32,7 +32,7 @@ from typing import Any, Protocol, TextIO
 
 from agent.files import read_exact
 from earshot.text_safety import terminal_safe
-from earshot.transcripts import CallRecord, Transcript, resolve_in
+from earshot.transcripts import CallRecord, TranscriptFile, resolve_in
 from earshot.undo_reader import FileAt, SnapshotReader
 from sessions import UndoSnapshotEntry
 
@@ -106,7 +106,7 @@ def split_lines(text: str) -> list[str]:
 
 def blame_lines(
     target: Path,
-    transcripts: Sequence[Transcript],
+    transcripts: Sequence[TranscriptFile],
     current: str,
     *,
     readers: Mapping[str, Snapshots] | None = None,
@@ -145,7 +145,7 @@ def blame_lines(
 
 def _session_events(
     target: Path,
-    transcript: Transcript,
+    transcript: TranscriptFile,
     order: int,
     reader: Snapshots | None,
     contents: dict[str, FileAt],
@@ -286,7 +286,7 @@ async def run_blame(file: str, *, cwd: Path, as_json: bool, out: TextIO, err: Te
         err.write(f"earshot: cannot read {file}: {exc.strerror or exc}\n")
         return EXIT_FAILED
     current = data.decode("utf-8", errors="surrogateescape")
-    transcripts: list[Transcript] = []
+    transcripts: list[TranscriptFile] = []
     for directory in (target.parent, *target.parent.parents):
         transcripts.extend(await read_transcripts(directory, include_forks_once=False))
     transcripts.sort(key=lambda t: (t.header.created, t.id))

@@ -2,7 +2,7 @@
 `agent.session.creation.create_session` needs: the model factory, the catalog, the model name,
 and the MCP servers to connect.
 
-Shared by the ACP server's session factory (`earshot.acp_main`) and print mode, so both pick the
+Shared by the ACP server's session maker (`earshot.acp_main`) and print mode, so both pick the
 same model the same way:
 
     --model flag  >  EARSHOT_MODEL  >  settings `model`  >  the first provider with credentials
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from acp_server.factory import McpServerSpec
+    from acp_server.ports import McpServerSpec
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
     from agent.session import AgentSession
     from agent.settings import Settings

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from mcp import ClientSession
     from mcp.types import CallToolResult, Tool
 
-    from acp_server.factory import McpServerSpec
+    from acp_server.ports import McpServerSpec
     from agent.settings import Settings
 
 CALL_TIMEOUT_SECONDS = 600.0
@@ -131,7 +131,7 @@ def servers_from_settings(settings: Settings, cwd: Path) -> list[McpServer]:
 
 def servers_from_client(specs: Sequence[McpServerSpec], cwd: Path) -> list[McpServer]:
     """The MCP servers an ACP client sent with `session/new` (run in the session's cwd)."""
-    from acp_server.factory import McpRemoteServer
+    from acp_server.ports import McpRemoteServer
 
     servers: list[McpServer] = []
     for spec in specs:

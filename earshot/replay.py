@@ -19,12 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO
 
-from agent.history.replay import TURN_CANCELLED
 from earshot.audit import decided_by
 from earshot.text_safety import terminal_safe
 from earshot.transcripts import (
     CallRecord,
-    Transcript,
+    TranscriptFile,
     as_list,
     as_object,
     first_line,
@@ -41,6 +40,7 @@ from sessions import (
     TitleEntry,
     UndoSnapshotEntry,
     UnknownEntry,
+    extensions,
 )
 
 EXIT_OK = 0
@@ -65,13 +65,13 @@ class Item:
 
 @dataclass(slots=True, kw_only=True)
 class Replay:
-    transcript: Transcript
+    transcript: TranscriptFile
     items: list[Item] = field(default_factory=lambda: [])
     undone: set[str] = field(default_factory=lambda: set[str]())
     """Snapshot ids of the batches that were undone."""
 
 
-def build(transcript: Transcript, *, undone: set[str] | None = None) -> Replay:
+def build(transcript: TranscriptFile, *, undone: set[str] | None = None) -> Replay:
     """The items of `transcript`, in file order; `undone`: snapshot ids that were undone."""
     undone = undone or set()
     records = index_calls(transcript.id, transcript.entries)
@@ -215,16 +215,16 @@ def _extension(
 ) -> dict[str, Any] | None:
     """Plan changes and a subagent's calls become items; usage totals are returned."""
     data = entry.data
-    if entry.name == "usage" and isinstance(data, dict):
+    if entry.name == extensions.USAGE and isinstance(data, dict):
         return dict(data)
-    if entry.name == TURN_CANCELLED:
+    if entry.name == extensions.TURN_CANCELLED:
         items.append(
             Item(kind="note", note="cancelled", ts=entry.ts, text=f"turn {turn} was cancelled")
         )
-    if entry.name == "plan" and isinstance(data, list):
+    if entry.name == extensions.TODOS and isinstance(data, list):
         steps = [_plan_step(as_object(step)) for step in data if isinstance(step, dict)]
         items.append(Item(kind="note", note="plan", text="plan:\n" + "\n".join(steps)))
-    elif entry.name in ("permission", "tool_outcome") and isinstance(data, dict):
+    elif entry.name in (extensions.PERMISSION, extensions.TOOL_OUTCOME) and isinstance(data, dict):
         call_id = data.get("call_id")
         record = orphans.get(call_id) if isinstance(call_id, str) else None
         if record is not None and record.call_id not in shown_orphans:

@@ -50,7 +50,7 @@ def run_serve(*, host: str, port: int, token_file: str | None, err: TextIO = sys
     from acp_server.log import install
     from acp_server.websocket import LOOPBACK_HOSTS, ServeOptions, serve_websocket
     from earshot import __version__
-    from earshot.acp_main import EarshotFactory
+    from earshot.acp_main import earshot_ports
 
     try:
         token = read_token_file(Path(token_file)) if token_file else secrets.token_urlsafe(32)
@@ -78,7 +78,7 @@ def run_serve(*, host: str, port: int, token_file: str | None, err: TextIO = sys
     try:
         interrupted = run_interruptible(
             lambda: serve_websocket(
-                options, factory=EarshotFactory, version=__version__, on_listening=listening
+                options, ports=earshot_ports, version=__version__, on_listening=listening
             )
         )
     except OSError as exc:

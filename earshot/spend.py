@@ -15,11 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from earshot.transcripts import Transcript
-from sessions import ExtensionEntry
+from earshot.transcripts import TranscriptFile
+from sessions import ExtensionEntry, extensions
 
-USAGE_EXTENSION = "usage"
-"""`agent.context.usage.USAGE_EXTENSION` (not imported: the agent is not needed to read files)."""
 TOKEN_FIELDS = (
     "input_tokens",
     "cached_input_tokens",
@@ -90,7 +88,7 @@ def _totals(entry: ExtensionEntry) -> Spend | None:
 
 
 def session_spend(
-    transcript: Transcript, since: str | None = None, copied: frozenset[str] = frozenset()
+    transcript: TranscriptFile, since: str | None = None, copied: frozenset[str] = frozenset()
 ) -> Spend:
     """One session's spend, every branch of it (since `since`, an ISO timestamp prefix, when
     given). Each usage entry's totals continue those of the last one on its own path, so what
@@ -101,7 +99,7 @@ def session_spend(
     """The totals recorded last on the path to each entry."""
     for entry in transcript.entries:
         base = last.get(entry.parent_id) if entry.parent_id is not None else None
-        if not isinstance(entry, ExtensionEntry) or entry.name != USAGE_EXTENSION:
+        if not isinstance(entry, ExtensionEntry) or entry.name != extensions.USAGE:
             last[entry.id] = base
             continue
         totals = _totals(entry)
@@ -127,7 +125,7 @@ def _difference(totals: Spend, base: Spend | None) -> Spend:
     return Spend(tokens=tokens, cost_usd=cost)
 
 
-def total_spend(transcripts: Sequence[Transcript], since: str | None = None) -> Spend:
+def total_spend(transcripts: Sequence[TranscriptFile], since: str | None = None) -> Spend:
     """The top-level sessions' spend added up, oldest first (a subagent's is in its parent's;
     a fork's copied totals in its source's). `transcripts` with every entry (not deduped)."""
     total = Spend()

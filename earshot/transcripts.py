@@ -25,13 +25,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from providers.types import JsonValue, ToolCallPart, ToolResultPart
-from sessions import Entry, ExtensionEntry, Header, MessageEntry, UndoSnapshotEntry
-
-PERMISSION_EXTENSION = "permission"
-OUTCOME_EXTENSION = "tool_outcome"
-TOOL_UI_EXTENSION = "tool_ui"
-"""The extension entries of `agent.turn.audit_trail` and `agent.history.replay` (names repeated here
-so that reading a transcript does not load the agent)."""
+from sessions import Entry, ExtensionEntry, Header, MessageEntry, UndoSnapshotEntry, extensions
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +80,9 @@ class CallRecord:
 
 
 @dataclass(slots=True, kw_only=True)
-class Transcript:
+class TranscriptFile:
+    """A session file read back: its header and every entry of every branch."""
+
     header: Header
     path: Path
     entries: list[Entry]
@@ -161,14 +157,16 @@ def _attach(
     prompt: str,
 ) -> None:
     data = entry.data
-    if entry.name == TOOL_UI_EXTENSION:
+    if entry.name == extensions.TOOL_UI:
         shown = data.get("calls") if isinstance(data, dict) else None
         if isinstance(shown, dict):
             for call_id, ui in shown.items():
                 if call_id in calls and isinstance(ui, dict):
                     calls[call_id].ui = cast("dict[str, Any]", ui)
         return
-    if entry.name not in (PERMISSION_EXTENSION, OUTCOME_EXTENSION) or not isinstance(data, dict):
+    if entry.name not in (extensions.PERMISSION, extensions.TOOL_OUTCOME) or not isinstance(
+        data, dict
+    ):
         return
     call_id, tool = data.get("call_id"), data.get("tool")
     if not isinstance(call_id, str) or not isinstance(tool, str):
@@ -190,7 +188,7 @@ def _attach(
         )
         orphans[call_id] = record
     payload = {**cast("dict[str, Any]", data), "ts": entry.ts}
-    if entry.name == PERMISSION_EXTENSION:
+    if entry.name == extensions.PERMISSION:
         record.decisions.append(payload)
     else:
         record.outcome = payload
@@ -217,7 +215,7 @@ def first_line(text: str, limit: int = 80) -> str:
 
 async def read_transcripts(
     cwd: Path | None, *, root: Path | None = None, include_forks_once: bool = True
-) -> list[Transcript]:
+) -> list[TranscriptFile]:
     """The sessions of `cwd` (every directory's when None), oldest first; with
     `include_forks_once`, entries a fork copied from an earlier session are dropped (`dedupe`).
     Unreadable files are skipped."""
@@ -232,7 +230,7 @@ async def read_transcripts(
         cursor = page.next_cursor
         if cursor is None:
             break
-    transcripts: list[Transcript] = []
+    transcripts: list[TranscriptFile] = []
     for session_id in ids:
         transcript = await read_transcript(session_id, store=store)
         if transcript is not None:
@@ -241,7 +239,7 @@ async def read_transcripts(
     return dedupe(transcripts) if include_forks_once else transcripts
 
 
-async def read_transcript(session_id: str, *, store: Any = None) -> Transcript | None:
+async def read_transcript(session_id: str, *, store: Any = None) -> TranscriptFile | None:
     """One session by id (read-only), or None when it cannot be read."""
     from sessions import SessionNotFound, SessionStore, SessionUnreadable
 
@@ -251,7 +249,7 @@ async def read_transcript(session_id: str, *, store: Any = None) -> Transcript |
     except (SessionNotFound, SessionUnreadable, OSError):
         return None
     try:
-        return Transcript(
+        return TranscriptFile(
             header=session.header,
             path=session.path,
             entries=list(session.entries),
@@ -262,15 +260,15 @@ async def read_transcript(session_id: str, *, store: Any = None) -> Transcript |
         await session.aclose()
 
 
-def dedupe(transcripts: Iterable[Transcript]) -> list[Transcript]:
+def dedupe(transcripts: Iterable[TranscriptFile]) -> list[TranscriptFile]:
     """Each transcript with the entries an earlier one already holds (a fork's copy) left out."""
     seen: set[str] = set()
-    kept: list[Transcript] = []
+    kept: list[TranscriptFile] = []
     for transcript in transcripts:
         own = [entry for entry in transcript.entries if entry.id not in seen]
         seen.update(entry.id for entry in transcript.entries)
         kept.append(
-            Transcript(
+            TranscriptFile(
                 header=transcript.header,
                 path=transcript.path,
                 entries=own,

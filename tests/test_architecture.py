@@ -3,6 +3,7 @@ rooms of `agent/` (its subpackages) and what the wheel ships."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import tomllib
@@ -89,6 +90,54 @@ def test_every_room_has_a_face_and_says_what_it_owns() -> None:
         or not (ROOT / "agent" / room / "AGENTS.md").is_file()
     ]
     assert missing == []
+
+
+MAX_PORT_MEMBERS = 5
+PORTS = ROOT / "acp_server" / "ports.py"
+
+
+def _protocol_members(node: ast.ClassDef) -> list[str]:
+    """A Protocol's own members: its methods and properties (a property's setter is the same
+    member) and its annotated attributes."""
+    names: list[str] = []
+    for item in node.body:
+        match item:
+            case ast.FunctionDef(name=name) | ast.AsyncFunctionDef(name=name):
+                names.append(name)
+            case ast.AnnAssign(target=ast.Name(id=name)):
+                names.append(name)
+            case _:
+                pass
+    return sorted(set(names))
+
+
+def test_each_port_of_the_server_has_at_most_five_members() -> None:
+    """Issue 27: the server's seam is small ports (`Workspaces`, `Workspace`, `SessionMaker`,
+    `ProviderAdmin`), not one grab-bag protocol."""
+    tree = ast.parse(PORTS.read_text(encoding="utf-8"))
+    protocols = {
+        node.name: _protocol_members(node)
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+        and any(isinstance(base, ast.Name) and base.id == "Protocol" for base in node.bases)
+    }
+    assert {"Workspaces", "Workspace", "SessionMaker", "ProviderAdmin"} <= set(protocols)
+    too_big = {
+        name: members for name, members in protocols.items() if len(members) > MAX_PORT_MEMBERS
+    }
+    assert too_big == {}
+
+
+def test_no_port_is_discovered_at_run_time() -> None:
+    """What the root gives the server is declared (`acp_server.ports.Ports`), never found with
+    `isinstance` against a runtime-checkable protocol."""
+    found = sorted(
+        str(path.relative_to(ROOT))
+        for package in ("acp_server", "earshot")
+        for path in (ROOT / package).rglob("*.py")
+        if "runtime_checkable" in path.read_text(encoding="utf-8")
+    )
+    assert found == []
 
 
 def test_the_wheel_lists_every_package() -> None:

@@ -78,6 +78,45 @@ def _classes(tree: ast.AST) -> Iterator[ast.ClassDef]:
     yield from (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef))
 
 
+def test_distinct_types_have_distinct_names() -> None:
+    """No two public classes share a name (issue 27: `Transcript`, `SessionSetup` and
+    `MissingCredentials` each named two different things): a reader, a grep and an import
+    completion must find one type. The generated wire types (`acp_server/protocol/`) are
+    imported under other names where they meet the agent's."""
+    homes: dict[str, list[str]] = {}
+    for module in modules():
+        if module.name.startswith("acp_server.protocol"):
+            continue
+        for cls in _classes(module.tree):
+            if not cls.name.startswith("_"):
+                homes.setdefault(cls.name, []).append(_where(module))
+    assert {name: where for name, where in homes.items() if len(where) > 1} == {}
+
+
+def _is_dataclass_decorator(node: ast.expr) -> bool:
+    target = node.func if isinstance(node, ast.Call) else node
+    return (isinstance(target, ast.Name) and target.id == "dataclass") or (
+        isinstance(target, ast.Attribute) and target.attr == "dataclass"
+    )
+
+
+def test_every_stdlib_dataclass_has_slots() -> None:
+    """The rule (ARCHITECTURE.md, "Records and dataclasses"): a value class is a `Record` unless
+    it needs what only `@dataclass(slots=True)` gives; a dataclass without slots has no such
+    reason, and is a record instead."""
+    slotless: list[str] = []
+    for module in modules():
+        for cls in _classes(module.tree):
+            for decorator in cls.decorator_list:
+                if not _is_dataclass_decorator(decorator):
+                    continue
+                keywords = decorator.keywords if isinstance(decorator, ast.Call) else []
+                slots = [k.value for k in keywords if k.arg == "slots"]
+                if not (slots and isinstance(slots[0], ast.Constant) and slots[0].value is True):
+                    slotless.append(f"{_where(module)}:{cls.lineno} {cls.name}")
+    assert slotless == []
+
+
 def test_no_class_has_more_than_20_methods() -> None:
     big: dict[str, int] = {}
     for module in modules():

@@ -29,7 +29,7 @@ from agent.codeindex.files import StatEntry, list_files, stat_entry
 from agent.codeindex.graph import RepoGraph, build_graph, personalized, ranked_definitions
 from agent.codeindex.languages import Definition, language_for
 from agent.codeindex.render import fit_to_budget, render_map
-from agent.codeindex.store import Indexed, Record, Store, Summary
+from agent.codeindex.store import FileStamp, FileSummary, Indexed, Store
 from agent.codeindex.terms import identifier_terms, query_terms
 
 RACY_NS: Final = 2_000_000_000
@@ -83,8 +83,8 @@ class IndexEngine:
         self.root = root
         self.database = database
         self._store: Store | None = None
-        self._records: dict[str, Record] = {}
-        self._summaries: dict[str, Summary] = {}
+        self._records: dict[str, FileStamp] = {}
+        self._summaries: dict[str, FileSummary] = {}
         self._lock = threading.RLock()
         self._graph_lock = threading.Lock()
         self._graph: RepoGraph | None = None
@@ -177,13 +177,13 @@ class IndexEngine:
     def apply(self, extracted: Sequence[Extracted]) -> ChunkResult:
         """Store what `extract_paths` found (here or in a worker process)."""
         written: list[Indexed] = []
-        touched: list[tuple[str, Record]] = []
+        touched: list[tuple[str, FileStamp]] = []
         gone: list[str] = []
         for item in extracted:
             if item.stat is None:
                 gone.append(item.path)
             elif item.tags is None:
-                record = Record(
+                record = FileStamp(
                     item.stat.mtime_ns, item.stat.size, item.digest, item.checked_ns,
                     item.extractor,
                 )  # fmt: skip
@@ -203,11 +203,11 @@ class IndexEngine:
         self._forget(gone)
         with self._lock:
             for item in written:
-                self._records[item.path] = Record(
+                self._records[item.path] = FileStamp(
                     item.stat.mtime_ns, item.stat.size, item.digest, item.checked_ns,
                     item.extractor,
                 )  # fmt: skip
-                self._summaries[item.path] = Summary.of(
+                self._summaries[item.path] = FileSummary.of(
                     (definition.name for definition in item.tags.definitions),
                     item.tags.references,
                 )

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from agent.codeindex.store import Summary
+from agent.codeindex.store import FileSummary
 
 MAX_DEFINERS: Final = 25
 """A name defined in more files than this adds no edges."""
@@ -63,7 +63,7 @@ class RepoGraph:
     edge_count: int
 
 
-def build_graph(summaries: Mapping[str, Summary]) -> RepoGraph:
+def build_graph(summaries: Mapping[str, FileSummary]) -> RepoGraph:
     """The graph of the files in `summaries`, with its global rank."""
     paths = tuple(sorted(summaries))
     number = {path: index for index, path in enumerate(paths)}

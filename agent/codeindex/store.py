@@ -63,7 +63,7 @@ def digest(content: bytes) -> bytes:
 
 
 @dataclass(frozen=True, slots=True)
-class Record:
+class FileStamp:
     """How a file was when it was indexed."""
 
     mtime_ns: int
@@ -88,7 +88,7 @@ class Indexed:
 
 
 @dataclass(frozen=True, slots=True)
-class Summary:
+class FileSummary:
     """What the reference graph needs of a file: two tuples of interned strings rather than a
     dict, because 20,000 files hold millions of references and mostly the same names."""
 
@@ -99,7 +99,7 @@ class Summary:
     """How often each of `references` occurs."""
 
     @classmethod
-    def of(cls, names: Iterable[str], references: Mapping[str, int]) -> Summary:
+    def of(cls, names: Iterable[str], references: Mapping[str, int]) -> FileSummary:
         return cls(
             tuple(intern(name) for name in names),
             tuple(intern(name) for name in references),
@@ -132,18 +132,18 @@ class Store:
         with self._lock:
             self._db.close()
 
-    def records(self) -> dict[str, Record]:
+    def records(self) -> dict[str, FileStamp]:
         with self._lock:
             rows = self._db.execute(
                 "SELECT path, mtime_ns, size, digest, checked_ns, extractor FROM files"
             ).fetchall()
-        return {row[0]: Record(*row[1:]) for row in rows}
+        return {row[0]: FileStamp(*row[1:]) for row in rows}
 
-    def summaries(self) -> Iterator[tuple[str, Summary]]:
+    def summaries(self) -> Iterator[tuple[str, FileSummary]]:
         with self._lock:
             rows = self._db.execute("SELECT path, names, refs FROM files").fetchall()
         for path, names, refs in rows:
-            yield path, Summary.of(names.split(), orjson.loads(refs))
+            yield path, FileSummary.of(names.split(), orjson.loads(refs))
 
     def write(self, batch: Sequence[Indexed]) -> None:
         """Insert or replace files and their search rows, in one transaction."""

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Final
+
+import anyio
 
 from agent.context.caching import CacheSetting, CacheWarmth, PruneCheck, always
 from agent.context.compaction import (
@@ -114,6 +116,10 @@ class CompactionResult(Record):
             tokens_before=self.tokens_before,
             tokens_after=self.tokens_after,
         )
+
+
+_CANCELLED: Final = CompactionResult(ok=False, error="the compaction was cancelled")
+"""A manual compaction's result when it was cancelled before it had one."""
 
 
 class _Overhead(MutableRecord, kw_only=False):
@@ -317,10 +323,17 @@ class ContextShaper:
             self._learned[(ctx.model.provider_id, ctx.model.model_id)] = stated
 
     async def compact(
-        self, transcript: Transcript, ctx: ShapeContext, *, instructions: str | None = None
+        self,
+        transcript: Transcript,
+        ctx: ShapeContext,
+        *,
+        instructions: str | None = None,
+        settle: Callable[[], Awaitable[None]] | None = None,
     ) -> CompactionResult:
-        """Summarise the conversation now (the `/compact [instructions]` command). The caller
-        announces it (CompactionStarted/Finished); usage events go to `ctx.emit`."""
+        """Summarise the conversation now (the `/compact [instructions]` command), announced
+        as every compaction is (`_compact`); usage events go to `ctx.emit`. `settle` runs before
+        the compaction is announced finished, whatever happened (the session records what the
+        summary calls cost: no model call may follow to record it)."""
         history = transcript.history()
         shaped = self.shape(history, self.window(ctx))
         before = self.account.estimate(shaped, overhead=self._overhead_tokens(ctx))
@@ -332,6 +345,7 @@ class ContextShaper:
             manual=True,
             tokens_before=before,
             shaped=shaped,
+            settle=settle,
         )
 
     async def _compact(
@@ -345,30 +359,41 @@ class ContextShaper:
         tokens_before: int,
         drop_if_unsummarised: bool = False,
         shaped: Sequence[Message] | None = None,
+        settle: Callable[[], Awaitable[None]] | None = None,
     ) -> CompactionResult:
+        """The one place a compaction is announced (`CompactionStarted`, then
+        `CompactionFinished` with its result), manual or automatic. A manual one cancelled
+        (the user cancelled `/compact`) is still announced finished, as cancelled; an automatic
+        one ends with its turn, which says it was cancelled."""
         compaction_id = uuid.uuid4().hex
-        if not manual:
-            ctx.emit(CompactionStarted(compaction_id=compaction_id, manual=False))
+        ctx.emit(CompactionStarted(compaction_id=compaction_id, manual=manual))
+        announced: CompactionResult | None = _CANCELLED if manual else None
         try:
-            result = await self._summarise_and_record(
-                transcript,
-                history,
-                ctx,
-                instructions=instructions,
-                tokens_before=tokens_before,
-                drop_if_unsummarised=drop_if_unsummarised,
-                shaped=shaped,
-            )
-        except Exception as exc:
-            # Storage failing mid-compaction must not crash the turn: the request goes out
-            # uncompacted and the overflow path (or the user) takes it from there.
-            result = CompactionResult(
-                ok=False,
-                error=f"compaction failed: {type(exc).__name__}: {exc}",
-                tokens_before=tokens_before,
-            )
-        if not manual:
-            ctx.emit(result.finished(compaction_id))
+            try:
+                result = await self._summarise_and_record(
+                    transcript,
+                    history,
+                    ctx,
+                    instructions=instructions,
+                    tokens_before=tokens_before,
+                    drop_if_unsummarised=drop_if_unsummarised,
+                    shaped=shaped,
+                )
+            except Exception as exc:
+                # Storage failing mid-compaction must not crash the turn: the request goes out
+                # uncompacted and the overflow path (or the user) takes it from there.
+                result = CompactionResult(
+                    ok=False,
+                    error=f"compaction failed: {type(exc).__name__}: {exc}",
+                    tokens_before=tokens_before,
+                )
+            announced = result
+        finally:
+            if announced is not None:
+                with anyio.CancelScope(shield=True):
+                    if settle is not None:
+                        await settle()
+                    ctx.emit(announced.finished(compaction_id))
         return result
 
     async def _summarise_and_record(

@@ -11,16 +11,14 @@ shown as zero, because "free" and "we do not know" look the same on a status lin
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Protocol
 
 from agent.events import AgentEvent, UsageUpdated
 from providers.catalog import ModelInfo, cost_usd
+from providers.records import MutableRecord
 from providers.types import JsonValue, Usage
-from sessions import Entry, ExtensionEntry
-
-USAGE_EXTENSION = "usage"
-"""The `ExtensionEntry` name of the session totals a transcript keeps after each model call."""
+from sessions import Entry, ExtensionEntry, extensions
 
 _USAGE_FIELDS = tuple(f.name for f in fields(Usage))
 
@@ -35,8 +33,7 @@ def call_cost(info: ModelInfo | None, usage: Usage) -> float | None:
     return cost_usd(info, usage)
 
 
-@dataclass
-class UsageTracker:
+class UsageTracker(MutableRecord, kw_only=False):
     """A session's running totals; `record` turns each call into a `UsageUpdated` event.
 
     `model_info` is the current model's (it changes with `/model`), so each call is priced at the
@@ -82,13 +79,13 @@ class UsageTracker:
         data: dict[str, JsonValue] = {name: getattr(self.total, name) for name in _USAGE_FIELDS}
         data["cost_usd"] = self.cost_usd
         data["context_tokens"] = self.context_tokens
-        return ExtensionEntry(name=USAGE_EXTENSION, data=data)
+        return ExtensionEntry(name=extensions.USAGE, data=data)
 
     def restore(self, entries: Sequence[Entry]) -> None:
         """Take the totals of the latest usage entry in `entries` (a session's current path);
         nothing changes without one or when it is malformed."""
         for entry in reversed(entries):
-            if isinstance(entry, ExtensionEntry) and entry.name == USAGE_EXTENSION:
+            if isinstance(entry, ExtensionEntry) and entry.name == extensions.USAGE:
                 restored = _totals_from_json(entry.data)
                 if restored is not None:
                     self.total, self.cost_usd, self.context_tokens = restored

@@ -8,22 +8,27 @@ from agent import lazy_face
 if TYPE_CHECKING:
     from agent.history.branches import (
         Branches,
+        ForkPoint,
         UserMessage,
+        fork_point,
+        fork_session,
         listing,
         parse_number,
         shorten,
         user_messages,
     )
-    from agent.history.replay import SUBAGENT_LINK, replay_events
+    from agent.history.replay import replay_events
     from agent.history.session_transcript import SessionTranscript
     from agent.history.undo_batches import BatchUndo
 
 __all__ = [
-    "SUBAGENT_LINK",
     "BatchUndo",
     "Branches",
+    "ForkPoint",
     "SessionTranscript",
     "UserMessage",
+    "fork_point",
+    "fork_session",
     "listing",
     "parse_number",
     "replay_events",
@@ -37,13 +42,16 @@ if not TYPE_CHECKING:  # a checker reads the imports above, so an unknown name i
         {
             "branches": (
                 "Branches",
+                "ForkPoint",
                 "UserMessage",
+                "fork_point",
+                "fork_session",
                 "listing",
                 "parse_number",
                 "shorten",
                 "user_messages",
             ),
-            "replay": ("SUBAGENT_LINK", "replay_events"),
+            "replay": ("replay_events",),
             "session_transcript": ("SessionTranscript",),
             "undo_batches": ("BatchUndo",),
         },

@@ -59,6 +59,56 @@ def user_messages(entries: Sequence[Entry]) -> list[UserMessage]:
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class ForkPoint:
+    """Where a fork's copy of a branch ends."""
+
+    last: str | None
+    """The last entry copied; None: the branch's leaf (all of it), unless `empty`."""
+    empty: bool = False
+    """Nothing is copied: the point is before the branch's first entry."""
+
+
+def fork_point(message: UserMessage | None) -> ForkPoint:
+    """Just before `message` (None: the whole branch): the one place `/fork N` and ACP's
+    `session/fork` (`beforeUserMessage: N`) find where a fork ends. Before a message that is
+    the branch's first entry (a transcript that starts with the user's words) is an empty fork
+    that still records its origin, never the whole branch and never an error."""
+    if message is None:
+        return ForkPoint(last=None)
+    if message.before is None:
+        return ForkPoint(last=None, empty=True)
+    return ForkPoint(last=message.before)
+
+
+async def fork_session(store: SessionStore, source_id: str, point: ForkPoint) -> str:
+    """A new session holding the current branch of `source_id` up to `point` (read from its
+    file: a turn still running is copied as far as it got); returns its id. The source is not
+    changed.
+
+    Raises:
+        sessions.SessionNotFound: no such source.
+        sessions.SessionWriteFailed: the new file could not be written.
+    """
+    if point.empty:
+        source = await store.open(source_id, claim=False)
+        try:
+            cwd, directories = source.cwd, source.header.additional_directories
+        finally:
+            await source.aclose()
+        forked = await store.create(
+            cwd,
+            additional_directories=directories,
+            forked_from=ForkOrigin(session_id=source_id, entry_id=None),
+        )
+    else:
+        forked = await store.fork(source_id, at_entry=point.last, retitle=True)
+    try:
+        return forked.id
+    finally:
+        await forked.aclose()
+
+
 def snapshots_from(entries: Sequence[Entry], entry_id: str) -> list[UndoSnapshotEntry]:
     """The undo snapshots taken on the branch from `entry_id` on, oldest first: what the tool
     calls after that point changed."""
@@ -151,21 +201,6 @@ class Branches:
             RuntimeError: there is no session store here.
             sessions.SessionWriteFailed: the new file could not be written.
         """
-        store = self._store
-        if store is None:
+        if self._store is None:
             raise RuntimeError("forking needs a session store")
-        stored = self._transcript.stored
-        if message is not None and message.before is None:
-            # Before the very first entry: an empty session that still records its origin.
-            forked = await store.create(
-                stored.cwd,
-                additional_directories=stored.header.additional_directories,
-                forked_from=ForkOrigin(session_id=stored.id, entry_id=None),
-            )
-        else:
-            at = None if message is None else message.before
-            forked = await store.fork(stored.id, at_entry=at, retitle=True)
-        try:
-            return forked.id
-        finally:
-            await forked.aclose()
+        return await fork_session(self._store, self._transcript.stored.id, fork_point(message))

@@ -39,7 +39,7 @@ from agent.events import (
     ToolStatus,
     UserMessageAdded,
 )
-from agent.todos import TODOS_EXTENSION, todos_from_json
+from agent.todos import todos_from_json
 from agent.tools import AnyTool, ToolContext
 from agent.turn import INTERRUPTED_TEXT, CallSinks, interrupted_result, title_for
 from providers.types import (
@@ -63,20 +63,9 @@ from sessions import (
     TitleEntry,
     UndoSnapshotEntry,
     UnknownEntry,
+    extensions,
 )
 
-SUBAGENT_LINK = "subagent"
-"""The `ExtensionEntry` linking a `task` call to the child session its subagent ran in
-(`agent.session.subagent`): `{"call_id", "session_id"}`."""
-TOOL_UI_EXTENSION = "tool_ui"
-"""The `ExtensionEntry` recording how the calls of the tool message before it were shown."""
-SUBAGENT_WORK = "subagent_work"
-"""The `ExtensionEntry` recording a subagent's calls when it ends (`agent.session.subagent`):
-`{"call_id": the task call, "calls": [{"id", "title", "state"}]}`; replayed as the subagent's
-calls, nested in the task call, so the task shows the same work as it did live."""
-TURN_CANCELLED = "turn_cancelled"
-"""The `ExtensionEntry` (no data) saying the turn was cancelled here: `earshot sessions replay`
-marks the turn."""
 DIFF_CONTEXT_LINES = 3
 """Unchanged lines kept around the change in a recorded diff."""
 DIFF_TEXT_LIMIT = 32_000
@@ -123,11 +112,11 @@ def replay_events(
                     )
                 )
             case ExtensionEntry():
-                if entry.name == TODOS_EXTENSION:
+                if entry.name == extensions.TODOS:
                     events.append(TodosChanged(items=todos_from_json(entry.data)))
-                elif entry.name == SUBAGENT_LINK:
+                elif entry.name == extensions.SUBAGENT:
                     events.extend(_child_link(entry.data))
-                elif entry.name == SUBAGENT_WORK:
+                elif entry.name == extensions.SUBAGENT_WORK:
                     events.extend(_child_work(entry.data))
             case LeafMoveEntry() | UndoSnapshotEntry() | UnknownEntry():
                 pass
@@ -274,7 +263,7 @@ def tool_ui_entry(uis: Mapping[str, ToolUi]) -> ExtensionEntry | None:
     }
     if not calls:
         return None
-    return ExtensionEntry(name=TOOL_UI_EXTENSION, data={"calls": calls})
+    return ExtensionEntry(name=extensions.TOOL_UI, data={"calls": calls})
 
 
 def _ui_to_json(ui: ToolUi) -> JsonValue:
@@ -321,7 +310,7 @@ def _capped(text: str) -> str:
 def _recorded_uis(entries: Iterable[Entry]) -> dict[str, ToolUi]:
     recorded: dict[str, ToolUi] = {}
     for entry in entries:
-        if not (isinstance(entry, ExtensionEntry) and entry.name == TOOL_UI_EXTENSION):
+        if not (isinstance(entry, ExtensionEntry) and entry.name == extensions.TOOL_UI):
             continue
         data = entry.data
         calls = data.get("calls") if isinstance(data, dict) else None

@@ -14,8 +14,8 @@ import anyio
 
 from agent.backends import Mode, ToolUi
 from agent.events import TodoItem
-from agent.history.replay import TURN_CANCELLED, tool_ui_entry
-from agent.todos import TODOS_EXTENSION, latest_todos, todos_to_json
+from agent.history.replay import tool_ui_entry
+from agent.todos import latest_todos, todos_to_json
 from agent.transcript import Compaction
 from providers.logs import get_logger
 from providers.types import Message, ReasoningEffort
@@ -29,6 +29,7 @@ from sessions import (
     Session,
     TitleEntry,
     UndoSnapshotEntry,
+    extensions,
 )
 
 _log = get_logger(__name__)
@@ -85,7 +86,7 @@ class SessionTranscript:
     async def record_cancelled(self) -> None:
         with anyio.CancelScope(shield=True):
             try:
-                await self.stored.append(ExtensionEntry(name=TURN_CANCELLED, data={}))
+                await self.stored.append(ExtensionEntry(name=extensions.TURN_CANCELLED, data={}))
             except Exception:
                 _log.warning("could not record that the turn was cancelled", exc_info=True)
 
@@ -110,7 +111,7 @@ class SessionTranscript:
     async def record_todos(self, items: Sequence[TodoItem]) -> None:
         with anyio.CancelScope(shield=True):
             await self.stored.append(
-                ExtensionEntry(name=TODOS_EXTENSION, data=todos_to_json(items))
+                ExtensionEntry(name=extensions.TODOS, data=todos_to_json(items))
             )
 
     async def record_usage(self, totals: ExtensionEntry) -> None:

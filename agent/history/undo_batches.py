@@ -24,14 +24,11 @@ from sessions import (
     SessionBusy,
     SessionWriteFailed,
     UndoSnapshotEntry,
+    extensions,
     new_id,
 )
 
 _log = get_logger(__name__)
-
-UNDO_MISSING = "undo_missing"
-"""The extension entry of a batch with no snapshot: `{batch, session, reason, calls}`, and
-`{batch, told: true}` once `/undo` has said so."""
 
 
 @dataclass(slots=True)
@@ -95,7 +92,9 @@ class BatchUndo:
             "reason": problem,
             "calls": [*calls],
         }
-        await self._transcript.stored.append(ExtensionEntry(name=UNDO_MISSING, data=data))
+        await self._transcript.stored.append(
+            ExtensionEntry(name=extensions.UNDO_MISSING, data=data)
+        )
         return TakenSnapshot(problem)
 
     async def undo_last(self) -> str:
@@ -109,7 +108,7 @@ class BatchUndo:
         missing = await self._newest_missing()
         if missing is not None:
             batch = missing["batch"]
-            told = ExtensionEntry(name=UNDO_MISSING, data={"batch": batch, "told": True})
+            told = ExtensionEntry(name=extensions.UNDO_MISSING, data={"batch": batch, "told": True})
             calls = cast("list[str]", missing.get("calls") or [])
             what = f" ({'; '.join(calls)})" if calls else ""
             message = (
@@ -143,7 +142,7 @@ class BatchUndo:
         for position, entry in enumerate(entries):
             if (
                 isinstance(entry, ExtensionEntry)
-                and entry.name == UNDO_MISSING
+                and entry.name == extensions.UNDO_MISSING
                 and isinstance(entry.data, dict)
             ):
                 data = cast("dict[str, Any]", entry.data)

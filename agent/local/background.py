@@ -1,7 +1,7 @@
 """Background commands: `bash` with `background: true`, read with `bash_output`, stopped with
 `bash_kill`, all ended when the session closes.
 
-`BackgroundJobs` belongs to a session (`ctx.services[BACKGROUND]`). A command starts in the
+`BackgroundJobs` belongs to a session (`ctx.services.background`). A command starts in the
 session's sandbox like any other (the sandbox's launch context is held until the command
 ends) and returns at once with a handle (`bg1`, `bg2`, ...). Where it runs:
 

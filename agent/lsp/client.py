@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Final, cast
 import anyio
 from anyio.abc import Process, TaskGroup
 
-from agent.lsp.jsonrpc import ConnectionClosed, Json, JsonRpcConnection, ResponseError
+from agent.lsp.jsonrpc import Json, JsonRpcConnection, ResponseError, ServerClosed
 from agent.tool_env import tool_environment
 
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ class LanguageServer:
             )
             self._pull = _offers_pull(raw)
             await connection.notify(lsp.INITIALIZED, {})
-        except (ConnectionClosed, ResponseError, TimeoutError) as error:
+        except (ServerClosed, ResponseError, TimeoutError) as error:
             await self.close()
             raise self._problem(error, "starting") from None
         except BaseException:  # cancelled while starting: no process may outlive this
@@ -199,7 +199,7 @@ class LanguageServer:
         connection, process = self._connection, self._process
         with anyio.CancelScope(shield=True):
             if connection is not None and connection.closed is None:
-                with contextlib.suppress(ConnectionClosed, ResponseError, TimeoutError):
+                with contextlib.suppress(ServerClosed, ResponseError, TimeoutError):
                     await connection.request(lsp.SHUTDOWN, None, timeout=SHUTDOWN_TIMEOUT)
                     await connection.notify(lsp.EXIT, None)
             if process is not None:
@@ -264,7 +264,7 @@ class LanguageServer:
                 )
                 return pulled_diagnostics(raw)
             return await self._published_for(uri, version)
-        except (ConnectionClosed, ResponseError, TimeoutError) as error:
+        except (ServerClosed, ResponseError, TimeoutError) as error:
             raise self._problem(error, "checking the edit") from None
 
     async def _sync(self, connection: JsonRpcConnection, path: Path, uri: str, text: str) -> int:

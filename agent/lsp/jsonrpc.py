@@ -31,7 +31,7 @@ NotificationHandler = Callable[[str, Json], Awaitable[None]]
 RequestHandler = Callable[[str, Json], Awaitable[Json]]
 
 
-class ConnectionClosed(Exception):
+class ServerClosed(Exception):
     """The server closed its output (exited, crashed) or sent something that is not LSP."""
 
 
@@ -71,7 +71,7 @@ class JsonRpcConnection:
         self._write_lock = anyio.Lock()
         self._pending: dict[int, _Pending] = {}
         self._next_id = 0
-        self.closed: ConnectionClosed | None = None
+        self.closed: ServerClosed | None = None
         """Why the connection ended; None while it is open."""
 
     async def request(self, method: str, params: Json, *, timeout: float = math.inf) -> Json:
@@ -79,7 +79,7 @@ class JsonRpcConnection:
 
         Raises:
             ResponseError: the server answered with an error.
-            ConnectionClosed: the connection ended before the answer.
+            ServerClosed: the connection ended before the answer.
             TimeoutError: no answer within `timeout` seconds.
         """
         if self.closed is not None:
@@ -137,7 +137,7 @@ class JsonRpcConnection:
                     raise self._close("the server sent a frame that is not JSON") from None
                 if isinstance(message, dict):
                     await self._dispatch(cast("dict[str, Json]", message))
-        except ConnectionClosed:
+        except ServerClosed:
             pass
 
     async def _receive_some(self) -> bytes:
@@ -146,9 +146,9 @@ class JsonRpcConnection:
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
             raise self._close("the server closed its output") from None
 
-    def _close(self, reason: str) -> ConnectionClosed:
+    def _close(self, reason: str) -> ServerClosed:
         if self.closed is None:
-            self.closed = ConnectionClosed(reason)
+            self.closed = ServerClosed(reason)
             for pending in self._pending.values():
                 pending.error = self.closed
                 pending.done.set()
@@ -187,7 +187,7 @@ class JsonRpcConnection:
                 "id": request_id,
                 "error": {"code": error.code, "message": str(error)},
             }
-        with contextlib.suppress(ConnectionClosed):
+        with contextlib.suppress(ServerClosed):
             await self._write(reply)
 
 

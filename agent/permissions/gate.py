@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias, assert_never
 
@@ -37,6 +37,7 @@ from agent.permissions.rules import (
 from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.tools import PermissionRequest, ScopeContract
 from providers.logs import get_logger
+from providers.records import Record
 
 if TYPE_CHECKING:
     from agent.sandbox import SandboxStatus
@@ -46,8 +47,7 @@ _log = get_logger(__name__)
 _RG_GLOB_SPECIAL = frozenset("[]{},!\\")
 
 
-@dataclass(frozen=True)
-class GateOutcome:
+class GateOutcome(Record, kw_only=False):
     allowed: bool
     cancelled: bool
     source: str

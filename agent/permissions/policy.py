@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal, TypeAlias, assert_never
 
@@ -59,12 +59,12 @@ from agent.permissions.rules import (
 )
 from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.tools import PermissionRequest, ScopeContract
+from providers.records import Record
 
 Outcome: TypeAlias = Literal["allow", "deny", "ask"]
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(Record, kw_only=False):
     outcome: Outcome
     step: int
     """Which of the eight steps decided (see the module docstring)."""

@@ -24,12 +24,11 @@ from agent.backends import MODES, Interaction, Mode
 from agent.commands.slash import CommandCall, command_menu, run_builtin, skill_prompt
 from agent.commands.sources import ExtraCommands, run_extra
 from agent.context.caching import DEFAULT_CACHE, prompt_cache
-from agent.context.shaper import CompactionResult, ContextShaper, ShapeContext
+from agent.context.shaper import ContextShaper, ShapeContext
 from agent.context.system_prompt import build_system_prompt, session_date
 from agent.context.usage import SessionUsage, UsageTracker
 from agent.events import (
     AgentEvent,
-    CompactionStarted,
     ModeChanged,
     ModelChanged,
     Notice,
@@ -55,7 +54,6 @@ from agent.session.setup import (
 from agent.session.subagent import ChildSessions, SubagentRunner
 from agent.session.tool_arrivals import ToolArrivals
 from agent.tools.base import ReadTracker, ScopeContract
-from agent.tools.services import SUBAGENTS, TODOS
 from agent.turn.audit_trail import AuditTrail
 from agent.turn.config import TurnConfig
 from agent.turn.inbox import Prompt, PromptInbox, UnsupportedPrompt, prompt_message, title_from
@@ -432,7 +430,9 @@ class AgentSession:
             )
             tooling = dataclasses.replace(
                 tooling,
-                services={**tooling.services, TODOS: self._publish_todos, SUBAGENTS: subagents},
+                services=dataclasses.replace(
+                    tooling.services, todos=self._publish_todos, subagents=subagents
+                ),
             )
             loop = TurnLoop(
                 config=config,
@@ -464,8 +464,6 @@ class AgentSession:
     async def _compaction(
         self, instructions: str | None, emit: Callable[[AgentEvent], None], scope: anyio.CancelScope
     ) -> None:
-        compaction_id = uuid.uuid4().hex
-        emit(CompactionStarted(compaction_id=compaction_id, manual=True))
         config = self.turn_config
         ctx = ShapeContext(
             model=config.model,
@@ -478,15 +476,13 @@ class AgentSession:
             cache=config.cache,
         )
         calls = self.usage.tracker.calls
-        result = CompactionResult(ok=False, error="the compaction was cancelled")
-        try:
-            result = await self._shaper.compact(self.transcript, ctx, instructions=instructions)
-        finally:
-            with anyio.CancelScope(shield=True):
-                if self.usage.tracker.calls != calls:
-                    # The summary calls cost something; no model call may follow to record them.
-                    await self.usage.persist()
-                emit(result.finished(compaction_id))
+
+        async def settle() -> None:
+            if self.usage.tracker.calls != calls:
+                # The summary calls cost something; no model call may follow to record them.
+                await self.usage.persist()
+
+        await self._shaper.compact(self.transcript, ctx, instructions=instructions, settle=settle)
 
     async def _prompt_appended(self, message: Message, entry_id: str) -> None:
         if self.title is not None:

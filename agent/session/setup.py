@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -23,15 +23,11 @@ from agent.skills import SkillIndex
 from agent.tasks import SessionTasks
 from agent.tool_env import add_credential_variables
 from agent.tools import (
-    BACKGROUND,
-    CODE_INDEX,
-    READ_DENIED,
-    READ_DENY_GLOBS,
-    SKILLS,
     TASK_TOOL_NAME,
     AnyTool,
     ReadTracker,
     ScopeContract,
+    ToolServices,
     builtin_tool_names,
     builtin_tools,
     task_tool,
@@ -39,6 +35,7 @@ from agent.tools import (
 from agent.turn import HookRunner, Snapshot, Tooling, ToolSet
 from agent.undo import UndoStore
 from providers.logs import get_logger
+from providers.records import MutableRecord
 from providers.types import ReasoningEffort
 from sessions import ModelChangeEntry, Session, data_dir
 
@@ -51,8 +48,7 @@ if TYPE_CHECKING:
 _log = get_logger(__name__)
 
 
-@dataclass(kw_only=True)
-class SessionOptions:
+class SessionOptions(MutableRecord):
     model_name: str
     """`provider/model`."""
     reasoning_effort: ReasoningEffort | None = None
@@ -160,13 +156,12 @@ class SessionSetup:
     ) -> Tooling:
         """A turn's `Tooling`, with the services every tool may find: the skill index, and the
         `Read` deny rules' verdict on a path (search tools leave denied paths out of results)."""
-        services: dict[str, Any] = {
-            SKILLS: self.skills,
-            READ_DENIED: self.gate.read_denied,
-            READ_DENY_GLOBS: self.gate.read_deny_globs,
-            CODE_INDEX: self.code_index,
-            BACKGROUND: self.background,
-        }
+        services = ToolServices(
+            read_denied=self.gate.read_denied,
+            read_deny_globs=self.gate.read_deny_globs,
+            code_index=self.code_index,
+            background=self.background,
+        )
         return Tooling(
             session_id=session_id,
             cwd=cwd,

@@ -1,4 +1,4 @@
-"""Subagents: what the `task` tool runs (`ctx.services[SUBAGENTS]`).
+"""Subagents: what the `task` tool runs (`ctx.services.subagents`).
 
 A subagent runs the same turn loop in a session of its own (a child session: its own id and
 JSONL file in the same project, whose header names the parent session and the `task` call), so
@@ -38,10 +38,9 @@ from agent.events import (
     ToolCallRunning,
     ToolCallStarted,
 )
-from agent.history.replay import SUBAGENT_LINK, SUBAGENT_WORK
 from agent.history.session_transcript import SessionTranscript
+from agent.tools import ToolServices
 from agent.tools.base import ReadTracker, ToolError
-from agent.tools.services import READ_DENIED, READ_DENY_GLOBS, SKILLS
 from agent.transcript import InMemoryTranscript, Transcript
 from agent.turn.audit_trail import AuditTrail
 from agent.turn.config import ToolSet, TurnConfig
@@ -50,12 +49,9 @@ from agent.turn.loop import TurnLoop
 from agent.turn.tooling import Tooling
 from providers.logs import get_logger
 from providers.types import JsonValue, Message, TextPart, Usage
-from sessions import ExtensionEntry, ParentLink, Session, SessionStore
+from sessions import ExtensionEntry, ParentLink, Session, SessionStore, extensions
 
 _log = get_logger(__name__)
-
-SUBAGENT_EXTENSION: Final = SUBAGENT_LINK
-"""The parent's `ExtensionEntry` linking a `task` call to its child session."""
 
 Emit = Callable[[AgentEvent], None]
 
@@ -63,9 +59,6 @@ DEFAULT_SUBAGENT_TOOLS: Final = ("read", "grep", "glob", "ls", "fetch")
 NEVER_SUBAGENT_TOOLS: Final = frozenset({"task", "todo"})
 """No nesting (a subagent's subagent would be invisible), and no todo list: the list is the
 parent's."""
-_INHERITED: Final = frozenset({SKILLS, READ_DENIED, READ_DENY_GLOBS})
-"""The parent's `ctx.services` a subagent's tools get: the skill index, and the `Read` deny
-rules' verdict (its grep, glob and ls hide what the parent's would)."""
 
 _SUBAGENT_NOTE: Final = """
 You are a subagent: another agent gave you the task below. You cannot ask it questions. Work \
@@ -136,7 +129,12 @@ class SubagentRunner:
             self._emit(ToolCallProgress(call_id=call_id, child_session_id=child.id))
         work: dict[str, dict[str, str]] = {}
         transcript: Transcript = InMemoryTranscript() if child is None else SessionTranscript(child)
-        services = {k: v for k, v in self._tooling.services.items() if k in _INHERITED}
+        # What of the parent's services a subagent's tools get: the `Read` checks (its grep,
+        # glob and ls hide what the parent's would); no todo list, background jobs or index.
+        parent = self._tooling.services
+        services = ToolServices(
+            read_denied=parent.read_denied, read_deny_globs=parent.read_deny_globs
+        )
         loop = TurnLoop(
             config=config,
             transcript=transcript,
@@ -187,7 +185,9 @@ class ChildSessions:
         title, state), for a replay. Only the replay depends on it: a failure is logged."""
         try:
             await self._parent.stored.append(
-                ExtensionEntry(name=SUBAGENT_WORK, data={"call_id": call_id, "calls": calls})
+                ExtensionEntry(
+                    name=extensions.SUBAGENT_WORK, data={"call_id": call_id, "calls": calls}
+                )
             )
         except Exception:
             _log.warning("could not record the subagent's work", exc_info=True)
@@ -214,7 +214,7 @@ class ChildSessions:
             with anyio.CancelScope(shield=True):
                 await parent.append(
                     ExtensionEntry(
-                        name=SUBAGENT_EXTENSION, data={"call_id": call_id, "session_id": child.id}
+                        name=extensions.SUBAGENT, data={"call_id": call_id, "session_id": child.id}
                     )
                 )
         except BaseException:

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import ToolUi
 from agent.tools.base import ToolContext, ToolError, ToolOutput, define_tool
 from agent.tools.results import capped, short
-from agent.tools.services import BACKGROUND
 from providers.types import JsonValue
 
 if TYPE_CHECKING:
@@ -21,12 +20,12 @@ MAX_WAIT_SECONDS = 60.0
 
 
 def _jobs(ctx: ToolContext) -> BackgroundJobs:
-    jobs = ctx.services.get(BACKGROUND)
+    jobs = ctx.services.background
     if jobs is None:
         raise ToolError(
             "Background commands are not available here; run the command without `background`."
         )
-    return cast("BackgroundJobs", jobs)
+    return jobs
 
 
 async def start_background(command: str, ctx: ToolContext, sandbox: Sandbox | None) -> ToolOutput:
@@ -138,10 +137,10 @@ async def _kill(params: KillInput, ctx: ToolContext) -> ToolOutput:
 
 
 def _describe(params: OutputInput | KillInput, ctx: ToolContext, verb: str) -> ToolUi:
-    jobs = ctx.services.get(BACKGROUND)
+    jobs = ctx.services.background
     command = ""
     if jobs is not None:
-        job = cast("BackgroundJobs", jobs).jobs.get(params.handle)
+        job = jobs.jobs.get(params.handle)
         command = f": {short(job.command, 60)}" if job is not None else ""
     return ToolUi(title=f"{verb} {params.handle}{command}", kind="execute")
 

@@ -1,4 +1,5 @@
-"""`define_tool` and what a tool receives and returns.
+"""`define_tool` and what a tool receives (`ToolContext`, with its session's `ToolServices`) and
+returns.
 
 A mutating tool cannot be constructed without a `permission` function: the gate sees only a
 tool's `PermissionRequest`, so a tool that forgot to describe itself would skip the gate silently.
@@ -10,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from agent.backends import Diff, FileBackend, Interaction, ProcessBackend, ToolUi
 from agent.files import Decided, FileId, decided_now
@@ -20,6 +21,9 @@ from providers.types import ImagePart, JsonValue, TextPart
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from agent.codeindex import CodeIndex
+    from agent.events import TodoItem
+    from agent.local import BackgroundJobs
     from agent.sandbox import Sandbox
 
 InputT = TypeVar("InputT", bound="BaseModel")
@@ -112,6 +116,89 @@ TerminalSink = Callable[[str], Awaitable[None]]
 """Announces an editor terminal id to embed in the call."""
 
 
+# ---------------------------------------------------------------------------- services
+
+
+class ReadDenied(Protocol):
+    """Whether reading a path is refused (a `Read` deny rule, or a secret no rule names: the
+    session's permission gate, `PermissionGate.read_denied`), optionally given the file the caller
+    holds there (a hard link is refused under any of its names)."""
+
+    def __call__(self, path: Path, file: FileId | None = None) -> bool: ...
+
+
+class Subagents(Protocol):
+    async def run(self, *, call_id: str, prompt: str, tools: Sequence[str] | None = None) -> str:
+        """Run a subagent on `prompt` (with the tools named, or the read-only default) and
+        return its final text.
+
+        Raises:
+            agent.tools.base.ToolError: unknown tool names, or the subagent failed.
+        """
+        ...
+
+
+class IndexSource(Protocol):
+    """The session's code index (`agent.code.index_host.CodeIndexHost`)."""
+
+    async def ready(self) -> CodeIndex:
+        """The index, brought up to date first as far as a tool call may wait."""
+        ...
+
+
+TodoSink = Callable[[tuple["TodoItem", ...]], Awaitable[None]]
+"""Publishes the complete todo list (the session records it and tells the front end)."""
+Recheck = Callable[["PermissionRequest"], Awaitable[bool]]
+"""The permission gate applied to a follow-up request of the running call (a fetch's redirect to
+another host, a host that resolved to a local address), asking the user if the policy says so:
+True when it may go ahead."""
+
+
+def every_read_denied(path: Path, file: FileId | None = None) -> bool:
+    """The read check when none was given: every path is denied."""
+    return True
+
+
+def no_deny_globs() -> tuple[str, ...]:
+    """No names for ripgrep to skip: only a pre-filter, `read_denied` still judges each path."""
+    return ()
+
+
+async def refuse_follow_up(request: PermissionRequest) -> bool:
+    """The recheck when none was given: nothing beyond what the call was allowed."""
+    return False
+
+
+class ToolServices(Record):
+    """What the session gives its tools (`Tooling.services`; the executor adds the per-call
+    `recheck_permission`), typed.
+
+    A security hook that was not given fails closed: without `read_denied` every path counts as
+    denied (the search tools show nothing, no preview is read), without `recheck_permission`
+    every follow-up request of a call is refused. A capability that was not given (`todos`,
+    `subagents`, `background`, `code_index`) is None, and the tool says it is not available
+    here. So a tool run outside a session, or a service forgotten where a session is wired,
+    never shows more than a session would."""
+
+    read_denied: ReadDenied = every_read_denied
+    """The `Read` deny rules' and secrets' verdict on a path: `grep`, `glob`, `ls`,
+    `search_code` leave denied paths out of results, `grep` refuses a hard-linked file any of
+    whose names is denied, and no preview reads one."""
+    read_deny_globs: Callable[[], tuple[str, ...]] = no_deny_globs
+    """Name globs ripgrep can skip (`--glob=!<glob>`) before the results are filtered."""
+    recheck_permission: Recheck = refuse_follow_up
+    """Set per call by the executor (`agent.turn.execution`)."""
+    todos: TodoSink | None = None
+    """Where the `todo` tool publishes the list."""
+    subagents: Subagents | None = None
+    """What runs the `task` tool's subagent."""
+    background: BackgroundJobs | None = None
+    """The session's background commands (`bash` with `background: true`, `bash_output`,
+    `bash_kill`)."""
+    code_index: IndexSource | None = None
+    """The session's code index (`repo_map`, `search_code`)."""
+
+
 class ToolContext(MutableRecord):
     """What a running tool gets. Cancellation arrives as anyio cancellation of `execute`."""
 
@@ -127,9 +214,9 @@ class ToolContext(MutableRecord):
     reads: ReadTracker
     progress: ProgressSink
     terminal: TerminalSink
-    services: dict[str, Any] = field(default_factory=lambda: {})
-    """Loop-provided hooks some built-ins need (the plan sink for `todo`, the subagent runner
-    for `task`, the skill index for `skill`), keyed by name."""
+    services: ToolServices = field(default_factory=ToolServices)
+    """What the session gives its tools (the `Read` checks, the plan sink for `todo`, the
+    subagent runner for `task`...); a security hook not given fails closed."""
     sandbox: Sandbox | None = None
     """The session's command sandbox (`agent.sandbox.command_sandbox`); None: commands run
     unconfined."""

@@ -1,6 +1,6 @@
 """`repo_map` and `search_code`: the code index (`agent.codeindex`) as tools.
 
-Both read the session's code index from `ctx.services[CODE_INDEX]` (`agent.code.index_host`
+Both read the session's code index from `ctx.services.code_index` (`agent.code.index_host`
 opens one per work tree and refreshes it in the background); without one they say the index is not
 available. "The files in the conversation" are the files the session has read (`ctx.reads`)
 plus any the call names. Results never show a file a `Read` deny rule covers
@@ -10,14 +10,14 @@ plus any the call names. Results never show a file a `Read` deny rule covers
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import Location, ToolUi
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 from agent.tools.results import capped, display_path, short
-from agent.tools.services import CODE_INDEX, visible_filter
+from agent.tools.services import visible_filter
 
 if TYPE_CHECKING:
     from agent.codeindex import CodeIndex
@@ -75,13 +75,10 @@ use grep for exact text or regular expressions."""
 
 
 async def _index(ctx: ToolContext) -> CodeIndex:
-    source = ctx.services.get(CODE_INDEX)
+    source = ctx.services.code_index
     if source is None:
         raise ToolError("The code index is not available in this session; use grep and glob.")
-    ready = getattr(source, "ready", None)
-    if ready is not None:  # the session's host: brought up to date first
-        return cast("CodeIndex", await ready())
-    return cast("CodeIndex", source)
+    return await source.ready()  # brought up to date first
 
 
 def _permission(description: str) -> PermissionRequestFactory:

@@ -13,7 +13,7 @@ only if that is allowed, else reported to the model. Behind a proxy, the proxy r
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,9 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.backends import ToolUi
 from agent.network import local_host
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
-from agent.tools.fetch_guard import FetchGuard, FetchRefused, Recheck, proxy_for, same_origin
+from agent.tools.fetch_guard import FetchGuard, FetchRefused, proxy_for, same_origin
 from agent.tools.results import MAX_RESULT_CHARS, capped, short
-from agent.tools.services import RECHECK_PERMISSION
 
 if TYPE_CHECKING:
     import httpx2
@@ -94,7 +93,7 @@ async def _execute(params: FetchInput, ctx: ToolContext) -> ToolOutput:
 
     _check_url(params.url)
     url = params.url
-    guard = FetchGuard(cast("Recheck | None", ctx.services.get(RECHECK_PERMISSION)))
+    guard = FetchGuard(ctx.services.recheck_permission)
     await _admit(guard, url, approved_local=local_host(_host(url)))
     headers = {"user-agent": USER_AGENT, "accept": "text/html, text/*;q=0.9, */*;q=0.5"}
     for _ in range(MAX_REDIRECTS + 1):

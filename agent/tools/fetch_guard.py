@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 Recheck = Callable[[PermissionRequest], Awaitable[bool]]
 """Asks the permission gate about a follow-up request of the running call (see
-`agent.tools.services.RECHECK_PERMISSION`): True when it may go ahead."""
+`ToolServices.recheck_permission`): True when it may go ahead."""
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -24,7 +24,7 @@ from agent.files import READ_FLAGS, FileId, PathChanged, open_exact, opened_plac
 from agent.tools.base import PermissionRequest, ToolContext, ToolError, ToolOutput, define_tool
 from agent.tools.results import capped, display_path, short
 from agent.tools.ripgrep import Captured, held_cwd, held_path, ripgrep, run_lines
-from agent.tools.services import deny_glob_args, read_denied_service, visible_filter
+from agent.tools.services import deny_glob_args, visible_filter
 from agent.tools.text_files import changed
 
 DEFAULT_MAX_RESULTS = 200
@@ -163,7 +163,7 @@ def _files_beneath(
     a regular file the `Read` rules let the model see (a hard link counts as every name it has):
     (descriptor, name shown). `names` [""]: the held file itself."""
     visible = visible_filter(ctx)
-    denied = read_denied_service(ctx)
+    denied = ctx.services.read_denied
     files: list[tuple[int, str]] = []
     try:
         for name in names:
@@ -177,9 +177,7 @@ def _files_beneath(
             files.append((fd, display_path(real, ctx)))
             status = os.fstat(fd)
             file = FileId.of(status)
-            if not stat.S_ISREG(status.st_mode) or (
-                file.linked and denied is not None and denied(real, file)
-            ):
+            if not stat.S_ISREG(status.st_mode) or (file.linked and denied(real, file)):
                 os.close(files.pop()[0])
         yield files
     finally:

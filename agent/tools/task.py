@@ -1,20 +1,17 @@
 """`task`: hand a self-contained job to a subagent with a fresh context.
 
 The tool only describes the call; the session's subagent runner (`agent.session.subagent`, found in
-`ctx.services[SUBAGENTS]`) runs it: the same turn loop in a child session of its own (its own
+`ctx.services.subagents`) runs it: the same turn loop in a child session of its own (its own
 file, linked from the parent), with the same model and a restricted tool set. Its final text is
 the task's result.
 """
 
 from __future__ import annotations
 
-from typing import cast
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.backends import ToolUi
 from agent.tools.base import ToolContext, ToolError, ToolOutput, define_tool
-from agent.tools.services import SUBAGENTS, Subagents
 
 
 class TaskInput(BaseModel):
@@ -48,12 +45,10 @@ def _ui(params: TaskInput, ctx: ToolContext) -> ToolUi:
 
 
 async def _execute(params: TaskInput, ctx: ToolContext) -> ToolOutput:
-    runner = ctx.services.get(SUBAGENTS)
+    runner = ctx.services.subagents
     if runner is None:
         raise ToolError("Subagents are not available here.")
-    text = await cast(Subagents, runner).run(
-        call_id=ctx.call_id, prompt=params.prompt, tools=params.tools
-    )
+    text = await runner.run(call_id=ctx.call_id, prompt=params.prompt, tools=params.tools)
     return ToolOutput.text(text)
 
 

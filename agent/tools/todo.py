@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, cast
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -10,7 +10,6 @@ from agent.backends import ToolUi
 from agent.events import TodoItem
 from agent.tools.base import ToolContext, ToolOutput, define_tool
 from agent.tools.results import capped
-from agent.tools.services import TODOS, TodoSink
 
 
 class TodoInputItem(BaseModel):
@@ -52,9 +51,9 @@ async def _execute(params: TodoInput, ctx: ToolContext) -> ToolOutput:
         TodoItem(content=item.content.strip(), status=item.status, priority=item.priority)
         for item in params.todos
     )
-    sink = ctx.services.get(TODOS)
+    sink = ctx.services.todos
     if sink is not None:
-        await cast(TodoSink, sink)(entries)
+        await sink(entries)
     counts = dict.fromkeys(("completed", "in_progress", "pending"), 0)
     for entry in entries:
         counts[entry.status] += 1

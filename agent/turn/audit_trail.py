@@ -23,6 +23,7 @@ import anyio
 
 from providers.logs import get_logger
 from providers.types import JsonValue
+from sessions import extensions
 
 if TYPE_CHECKING:
     from agent.backends import Mode, PermissionOptionKind
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
 
 _log = get_logger(__name__)
 
-PERMISSION_EXTENSION = "permission"
-OUTCOME_EXTENSION = "tool_outcome"
 MAX_RAW_OUTPUT_CHARS = 4_000
 """A `raw_output` larger than this (an MCP tool's structured content) is not recorded."""
 
@@ -79,7 +78,7 @@ class AuditTrail:
         }
         if request is not None:
             data["subject"] = _subject(request)
-        await self._append(PERMISSION_EXTENSION, data)
+        await self._append(extensions.PERMISSION, data)
 
     async def outcome(self, *, call_id: str, tool: str, status: str, raw_output: JsonValue) -> None:
         """Record what a finished call reported (nothing when it reported nothing)."""
@@ -97,7 +96,7 @@ class AuditTrail:
             "status": status,
             "raw_output": raw_output,
         }
-        await self._append(OUTCOME_EXTENSION, data)
+        await self._append(extensions.TOOL_OUTCOME, data)
 
     async def _append(self, name: str, data: dict[str, JsonValue]) -> None:
         session = self._session

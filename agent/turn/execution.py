@@ -30,7 +30,7 @@ from agent.events import (
     ToolStatus,
 )
 from agent.tool_env import scrub
-from agent.tools import RECHECK_PERMISSION, PermissionRequest, ToolContext, ToolError, ToolOutput
+from agent.tools import PermissionRequest, ToolContext, ToolError, ToolOutput
 from agent.turn.tool_calls import (
     CheckedCall,
     RejectedCall,
@@ -256,13 +256,13 @@ class ToolExecutor:
             _log.warning("post_tool_use hook failed", exc_info=True)
 
     def _running_context(self, item: ValidCall) -> ToolContext:
-        """The call's context with `RECHECK_PERMISSION`: the gate, for a follow-up request the
+        """The call's context with `recheck_permission`: the gate, for a follow-up request the
         running call makes (a fetch redirected to another host)."""
 
         async def recheck(request: PermissionRequest) -> bool:
             return await self._check_permission(item, request) is None
 
-        services = {**item.ctx.services, RECHECK_PERMISSION: recheck}
+        services = dataclasses.replace(item.ctx.services, recheck_permission=recheck)
         return dataclasses.replace(item.ctx, services=services)
 
     async def _check_permission(

@@ -31,7 +31,6 @@ import json
 import os
 import signal
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
@@ -40,6 +39,7 @@ from anyio.abc import ByteReceiveStream, Process
 
 from agent.tool_env import tool_environment
 from providers.logs import get_logger
+from providers.records import Record
 
 if TYPE_CHECKING:
     from agent.settings import HookRule, HooksSettings
@@ -55,8 +55,7 @@ _OUTPUT_CAP = 64_000
 _BLOCK_EXIT = 2
 
 
-@dataclass(frozen=True)
-class HookVerdict:
+class HookVerdict(Record, kw_only=False):
     blocked: bool = False
     reason: str | None = None
 
@@ -72,8 +71,7 @@ class HookSpec(Protocol):
     def timeout(self) -> float | None: ...
 
 
-@dataclass(frozen=True)
-class _Run:
+class _Run(Record, kw_only=False):
     exit_code: int | None
     stdout: str
     stderr: str

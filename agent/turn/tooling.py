@@ -7,7 +7,7 @@ executor finds the permission gate, hooks and undo snapshots in it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,7 +20,7 @@ from agent.backends import (
     ProcessBackend,
     ToolUi,
 )
-from agent.tools import PermissionRequest, ReadTracker, ScopeContract, ToolContext
+from agent.tools import PermissionRequest, ReadTracker, ScopeContract, ToolContext, ToolServices
 
 if TYPE_CHECKING:
     import anyio
@@ -144,7 +144,8 @@ class Tooling:
     reads: ReadTracker
     turn: anyio.CancelScope
     """The user's turn: a cancelled permission prompt cancels all of it (a subagent's too)."""
-    services: Mapping[str, Any] = field(default_factory=lambda: {})
+    services: ToolServices = field(default_factory=ToolServices)
+    """What the tools find of the session (a security hook not given fails closed)."""
     sandbox: Sandbox | None = None
     hooks: Hooks | None = None
     snapshot: Snapshot | None = None
@@ -167,6 +168,6 @@ class Tooling:
             reads=self.reads,
             progress=sinks.progress,
             terminal=sinks.terminal,
-            services=dict(self.services),
+            services=self.services,
             sandbox=self.sandbox,
         )

@@ -38,7 +38,6 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -59,6 +58,7 @@ from agent.undo.git import git_error as _err
 from agent.undo.lock import operation_exclusive, operation_index
 from agent.undo.repository import SnapshotFailed
 from agent.undo.repository import ref_name as _ref_name
+from providers.records import Record
 
 _MAX_FILES = 5_000
 _MAX_TREE_FILES = 50_000
@@ -76,8 +76,7 @@ class _MuchToHash(Exception):
     """A staging without the store's lock found much to hash: it is done again under it."""
 
 
-@dataclass(frozen=True)
-class UndoResult:
+class UndoResult(Record, kw_only=False):
     restored: bool
     message: str
     paths: tuple[str, ...] = ()

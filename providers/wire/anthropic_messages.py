@@ -56,7 +56,7 @@ from providers.types import (
 )
 from providers.wire.prompt_cache import anthropic_breakpoints
 from providers.wire.sdk_model import (
-    MissingCredentials,
+    SdkKeyNotFound,
     SdkModel,
     shared_tls_context,
     with_request_url,
@@ -158,7 +158,7 @@ class AnthropicMessagesModel(SdkModel["AsyncAnthropic"]):
             # when it has neither key nor token (none given, none in ANTHROPIC_API_KEY) and no
             # auth header was set: a keyless user-defined provider.
             if client.api_key is None and client.auth_token is None:
-                raise MissingCredentials(
+                raise SdkKeyNotFound(
                     "no API key or auth token for this provider (set its key in settings or "
                     "the environment)"
                 ) from exc
@@ -529,7 +529,7 @@ def _map_errors(exc: Exception, provider: str, secrets: tuple[str, ...] = ()) ->
             return classify(
                 provider=provider, status=None, message=message, network=True, secrets=secrets
             )
-        case MissingCredentials():
+        case SdkKeyNotFound():
             return classify(
                 provider=provider, status=None, message=str(exc), code="missing_credentials"
             )

@@ -56,7 +56,7 @@ from providers.types import (
     Usage,
     parse_tool_arguments,
 )
-from providers.wire.sdk_model import MissingCredentials, SdkModel, with_request_url
+from providers.wire.sdk_model import SdkKeyNotFound, SdkModel, with_request_url
 from providers.wire.streaming import StreamEndedEarly, TranslatorBase, VendorStream
 from providers.wire.vendor_json import (
     JsonDict,
@@ -142,7 +142,7 @@ class GeminiModel(SdkModel["Client"]):
             # Every ValueError of the constructor is about credentials: "No API key was
             # provided" (none given, none in GOOGLE_API_KEY / GEMINI_API_KEY), or "Project or
             # API key must be set" on Vertex.
-            raise MissingCredentials(str(exc)) from exc
+            raise SdkKeyNotFound(str(exc)) from exc
 
     async def _close_client(self, client: Client) -> None:
         await client.aio.aclose()
@@ -488,7 +488,7 @@ def _map_errors(exc: Exception, provider: str, secrets: tuple[str, ...] = ()) ->
                 retry_after=retry_after,
                 secrets=secrets,
             )
-        case MissingCredentials():
+        case SdkKeyNotFound():
             return classify(
                 provider=provider, status=None, message=str(exc), code="missing_credentials"
             )

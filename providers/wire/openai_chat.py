@@ -40,7 +40,7 @@ from providers.wire._openai_common import (
 )
 from providers.wire.openai_chat_request import NAMESPACE, build_params
 from providers.wire.sdk_model import (
-    MissingCredentials,
+    SdkKeyNotFound,
     SdkModel,
     shared_tls_context,
     with_request_url,
@@ -126,7 +126,7 @@ def openai_client(endpoint: Endpoint, http_client: object | None) -> AsyncOpenAI
     """The SDK client for an endpoint, SDK retries off (the agent owns the retry policy).
 
     Raises:
-        MissingCredentials: OpenAI's own API and no key given or found in the environment.
+        SdkKeyNotFound: OpenAI's own API and no key given or found in the environment.
     """
     import openai
 
@@ -148,7 +148,7 @@ def openai_client(endpoint: Endpoint, http_client: object | None) -> AsyncOpenAI
         )
     except openai.OpenAIError as exc:
         # The only failure of the constructor: no key, and none in OPENAI_API_KEY.
-        raise MissingCredentials(str(exc)) from exc
+        raise SdkKeyNotFound(str(exc)) from exc
 
 
 def map_openai_errors(
@@ -195,7 +195,7 @@ def map_openai_errors(
             )
         case HistoryError():
             return from_body({"type": "invalid_request_error"}, str(exc), None)
-        case MissingCredentials():
+        case SdkKeyNotFound():
             return from_body({"type": "missing_credentials"}, str(exc), None)
         case _:
             # A malformed data line, or something the SDK raised that we do not know.

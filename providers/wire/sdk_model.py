@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from providers.types import ModelRequest
 
 
-class MissingCredentials(Exception):
+class SdkKeyNotFound(Exception):
     """No API key (or token) was configured or found where the vendor SDK looks for one."""
 
 
@@ -97,7 +97,7 @@ class SdkModel(ABC, Generic[ClientT]):
         """Build the SDK client (importing the SDK), SDK retries off.
 
         Raises:
-            MissingCredentials: no key was configured or found.
+            SdkKeyNotFound: no key was configured or found.
         """
 
     @abstractmethod

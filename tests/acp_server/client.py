@@ -49,7 +49,7 @@ from tests.acp_server.env import AgentEnv as AgentEnv
 from tests.acp_server.env import make_env as make_env
 
 if TYPE_CHECKING:
-    from acp_server.factory import SessionFactory
+    from acp_server.ports import Ports
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "acp_server" / "schema" / "schema.json"
@@ -478,23 +478,23 @@ async def open_agent(
     env: AgentEnv,
     *,
     check: bool = True,
-    factory: Callable[[dict[str, str]], SessionFactory] | None = None,
+    ports: Callable[[dict[str, str]], Ports] | None = None,
 ) -> AsyncGenerator[AcpClient]:
     """Run the server in this process, over a socketpair: the transport, the server and the
     agent are the real ones, only the process around them is not. On exit close its input, wait
     for it to stop, and fail on any schema violation (`check=False` leaves them to the test).
     Everything the server logs (its own events, the agent's) is `client.stderr` afterwards.
-    `factory` makes the session factory from the environment (default: earshot's own)."""
+    `ports` makes the server's ports from the environment (default: earshot's own)."""
     if env.over_websocket:
         from tests.acp_server.websocket_client import open_agent_over_websocket
 
-        async with open_agent_over_websocket(env, check=check, factory=factory) as client:
+        async with open_agent_over_websocket(env, check=check, ports=ports) as client:
             yield client
         return
     from acp_server.log import log, log_to
     from acp_server.server import AcpServer, ServerLimits
     from earshot import __version__
-    from earshot.acp_main import EarshotFactory
+    from earshot.acp_main import earshot_ports
 
     environ = env.environ()
     editor_environ = dict(os.environ)
@@ -505,7 +505,7 @@ async def open_agent(
     with _environment(environ), server_end:
         log_to(logged)
         server = AcpServer(
-            factory=factory(environ) if factory else EarshotFactory(environ=environ),
+            ports=ports(environ) if ports else earshot_ports(environ=environ),
             version=__version__,
             log=log,
             limits=ServerLimits.from_environ(environ),

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from providers.types import Message, TextPart
 from tests.acp_server.client import AcpClient, AgentEnv, initialize, json_list, open_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.earshot.support import text_reply
@@ -104,6 +105,50 @@ async def test_fork_at_the_leaf_and_before_a_message_each_continue_with_their_ow
             )
             said = client.text(early["sessionId"], "user_message_chunk")
             assert said == "oneagain"
+
+
+async def test_fork_before_a_first_entry_is_an_empty_fork_by_either_way(
+    agent_env: AgentEnv,
+) -> None:
+    """`session/fork` before message N and `/fork N` are one fork point. They disagreed where
+    message N is the branch's first entry (a transcript that starts with the user's message, as
+    an older earshot's or another writer's does): the method refused it ("nothing comes before
+    it"), the command made an empty session recording its origin. Now both do the latter."""
+    from sessions import MessageEntry, SessionStore
+
+    store = SessionStore(agent_env.data_home / "earshot" / "sessions")
+    stored = await store.create(agent_env.workspace)
+    await stored.append(MessageEntry(message=Message(role="user", parts=[TextPart(text="one")])))
+    await stored.append(
+        MessageEntry(message=Message(role="assistant", parts=[TextPart(text="answer to one")]))
+    )
+    source = stored.id
+    await stored.aclose()
+    with loopback() as server:
+        server.responder = _echo
+        env = _chat_env(agent_env, server)
+        async with open_agent(env) as client:
+            await initialize(client)
+            params: Json = {"sessionId": source, "cwd": str(env.workspace), "mcpServers": []}
+            by_method = await client.call(
+                "session/fork", {**params, "_meta": {"earshot": {"beforeUserMessage": 1}}}
+            )
+            await client.call("session/load", params)
+            await _prompt(client, source, "/fork 1")
+            said = client.text(source).rsplit("Forked before message 1 into session ", 1)[1]
+            by_command = said.split(".")[0]
+            listed = await client.call("session/list", {"cwd": str(env.workspace)})
+            rows = {row["sessionId"]: row for row in listed["sessions"]}
+            for fork_id in (by_method["sessionId"], by_command):
+                assert fork_id != source
+                assert rows[fork_id]["_meta"]["earshot"]["forkedFrom"] == {
+                    "sessionId": source,
+                    "entryId": None,
+                }
+                await client.call("session/load", {**params, "sessionId": fork_id})
+                assert client.text(fork_id, "user_message_chunk") == ""
+            await _prompt(client, by_method["sessionId"], "fresh")
+            assert _user_texts(_posts(server)[-1]) == ["fresh"]
 
 
 def _rewind_script(env: AgentEnv) -> None:

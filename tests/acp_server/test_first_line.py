@@ -26,7 +26,7 @@ from acp_server.first_line import (
     first_line_bound,
 )
 from acp_server.server import AcpServer, ServerLimits
-from earshot.acp_main import EarshotFactory
+from earshot.acp_main import earshot_ports
 from tests.acp_server.client import WAIT_SECONDS, AcpClient, AgentEnv, Json, spawn_agent
 from tests.acp_server.protocol_examples import INITIALIZE_PARAMS
 from tests.acp_server.test_sessions import new_session, text_prompt
@@ -71,9 +71,9 @@ async def served(
     with ours, theirs:
         ours.sendall(data)
         ours.shutdown(socket.SHUT_WR)
-        factory = EarshotFactory(environ=env.environ())
+        ports = earshot_ports(environ=env.environ())
         limits = ServerLimits(line_limit=line_limit) if line_limit else None
-        server = AcpServer(factory=factory, version="0.1.0", limits=limits)
+        server = AcpServer(ports=ports, version="0.1.0", limits=limits)
         fd = theirs.fileno()
         start = None
         if early:
@@ -82,7 +82,7 @@ async def served(
                 fd,
                 fd,
                 version="0.1.0",
-                credentials_found=factory.credentials_found,
+                credentials_found=ports.workspaces.credentials_found,
                 bound=first_line_bound(environ),
             )
         with anyio.fail_after(WAIT_SECONDS):

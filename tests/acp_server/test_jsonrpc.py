@@ -114,7 +114,9 @@ async def test_outgoing_requests_are_matched_by_id_while_serving() -> None:
 
         async def ask(name: str) -> None:
             try:
-                results[name] = await connection.request("fs/read_text_file", {"path": name})
+                results[name] = await connection.request(
+                    "fs/read_text_file", {"sessionId": "s", "path": name}
+                )
             except ClientError as exc:
                 results[name] = exc.code
 

@@ -2,22 +2,22 @@
 disk), the modes and the pickers from the settings, and the server then builds the session on the
 event loop; until then it is *opening*, and every request for it waits (`acp_server.session_table`).
 
-Tests that need the build held back use a factory whose `create` waits for the test's word.
+Tests that need the build held back use ports whose `open` of a new session waits for the test's
+word.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import anyio
 import pytest
 
-from acp_server.factory import McpServerSpec, SessionIO
+from acp_server.ports import OpenedSession, Opening, Ports
 from agent.session import AgentSession
-from earshot.acp_main import EarshotFactory
+from earshot.acp_main import EarshotProviders, EarshotSessions, EarshotWorkspaces
 from providers.wire.sdk_model import SdkModel
 from tests.acp_server.client import AcpClient, AgentEnv, initialize, json_list, open_agent
 from tests.acp_server.test_sessions import text_prompt
@@ -39,42 +39,42 @@ def without_id(result: Json) -> Json:
     return {key: value for key, value in result.items() if key != "sessionId"}
 
 
-class HeldFactory(EarshotFactory):
-    """earshot's factory, whose `create` waits until the test lets it go."""
+class HeldSessions(EarshotSessions):
+    """earshot's sessions, whose `open` of a new session waits until the test lets it go."""
 
-    def __init__(self, environ: dict[str, str]) -> None:
-        super().__init__(environ=environ)
+    def __init__(self, workspaces: EarshotWorkspaces) -> None:
+        super().__init__(workspaces)
         self.building = anyio.Event()
         self.go = anyio.Event()
 
-    async def create(
-        self,
-        *,
-        cwd: Path,
-        additional_directories: Sequence[Path],
-        mcp_servers: Sequence[McpServerSpec],
-        io: SessionIO,
-        session_id: str | None = None,
-    ) -> AgentSession:
-        self.building.set()
-        await self.go.wait()
-        return await super().create(
-            cwd=cwd,
-            additional_directories=additional_directories,
-            mcp_servers=mcp_servers,
-            io=io,
-            session_id=session_id,
+    async def open(self, opening: Opening) -> OpenedSession:
+        if opening.new:
+            self.building.set()
+            await self.go.wait()
+        return await super().open(opening)
+
+
+SessionsT = TypeVar("SessionsT", bound=EarshotSessions)
+
+
+def ports_with(
+    sessions: Callable[[EarshotWorkspaces], SessionsT],
+) -> tuple[list[SessionsT], Callable[[dict[str, str]], Ports]]:
+    """earshot's ports with `sessions` made for them; the list gets each one made."""
+    made: list[SessionsT] = []
+
+    def make(environ: dict[str, str]) -> Ports:
+        workspaces = EarshotWorkspaces(environ)
+        made.append(sessions(workspaces))
+        return Ports(
+            workspaces=workspaces, sessions=made[-1], providers=EarshotProviders(workspaces)
         )
 
-
-def held() -> tuple[list[HeldFactory], Callable[[dict[str, str]], HeldFactory]]:
-    made: list[HeldFactory] = []
-
-    def make(environ: dict[str, str]) -> HeldFactory:
-        made.append(HeldFactory(environ))
-        return made[-1]
-
     return made, make
+
+
+def held() -> tuple[list[HeldSessions], Callable[[dict[str, str]], Ports]]:
+    return ports_with(HeldSessions)
 
 
 def scripted(env: AgentEnv) -> None:
@@ -148,7 +148,7 @@ async def test_the_answer_is_what_the_built_session_is(
 async def test_a_request_for_a_session_being_built_waits_for_it(agent_env: AgentEnv) -> None:
     agent_env.script([{"text": "Hello from the new session."}])
     factories, make = held()
-    async with open_agent(agent_env, factory=make) as client:
+    async with open_agent(agent_env, ports=make) as client:
         await initialize(client)
         session_id = (await client.call("session/new", new_params(agent_env)))["sessionId"]
         [factory] = factories
@@ -195,7 +195,7 @@ async def test_sessions_asked_for_together_are_each_answered_and_built(
 
 
 async def prompt_while_building(
-    client: AcpClient, env: AgentEnv, factory: HeldFactory
+    client: AcpClient, env: AgentEnv, factory: HeldSessions
 ) -> tuple[str, int]:
     await initialize(client)
     session_id = (await client.call("session/new", new_params(env)))["sessionId"]
@@ -209,7 +209,7 @@ async def prompt_while_building(
 async def test_session_cancel_ends_a_prompt_waiting_for_the_build(agent_env: AgentEnv) -> None:
     agent_env.script([{"text": "never said"}])
     factories, make = held()
-    async with open_agent(agent_env, factory=make) as client:
+    async with open_agent(agent_env, ports=make) as client:
         session_id, prompt = await prompt_while_building(client, agent_env, factories[0])
         await client.notify("session/cancel", {"sessionId": session_id})
         assert (await client.response(prompt))["result"] == {"stopReason": "cancelled"}
@@ -223,7 +223,7 @@ async def test_session_cancel_ends_a_prompt_waiting_for_the_build(agent_env: Age
 async def test_cancel_request_ends_a_prompt_waiting_for_the_build(agent_env: AgentEnv) -> None:
     agent_env.script([{"text": "never said"}])
     factories, make = held()
-    async with open_agent(agent_env, factory=make) as client:
+    async with open_agent(agent_env, ports=make) as client:
         _, prompt = await prompt_while_building(client, agent_env, factories[0])
         await client.notify("$/cancel_request", {"requestId": prompt})
         assert (await client.response(prompt)).get("result") == {"stopReason": "cancelled"}
@@ -304,11 +304,11 @@ async def test_bad_session_new_params_name_the_field(
         assert (await client.call("session/new", new_params(agent_env)))["sessionId"]
 
 
-class WatchedWarmUp(EarshotFactory):
-    """earshot's factory, noting each session it warms up and when the warm-up has run."""
+class WatchedWarmUp(EarshotSessions):
+    """earshot's sessions, noting each session whose warm-up they make and when it has run."""
 
-    def __init__(self, environ: dict[str, str]) -> None:
-        super().__init__(environ=environ)
+    def __init__(self, workspaces: EarshotWorkspaces) -> None:
+        super().__init__(workspaces)
         self.sessions: list[AgentSession] = []
         self.warmed = anyio.Event()
 
@@ -335,13 +335,9 @@ async def test_once_open_the_models_client_is_built_off_the_loop_and_the_first_p
                 },
             }
         )
-        made: list[WatchedWarmUp] = []
+        made, make = ports_with(WatchedWarmUp)
 
-        def make(environ: dict[str, str]) -> WatchedWarmUp:
-            made.append(WatchedWarmUp(environ))
-            return made[-1]
-
-        async with open_agent(agent_env, factory=make) as client:
+        async with open_agent(agent_env, ports=make) as client:
             await initialize(client)
             session_id = (await client.call("session/new", new_params(agent_env)))["sessionId"]
             [factory] = made

@@ -14,7 +14,7 @@ import anyio.abc
 import pytest
 
 from acp_server.errors import UnknownSession
-from acp_server.params import SessionSetup
+from acp_server.params import OpeningParams
 from acp_server.session_table import SessionSlot, SessionTable
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from acp_server.live import LiveSession
 
-SETUP = SessionSetup(cwd=Path("/"), additional_directories=(), mcp_servers=())
+SETUP = OpeningParams(cwd=Path("/"), additional_directories=(), mcp_servers=())
 
 
 class Session:

@@ -19,7 +19,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from acp_server.log import log_to
-from earshot.acp_main import EarshotFactory
+from earshot.acp_main import earshot_ports
 from earshot.serve_cli import TokenFileError, read_token_file
 from tests.acp_server.client import (
     WAIT_SECONDS,
@@ -77,7 +77,7 @@ INITIALIZE = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolV
 
 async def test_a_connection_without_the_token_is_refused(agent_env: AgentEnv) -> None:
     environ = agent_env.environ()
-    async with serving(lambda: EarshotFactory(environ=environ)) as url:
+    async with serving(lambda: earshot_ports(environ=environ)) as url:
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
             with pytest.raises(InvalidStatus) as refused:
                 async with connect(url, additional_headers=headers):
@@ -98,7 +98,7 @@ async def test_several_clients_at_once_each_with_its_own_sessions(agent_env: Age
     agent_env.script([{"text": "answer"}])
     environ = agent_env.environ()
     async with (
-        serving(lambda: EarshotFactory(environ=environ)) as url,
+        serving(lambda: earshot_ports(environ=environ)) as url,
         connected(url) as first,
         connected(url) as second,
     ):
@@ -215,7 +215,7 @@ async def test_a_wrong_token_is_told_so_and_binary_and_broken_messages_are_answe
     """Issue 26.16: a wrong token got "a bearer token is required"; a binary message was taken
     although messages are text; a parse error counted lines where the client sent messages."""
     environ = agent_env.environ()
-    async with serving(lambda: EarshotFactory(environ=environ)) as url:
+    async with serving(lambda: earshot_ports(environ=environ)) as url:
         for headers, said in (
             ({"Authorization": "Bearer wrong"}, b"the bearer token is wrong\n"),
             ({}, b"a bearer token is required\n"),
@@ -258,7 +258,7 @@ async def test_a_client_that_stopped_reading_and_closes_ends_its_turn_at_once(
     def request(request_id: int, method: str, params: Any) -> str:
         return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
 
-    async with serving(lambda: EarshotFactory(environ=environ), on_closed=server_done.set) as url:
+    async with serving(lambda: earshot_ports(environ=environ), on_closed=server_done.set) as url:
         headers = {"Authorization": f"Bearer {TOKEN}"}
         async with connect(url, additional_headers=headers, max_queue=1, close_timeout=600) as c:
             await c.send(INITIALIZE)

@@ -21,7 +21,7 @@ from tests.acp_server.client import (
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
-    from acp_server.factory import SessionFactory
+    from acp_server.ports import Ports
     from tests.acp_server.env import AgentEnv
 
 TOKEN = "test-token-0123456789"
@@ -58,7 +58,7 @@ class WebSocketTransport:
 
 @asynccontextmanager
 async def serving(
-    factory: Callable[[], SessionFactory],
+    ports: Callable[[], Ports],
     *,
     token: str = TOKEN,
     on_closed: Callable[[], None] | None = None,
@@ -78,7 +78,7 @@ async def serving(
         tasks.start_soon(
             lambda: serve_websocket(
                 ServeOptions(host="127.0.0.1", port=0, token=token),
-                factory=factory,
+                ports=ports,
                 version=__version__,
                 on_listening=on_listening,
                 on_closed=on_closed,
@@ -130,23 +130,23 @@ async def open_agent_over_websocket(
     env: AgentEnv,
     *,
     check: bool = True,
-    factory: Callable[[dict[str, str]], SessionFactory] | None = None,
+    ports: Callable[[dict[str, str]], Ports] | None = None,
 ) -> AsyncGenerator[AcpClient]:
     """As `open_agent`, through a WebSocket to an in-process `earshot serve`."""
     from acp_server.log import log_to
-    from earshot.acp_main import EarshotFactory
+    from earshot.acp_main import earshot_ports
 
     environ = env.environ()
     logged = io.StringIO()
     server_done = anyio.Event()
 
-    def make_factory() -> SessionFactory:
-        return factory(environ) if factory else EarshotFactory(environ=environ)
+    def make_ports() -> Ports:
+        return ports(environ) if ports else earshot_ports(environ=environ)
 
     with _environment(environ):
         log_to(logged)
         async with (
-            serving(make_factory, on_closed=server_done.set) as url,
+            serving(make_ports, on_closed=server_done.set) as url,
             connected(url, server_done) as client,
         ):
             yield client

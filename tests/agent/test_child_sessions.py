@@ -10,14 +10,11 @@ from pathlib import Path
 
 import anyio
 
-from agent.context.usage import USAGE_EXTENSION
 from agent.events import AgentEvent, ToolCallProgress, TurnEnded, UsageUpdated
-from agent.session.subagent import SUBAGENT_EXTENSION
 from agent.turn import INTERRUPTED_TEXT
-from agent.turn.audit_trail import PERMISSION_EXTENSION
 from providers.types import ToolResultPart, Usage
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
-from sessions import ExtensionEntry, MessageEntry
+from sessions import ExtensionEntry, MessageEntry, extensions
 from tests.agent.loop_support import (
     Answering,
     Board,
@@ -71,7 +68,7 @@ async def test_a_subagent_runs_in_a_child_session_linked_both_ways(tmp_path: Pat
     assert child.model == "scripted/test"
     # Usage: the child keeps its own totals ...
     usage = [e for e in child.path_entries() if isinstance(e, ExtensionEntry)]
-    totals = [e.data for e in usage if e.name == USAGE_EXTENSION]
+    totals = [e.data for e in usage if e.name == extensions.USAGE]
     assert isinstance(totals[-1], dict) and totals[-1]["input_tokens"] == 300
     await child.aclose()
     # ... and the parent's include them.
@@ -83,7 +80,7 @@ async def test_a_subagent_runs_in_a_child_session_linked_both_ways(tmp_path: Pat
     links = [
         e.data
         for e in parent.entries
-        if isinstance(e, ExtensionEntry) and e.name == SUBAGENT_EXTENSION
+        if isinstance(e, ExtensionEntry) and e.name == extensions.SUBAGENT
     ]
     assert links == [{"call_id": "task_1", "session_id": child_id}]
     await parent.aclose()
@@ -188,7 +185,7 @@ async def test_a_childs_permission_decisions_are_audited_in_its_own_file(tmp_pat
             return [
                 e.data
                 for e in opened.entries
-                if isinstance(e, ExtensionEntry) and e.name == PERMISSION_EXTENSION
+                if isinstance(e, ExtensionEntry) and e.name == extensions.PERMISSION
             ]
         finally:
             await opened.aclose()

@@ -3,10 +3,12 @@ in-memory compaction of a history that is not persisted."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
 
+import anyio
 import pytest
 
 from agent.context import ContextShaper, ShapeContext
@@ -425,3 +427,48 @@ def test_render_message_refuses_a_role_it_does_not_know() -> None:
     object.__setattr__(stray, "role", "system")
     with pytest.raises(AssertionError):
         render_message(stray)
+
+
+async def test_a_cancelled_manual_compaction_is_announced_finished_as_cancelled() -> None:
+    """The shaper announces every compaction (`_compact`); a manual one cancelled while its
+    summary is asked for still ends with its finish, once the session settled its costs."""
+    asked = anyio.Event()
+
+    async def script(request: ModelRequest) -> ScriptedTurn:
+        asked.set()
+        return ScriptedTurn(text="summ", hang=True)  # then waits until cancelled
+
+    events: list[AgentEvent] = []
+    settled: list[int] = []
+
+    async def settle() -> None:
+        settled.append(len(events))
+
+    ctx = ShapeContext(
+        model=ScriptedModel(script), model_info=None, context_tokens=0, emit=events.append
+    )
+    history = [message for n in range(6) for message in _turn(n, size=200)]
+    transcript = await transcript_of(*history)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(lambda: ContextShaper().compact(transcript, ctx, settle=settle))
+            await asked.wait()
+            tasks.cancel_scope.cancel()
+    started, finished = events
+    assert isinstance(started, CompactionStarted) and started.manual
+    assert isinstance(finished, CompactionFinished)
+    assert finished.compaction_id == started.compaction_id and not finished.ok
+    assert finished.error == "the compaction was cancelled"
+    assert settled == [1]  # before the finish
+    assert transcript.history() == history
+
+
+def test_only_the_shaper_announces_a_compaction() -> None:
+    """One place says a compaction started (manual and automatic alike): the shaper."""
+    root = Path(__file__).resolve().parents[2] / "agent"
+    announcing = sorted(
+        str(path.relative_to(root))
+        for path in root.rglob("*.py")
+        if re.search(r"(?<!class )\bCompactionStarted\(", path.read_text(encoding="utf-8"))
+    )
+    assert announcing == ["context/shaper.py"]

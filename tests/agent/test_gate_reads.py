@@ -12,7 +12,7 @@ import pytest
 from agent.backends import Mode, ToolUi
 from agent.permissions import Decision, PermissionGate, PermissionRules, decide, lexical_path
 from agent.protected_paths import protected_paths
-from agent.tools import PermissionRequest, ScopeContract
+from agent.tools import PermissionRequest, ScopeContract, ToolServices
 from agent.tools.grep import grep_tool
 from agent.tools.ls import ls_tool
 from tests.agent.test_permissions_gate import FakeUser
@@ -184,10 +184,9 @@ async def test_a_read_outside_can_be_allowed_always(lab: Lab) -> None:
 async def test_search_tools_do_not_reveal_secrets(lab: Lab) -> None:
     h = harness(lab.project)
     gate = PermissionGate(PermissionRules(), cwd=lab.project, roots=[lab.project])
-    from agent.tools import READ_DENIED, READ_DENY_GLOBS
-
-    h.ctx.services[READ_DENIED] = gate.read_denied
-    h.ctx.services[READ_DENY_GLOBS] = gate.read_deny_globs
+    h.ctx.services = ToolServices(
+        read_denied=gate.read_denied, read_deny_globs=gate.read_deny_globs
+    )
     pattern = "secret|PRIVATE|password|oauth"
     found = text_of(await h.run(grep_tool, pattern=pattern, path=str(lab.home)))
     for leaked in ("sk-secret", "PRIVATE KEY", "hunter2", "gho_x", "aws_secret"):

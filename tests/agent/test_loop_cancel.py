@@ -14,11 +14,10 @@ from agent.events import (
     ToolCallProgress,
     TurnEnded,
 )
-from agent.history.replay import TURN_CANCELLED
 from agent.session import AgentSession
 from agent.turn import INTERRUPTED_TEXT
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
-from sessions import ExtensionEntry
+from sessions import ExtensionEntry, extensions
 from tests.agent.loop_support import (
     Answering,
     Board,
@@ -118,7 +117,7 @@ async def test_cancel_before_any_output_appends_nothing_but_the_prompt(tmp_path:
     reopened = await where.store.open(session.id)
     last = reopened.entries[-1]
     await reopened.aclose()
-    assert isinstance(last, ExtensionEntry) and last.name == TURN_CANCELLED
+    assert isinstance(last, ExtensionEntry) and last.name == extensions.TURN_CANCELLED
     await session.aclose()
 
 

@@ -10,14 +10,13 @@ from agent.events import AgentEvent, ToolCallFinished, ToolCallReady
 from agent.history.replay import (
     DIFF_CONTEXT_LINES,
     DIFF_TEXT_LIMIT,
-    TOOL_UI_EXTENSION,
     replay_events,
     tool_ui_entry,
 )
 from agent.tools import ToolContext
 from agent.turn import CallSinks
 from providers.types import Message, TextPart, ToolCallPart, ToolResultPart
-from sessions import Entry, ExtensionEntry, MessageEntry
+from sessions import Entry, ExtensionEntry, MessageEntry, extensions
 
 
 def _no_context(sinks: CallSinks) -> ToolContext:
@@ -26,7 +25,7 @@ def _no_context(sinks: CallSinks) -> ToolContext:
 
 def _only_diff(entry: ExtensionEntry | None) -> dict[str, Any]:
     """The one diff of call `c` in a record."""
-    assert entry is not None and entry.name == TOOL_UI_EXTENSION
+    assert entry is not None and entry.name == extensions.TOOL_UI
     data = cast("dict[str, Any]", entry.data)
     [diff] = data["calls"]["c"]["diffs"]
     return cast("dict[str, Any]", diff)

@@ -12,6 +12,8 @@ import pytest
 from agent.permissions import PermissionGate, PermissionRules
 from agent.session import SessionOptions, create_session
 from agent.settings import load_settings
+from agent.tools import ToolServices
+from agent.tools.edit import edit_tool
 from agent.tools.glob_tool import glob_tool
 from agent.tools.grep import grep_tool
 from agent.tools.ls import ls_tool
@@ -47,7 +49,9 @@ def tree(tmp_path: Path) -> Path:
 def h(tree: Path) -> Harness:
     gate = PermissionGate(PermissionRules.parse(deny=DENY), cwd=tree, roots=(tree,))
     h = harness(tree)
-    h.ctx.services.update(read_denied=gate.read_denied, read_deny_globs=gate.read_deny_globs)
+    h.ctx.services = ToolServices(
+        read_denied=gate.read_denied, read_deny_globs=gate.read_deny_globs
+    )
     return h
 
 
@@ -106,6 +110,23 @@ async def test_ls_never_lists_a_denied_entry(h: Harness, tree: Path) -> None:
         assert ".env" not in text and "env-link" not in text
     certs = text_of(await h.run(ls_tool, path="certs"))
     assert "server.pem" not in certs and certs.endswith("(no entries)")
+
+
+async def test_without_a_read_check_the_search_tools_reveal_nothing(tree: Path) -> None:
+    """A tool given no `read_denied` (run outside a session, or a service forgotten where a
+    session is wired) fails closed: no content, no name, no preview. The check once defaulted
+    to "nothing is hidden", and grep then also searched a hard link to a denied file."""
+    (tree / "linked.txt").hardlink_to(tree / ".env")
+    h = harness(tree)
+    h.ctx.services = ToolServices()  # no read check
+    for mode in ("content", "files_with_matches", "count"):
+        text = text_of(await h.run(grep_tool, pattern="SECRET|TOKEN", output_mode=mode))
+        assert text == "No matches found.", mode
+    assert text_of(await h.run(glob_tool, pattern="**/*")) == "No files found."
+    assert text_of(await h.run(ls_tool)).endswith("(no entries)")
+    # An edit's proposed diff reads nothing the check has not allowed.
+    card = h.ui(edit_tool, path=".env", old_string="TOKEN", new_string="KEY")
+    assert "SECRET123" not in str(card)
 
 
 async def test_a_session_with_a_read_deny_rule_leaks_nothing_through_search_tools(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 
 from agent.codeindex import CodeIndex
 from agent.permissions import PermissionGate, PermissionRules
-from agent.tools import CODE_INDEX, ToolError
+from agent.tools import ToolError
 from agent.tools.code_index import repo_map_tool, search_code_tool
 from tests.agent.tools_harness import Harness, harness, text_of
 
@@ -20,6 +21,16 @@ FILES = {
     "    return SessionStore()\n",
     "private/keys.py": "def private_signing_key():\n    return SessionStore()\n",
 }
+
+
+class Ready:
+    """The index as a session's host offers it (`agent.code.index_host.CodeIndexHost`)."""
+
+    def __init__(self, index: CodeIndex) -> None:
+        self.index = index
+
+    async def ready(self) -> CodeIndex:
+        return self.index
 
 
 @pytest.fixture
@@ -34,7 +45,9 @@ async def h(tmp_path: Path) -> AsyncIterator[Harness]:
     await index.refresh()
     gate = PermissionGate(PermissionRules.parse(deny=["Read(./private/)"]), cwd=root, roots=(root,))
     h = harness(root)
-    h.ctx.services.update({CODE_INDEX: index, "read_denied": gate.read_denied})
+    h.ctx.services = dataclasses.replace(
+        h.ctx.services, code_index=Ready(index), read_denied=gate.read_denied
+    )
     yield h
     await index.aclose()
 

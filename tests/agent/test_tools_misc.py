@@ -7,7 +7,7 @@ import pytest
 from agent.backends import QuestionAnswer
 from agent.events import TodoItem
 from agent.skills import SkillIndex
-from agent.tools import ToolContext, ToolError, ToolOutput, builtin_tools
+from agent.tools import ToolContext, ToolError, ToolOutput, ToolServices, builtin_tools
 from agent.tools.question import question_tool
 from agent.tools.results import MAX_RESULT_CHARS, cap_text, capped
 from agent.tools.scope import scope_tool
@@ -51,7 +51,7 @@ async def test_todo_publishes_the_complete_plan(h: Harness) -> None:
 
 
 async def test_todo_without_a_plan_sink_still_answers(h: Harness) -> None:
-    h.ctx.services.clear()
+    h.ctx.services = ToolServices()
     assert text_of(await h.run(todo_tool, todos=[])) == "Plan cleared."
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from agent.context.usage import (
-    USAGE_EXTENSION,
     UsageTracker,
     call_cost,
     format_cost,
@@ -18,7 +17,7 @@ from agent.events import TextChunk, UsageUpdated, UserMessageAdded
 from providers.catalog import Cost, ModelInfo
 from providers.types import Usage
 from providers.wire.scripted import ScriptedModel, ScriptedTurn
-from sessions import ExtensionEntry
+from sessions import ExtensionEntry, extensions
 from tests.agent.context_support import catalog
 from tests.agent.loop_support import collect, env, make_session, of
 
@@ -216,7 +215,7 @@ async def test_an_unknown_cost_stays_unknown_after_resume(tmp_path: Path) -> Non
 
 def test_a_malformed_usage_entry_leaves_the_totals_at_zero() -> None:
     tracker = UsageTracker(model_info=_info(PRICED))
-    tracker.restore([ExtensionEntry(name=USAGE_EXTENSION, data={"input_tokens": "many"})])
+    tracker.restore([ExtensionEntry(name=extensions.USAGE, data={"input_tokens": "many"})])
     assert tracker.total == Usage() and tracker.cost_usd == 0.0
     tracker.record(Usage(input_tokens=5, output_tokens=1), context_tokens=6)
     restored = UsageTracker()

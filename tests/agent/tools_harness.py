@@ -14,15 +14,16 @@ from agent.backends import (
     ToolUi,
 )
 from agent.events import TodoItem
+from agent.files import FileId
 from agent.local import LocalFiles, LocalProcesses
 from agent.tools import (
-    TODOS,
     AnyTool,
     PermissionRequest,
     ReadTracker,
     ScopeContract,
     ToolContext,
     ToolOutput,
+    ToolServices,
 )
 from providers.types import TextPart
 
@@ -90,9 +91,15 @@ def harness(cwd: Path, *, roots: tuple[Path, ...] = ()) -> Harness:
         reads=ReadTracker(),
         progress=on_progress,
         terminal=on_terminal,
-        services={TODOS: on_plan},
+        # Every path visible: the tests of the `Read` checks give the gate's own.
+        services=ToolServices(read_denied=nothing_denied, todos=on_plan),
     )
     return Harness(ctx=ctx, user=user, progress=progress, terminals=terminals, plans=plans)
+
+
+def nothing_denied(path: Path, file: FileId | None = None) -> bool:
+    """A read check that denies nothing (a missing one denies everything)."""
+    return False
 
 
 def text_of(output: ToolOutput) -> str:

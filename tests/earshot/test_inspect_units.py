@@ -26,10 +26,18 @@ from earshot.audit import parse_since
 from earshot.blame import blame_lines
 from earshot.print_meter import RunMeter
 from earshot.text_safety import terminal_safe
-from earshot.transcripts import Transcript
+from earshot.transcripts import TranscriptFile
 from earshot.undo_reader import FileAt
 from providers.types import Message, TextPart, ToolCallPart, ToolResultPart, Usage
-from sessions import Entry, ExtensionEntry, Header, MessageEntry, SessionStore, UndoSnapshotEntry
+from sessions import (
+    Entry,
+    ExtensionEntry,
+    Header,
+    MessageEntry,
+    SessionStore,
+    UndoSnapshotEntry,
+    extensions,
+)
 
 CWD = "/work/project"
 TARGET = Path(CWD) / "f.txt"
@@ -98,11 +106,11 @@ class Builder:
             UndoSnapshotEntry(snapshot=sha, batch_id=sha, paths=list(paths), id=sha, ts=self._ts())
         )
 
-    def transcript(self) -> Transcript:
+    def transcript(self) -> TranscriptFile:
         header = Header(
             session_id="s1", cwd=CWD, created="2025-01-01T00:00:00.000Z", earshot_version="t"
         )
-        return Transcript(header=header, path=Path("/dev/null"), entries=self.entries)
+        return TranscriptFile(header=header, path=Path("/dev/null"), entries=self.entries)
 
 
 def _who(lines: list[tuple[str, Any]]) -> list[tuple[str, str | None]]:
@@ -391,7 +399,6 @@ def test_replay_marks_cancelled_turns_pty_output_refused_batches_and_steps_in_pr
     is not "undone later"; an `in_progress` plan step says so."""
     import io
 
-    from agent.history.replay import TURN_CANCELLED
     from earshot.replay import build, render_text
     from earshot.replay_html import render_html
 
@@ -419,7 +426,7 @@ def test_replay_marks_cancelled_turns_pty_output_refused_batches_and_steps_in_pr
             id="p",
         )
     )
-    b.entries.append(ExtensionEntry(name=TURN_CANCELLED, data={}, id="x"))
+    b.entries.append(ExtensionEntry(name=extensions.TURN_CANCELLED, data={}, id="x"))
     replay = build(b.transcript(), undone={"refused-batch"})
     out = io.StringIO()
     render_text(replay, out)

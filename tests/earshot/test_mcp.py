@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_server.factory import McpRemoteServer, McpServerSpec, McpStdioServer
+from acp_server.ports import McpRemoteServer, McpServerSpec, McpStdioServer
 from agent.backends import DenyingInteraction
 from agent.events import AgentEvent, Notice, ToolCallFinished
 from agent.session import AgentSession
@@ -316,13 +316,13 @@ async def test_print_mode_calls_settings_mcp_tools_and_reports_a_broken_server(e
     assert "42" in by_id["call_2"]
 
 
-async def test_acp_factory_connects_settings_and_client_servers(env: Env) -> None:
-    """Through the ACP session factory: a settings server and an editor-sent server, both called
-    in a turn by a scripted provider configured in settings."""
+async def test_acp_sessions_connect_settings_and_client_servers(env: Env) -> None:
+    """Through the ACP server's session maker: a settings server and an editor-sent server, both
+    called in a turn by a scripted provider configured in settings."""
     import json
 
-    from acp_server.factory import SessionIO
-    from earshot.acp_main import EarshotFactory
+    from acp_server.ports import Opening, SessionIO
+    from earshot.acp_main import EarshotSessions, EarshotWorkspaces
 
     script_path = env.root / "script.json"
     script_path.write_text(
@@ -355,13 +355,20 @@ async def test_acp_factory_connects_settings_and_client_servers(env: Env) -> Non
     status: list[str] = []
     texts: list[str] = []
     async with SessionTasks() as tasks:
-        factory = EarshotFactory(environ=env.environ())
-        session = await factory.create(
-            cwd=env.workspace,
-            additional_directories=(),
-            mcp_servers=[demo()],
-            io=SessionIO(files=None, processes=None, interaction=DenyingInteraction(), tasks=tasks),
+        sessions = EarshotSessions(EarshotWorkspaces(env.environ()))
+        opened = await sessions.open(
+            Opening(
+                cwd=env.workspace,
+                additional_directories=(),
+                mcp_servers=[demo()],
+                io=SessionIO(
+                    files=None, processes=None, interaction=DenyingInteraction(), tasks=tasks
+                ),
+                session_id=sessions.reserve(env.workspace, ()),
+                new=True,
+            )
         )
+        session = opened.agent
         events = await run_turn(session)
         status = [e.status for e in events if isinstance(e, ToolCallFinished)]
         texts = [

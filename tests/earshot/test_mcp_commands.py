@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_server.factory import McpStdioServer
+from acp_server.ports import McpStdioServer
 from agent.commands import parse_slash_command
 from agent.events import AgentEvent, CommandOutput
 from agent.session import AgentSession

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_server.factory import McpStdioServer
+from acp_server.ports import McpStdioServer
 from agent.backends import Mode
 from agent.events import ToolCallFinished
 from agent.permissions import PermissionRules, decide

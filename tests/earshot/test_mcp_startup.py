@@ -15,7 +15,7 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from acp_server.factory import McpStdioServer
+from acp_server.ports import McpStdioServer
 from agent.commands import parse_slash_command
 from agent.events import AgentEvent, CommandOutput, Notice, ToolCallFinished, ToolCallRunning
 from agent.session import AgentSession

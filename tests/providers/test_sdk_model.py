@@ -13,7 +13,7 @@ from openai import AsyncOpenAI
 
 from providers.model import Endpoint
 from providers.wire.openai_chat import ChatCompletionsModel
-from providers.wire.sdk_model import MissingCredentials
+from providers.wire.sdk_model import SdkKeyNotFound
 
 
 class CountingModel(ChatCompletionsModel):
@@ -72,7 +72,7 @@ def test_a_client_that_cannot_be_built_fails_the_first_call_not_the_warm_up(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     model = CountingModel(Endpoint(provider_id="openai", api="openai-chat"))  # no key anywhere
     model.prepare()  # does not raise
-    with pytest.raises(MissingCredentials):
+    with pytest.raises(SdkKeyNotFound):
         model.client()
 
 

@@ -30,11 +30,10 @@ from agent.local import LocalFiles, LocalProcesses
 from agent.permissions import PermissionGate, PermissionRules
 from agent.protected_paths import protected_paths
 from agent.tools import (
-    READ_DENIED,
-    READ_DENY_GLOBS,
     AnyTool,
     ReadTracker,
     ScopeContract,
+    ToolServices,
     builtin_tools,
 )
 from agent.turn import Tooling
@@ -227,10 +226,9 @@ class ToolRunner:
             scope=ScopeContract(),
             reads=self.reads,
             turn=turn,
-            services={
-                READ_DENIED: self.gate.read_denied,
-                READ_DENY_GLOBS: self.gate.read_deny_globs,
-            },
+            services=ToolServices(
+                read_denied=self.gate.read_denied, read_deny_globs=self.gate.read_deny_globs
+            ),
         )
 
     async def call(self, name: str, **arguments: Any) -> ToolResultPart:
