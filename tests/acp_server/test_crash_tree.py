@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,20 @@ def _sessions_dir(env: AgentEnv) -> Path:
     return env.data_home / "earshot" / "sessions"
 
 
-async def _kill_after(client: AcpClient, start: int, count: int) -> None:
-    await client.wait_for(lambda: client.closed or len(client.messages) - start >= count, PATIENCE)
+async def _kill_after(client: AcpClient, start: int, count: int, requests: Sequence[int]) -> None:
+    """Kill the server once `count` messages have come since `start`, or once every one of
+    `requests` is answered (a run may send fewer messages than the one that set the range:
+    the command menu's and the title's updates come when they are ready)."""
+
+    def reached() -> bool:
+        answered = {m.get("id") for m in client.messages[start:] if "method" not in m}
+        return (
+            client.closed
+            or len(client.messages) - start >= count
+            or all(request in answered for request in requests)
+        )
+
+    await client.wait_for(reached, PATIENCE)
     client.process.kill()
     await client.process.wait()
     with anyio.fail_after(PATIENCE):
@@ -114,7 +127,7 @@ async def test_sigkill_during_a_child_session_leaves_every_file_loadable(
                     lambda: any(m.get("id") == prompt for m in client.messages), PATIENCE
                 )
                 return len(client.messages) - start
-            await _kill_after(client, start, kill_after)
+            await _kill_after(client, start, kill_after, [prompt])
         return 0
 
     whole = await run(None)
@@ -169,12 +182,12 @@ async def test_sigkill_during_fork_and_rewind_leaves_every_file_loadable(
             await rpc(client, "session/prompt", text_prompt(session_id, "second"))
             start = len(client.messages)
             fork: Json = {**new, "sessionId": session_id}
-            await client.start_together(
+            requests = await client.start_together(
                 ("session/fork", fork),
                 ("session/prompt", text_prompt(session_id, "/rewind 2 files")),
                 ("session/fork", {**fork, "_meta": {"earshot": {"beforeUserMessage": 2}}}),
             )
-            await _kill_after(client, start, kill_after)
+            await _kill_after(client, start, kill_after, requests)
 
     for _ in range(KILL_POINTS // 2):
         # 0: killed as the requests arrive; later points land inside the fork's copy, the
