@@ -43,15 +43,27 @@ def initialize_result(
     version: str, auth_methods: list[AuthMethod] | None = None
 ) -> InitializeResponse:
     """The `initialize` result: only capabilities that are wired, with the unstable ones
-    (`schema.unstable.json`): `sessionCapabilities.fork` (`session/fork`) and `providers`
-    (`providers/list`, `providers/set`, `providers/disable`). `auth_methods`: only methods the
+    (`schema.unstable.json`, README "ACP surface"): `sessionCapabilities.fork` (`session/fork`),
+    `.title` (`session/set_title`), `.status` (`session/status`), `.archive`
+    (`session/archive|unarchive`, the `archived` filter of `session/list`), `.systemPrompt`
+    (append, and `override`), `providers` (`providers/list|set|disable`), `auth.status`
+    (`auth/status`) and `mcpCapabilities.acp` (MCP servers over `mcp/message`). A client that
+    calls none of them sees what it saw before they existed. `auth_methods`: only methods the
     client can complete (`AcpServer.initialize`); none by default."""
     result = _stable_result(version)
     result["authMethods"] = auth_methods or []
     capabilities = cast("dict[str, dict[str, object]]", result)["agentCapabilities"]
     capabilities["providers"] = {}
+    capabilities["mcpCapabilities"]["acp"] = True
+    capabilities["auth"]["status"] = {}
     sessions = cast("dict[str, object]", capabilities["sessionCapabilities"])
-    sessions["fork"] = {}
+    sessions.update(
+        fork={},
+        title={},
+        status={},
+        archive={},
+        systemPrompt={"mode": {"override": {}}},
+    )
     return result
 
 

@@ -60,6 +60,9 @@ def checked(raw: object) -> WireCapabilities:
     auth = _fields(caps.get("auth"))
     if auth is not None:
         result["auth"] = cast("AuthCapabilities", _bools(auth, "terminal"))
+    # Unstable (`schema.unstable.json`): `plan_update`/`plan_removed`, and subagents as child
+    # sessions (`subagent_update`, `session_message`).
+    cast("dict[str, object]", result).update(_present(caps, "plan", "subagents"))
     meta = _fields(caps.get("_meta"))
     if meta is not None:
         kept_meta: dict[str, object] = {}
@@ -109,6 +112,13 @@ class ClientCapabilities:
     terminal_auth: bool = False
     """The client can run earshot in a terminal to sign in (`auth.terminal`, or Zed's
     `_meta["terminal-auth"]`)."""
+    plans: bool = False
+    """Unstable `plan`: the todo list goes as `plan_update` (with its id) and `plan_removed`
+    instead of whole `plan` updates."""
+    subagents: bool = False
+    """Unstable `subagents`: a subagent is a child session (`subagent_update` on the parent,
+    its work as the child's own updates, its prompt as a `session_message`) instead of a list
+    inside its `task` call."""
 
     @classmethod
     def of(cls, caps: WireCapabilities, client_name: str = "") -> ClientCapabilities:
@@ -131,4 +141,6 @@ class ClientCapabilities:
             cancel_request=client_name.lower() in CANCEL_REQUEST_CLIENTS
             or earshot.get("cancelRequest") is True,
             terminal_auth=auth.get("terminal") is True or meta.get("terminal-auth") is True,
+            plans=isinstance(cast("dict[str, object]", caps).get("plan"), dict),
+            subagents=isinstance(cast("dict[str, object]", caps).get("subagents"), dict),
         )

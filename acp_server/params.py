@@ -29,7 +29,6 @@ if TYPE_CHECKING:
         CloseSessionRequest,
         DeleteSessionRequest,
         HttpHeader,
-        ListSessionsRequest,
         LoadSessionRequest,
         McpServer,
         NewSessionRequest,
@@ -37,6 +36,8 @@ if TYPE_CHECKING:
         SetSessionConfigOptionRequestValueId,
         SetSessionModeRequest,
     )
+    from acp_server.protocol.unstable.sessions import ListSessionsRequest
+    from sessions.archive import ArchiveFilter
 
 
 # ------------------------------------------------------------------------------ fields
@@ -278,15 +279,37 @@ def setup(request: NewSessionRequest | LoadSessionRequest | ResumeSessionRequest
     )
 
 
+ARCHIVE_FILTERS = ("exclude", "include", "only")
+
+
 def list_sessions(params: RawObject) -> ListSessionsRequest:
+    """`archived` (unstable) is one of `ARCHIVE_FILTERS` when given (null: `exclude`)."""
     request: ListSessionsRequest = {"cursor": _optional_str(params, "cursor")}
     if params.get("cwd") is not None:
         request["cwd"] = _absolute(params, "cwd")
+    archived = params.get("archived")
+    if archived is not None:
+        if archived not in ARCHIVE_FILTERS:
+            raise InvalidParams(
+                "archived",
+                f"invalid params: archived is one of {', '.join(ARCHIVE_FILTERS)}, "
+                f"not {shown(archived)}",
+            )
+        request["archived"] = archived
     meta = _object(params.get("_meta"))
     if meta is not None:
         # Checked where it is read (`acp_server.branches.list_filter`).
         request["_meta"] = cast("JsonObject", meta)
     return request
+
+
+def archive_filter(value: str | None) -> ArchiveFilter:
+    """A checked `archived` filter as the store takes it (none: `exclude`)."""
+    match value:
+        case "include" | "only":
+            return value
+        case _:
+            return "exclude"
 
 
 def close_session(params: RawObject) -> CloseSessionRequest:

@@ -33,6 +33,7 @@ from acp_server.jsonrpc import (
 )
 from acp_server.opening import SessionOpener
 from acp_server.providers_methods import ProviderMethods
+from acp_server.session_methods import SessionMethods
 from acp_server.session_table import SessionTable
 
 if TYPE_CHECKING:
@@ -52,13 +53,15 @@ if TYPE_CHECKING:
         CloseSessionResponse,
         DeleteSessionRequest,
         DeleteSessionResponse,
-        ListSessionsRequest,
-        ListSessionsResponse,
-        SessionInfo,
         SetSessionConfigOptionRequestValueId,
         SetSessionConfigOptionResponse,
         SetSessionModeRequest,
         SetSessionModeResponse,
+    )
+    from acp_server.protocol.unstable.sessions import (
+        ListSessionsRequest,
+        ListSessionsResponse,
+        SessionInfo,
     )
 
 Params = TypeVar("Params")
@@ -133,6 +136,7 @@ class AcpServer:
         self.learned = ClientLearned()
         self.table = SessionTable(log)
         self.opener = SessionOpener(self)
+        self.session_methods = SessionMethods(factory=factory, table=self.table)
         self._connection: Connection | None = None
 
     # ----------------------------------------------------------------------------- wiring
@@ -158,6 +162,7 @@ class AcpServer:
                 slots=self.table.slots,
             ).handlers(),
             "session/fork": _fork_handler(self),
+            **self.session_methods.handlers(),
         }
 
     def notifications(self) -> dict[str, NotificationHandler]:
@@ -273,12 +278,19 @@ class AcpServer:
                 limit=self._limits.list_page,
                 children=children,
                 parent_id=parent_id,
+                # Archived sessions are hidden unless asked for (`sessionCapabilities.archive`).
+                archived=p.archive_filter(request.get("archived")),
             )
         except ValueError as exc:
             raise InvalidParams("cursor", f"invalid params: bad cursor ({exc})") from exc
         sessions: list[SessionInfo] = []
         for item in page.items:
-            info: SessionInfo = {"sessionId": item.id, "cwd": item.cwd, "updatedAt": item.updated}
+            info: SessionInfo = {
+                "sessionId": item.id,
+                "cwd": item.cwd,
+                "updatedAt": item.updated,
+                "archived": item.archived,  # on every session, as the capability requires
+            }
             if item.title:
                 info["title"] = item.title
             if item.additional_directories:

@@ -39,7 +39,7 @@ from agent.events import (
     ToolStatus,
     UserMessageAdded,
 )
-from agent.todos import TODOS_EXTENSION, todos_from_json
+from agent.todos import TODOS_EXTENSION, TodoPlan, todos_from_json
 from agent.tools import AnyTool, ToolContext
 from agent.turn import INTERRUPTED_TEXT, CallSinks, interrupted_result, title_for
 from providers.types import (
@@ -94,6 +94,7 @@ def replay_events(
     events: list[AgentEvent] = []
     open_calls: dict[str, str] = {}
     """Calls replayed as started whose result has not come yet: id -> name."""
+    plan = TodoPlan()
     for entry in entries:
         match entry:
             case MessageEntry():
@@ -124,7 +125,8 @@ def replay_events(
                 )
             case ExtensionEntry():
                 if entry.name == TODOS_EXTENSION:
-                    events.append(TodosChanged(items=todos_from_json(entry.data)))
+                    plan = plan.then(entry.id, todos_from_json(entry.data))
+                    events.append(TodosChanged(items=plan.items, plan_id=plan.plan_id))
                 elif entry.name == SUBAGENT_LINK:
                     events.extend(_child_link(entry.data))
                 elif entry.name == SUBAGENT_WORK:

@@ -33,9 +33,7 @@ from agent.events import (
     ModeChanged,
     ModelChanged,
     Notice,
-    TitleChanged,
     TodoItem,
-    TodosChanged,
     TurnEnded,
     TurnStarted,
 )
@@ -44,6 +42,7 @@ from agent.history.replay import replay_events
 from agent.history.session_transcript import SessionTranscript
 from agent.history.undo_batches import BatchUndo
 from agent.permissions.admin import PermissionAdmin
+from agent.session.labels import SessionLabels
 from agent.session.setup import (
     ModelUnavailable,
     SessionOptions,
@@ -188,14 +187,14 @@ class AgentSession:
         self.model_name = model_name
         self.reasoning_effort: ReasoningEffort | None = reasoning_effort
         self.model_info: ModelInfo | None = _info(catalog, model)
-        self.title: str | None = transcript.stored.title
-        self.todos: tuple[TodoItem, ...] = transcript.todos()
         self.skill_names = (
             tuple(skill.name for skill in setup.skills.skills) if setup.skills else ()
         )
         self.running = False
         self._stream: TurnStream | None = None
         self._announce = Announcer()
+        self.labels = SessionLabels(transcript, self._announce)
+        """The title (`/title`, `session/set_title`) and the todo list (a plan with an id)."""
         self._scope_contract = ScopeContract()
         self._reads = ReadTracker()
         tracker = UsageTracker(model_info=self.model_info)
@@ -238,7 +237,7 @@ class AgentSession:
         loop reads it at each model call). Read it, never assign it from outside: the session
         keeps it in step with its state."""
         self._inbox = PromptInbox(
-            hooks=setup.hooks, session_id=self.id, appended=self._prompt_appended
+            hooks=setup.hooks, session_id=self.id, appended=self.labels.prompt_appended
         )
         self.model_choices: Callable[[], Sequence[str]] = options.model_choices or tuple
         """The models `/model` lists (the composition root's picker list)."""
@@ -313,8 +312,7 @@ class AgentSession:
             assert stream is not None
             interaction = OrderedInteraction(self._interaction, stream)
             if await run_builtin(self, call, emit, interaction, menu):  # a rewind happened
-                self.todos = self.transcript.todos()  # the plan as it stood on the new branch
-                emit(TodosChanged(items=self.todos))
+                self.labels.rewound(emit)  # the plan as it stood on the new branch
 
         return self._start(command)
 
@@ -411,8 +409,7 @@ class AgentSession:
         await self.transcript.clear(
             model=self.model_name, effort=self.reasoning_effort, mode=self.mode
         )
-        self.todos = ()
-        self._announce(TodosChanged(items=()))
+        self.labels.cleared()
 
     async def undo(self) -> str:
         """Restore the files changed by this session's last tool batch; says what happened."""
@@ -508,7 +505,11 @@ class AgentSession:
             )
             tooling = dataclasses.replace(
                 tooling,
-                services={**tooling.services, TODOS: self._publish_todos, SUBAGENTS: subagents},
+                services={
+                    **tooling.services,
+                    TODOS: self.labels.publish_todos,
+                    SUBAGENTS: subagents,
+                },
             )
             loop = TurnLoop(
                 config=config,
@@ -564,20 +565,13 @@ class AgentSession:
                     await self.usage.persist()
                 emit(result.finished(compaction_id))
 
-    async def _prompt_appended(self, message: Message, entry_id: str) -> None:
-        if self.title is not None:
-            return
-        title = title_from(message.text)
-        if title is None:
-            return
-        self.title = title
-        await self.transcript.record_title(title)
-        self._announce(TitleChanged(title=title))
+    @property
+    def title(self) -> str | None:
+        return self.labels.title
 
-    async def _publish_todos(self, items: tuple[TodoItem, ...]) -> None:
-        self.todos = items
-        self._announce(TodosChanged(items=items))
-        await self.transcript.record_todos(items)
+    @property
+    def todos(self) -> tuple[TodoItem, ...]:
+        return self.labels.plan.items
 
 
 def _info(catalog: ModelCatalog | None, model: Model) -> ModelInfo | None:

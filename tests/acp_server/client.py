@@ -102,6 +102,25 @@ def _method_types() -> dict[tuple[str, str], str]:
     return types
 
 
+@cache
+def _unstable_method_types() -> dict[tuple[str, str], str]:
+    """As `_method_types`, every type from `schema.unstable.json`: what a client that opted in
+    to unstable features (`AcpClient.unstable`) is validated against."""
+    types: dict[tuple[str, str], str] = {}
+    for name, definition in _unstable_schema()["$defs"].items():
+        method = definition.get("x-method")
+        side = definition.get("x-side")
+        if method is None:
+            continue
+        if name.endswith("Response") and side == "agent":
+            types[(method, "response")] = UNSTABLE + name
+        elif name.endswith("Request") and side == "client":
+            types[(method, "request")] = UNSTABLE + name
+        elif name.endswith("Notification") and side in ("client", "protocol"):
+            types[(method, "notification")] = UNSTABLE + name
+    return types
+
+
 class _ErrorIterator(Protocol):
     """The one validator method used here; the stubs also overload `iter_errors` with a
     deprecated two-argument form whose parameter is untyped, which strict mode rejects."""
@@ -201,6 +220,10 @@ class AcpClient:
         """Set when the server has stopped (the process exited, or `serve` returned)."""
         self.environ = dict(os.environ)
         """The editor's own environment (what its terminals inherit)."""
+        self.unstable = False
+        """The client opted in to unstable features (a capability of `schema.unstable.json`):
+        every message is validated against that schema instead of the stable one, where an
+        unstable update or notification would be a violation."""
 
     @property
     def process(self) -> anyio.abc.Process:
@@ -265,7 +288,8 @@ class AcpClient:
         self._notify()
 
     def _validate(self, message: Json, key: tuple[str, str], value: Any) -> None:
-        definition = _method_types().get(key)
+        types = _unstable_method_types() if self.unstable else _method_types()
+        definition = types.get(key)
         if definition is None:
             self.violations.append(f"unexpected {key[1]} {key[0]!r}: {json.dumps(message)[:200]}")
             return
@@ -539,7 +563,21 @@ async def open_agent(
         _raise_violations(client, client.stderr)
 
 
-async def initialize(client: AcpClient, capabilities: Mapping[str, Any] | None = None) -> Json:
+UNSTABLE_CAPABILITIES = frozenset({"plan", "subagents"})
+"""Client capabilities only `schema.unstable.json` has."""
+
+
+async def initialize(
+    client: AcpClient,
+    capabilities: Mapping[str, Any] | None = None,
+    *,
+    unstable: bool | None = None,
+) -> Json:
+    """`initialize`; a client advertising an unstable capability (or `unstable=True`) is then
+    validated against `schema.unstable.json` (`AcpClient.unstable`)."""
+    client.unstable = (
+        bool(UNSTABLE_CAPABILITIES & set(capabilities or {})) if unstable is None else unstable
+    )
     return await client.call(
         "initialize",
         {

@@ -17,7 +17,7 @@ async def test_initialize_advertises_what_is_wired(agent_env: AgentEnv) -> None:
     caps = result["agentCapabilities"]
     assert caps["loadSession"] is True
     assert caps["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}
-    assert caps["mcpCapabilities"] == {"http": True, "sse": True}
+    assert caps["mcpCapabilities"] == {"http": True, "sse": True, "acp": True}
     assert set(caps["sessionCapabilities"]) == {
         "list",
         "resume",
@@ -25,8 +25,13 @@ async def test_initialize_advertises_what_is_wired(agent_env: AgentEnv) -> None:
         "delete",
         "additionalDirectories",
         "fork",
+        "title",
+        "status",
+        "archive",
+        "systemPrompt",
     }
-    assert caps["auth"] == {"logout": {}}
+    assert caps["sessionCapabilities"]["systemPrompt"] == {"mode": {"override": {}}}
+    assert caps["auth"] == {"logout": {}, "status": {}}
     # A client that cannot sign in through a terminal gets no method: the old "API key from
     # environment" made Zed call a no-op `authenticate` and stay on its sign-in screen.
     assert result["authMethods"] == []
