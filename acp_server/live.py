@@ -280,6 +280,7 @@ class LiveSession:
                 updates = translator.translate(event)
             for update in updates:
                 await self.channel.update(rename(update) if rename is not None else update)
+        self.channel.translator.plans.shown = translator.plans.shown  # the plan the client has
         await self.send_usage(translator)
 
     async def send_usage(self, translator: UpdateTranslator | None = None) -> None:
