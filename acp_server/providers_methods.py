@@ -10,7 +10,7 @@ restart. No header value is echoed in an answer or an error.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from acp_server.framing import InvalidParams, RawObject, RpcError
@@ -60,9 +60,12 @@ class ProviderMethods:
         *,
         factory: Callable[[], SessionFactory],
         slots: Callable[[], Sequence[SessionSlot]],
+        changed: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        """`changed`: told after a change (what `auth/status` says may have changed)."""
         self._factory = factory
         self._slots = slots
+        self._changed = changed
 
     def handlers(self) -> dict[str, RequestHandler]:
         return {
@@ -131,6 +134,8 @@ class ProviderMethods:
         slots = self._slots()
         for cwd in dict.fromkeys(slot.setup.cwd for slot in slots):
             factory.refresh(cwd)
+        if self._changed is not None:
+            await self._changed()
         for slot in slots:
             await slot.settled()
             live = slot.live

@@ -21,6 +21,7 @@ from acp_server.advertised import (
     initialize_result,
     login_method,
 )
+from acp_server.auth_status import AuthStatus
 from acp_server.capabilities import ClientCapabilities, ClientLearned
 from acp_server.framing import InputUnit, InvalidParams, Message, RawObject, shown
 from acp_server.jsonrpc import (
@@ -101,6 +102,17 @@ def _typed(
     return run
 
 
+def _then(handler: RequestHandler, after: Callable[[], Awaitable[None]]) -> RequestHandler:
+    """`handler`, and `after` once its answer is written (when it answered)."""
+
+    async def run(params: RawObject, context: RequestContext) -> Message:
+        result = await handler(params, context)
+        context.after_response.append(after)
+        return result
+
+    return run
+
+
 def _fork_handler(server: AcpServer) -> RequestHandler:
     """`session/fork` (unstable; `acp_server.branches`, imported at its first call): the copy
     is opened by `session/resume`."""
@@ -137,18 +149,26 @@ class AcpServer:
         self.table = SessionTable(log)
         self.opener = SessionOpener(self)
         self.session_methods = SessionMethods(factory=factory, table=self.table)
+        self.auth = AuthStatus(
+            factory=lambda: self.factory,
+            slots=self.table.slots,
+            notify=lambda method, params: self.connection.notify(method, params),
+        )
         self._connection: Connection | None = None
 
     # ----------------------------------------------------------------------------- wiring
 
     def requests(self) -> dict[str, RequestHandler]:
+        # Where credentials can have changed, a client that asked `auth/status` hears of it.
+        changed = self.auth.changed
         return {
             "initialize": _typed(p.initialize, self.initialize),
-            "authenticate": _typed(p.authenticate, self.authenticate),
-            "logout": self.logout,
-            "session/new": _typed(p.new_session, self.opener.new),
-            "session/load": _typed(p.load_session, self.opener.load),
-            "session/resume": _typed(p.resume_session, self.opener.resume),
+            "authenticate": _then(_typed(p.authenticate, self.authenticate), changed),
+            "logout": _then(self.logout, changed),
+            "auth/status": self.auth.status,
+            "session/new": _then(_typed(p.new_session, self.opener.new), changed),
+            "session/load": _then(_typed(p.load_session, self.opener.load), changed),
+            "session/resume": _then(_typed(p.resume_session, self.opener.resume), changed),
             "session/list": _typed(p.list_sessions, self.session_list),
             "session/close": _typed(p.close_session, self.session_close),
             "session/delete": _typed(p.delete_session, self.session_delete),
@@ -160,6 +180,7 @@ class AcpServer:
             **ProviderMethods(
                 factory=lambda: self.factory,
                 slots=self.table.slots,
+                changed=changed,
             ).handlers(),
             "session/fork": _fork_handler(self),
             **self.session_methods.handlers(),

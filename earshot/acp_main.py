@@ -221,6 +221,11 @@ class EarshotFactory:
         disable_provider(_user_file(cwd, self._environ), provider_id, known)
         self.refresh(cwd)
 
+    def auth_status(self, cwd: Path) -> dict[str, Any]:
+        from earshot.auth_status import auth_status
+
+        return auth_status(self.composition(cwd))
+
     def credentials_found(self) -> bool:
         from earshot.login import credentials_found
 

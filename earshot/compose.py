@@ -290,6 +290,11 @@ class Composition:
                 return preferred
         return models[-1].id if models else None
 
+    def credential_source(self, provider: str) -> str:
+        """Where `provider`'s credentials come from, by name only (`ANTHROPIC_API_KEY is
+        set`, `providers.<id> in settings`): never a value."""
+        return self._credential_source(provider)
+
     def _credential_source(self, provider: str) -> str:
         from providers.registry import provider_spec
 
