@@ -15,6 +15,7 @@ from providers.records import Record
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from acp_server.mcp_over_acp import McpChannel
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
     from agent.session import AgentSession
     from sessions import SessionStore
@@ -35,7 +36,22 @@ class McpRemoteServer(Record):
     headers: tuple[tuple[str, str], ...] = ()
 
 
-McpServerSpec = McpStdioServer | McpRemoteServer
+class McpAcpServer(Record):
+    """A server the client provides over the ACP connection itself (`mcp/message`, unstable)."""
+
+    name: str
+    server_id: str
+
+
+McpServerSpec = McpStdioServer | McpRemoteServer | McpAcpServer
+
+
+class ClientSystemPrompt(Record):
+    """Instructions the client gives for a session (`systemPrompt`, unstable): added to the
+    agent's own (`append`), or in place of them (`override`, which keeps the safety rules)."""
+
+    mode: Literal["append", "override"]
+    text: str
 
 
 class SessionIO(Record):
@@ -48,6 +64,8 @@ class SessionIO(Record):
     """Starts a background task that may outlive the request (the connection's task group), e.g.
     an MCP client, which must stay in one task from connect to close. None: the factory's own,
     if it has one (without any, it cannot connect MCP servers)."""
+    mcp: McpChannel | None = None
+    """The client's MCP servers over the connection (`McpAcpServer`); None: there are none."""
 
 
 class ModelChoice(Record):
@@ -167,11 +185,13 @@ class SessionFactory(Protocol):
         mcp_servers: Sequence[McpServerSpec],
         io: SessionIO,
         session_id: str | None = None,
+        system_prompt: ClientSystemPrompt | None = None,
     ) -> AgentSession:
         """A new session (a new transcript) with the default model and mode; `session_id` is
         the id `reserve` gave (None: a new one). What its tools come from in the background
         (MCP servers) starts at `session.tool_arrivals.begin()`, which the server calls after
-        the warm-up (or at its first turn)."""
+        the warm-up (or at its first turn). `system_prompt`: the client's, kept with the
+        session."""
         ...
 
     async def resume(
@@ -182,6 +202,8 @@ class SessionFactory(Protocol):
         additional_directories: Sequence[Path],
         mcp_servers: Sequence[McpServerSpec],
         io: SessionIO,
+        system_prompt: ClientSystemPrompt | None = None,
     ) -> AgentSession:
-        """Reopen a transcript. Raises `sessions.SessionNotFound` when there is none."""
+        """Reopen a transcript (with the client's `system_prompt`; None: the one it was kept
+        with, if any). Raises `sessions.SessionNotFound` when there is none."""
         ...

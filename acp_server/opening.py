@@ -25,14 +25,17 @@ if TYPE_CHECKING:
     from acp_server.factory import SessionFactory, SessionIO
     from acp_server.jsonrpc import Connection, Logger, RequestContext
     from acp_server.live import LiveSession
+    from acp_server.mcp_over_acp import McpChannel
     from acp_server.params import SessionSetup
     from acp_server.protocol.sessions import (
-        LoadSessionRequest,
         LoadSessionResponse,
-        NewSessionRequest,
         NewSessionResponse,
-        ResumeSessionRequest,
         ResumeSessionResponse,
+    )
+    from acp_server.protocol.unstable.sessions import (
+        LoadSessionRequest,
+        NewSessionRequest,
+        ResumeSessionRequest,
     )
     from acp_server.session_table import SessionTable
     from agent.session import AgentSession
@@ -53,6 +56,8 @@ class OpeningHost(Protocol):
     def log(self) -> Logger: ...
     @property
     def connection(self) -> Connection: ...
+    @property
+    def mcp(self) -> McpChannel: ...
 
 
 class SessionOpener:
@@ -95,6 +100,7 @@ class SessionOpener:
                 mcp_servers=setup.mcp_servers,
                 io=io,
                 session_id=slot.session_id,
+                system_prompt=setup.system_prompt,
             )
 
         try:
@@ -159,6 +165,7 @@ class SessionOpener:
             processes=AcpProcesses(channel, LocalProcesses()),
             interaction=AcpInteraction(channel),
             spawn=self._spawn_background,
+            mcp=self.server.mcp,
         )
         agent = await make(io)
         channel.session_id = agent.id
@@ -192,6 +199,7 @@ class SessionOpener:
                 additional_directories=setup.additional_directories,
                 mcp_servers=setup.mcp_servers,
                 io=io,
+                system_prompt=setup.system_prompt,
             )
 
         slot = SessionSlot(session_id, setup)

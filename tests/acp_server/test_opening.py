@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_server.factory import McpServerSpec, SessionIO
+from acp_server.factory import ClientSystemPrompt, McpServerSpec, SessionIO
 from agent.session import AgentSession
 from earshot.acp_main import EarshotFactory
 from providers.wire.sdk_model import SdkModel
@@ -55,6 +55,7 @@ class HeldFactory(EarshotFactory):
         mcp_servers: Sequence[McpServerSpec],
         io: SessionIO,
         session_id: str | None = None,
+        system_prompt: ClientSystemPrompt | None = None,
     ) -> AgentSession:
         self.building.set()
         await self.go.wait()
@@ -64,6 +65,7 @@ class HeldFactory(EarshotFactory):
             mcp_servers=mcp_servers,
             io=io,
             session_id=session_id,
+            system_prompt=system_prompt,
         )
 
 
