@@ -54,8 +54,8 @@ def initialize_result(
     result["authMethods"] = auth_methods or []
     capabilities = cast("dict[str, dict[str, object]]", result)["agentCapabilities"]
     capabilities["providers"] = {}
-    capabilities["mcpCapabilities"]["acp"] = True
-    capabilities["auth"]["status"] = {}
+    cast("dict[str, object]", capabilities["mcpCapabilities"])["acp"] = True
+    cast("dict[str, object]", capabilities["auth"])["status"] = {}
     sessions = cast("dict[str, object]", capabilities["sessionCapabilities"])
     sessions.update(
         fork={},

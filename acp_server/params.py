@@ -15,7 +15,13 @@ import os
 import stat
 from typing import TYPE_CHECKING, Literal, cast
 
-from acp_server.factory import McpRemoteServer, McpServerSpec, McpStdioServer
+from acp_server.factory import (
+    ClientSystemPrompt,
+    McpAcpServer,
+    McpRemoteServer,
+    McpServerSpec,
+    McpStdioServer,
+)
 from acp_server.framing import InvalidParams, RawObject, shown
 from providers.records import Record
 
@@ -29,14 +35,17 @@ if TYPE_CHECKING:
         CloseSessionRequest,
         DeleteSessionRequest,
         HttpHeader,
+        SetSessionConfigOptionRequestValueId,
+        SetSessionModeRequest,
+    )
+    from acp_server.protocol.unstable.sessions import (
+        ListSessionsRequest,
         LoadSessionRequest,
         McpServer,
         NewSessionRequest,
         ResumeSessionRequest,
-        SetSessionConfigOptionRequestValueId,
-        SetSessionModeRequest,
+        SystemPrompt,
     )
-    from acp_server.protocol.unstable.sessions import ListSessionsRequest
     from sessions.archive import ArchiveFilter
 
 
@@ -160,6 +169,8 @@ class SessionSetup(Record):
     cwd: Path
     additional_directories: tuple[Path, ...]
     mcp_servers: tuple[McpServerSpec, ...]
+    system_prompt: ClientSystemPrompt | None = None
+    """The client's instructions (`systemPrompt`, unstable); None: none given."""
 
 
 def _mcp_servers(params: RawObject, *, required: bool) -> list[McpServer]:
@@ -190,6 +201,11 @@ def _mcp_server(server: RawObject) -> McpServer:
         if kind == "http":
             return {"type": "http", "name": name, "url": url, "headers": headers}
         return {"type": "sse", "name": name, "url": url, "headers": headers}
+    if kind == "acp":  # provided over this connection (`acp_server.mcp_over_acp`)
+        server_id = _str(server, "serverId")
+        if not server_id:
+            raise InvalidParams("serverId", "invalid params: serverId must not be empty")
+        return {"type": "acp", "name": name, "serverId": server_id}
     if kind is None or kind == "stdio":
         args = _list(server, "args")
         if not all(isinstance(arg, str) for arg in args):
@@ -213,12 +229,47 @@ def _pairs(server: RawObject, name: str) -> list[tuple[str, str]]:
     return pairs
 
 
+def _system_prompt(params: RawObject) -> SystemPrompt | None:
+    """`systemPrompt` (unstable): a mode earshot takes (`append`, `override`) and text blocks,
+    at least one; anything else is refused rather than applied otherwise."""
+    raw = params.get("systemPrompt")
+    if raw is None:
+        return None
+    prompt = _object(raw)
+    if prompt is None:
+        raise InvalidParams("systemPrompt", "invalid params: systemPrompt must be an object")
+    mode = prompt.get("mode")
+    if mode != "append" and mode != "override":
+        raise InvalidParams(
+            "systemPrompt.mode",
+            f"invalid params: systemPrompt.mode {shown(mode)} is not one earshot supports "
+            "(append, override)",
+        )
+    content = _list(prompt, "content")
+    if not content:
+        raise InvalidParams(
+            "systemPrompt.content", "invalid params: systemPrompt.content must not be empty"
+        )
+    blocks: list[ContentBlock] = []
+    for index, item in enumerate(content):
+        block = _object(item) or {}
+        text = block.get("text")
+        if block.get("type") != "text" or not isinstance(text, str):
+            field = f"systemPrompt.content[{index}]"
+            raise InvalidParams(field, f"invalid params: {field} must be a text block")
+        blocks.append({"type": "text", "text": text})
+    return {"mode": "append" if mode == "append" else "override", "content": blocks}
+
+
 def new_session(params: RawObject) -> NewSessionRequest:
     cwd = _directory(params, "cwd")
     additional = _absolute_list(params, "additionalDirectories")
     request: NewSessionRequest = {"cwd": cwd, "mcpServers": _mcp_servers(params, required=True)}
     if additional:
         request["additionalDirectories"] = additional
+    system_prompt = _system_prompt(params)
+    if system_prompt is not None:
+        request["systemPrompt"] = system_prompt
     return request
 
 
@@ -234,6 +285,9 @@ def load_session(params: RawObject) -> LoadSessionRequest:
     }
     if additional:
         request["additionalDirectories"] = additional
+    system_prompt = _system_prompt(params)
+    if system_prompt is not None:
+        request["systemPrompt"] = system_prompt
     return request
 
 
@@ -246,6 +300,8 @@ def resume_session(params: RawObject) -> ResumeSessionRequest:
     }
     if "additionalDirectories" in loaded:
         request["additionalDirectories"] = loaded["additionalDirectories"]
+    if "systemPrompt" in loaded:
+        request["systemPrompt"] = loaded["systemPrompt"]
     return request
 
 
@@ -253,7 +309,9 @@ def setup(request: NewSessionRequest | LoadSessionRequest | ResumeSessionRequest
     """The session's directories and MCP servers as the factory takes them."""
     servers: list[McpServerSpec] = []
     for server in request.get("mcpServers", []):
-        if "type" in server:
+        if "type" in server and server["type"] == "acp":
+            servers.append(McpAcpServer(name=server["name"], server_id=server["serverId"]))
+        elif "type" in server:
             headers = tuple((header["name"], header["value"]) for header in server["headers"])
             transport: Literal["http", "sse"] = server["type"]
             servers.append(
@@ -272,10 +330,19 @@ def setup(request: NewSessionRequest | LoadSessionRequest | ResumeSessionRequest
             )
     from pathlib import Path  # off the `initialize` path (with its URL and IP address modules)
 
+    system_prompt = request.get("systemPrompt")
+    client_prompt = None
+    if system_prompt is not None:
+        mode: Literal["append", "override"] = (
+            "override" if system_prompt["mode"] == "override" else "append"
+        )
+        texts = [block["text"] for block in system_prompt["content"] if block["type"] == "text"]
+        client_prompt = ClientSystemPrompt(mode=mode, text="\n\n".join(texts))
     return SessionSetup(
         cwd=Path(request["cwd"]),
         additional_directories=tuple(Path(p) for p in request.get("additionalDirectories", [])),
         mcp_servers=tuple(servers),
+        system_prompt=client_prompt,
     )
 
 

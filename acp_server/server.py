@@ -32,6 +32,7 @@ from acp_server.jsonrpc import (
     RequestContext,
     RequestHandler,
 )
+from acp_server.mcp_over_acp import McpChannel
 from acp_server.opening import SessionOpener
 from acp_server.providers_methods import ProviderMethods
 from acp_server.session_methods import SessionMethods
@@ -149,6 +150,8 @@ class AcpServer:
         self.table = SessionTable(log)
         self.opener = SessionOpener(self)
         self.session_methods = SessionMethods(factory=factory, table=self.table)
+        self.mcp = McpChannel(lambda: self.connection)
+        """The client's MCP servers over this connection (`mcp/message`)."""
         self.auth = AuthStatus(
             factory=lambda: self.factory,
             slots=self.table.slots,
@@ -192,7 +195,7 @@ class AcpServer:
             if request is not None:
                 await self.session_cancel(request)
 
-        return {"session/cancel": cancel}
+        return {"session/cancel": cancel, "mcp/message": self.mcp.notification}
 
     async def serve(self, *, read_fd: int, write_fd: int, close_on_signals: bool = False) -> None:
         """Serve until the client closes our input and every request read is answered; then

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from acp_server.factory import (
+        ClientSystemPrompt,
         McpServerSpec,
         ModelChoice,
         SessionDefaults,
@@ -263,9 +264,16 @@ class EarshotFactory:
         mcp_servers: Sequence[McpServerSpec],
         io: SessionIO,
         session_id: str | None = None,
+        system_prompt: ClientSystemPrompt | None = None,
     ) -> AgentSession:
         return await self._open(
-            None, cwd, additional_directories, mcp_servers, io, new_id=session_id
+            None,
+            cwd,
+            additional_directories,
+            mcp_servers,
+            io,
+            new_id=session_id,
+            system_prompt=system_prompt,
         )
 
     async def resume(
@@ -276,8 +284,11 @@ class EarshotFactory:
         additional_directories: Sequence[Path],
         mcp_servers: Sequence[McpServerSpec],
         io: SessionIO,
+        system_prompt: ClientSystemPrompt | None = None,
     ) -> AgentSession:
-        return await self._open(session_id, cwd, additional_directories, mcp_servers, io)
+        return await self._open(
+            session_id, cwd, additional_directories, mcp_servers, io, system_prompt=system_prompt
+        )
 
     async def _open(
         self,
@@ -288,7 +299,9 @@ class EarshotFactory:
         io: SessionIO,
         *,
         new_id: str | None = None,
+        system_prompt: ClientSystemPrompt | None = None,
     ) -> AgentSession:
+        from agent.context import ClientPrompt
         from earshot.compose import open_session
 
         composition = self.composition(cwd)
@@ -304,6 +317,10 @@ class EarshotFactory:
             new_id=new_id,
             additional_directories=additional_directories,
             client_servers=mcp_servers,
+            mcp_channel=io.mcp,
+            client_prompt=None
+            if system_prompt is None
+            else ClientPrompt(mode=system_prompt.mode, text=system_prompt.text),
             # A new session's are started after its warm-up (`tool_arrivals.begin()`), so that
             # the MCP SDK's import does not delay what its first prompt needs.
             start_mcp=session_id is not None,

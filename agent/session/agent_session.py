@@ -49,6 +49,7 @@ from agent.session.setup import (
     SessionSetup,
     build_model,
     own_commands,
+    remembered_prompt,
     resumed_settings,
     session_tools,
     set_up,
@@ -129,6 +130,8 @@ async def create_session(
                 extra_roots.append(Path(directory))
     roots = (cwd, *(root for root in extra_roots if root != cwd))
     try:
+        client_prompt = await remembered_prompt(stored, options.client_prompt)
+        options = dataclasses.replace(options, client_prompt=client_prompt)
         setup = await set_up(
             cwd=cwd, roots=roots, settings=settings, files=files, processes=processes, data=data_dir
         )
@@ -223,6 +226,7 @@ class AgentSession:
                 # The day the session started, not today: a prompt that changed with the date
                 # would cost a resumed session its whole prompt cache.
                 today=session_date(transcript.stored.header.created),
+                client=options.client_prompt,
             ),
             tools=tools,
             cache=prompt_cache(cache, key=self.id),

@@ -7,13 +7,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
 from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
 from agent.code import CodeIndexHost, EditChecks, SessionWorker
 from agent.commands import CommandSource
+from agent.context import ClientPrompt
 from agent.local import BackgroundJobs, LocalFiles, LocalProcesses
 from agent.permissions import PermissionGate, PermissionRules, RuleBook
 from agent.protected_paths import ProtectedPaths, protected_paths
@@ -39,7 +40,7 @@ from agent.turn import HookRunner, Snapshot, Tooling, ToolSet
 from agent.undo import UndoStore
 from providers.logs import get_logger
 from providers.types import ReasoningEffort
-from sessions import ModelChangeEntry, Session, data_dir
+from sessions import ExtensionEntry, ModelChangeEntry, Session, data_dir
 
 if TYPE_CHECKING:
     from agent.events import AgentEvent
@@ -60,6 +61,10 @@ class SessionOptions:
     """Model calls per `run_turn`."""
     system_prompt: str | None = None
     """None: the built-in one."""
+    client_prompt: ClientPrompt | None = None
+    """The front end's instructions (ACP `systemPrompt`), with or in place of the built-in
+    rules (`agent.context.system_prompt`); kept with the session (`remembered_prompt`), so a
+    resumed session given none sends the same prompt."""
     extra_tools: Sequence[AnyTool] = ()
     """E.g. MCP tools from the composition root; a name already taken replaces that tool."""
     max_retries: int = 4
@@ -359,6 +364,34 @@ async def resumed_settings(
             ModelChangeEntry(model=options.model_name, reasoning_effort=options.reasoning_effort)
         )
     return options.model_name, options.reasoning_effort, mode, model
+
+
+CLIENT_PROMPT_EXTENSION: Final = "system_prompt"
+"""The `ExtensionEntry` keeping a session's `client_prompt`: `{"mode", "text"}`."""
+
+
+async def remembered_prompt(stored: Session, given: ClientPrompt | None) -> ClientPrompt | None:
+    """The instructions a session runs with: `given` (recorded when it differs from the last
+    recorded one), else the last recorded, on any branch (`/clear` keeps it)."""
+    recorded: ClientPrompt | None = None
+    for entry in reversed(stored.entries):
+        if isinstance(entry, ExtensionEntry) and entry.name == CLIENT_PROMPT_EXTENSION:
+            data = entry.data if isinstance(entry.data, dict) else {}
+            mode, text = data.get("mode"), data.get("text")
+            if mode in ("append", "override") and isinstance(text, str):
+                recorded = ClientPrompt(
+                    mode="append" if mode == "append" else "override", text=text
+                )
+            break
+    if given is None or given == recorded:
+        return recorded
+    if stored.writable:  # read-only here (another process has it open): kept in memory only
+        await stored.append(
+            ExtensionEntry(
+                name=CLIENT_PROMPT_EXTENSION, data={"mode": given.mode, "text": given.text}
+            )
+        )
+    return given
 
 
 def session_tools(options: SessionOptions, setup: SessionSetup) -> ToolSet:
