@@ -378,4 +378,11 @@ class AcpServer:
         return {"stopReason": await live.prompt(request["prompt"])}
 
     async def session_cancel(self, request: CancelNotification) -> None:
-        self.table.cancel(request["sessionId"])
+        session_id = request["sessionId"]
+        if self.table.get(session_id) is not None:
+            self.table.cancel(session_id)
+            return
+        for slot in self.table.slots():  # a subagent's session: its work only
+            view = None if slot.live is None else slot.live.channel.subagents
+            if view is not None and view.cancel(session_id):
+                return

@@ -54,7 +54,7 @@ from agent.session.setup import (
     session_tools,
     set_up,
 )
-from agent.session.subagent import ChildSessions, SubagentRunner
+from agent.session.subagent import ChildSessions, RunningChildren, SubagentRunner
 from agent.session.tool_arrivals import ToolArrivals
 from agent.tools.base import ReadTracker, ScopeContract
 from agent.tools.services import SUBAGENTS, TODOS
@@ -269,6 +269,8 @@ class AgentSession:
         self.tool_arrivals = options.tool_arrivals or ToolArrivals()
         """Tools joining after the open (`agent.session.tool_arrivals`), and their notices."""
         self.tool_arrivals.attach(self._announce.deliver)
+        self.children = RunningChildren()
+        """The subagents at work in the running turn (a front end can cancel one)."""
 
     # ------------------------------------------------------------------------ public API
 
@@ -506,6 +508,7 @@ class AgentSession:
                 children=None
                 if self._store is None
                 else ChildSessions(self._store, self.transcript, lambda: self.model_name),
+                running=self.children,
             )
             tooling = dataclasses.replace(
                 tooling,
