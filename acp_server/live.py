@@ -28,6 +28,7 @@ from acp_server.commands import CommandList, taken_names
 from acp_server.content import prompt_parts
 from acp_server.factory import SessionFactory, SkillCommand
 from acp_server.pickers import SessionPickers
+from acp_server.subagents import Routed, SubagentView
 from acp_server.updates import UpdateTranslator, message_chunk
 from agent.backends import FileBackend
 from agent.commands import parse_slash_command
@@ -109,6 +110,8 @@ class LiveSession:
         self._waiting: set[anyio.CancelScope] = set()
         """The scopes of prompts not running yet (reading their attached files, queued into the
         running turn, waiting for it to end): a cancel cancels each."""
+        if channel.subagents is not None:
+            channel.subagents.control = agent.children  # `session/cancel` on a child
         # An MCP server that starts in the background brings its prompts (slash commands).
         agent.tool_arrivals.watch(lambda: channel.connection.spawn(self._commands_changed))
 
@@ -253,8 +256,7 @@ class LiveSession:
         return stop
 
     async def emit(self, event: AgentEvent) -> None:
-        for update in self.channel.translator.translate(event):
-            await self.channel.update(update)
+        await self.channel.emit(event)
         match event:
             case ModeChanged():
                 await self.pickers.send_mode()
@@ -272,14 +274,20 @@ class LiveSession:
     async def replay(self, rename: Callable[[SessionUpdate], SessionUpdate] | None = None) -> None:
         """Send the whole conversation (session/load), with a translator of its own; each
         update through `rename` (a rewound replay's fresh ids)."""
-        translator = UpdateTranslator(client=self.channel.client, replaying=True)
+        client = self.channel.client
+        translator = UpdateTranslator(client=client, replaying=True)
+        view = SubagentView(client, lambda: self.id, replaying=True) if client.subagents else None
         for event in self.agent.replay_events():
             if isinstance(event, UserMessageAdded):
-                updates = [message_chunk("user_message_chunk", event.text, event.entry_id)]
+                routed: Routed = [
+                    (None, message_chunk("user_message_chunk", event.text, event.entry_id))
+                ]
+            elif view is not None:
+                routed = view.routed(event, translator)
             else:
-                updates = translator.translate(event)
-            for update in updates:
-                await self.channel.update(rename(update) if rename is not None else update)
+                routed = [(None, update) for update in translator.translate(event)]
+            for session_id, update in routed:
+                await self.channel.update(rename(update) if rename else update, session_id)
         self.channel.translator.plans.shown = translator.plans.shown  # the plan the client has
         await self.send_usage(translator)
 
