@@ -535,9 +535,7 @@ async def test_typescript_sdk_unstable_client(agent_env: AgentEnv) -> None:
         kinds(parent)
     )
     assert "plan" not in kinds(parent)
-    assert {"session_message", "session_message_chunk", "agent_message_chunk"} <= set(
-        kinds(child)
-    )
+    assert {"session_message", "session_message_chunk", "agent_message_chunk"} <= set(kinds(child))
     note = [
         item["update"]
         for item in report["updates"]
