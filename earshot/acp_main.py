@@ -57,7 +57,9 @@ class EarshotFactory:
             from sessions.store import SessionStore
 
             # `process`: how another process that finds one of our sessions open names us.
-            self._store = SessionStore(self._sessions_root(), process="earshot --stdio")
+            self._store = SessionStore(
+                _sessions_root(self._store, self._environ), process="earshot --stdio"
+            )
         return self._store
 
     def composition(self, cwd: Path) -> Composition:
@@ -108,7 +110,7 @@ class EarshotFactory:
         # build adopts this file rather than refusing the id.
         try:
             reserve(
-                self._sessions_root(),
+                _sessions_root(self._store, self._environ),
                 session_id=session_id,
                 cwd=str(cwd.resolve()),
                 additional_directories=[str(p.resolve()) for p in additional_directories],
@@ -117,7 +119,7 @@ class EarshotFactory:
         except OSError as exc:
             from sessions import SessionWriteFailed
 
-            raise SessionWriteFailed(str(self._sessions_root()), exc) from exc
+            raise SessionWriteFailed(str(_sessions_root(self._store, self._environ)), exc) from exc
         return session_id
 
     def release(self, session_id: str, cwd: Path) -> None:
@@ -125,7 +127,11 @@ class EarshotFactory:
 
         from sessions.reserve import cwd_hash, take_reserved_lock
 
-        lock = self._sessions_root() / cwd_hash(cwd.resolve()) / f"{session_id}.lock"
+        lock = (
+            _sessions_root(self._store, self._environ)
+            / cwd_hash(cwd.resolve())
+            / f"{session_id}.lock"
+        )
         fd = take_reserved_lock(lock)
         if fd is not None:
             os.close(fd)
@@ -169,14 +175,6 @@ class EarshotFactory:
                         gc.enable()
 
         return warm_up
-
-    def _sessions_root(self) -> Path:
-        """Where the store keeps sessions (known before the store itself loads)."""
-        if self._store is not None:
-            return self._store.root
-        from sessions.paths import data_dir
-
-        return data_dir(self._environ) / "sessions"
 
     def available_models(self, cwd: Path) -> Sequence[ModelChoice]:
         from acp_server.factory import ModelChoice
@@ -330,6 +328,15 @@ class EarshotFactory:
             interaction=io.interaction,
             current=lambda: self.composition(cwd),
         )
+
+
+def _sessions_root(store: SessionStore | None, environ: Mapping[str, str]) -> Path:
+    """Where the store keeps sessions (known before the store itself loads)."""
+    if store is not None:
+        return store.root
+    from sessions.paths import data_dir
+
+    return data_dir(environ) / "sessions"
 
 
 def _user_file(cwd: Path, environ: Mapping[str, str]) -> Path:
