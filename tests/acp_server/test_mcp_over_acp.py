@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
 from tests.acp_server.client import AcpClient, AgentEnv, Json, initialize, open_agent
 from tests.acp_server.test_sessions import new_session, text_prompt
 from tests.acp_server.test_tools import call_updates
@@ -103,3 +105,34 @@ async def test_a_server_the_editor_cannot_reach_is_said_and_the_session_goes_on(
     assert "MCP server 'notes' is not available" in text
     assert "no server registered with that id" in text
     assert "fine without it" in text
+
+
+async def test_a_cancelled_call_withdraws_its_mcp_message(agent_env: AgentEnv) -> None:
+    """The MCP SDK abandons the call (`notifications/cancelled`), which has no ACP form: its
+    outer `mcp/message` request is withdrawn instead (`$/cancel_request`, to a client that takes
+    it), and the turn ends at once."""
+    call = {"name": "mcp__notes__add", "id": "n1", "arguments": {"text": "never"}}
+    agent_env.script([{"tool_calls": [call]}], extra={"mcp": {"startupWait": 30}})
+    seen: list[Json] = []
+    answer = notes_server(seen)
+    calling = anyio.Event()
+
+    async def hang_on_calls(client: AcpClient, params: Json) -> Json:
+        if params["method"] != "tools/call":
+            return await answer(client, params)
+        calling.set()
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async with open_agent(agent_env) as client:
+        client.handlers["mcp/message"] = hang_on_calls
+        await initialize(client, {"_meta": {"earshot": {"cancelRequest": True}}}, unstable=True)
+        session_id = (await new_session(client, agent_env, mcpServers=[SERVER]))["sessionId"]
+        prompt = await client.start_request("session/prompt", text_prompt(session_id, "note"))
+        with anyio.fail_after(30):
+            await calling.wait()
+        [outer] = [r["id"] for r in client.requests_named("mcp/message")][-1:]
+        await client.notify("session/cancel", {"sessionId": session_id})
+        done = await client.response(prompt)
+        assert done["result"]["stopReason"] == "cancelled"
+        await client.wait_for(lambda: outer in client.cancel_requests)
