@@ -77,6 +77,11 @@ class SessionChannel:
         self._held: set[str] = set()
         """Terminals whose command has ended, released after their call's final update."""
 
+    def processes(self, local: ProcessBackend) -> ProcessBackend:
+        """The session's process backend: the editor's terminals when it has them, else
+        `local` (`AcpProcesses`)."""
+        return AcpProcesses(self, local)
+
     async def update(self, update: SessionUpdate) -> None:
         await self.connection.notify(
             "session/update", {"sessionId": self.session_id, "update": update}
