@@ -92,7 +92,7 @@ def _validator(definition: str) -> Draft202012Validator:
 
 
 @cache
-def _method_types(protocol: int = 1) -> dict[tuple[str, str], str]:
+def method_types(protocol: int = 1) -> dict[tuple[str, str], str]:
     """(x-method, kind) -> $defs name, kind in request|response|notification (agent side view),
     for the protocol version the client speaks (v2's names carry the `v2:` prefix)."""
     types: dict[tuple[str, str], str] = {}
@@ -284,7 +284,7 @@ class AcpClient:
         self._notify()
 
     def _validate(self, message: Json, key: tuple[str, str], value: Any) -> None:
-        definition = _method_types(self.protocol).get(key)
+        definition = method_types(self.protocol).get(key)
         if definition is None:
             self.violations.append(f"unexpected {key[1]} {key[0]!r}: {json.dumps(message)[:200]}")
             return
