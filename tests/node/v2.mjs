@@ -82,11 +82,18 @@ await app.connectWith(stream, async (ctx) => {
     await untilIdle(session);
 
     await session.prompt("run it");
+    // Cancelled once it can be and has printed something (its terminal's first output).
+    let running = null;
+    let printed = false;
     let cancelled = false;
     await untilIdle(session, async (update) => {
-      if (!cancelled && update.sessionUpdate === "tool_call_update" && session.canCancelToolCall(update.toolCallId)) {
+      if (update.sessionUpdate === "tool_call_update" && session.canCancelToolCall(update.toolCallId)) {
+        running = update.toolCallId;
+      }
+      printed ||= update.sessionUpdate === "terminal_output_chunk";
+      if (!cancelled && running !== null && printed) {
         cancelled = true;
-        report.cancelAnswer = await session.cancelToolCall(update.toolCallId);
+        report.cancelAnswer = await session.cancelToolCall(running);
       }
     });
 
