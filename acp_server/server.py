@@ -20,6 +20,7 @@ from acp_server import params as p
 from acp_server.advertised import AUTH_METHOD_ID, LOGIN_METHOD_ID, PROTOCOL_VERSION
 from acp_server.capabilities import ClientCapabilities, ClientLearned
 from acp_server.framing import (
+    INVALID_REQUEST,
     METHOD_NOT_FOUND,
     InputUnit,
     InvalidParams,
@@ -298,6 +299,9 @@ class AcpServer:
             credentials_found=self.factory.credentials_found,
             interpreter=sys.executable,
         )
+        if self.protocol == 2 and settled.protocol != 2:
+            # v2: a repeated `initialize` must ask for v2 again (the connection never goes back)
+            raise RpcError(INVALID_REQUEST, "invalid request: this connection speaks ACP v2")
         self.protocol = settled.protocol
         self.client = settled.client
         if self.client.cancel_request:

@@ -60,6 +60,9 @@ async def test_versions_are_negotiated_and_each_has_only_its_methods(agent_env: 
         assert error["code"] == -32602
         error = await client.error("session/prompt", prompt("no-such-session", "hi"))
         assert error["code"] == -32002 and error["data"] == {"sessionId": "no-such-session"}
+        # A repeated initialize asks for v2 again: the connection never goes back to v1.
+        error = await client.error("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        assert error["code"] == -32600
 
 
 async def test_a_v1_client_sees_exactly_what_it_saw_before_v2(agent_env: AgentEnv) -> None:

@@ -160,3 +160,22 @@ async def test_config_options_change_the_mode_and_commands_run(
         assert editor.options({"configOptions": latest})["mode"]["currentValue"] == "accept-edits"
         if version == 2:
             assert editor.user_text(session_id) == "/mode accept-edits"  # echoed, with its id
+
+
+async def test_a_model_error_is_said_and_ends_the_turn(agent_env: AgentEnv, version: int) -> None:
+    agent_env.script(
+        [{"error": {"kind": "invalid_request", "message": "the model refused the request"}}]
+    )
+    async with open_agent(agent_env) as client:
+        editor = Editor(client, version)
+        await editor.start()
+        session_id = (await editor.new_session(agent_env))["sessionId"]
+        stop = await editor.prompt(session_id, "hi")
+        assert "the model refused the request" in client.text(session_id)
+        if version == 1:
+            assert stop == "end_turn"  # v1 has no error stop reason
+            return
+        assert stop == "error"  # v2 says so, with the error
+        [idle] = editor.idles(session_id)
+        assert "the model refused the request" in idle["error"]["message"]
+        assert idle["error"]["data"] == {"kind": "invalid_request"}
