@@ -82,10 +82,6 @@ class Foreground:
         self.idle = anyio.Event()
         self.idle.set()
 
-    @property
-    def active(self) -> bool:
-        return bool(self._held)
-
     async def begin(self, command: bool) -> HeldPrompt:
         """A prompt was received: foreground work runs until it and every other have ended."""
         held = HeldPrompt(command=command)
