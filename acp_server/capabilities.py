@@ -121,6 +121,23 @@ class ClientCapabilities:
     inside its `task` call."""
 
     @classmethod
+    def of_v2(cls, raw: object) -> ClientCapabilities:
+        """A v2 client's `capabilities`, read leniently. v2 has no client fs or terminal (the
+        agent's own files and terminals serve), and notices and compaction updates need no
+        capability there; a v2 client takes `$/cancel_request` (its SDK withdraws prompts and
+        permission requests with it)."""
+        caps = _fields(raw) or {}
+        elicitation = _fields(caps.get("elicitation")) or {}
+        auth = _fields(caps.get("auth")) or {}
+        return cls(
+            elicitation_form=_fields(elicitation.get("form")) is not None,
+            notices=True,
+            compaction=True,
+            cancel_request=True,
+            terminal_auth=_fields(auth.get("terminal")) is not None,
+        )
+
+    @classmethod
     def of(cls, caps: WireCapabilities, client_name: str = "") -> ClientCapabilities:
         fs = caps.get("fs") or {}
         session = caps.get("session") or {}

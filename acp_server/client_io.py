@@ -81,6 +81,11 @@ class SessionChannel:
         self._held: set[str] = set()
         """Terminals whose command has ended, released after their call's final update."""
 
+    def processes(self, local: ProcessBackend) -> ProcessBackend:
+        """The session's process backend: the editor's terminals when it has them, else
+        `local` (`AcpProcesses`)."""
+        return AcpProcesses(self, local)
+
     async def update(self, update: SessionUpdate, session_id: str | None = None) -> None:
         """Send `update` on the session (or on `session_id`: one of its subagents')."""
         await self.connection.notify(

@@ -31,7 +31,7 @@ from acp_server.pickers import SessionPickers
 from acp_server.subagents import Routed, SubagentView
 from acp_server.updates import UpdateTranslator, message_chunk
 from agent.backends import FileBackend
-from agent.commands import parse_slash_command
+from agent.commands import CommandCall, parse_slash_command
 from agent.events import (
     AgentEvent,
     CommandOutput,
@@ -180,6 +180,19 @@ class LiveSession:
         finally:
             self._turn_lock.release()
 
+    def command_in(self, blocks: Sequence[ContentBlock]) -> CommandCall | None:
+        """The slash command a prompt is (one text block: `/name args`), if it is one."""
+        first = blocks[0] if len(blocks) == 1 else None
+        text = first["text"] if first is not None and first["type"] == "text" else None
+        names = [skill.name for skill in self.skills]
+        slashed = text is not None and text.lstrip().startswith("/")
+        extras = (
+            [extra.name for extra in self.agent.commands.all(taken_names(self.skills))]
+            if slashed
+            else []
+        )
+        return parse_slash_command(text, names, extras)
+
     async def _until_turn(
         self, blocks: Sequence[ContentBlock]
     ) -> Callable[[], AsyncIterator[AgentEvent]] | WireStopReason:
@@ -191,16 +204,7 @@ class LiveSession:
             # Before anything is read or recorded: a session another process has open is
             # read-only here, and a prompt says who has it (or takes it over once it is free).
             await self.agent.ensure_writable()
-        first = blocks[0] if len(blocks) == 1 else None
-        text = first["text"] if first is not None and first["type"] == "text" else None
-        names = [skill.name for skill in self.skills]
-        slashed = text is not None and text.lstrip().startswith("/")
-        extras = (
-            [extra.name for extra in self.agent.commands.all(taken_names(self.skills))]
-            if slashed
-            else []
-        )
-        command = parse_slash_command(text, names, extras)
+        command = self.command_in(blocks)
         if command is not None:
             await self._turn_lock.acquire()
             return partial(self.agent.run_command, command)

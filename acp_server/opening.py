@@ -58,6 +58,10 @@ class OpeningHost(Protocol):
     def connection(self) -> Connection: ...
     @property
     def mcp(self) -> McpChannel: ...
+    @property
+    def protocol(self) -> int:
+        """The ACP version the connection speaks (1 or 2)."""
+        ...
 
 
 class SessionOpener:
@@ -150,7 +154,7 @@ class SessionOpener:
     async def _open(
         self, setup: SessionSetup, make: Callable[[SessionIO], Awaitable[AgentSession]]
     ) -> LiveSession:
-        from acp_server.client_io import AcpFiles, AcpInteraction, AcpProcesses, SessionChannel
+        from acp_server.client_io import AcpFiles, AcpInteraction, SessionChannel
         from acp_server.factory import SessionIO
         from acp_server.live import LiveSession
         from acp_server.log import install
@@ -158,11 +162,14 @@ class SessionOpener:
 
         install()  # before the agent first logs: its loggers go where the server's do
 
-        channel = SessionChannel(self.server.connection, self.server.client, self.server.learned)
+        channel_class = SessionChannel
+        if self.server.protocol == 2:  # v2: local files, the session's own terminals
+            from acp_server.v2.channel import V2Channel as channel_class
+        channel = channel_class(self.server.connection, self.server.client, self.server.learned)
         files = AcpFiles(channel, (setup.cwd, *setup.additional_directories), LocalFiles())
         io = SessionIO(
             files=files,
-            processes=AcpProcesses(channel, LocalProcesses()),
+            processes=channel.processes(LocalProcesses()),
             interaction=AcpInteraction(channel),
             spawn=self._spawn_background,
             mcp=self.server.mcp,

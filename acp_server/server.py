@@ -1,9 +1,11 @@
-"""The ACP v1 agent: method routing, and the methods on sessions once they exist.
+"""The ACP agent: method routing, and the methods on sessions once they exist.
 
-Only the transport, the typed params and the capability tables load before the `initialize`
-reply. Opening sessions (`session/new|load|resume`) is `acp_server.opening`; the sessions of the
-connection are a table of slots (`acp_server.session_table`), and a request for a session that is
-still opening waits for it.
+`initialize` settles the protocol version (`acp_server.handshake`): v1, or the v2 draft for a
+client that asks for it, whose methods are `acp_server.v2.methods` (loaded then) over the same
+sessions. Only the transport, the typed params and the capability tables load before the
+`initialize` reply. Opening sessions (`session/new|load|resume`) is `acp_server.opening`; the
+sessions of the connection are a table of slots (`acp_server.session_table`), and a request for a
+session that is still opening waits for it.
 """
 
 from __future__ import annotations
@@ -15,15 +17,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from acp_server import params as p
-from acp_server.advertised import (
-    AUTH_METHOD_ID,
-    LOGIN_METHOD_ID,
-    initialize_result,
-    login_method,
-)
+from acp_server.advertised import AUTH_METHOD_ID, LOGIN_METHOD_ID, PROTOCOL_VERSION
 from acp_server.auth_status import AuthStatus
 from acp_server.capabilities import ClientCapabilities, ClientLearned
-from acp_server.framing import InputUnit, InvalidParams, Message, RawObject, shown
+from acp_server.framing import (
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    InputUnit,
+    InvalidParams,
+    Message,
+    RawObject,
+    RpcError,
+    bounded,
+    shown,
+)
 from acp_server.jsonrpc import (
     DEFAULT_LINE_LIMIT,
     Connection,
@@ -44,9 +51,6 @@ if TYPE_CHECKING:
     from acp_server.protocol.connection import (
         AuthenticateRequest,
         AuthenticateResponse,
-        AuthMethod,
-        InitializeRequest,
-        InitializeResponse,
         LogoutResponse,
     )
     from acp_server.protocol.prompt import CancelNotification, PromptRequest, PromptResponse
@@ -114,6 +118,54 @@ def _then(handler: RequestHandler, after: Callable[[], Awaitable[None]]) -> Requ
     return run
 
 
+V2_METHODS = (
+    "initialize",
+    "auth/login",
+    "auth/logout",
+    "session/new",
+    "session/list",
+    "session/delete",
+    "session/resume",
+    "session/fork",
+    "session/close",
+    "session/set_config_option",
+    "session/prompt",
+    "tool_call/cancel",
+    "terminal/cancel",
+    "providers/list",
+    "providers/set",
+    "providers/disable",
+    "session/set_title",
+    "session/status",
+    "session/archive",
+    "session/unarchive",
+    "auth/status",
+)
+"""The requests a v2 connection answers (`acp_server.v2.methods`, imported at the first)."""
+
+
+def _by_version(
+    v1: dict[str, RequestHandler],
+    v2: Callable[[], Mapping[str, RequestHandler]],
+    protocol: Callable[[], int],
+) -> dict[str, RequestHandler]:
+    """One table for both versions: each request goes to the handler of the version the
+    connection negotiated when it runs (a request pipelined after `initialize` is handled after
+    it). A method the version does not have is -32601, as an unknown one is (`jsonrpc`)."""
+
+    def route(method: str) -> RequestHandler:
+        async def run(params: RawObject, context: RequestContext) -> Message:
+            handler = (v2() if protocol() == 2 else v1).get(method)
+            if handler is None:
+                name = bounded(method)
+                raise RpcError(METHOD_NOT_FOUND, f"method not found: {name}", {"method": name})
+            return await handler(params, context)
+
+        return run
+
+    return {method: route(method) for method in dict.fromkeys([*v1, *V2_METHODS])}
+
+
 def _fork_handler(server: AcpServer) -> RequestHandler:
     """`session/fork` (unstable; `acp_server.branches`, imported at its first call): the copy
     is opened by `session/resume`."""
@@ -146,6 +198,8 @@ class AcpServer:
         self.log = log
         self._limits = limits or ServerLimits.from_environ(os.environ)
         self.client = ClientCapabilities()
+        self.protocol = PROTOCOL_VERSION
+        """The ACP version `initialize` settled: 1, or 2 for the v2 draft."""
         self.learned = ClientLearned()
         self.table = SessionTable(log)
         self.opener = SessionOpener(self)
@@ -158,14 +212,15 @@ class AcpServer:
             notify=lambda method, params: self.connection.notify(method, params),
         )
         self._connection: Connection | None = None
+        self._v2: dict[str, RequestHandler] | None = None
 
     # ----------------------------------------------------------------------------- wiring
 
     def requests(self) -> dict[str, RequestHandler]:
         # Where credentials can have changed, a client that asked `auth/status` hears of it.
         changed = self.auth.changed
-        return {
-            "initialize": _typed(p.initialize, self.initialize),
+        v1: dict[str, RequestHandler] = {
+            "initialize": self.initialize,
             "authenticate": _then(_typed(p.authenticate, self.authenticate), changed),
             "logout": _then(self.logout, changed),
             "auth/status": self.auth.status,
@@ -188,6 +243,15 @@ class AcpServer:
             "session/fork": _fork_handler(self),
             **self.session_methods.handlers(),
         }
+
+        def v2() -> Mapping[str, RequestHandler]:
+            if self._v2 is None:
+                from acp_server.v2.methods import V2Methods
+
+                self._v2 = V2Methods(self, v1).handlers()
+            return self._v2
+
+        return _by_version(v1, v2, lambda: self.protocol)
 
     def notifications(self) -> dict[str, NotificationHandler]:
         async def cancel(params: RawObject) -> None:
@@ -259,19 +323,24 @@ class AcpServer:
 
     # ------------------------------------------------------------------- initialize, auth
 
-    async def initialize(
-        self, request: InitializeRequest, context: RequestContext
-    ) -> InitializeResponse:
-        info = request.get("clientInfo") or {"name": "", "version": ""}
-        self.client = ClientCapabilities.of(request.get("clientCapabilities", {}), info["name"])
+    async def initialize(self, params: RawObject, context: RequestContext) -> Message:
+        """The version, the client's capabilities and the answer, from `handshake` (pure)."""
+        from acp_server.handshake import handshake
+
+        settled = handshake(
+            params,
+            version=self._version,
+            credentials_found=self.factory.credentials_found,
+            interpreter=sys.executable,
+        )
+        if self.protocol == 2 and settled.protocol != 2:
+            # v2: a repeated `initialize` must ask for v2 again (the connection never goes back)
+            raise RpcError(INVALID_REQUEST, "invalid request: this connection speaks ACP v2")
+        self.protocol = settled.protocol
+        self.client = settled.client
         if self.client.cancel_request:
             self.connection.peer_cancels = True
-        # Only a method the client can complete, and only while no key is found: Zed called the
-        # old no-op "API key from environment" method and stayed on its sign-in screen.
-        methods: list[AuthMethod] = []
-        if self.client.terminal_auth and not self.factory.credentials_found():
-            methods.append(login_method(sys.executable))
-        return initialize_result(self._version, methods)
+        return settled.result
 
     async def authenticate(
         self, request: AuthenticateRequest, context: RequestContext

@@ -33,9 +33,13 @@ NOT_BEFORE_INITIALIZE = (
     "sessions.store",
     "providers.types",
     "earshot.compose",
+    "acp_server.protocol.common",
+    "acp_server.protocol.v2.common",
+    "acp_server.v2.methods",
 )
 """What the `initialize` reply never waits for: the agent, the session store, validation and
-logging libraries, vendor SDKs, the settings."""
+logging libraries, vendor SDKs, the settings, the generated wire types (v1's or v2's: they are
+for type checking), the v2 methods (loaded once v2 is negotiated)."""
 NOT_BEFORE_SESSION_NEW = (
     "pydantic",
     "structlog",
@@ -45,6 +49,8 @@ NOT_BEFORE_SESSION_NEW = (
     "agent.session.agent_session",
     "agent.turn.loop",
     "sessions.store",
+    "acp_server.protocol.common",
+    "acp_server.protocol.v2.common",
 )
 """What the `session/new` answer never waits for: it is given from the settings, the catalog and
 a reserved id, and the session is built after it."""
@@ -55,7 +61,14 @@ def request(request_id: int, method: str, params: Json) -> bytes:
     return (json.dumps(message) + "\n").encode()
 
 
-def initialize_line(request_id: int = 1) -> bytes:
+def initialize_line(request_id: int = 1, version: int = 1) -> bytes:
+    if version == 2:
+        params: Json = {
+            "protocolVersion": 2,
+            "capabilities": {},
+            "info": {"name": "t", "version": "0"},
+        }
+        return request(request_id, "initialize", params)
     return request(request_id, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
 
 
@@ -79,7 +92,10 @@ def messages(stdout: bytes) -> list[Json]:
     return [json.loads(line) for line in stdout.decode().splitlines()]
 
 
-def test_only_the_transport_loads_before_the_first_answers(agent_env: AgentEnv) -> None:
+@pytest.mark.parametrize("version", [1, 2])
+def test_only_the_transport_loads_before_the_first_answers(
+    agent_env: AgentEnv, version: int
+) -> None:
     # stderr and stdout into one pipe: `-X importtime` lines and answers in the order written.
     agent_env.script([{"text": "unused"}])
     read_end, write_end = os.pipe()
@@ -93,7 +109,7 @@ def test_only_the_transport_loads_before_the_first_answers(agent_env: AgentEnv) 
     ) as process:
         os.close(write_end)
         assert process.stdin is not None
-        process.stdin.write(initialize_line() + new_session_line(agent_env))
+        process.stdin.write(initialize_line(version=version) + new_session_line(agent_env))
         process.stdin.close()
         with os.fdopen(read_end, "rb") as combined:
             lines = combined.read().decode().splitlines()

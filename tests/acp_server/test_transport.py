@@ -66,13 +66,19 @@ async def test_a_terminal_sign_in_is_offered_only_to_clients_that_run_it_and_whi
     assert result["authMethods"] == []
 
 
-async def test_initialize_answers_version_one_to_any_version(agent_env: AgentEnv) -> None:
+async def test_initialize_answers_v1_below_2_and_v2_from_2(agent_env: AgentEnv) -> None:
+    """Version 1 for any version below 2 (as before v2 was served); 2 and higher get the v2
+    draft (`test_v2.py`)."""
     async with open_agent(agent_env) as client:
-        result = await client.call("initialize", {"protocolVersion": 2})
+        result = await client.call("initialize", {"protocolVersion": 0})
         assert result["protocolVersion"] == 1
         error = await client.error("initialize", {"protocolVersion": "one"})
         assert error["code"] == -32602
         assert error["data"]["field"] == "protocolVersion"
+    async with open_agent(agent_env) as client:
+        client.protocol = 2
+        result = await client.call("initialize", {"protocolVersion": 2})
+        assert result["protocolVersion"] == 2
 
 
 async def test_authenticate_and_logout_are_idempotent(agent_env: AgentEnv) -> None:
