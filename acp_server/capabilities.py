@@ -3,12 +3,16 @@
 `checked` is the boundary: the `clientCapabilities` of `initialize` as the protocol's typed
 shape, read leniently (a capability of an unexpected shape is one the client does not have, never
 an error: clients add members freely). `ClientCapabilities` is what the server keeps of it.
+
+On the path to the `initialize` reply, which comes before the event loop
+(`acp_server.first_line`), so cheap to import: no `dataclasses` (it imports `inspect`, ~40M
+instructions, more than the rest of that path), hence a `NamedTuple` and a plain class; and no
+`from __future__ import annotations` (a `NamedTuple` turns each string annotation into a
+`ForwardRef`, compiling it: ~1.2M instructions a field, 12M for `ClientCapabilities`), hence
+the quoted annotations of names imported only for type checking.
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 if TYPE_CHECKING:
     from acp_server.protocol.connection import (
@@ -37,7 +41,7 @@ def _present(fields: _Fields, *names: str) -> dict[str, object]:
     return {name: {} for name in names if isinstance(fields.get(name), dict)}
 
 
-def checked(raw: object) -> WireCapabilities:
+def checked(raw: object) -> "WireCapabilities":
     """`clientCapabilities` as its typed shape, keeping only the members earshot reads, each of
     the right type."""
     caps = _fields(raw) or {}
@@ -85,19 +89,20 @@ a client that advertises `_meta.earshot.cancelRequest`, and to one that has sent
 (`acp_server.jsonrpc`)."""
 
 
-@dataclass(slots=True)
 class ClientLearned:
     """What a connection learned of its client by serving it, shared by its sessions."""
 
-    elicitation_fails: bool = False
-    """`elicitation/create` was answered with an error: Zed advertises `elicitation` always, but
-    a build without its ACP beta flag refuses every request (`ElicitationStore::
-    validate_request`). Questions then take the permission-choice form for good."""
+    __slots__ = ("elicitation_fails",)
+
+    def __init__(self) -> None:
+        self.elicitation_fails = False
+        """`elicitation/create` was answered with an error: Zed advertises `elicitation` always,
+        but a build without its ACP beta flag refuses every request (`ElicitationStore::
+        validate_request`). Questions then take the permission-choice form for good."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClientCapabilities:
-    """The client's capabilities; anything omitted is unsupported."""
+class ClientCapabilities(NamedTuple):
+    """The client's capabilities; anything omitted is unsupported. Built by name (`of`)."""
 
     read_text_file: bool = False
     write_text_file: bool = False
@@ -121,7 +126,7 @@ class ClientCapabilities:
     inside its `task` call."""
 
     @classmethod
-    def of_v2(cls, raw: object) -> ClientCapabilities:
+    def of_v2(cls, raw: object) -> "ClientCapabilities":
         """A v2 client's `capabilities`, read leniently. v2 has no client fs or terminal (the
         agent's own files and terminals serve), and notices and compaction updates need no
         capability there; a v2 client takes `$/cancel_request` (its SDK withdraws prompts and
@@ -138,7 +143,7 @@ class ClientCapabilities:
         )
 
     @classmethod
-    def of(cls, caps: WireCapabilities, client_name: str = "") -> ClientCapabilities:
+    def of(cls, caps: "WireCapabilities", client_name: str = "") -> "ClientCapabilities":
         fs = caps.get("fs") or {}
         session = caps.get("session") or {}
         config = session.get("configOptions") or {}

@@ -7,8 +7,8 @@ what to do with them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from providers.records import Record
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from acp_server.mcp_over_acp import McpChannel
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
     from agent.session import AgentSession
+    from agent.tasks import SessionTasks
     from sessions import SessionStore
 
 
@@ -60,10 +61,11 @@ class SessionIO(Record):
     files: FileBackend | None
     processes: ProcessBackend | None
     interaction: Interaction
-    spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], object] | None = None
-    """Starts a background task that may outlive the request (the connection's task group), e.g.
-    an MCP client, which must stay in one task from connect to close. None: the factory's own,
-    if it has one (without any, it cannot connect MCP servers)."""
+    tasks: SessionTasks | None = None
+    """The session's block (`agent.tasks.SessionTasks`, the server's session host holds it for
+    as long as the session lives): what outlives a turn runs there (the MCP clients, which must
+    stay in one task from connect to close; language servers; index refreshes), and its end
+    closes the session. None: nothing can run in the background (MCP servers not connected)."""
     mcp: McpChannel | None = None
     """The client's MCP servers over the connection (`McpAcpServer`); None: there are none."""
 

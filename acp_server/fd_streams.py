@@ -12,23 +12,35 @@ import os
 import stat
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.lowlevel
+
+if TYPE_CHECKING:
+    from acp_server.first_line import ReadAhead
 
 READ_CHUNK = 1 << 20
 
 
 class FdReader:
     """Reads chunks from an fd without blocking the event loop (pipes, sockets and ttys are
-    polled; regular files and /dev/null, which epoll refuses, are simply read)."""
+    polled; regular files and /dev/null, which epoll refuses, are simply read). What was read
+    before the loop ran (`ahead`: `acp_server.first_line`) comes first."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, ahead: ReadAhead | None = None) -> None:
         self.fd = fd
         self.pollable = not stat.S_ISREG(os.fstat(fd).st_mode)
+        self._ahead = ahead.data if ahead is not None else b""
+        self._ended = ahead is not None and ahead.ended
 
     async def read(self) -> bytes:
         """The next chunk; b"" at the end of the input."""
+        if self._ahead:
+            chunk, self._ahead = self._ahead, b""
+            return chunk
+        if self._ended:
+            return b""
         while True:
             if self.pollable:
                 try:
@@ -83,13 +95,14 @@ class Line:
     number: int
 
 
-async def read_lines(reader: FdReader, limit: int) -> AsyncIterator[Line]:
+async def read_lines(reader: FdReader, limit: int, answered: int = 0) -> AsyncIterator[Line]:
     """Complete lines until the input ends (a last line without a newline counts). A line over
-    `limit` bytes is skipped as it arrives (never held whole) and yielded once, with no data."""
+    `limit` bytes is skipped as it arrives (never held whole) and yielded once, with no data.
+    `answered`: lines of the input answered before (numbers go on from there)."""
     buffer = bytearray()
     scanned = 0
     skipping = False
-    number = 0
+    number = answered
     while True:
         while True:
             newline = buffer.find(b"\n", scanned)

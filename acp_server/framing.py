@@ -148,6 +148,12 @@ def parse_problem(
     return RpcError(PARSE_ERROR, f"parse error: not valid JSON at {problem}", where)
 
 
+def result_response(request_id: object, result: object) -> Message:
+    """A request's answer with its result: the one shape both the transport and the answer
+    before the event loop (`acp_server.first_line`) write, so the two give the same bytes."""
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
 def is_response(message: Message) -> bool:
     """A response rather than a request or notification: no `method`, and a `result` or an
     `error`. Never answered (answering one could only confuse the peer about ids)."""

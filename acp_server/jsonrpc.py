@@ -1,10 +1,12 @@
 """JSON-RPC 2.0 over newline-delimited byte streams (stdio), on anyio: the one transport.
 
 One `Connection` owns a read fd and a write fd. Its reader never waits on our own outgoing
-requests: every incoming request runs in its own task under its own `CancelScope`, kept in an
-in-flight table so `$/cancel_request` can reach it, while responses to the requests WE sent are
-matched by id (`acp_server.outgoing`). One lock serialises writes, so each message is exactly one
-line.
+requests: every incoming request runs in its own task under its own cancel scope (the request
+scope, `RequestContext.scope`), kept in an in-flight table so `$/cancel_request` can cancel it,
+while responses to the requests WE sent are matched by id (`acp_server.outgoing`). A cancelled
+request is answered -32800, unless its handler answers cancellation itself
+(`answers_cancellation`: a prompt's `stopReason: cancelled`). One lock serialises writes, so each
+message is exactly one line.
 
 At the end of the input every request already read is still answered (a handler learns that the
 input closed through `on_input_closed`: the server cancels prompts then, which answer
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 import anyio
 import anyio.abc
@@ -43,8 +45,12 @@ from acp_server.framing import (
     is_response,
     parse_problem,
     request_id_problem,
+    result_response,
 )
 from acp_server.outgoing import ClientError, ConnectionClosed, OutgoingRequests
+
+if TYPE_CHECKING:
+    from acp_server.first_line import ReadAhead
 
 __all__ = [
     "DEFAULT_LINE_LIMIT",
@@ -58,6 +64,8 @@ __all__ = [
     "RequestContext",
     "RequestHandler",
     "RequestId",
+    "answers_cancellation",
+    "run_in_scope",
 ]
 
 DEFAULT_LINE_LIMIT = 50 * 1024 * 1024
@@ -75,10 +83,11 @@ class RequestContext:
 
     request_id: RequestId
     method: str
-    soft_cancel: Callable[[], None] | None = None
-    """Set by a handler that prefers to wind down and answer normally when `$/cancel_request`
-    arrives (a prompt answers `stopReason: cancelled`); otherwise the handler's scope is cancelled
-    and the request is answered -32800."""
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    """The request's cancel scope: `$/cancel_request` cancels it (also before the handler has
+    started: it then starts cancelled). The handler runs inside it and a cancelled request is
+    answered -32800, unless the handler is one that `answers_cancellation`, which enters it
+    itself."""
     after_response: list[Callable[[], Awaitable[None]]] = field(default_factory=lambda: [])
     """Run once the response is written (e.g. `available_commands_update` after `session/load`)."""
 
@@ -100,10 +109,34 @@ class Logger(Protocol):
 Task: TypeAlias = Callable[..., Coroutine[Any, Any, None]]
 
 
-@dataclass(slots=True)
-class _InFlight:
-    scope: anyio.CancelScope
-    context: RequestContext
+@dataclass(frozen=True, slots=True)
+class _AnswersCancellation:
+    handler: RequestHandler
+
+    async def __call__(self, params: RawObject, context: RequestContext) -> Message:
+        return await self.handler(params, context)
+
+
+def answers_cancellation(handler: RequestHandler) -> RequestHandler:
+    """`handler` enters its request's scope itself (`with context.scope:`), around what a
+    cancellation stops, and answers a cancelled request its own way after it (a prompt:
+    `stopReason: cancelled`, once its turn has ended), where the transport would answer
+    -32800."""
+    return _AnswersCancellation(handler)
+
+
+async def run_in_scope(
+    handler: RequestHandler, params: RawObject, context: RequestContext
+) -> Message:
+    """`handler` run as the transport runs it: inside its request's scope, a cancelled request
+    being -32800, unless it `answers_cancellation` (it enters the scope itself). For a handler
+    that picks another (`acp_server.server`'s table by version), itself `answers_cancellation`.
+    """
+    if isinstance(handler, _AnswersCancellation):
+        return await handler(params, context)
+    with context.scope:
+        return await handler(params, context)
+    raise RpcError(REQUEST_CANCELLED, "request cancelled")  # the scope swallowed a cancel
 
 
 def _no_log(event: str, fields: Mapping[str, object], *, debug: bool = False) -> None:
@@ -123,7 +156,8 @@ def _response(request_id: RequestId, error: RpcError) -> Message:
 
 
 class Connection:
-    """A JSON-RPC peer over a pair of fds (the same fd twice for a socket)."""
+    """A JSON-RPC peer over a pair of fds (the same fd twice for a socket). `ahead`: input read
+    before the loop ran (`acp_server.first_line`), served before the fd is read."""
 
     def __init__(
         self,
@@ -137,8 +171,10 @@ class Connection:
         log: Logger = _no_log,
         line_limit: int = DEFAULT_LINE_LIMIT,
         input_unit: InputUnit = "line",
+        ahead: ReadAhead | None = None,
     ) -> None:
-        self._reader = FdReader(read_fd)
+        self._reader = FdReader(read_fd, ahead)
+        self._answered = ahead.lines if ahead is not None else 0
         self._input_unit: InputUnit = input_unit
         self._writer = FdWriter(write_fd)
         self._requests = requests
@@ -151,7 +187,7 @@ class Connection:
         # than the write itself.
         self._write_lock = anyio.Lock(fast_acquire=True)
         self._write_broken = False
-        self._in_flight: dict[RequestId, _InFlight] = {}
+        self._in_flight: dict[RequestId, RequestContext] = {}
         self._outgoing = OutgoingRequests()
         self.peer_cancels = False
         """Whether the peer takes `$/cancel_request` (ACP v1 has no capability for it: set by
@@ -172,7 +208,7 @@ class Connection:
         """Read and dispatch until the input ends; answer what was read; stop the rest."""
         async with anyio.create_task_group() as task_group:
             self._task_group = task_group
-            async for line in read_lines(self._reader, self._line_limit):
+            async for line in read_lines(self._reader, self._line_limit, self._answered):
                 self._dispatch_line(line)
             self._outgoing.close()
             if self._on_input_closed is not None:
@@ -183,18 +219,6 @@ class Connection:
                 if waited.cancelled_caught:
                     self._log("requests left unanswered at the end of input", {})
             task_group.cancel_scope.cancel()
-
-    def spawn(self, function: Task, *args: object) -> None:
-        """Run a background task that ends with the connection (not waited for at the end of the
-        input). A failure is logged, never raised into the connection."""
-        assert self._task_group is not None
-        self._task_group.start_soon(self._background, function, args)
-
-    async def _background(self, function: Task, args: tuple[object, ...]) -> None:
-        try:
-            await function(*args)
-        except Exception as exc:
-            self._log("background task failed", {"error": repr(exc), "exc": exc})
 
     def _dispatch_line(self, line: Line) -> None:
         if line.data is None:
@@ -258,17 +282,14 @@ class Connection:
             self._invalid(request_id, f"id {request_id!r} is already in use")
         else:
             context = RequestContext(request_id=request_id, method=method)
-            entry = _InFlight(scope=anyio.CancelScope(), context=context)
-            self._in_flight[request_id] = entry
-            self._spawn_tracked(self._run_request, handler, params, entry)
+            self._in_flight[request_id] = context
+            self._spawn_tracked(self._run_request, handler, params, context)
 
     def _dispatch_notification(self, method: str, raw_params: object) -> None:
         params: RawObject = raw_params if isinstance(raw_params, dict) else {}  # pyright: ignore[reportUnknownVariableType]
         if method == "$/cancel_request":
             self.peer_cancels = True  # it speaks the method, so it takes it too
-            # Run as a task, after the tasks of the requests read before it have started: a
-            # request and its cancel read in one chunk must reach the handler's `soft_cancel`.
-            self._spawn_tracked(self._cancel_in_flight, params.get("requestId"))
+            self._cancel_in_flight(params.get("requestId"))
             return
         handler = self._notifications.get(method)
         if handler is None:
@@ -276,16 +297,12 @@ class Connection:
             return
         self._spawn_tracked(self._run_notification, method, handler, params)
 
-    async def _cancel_in_flight(self, request_id: object) -> None:
+    def _cancel_in_flight(self, request_id: object) -> None:
         if request_id_problem(request_id) is not None:
             return
-        entry = self._in_flight.get(request_id)  # pyright: ignore[reportArgumentType]
-        if entry is None:
-            return
-        if entry.context.soft_cancel is not None:
-            entry.context.soft_cancel()
-        else:
-            entry.scope.cancel()
+        context = self._in_flight.get(request_id)  # pyright: ignore[reportArgumentType]
+        if context is not None:
+            context.scope.cancel()
 
     def _spawn_tracked(self, function: Task, *args: object) -> None:
         assert self._task_group is not None
@@ -305,14 +322,17 @@ class Connection:
         self._spawn_tracked(self._write, _response(request_id, error))
 
     async def _run_request(
-        self, handler: RequestHandler, params: RawObject, entry: _InFlight
+        self, handler: RequestHandler, params: RawObject, context: RequestContext
     ) -> None:
-        context = entry.context
         response: Message | None = None
         try:
-            with entry.scope:
+            if isinstance(handler, _AnswersCancellation):
                 result = await handler(params, context)
-                response = {"jsonrpc": "2.0", "id": context.request_id, "result": result}
+                response = result_response(context.request_id, result)
+            else:
+                with context.scope:
+                    result = await handler(params, context)
+                    response = result_response(context.request_id, result)
         except Exception as exc:
             response = _response(context.request_id, self._map_error(exc, context.method))
         finally:

@@ -5,23 +5,29 @@ Prompt semantics:
   that turn (`AgentSession.queue_prompt`: the model sees it between two calls) and its request is
   answered `end_turn` (or `cancelled`) when the running turn ends. Slash commands wait for the
   running turn instead.
-- `session/cancel` (and `$/cancel_request` on a prompt) cancels the running turn AND every prompt
-  received before it, through cancel scopes only: the turn's (the agent's: the model stream,
-  tools, and requests waiting on the user are cancelled with it; the turn then emits its final
-  tool call updates and the prompt is answered `cancelled`), and each waiting prompt's own (its
-  attached files being read, its wait for the running turn). A slash command runs like a turn.
+- A turn (or a slash command, which runs like one) runs in the session's block, where its events
+  become `session/update`s; its prompt's request waits for its end.
+- Cancellation goes through two cancel scopes: a prompt's request scope (`$/cancel_request`
+  cancels one, `session/cancel` every prompt of the session in flight) and the turn's (the
+  agent's: the model stream, tools, and requests waiting on the user are cancelled with it). A
+  prompt whose request scope was cancelled stops whatever it was waiting for (the session's
+  build, its attached files being read, the running turn it was queued into, its own turn) and
+  its handler answers `cancelled` (`PromptRun.answer`, the one place): when it had started the
+  turn, once it has cancelled the turn's scope and the turn has ended, its final tool call
+  updates sent.
 - A model error ends the turn with the error sentence sent as agent text and `end_turn`, so the
   editor's transcript shows what happened (as most peers do); a bug in earshot is a -32603.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, assert_never
 
 import anyio
+import anyio.lowlevel
 
 from acp_server.client_io import SessionChannel
 from acp_server.commands import CommandList, taken_names
@@ -48,6 +54,7 @@ if TYPE_CHECKING:
     from acp_server.protocol.prompt import SessionUpdate
     from acp_server.protocol.prompt import StopReason as WireStopReason
     from agent.session import AgentSession
+    from agent.tasks import SessionTasks
 
 CLOSE_WAIT_SECONDS = 4.0
 """How long closing a session waits for its cancelled turn to settle."""
@@ -70,17 +77,75 @@ def wire_stop_reason(reason: StopReason) -> WireStopReason:
 
 
 @dataclass(slots=True)
-class _Turn:
-    """The turn (or command) running on the session, as its prompt sees it."""
+class RunningTurn:
+    """The turn (or command) running on the session, as its prompts see it."""
 
     done: anyio.Event = field(default_factory=anyio.Event)
-    cancelled: bool = False
-    """A cancel arrived while it ran: its prompt is answered `cancelled` whatever happened."""
     stop: WireStopReason = "end_turn"
+    failure: Exception | None = None
+    """What the turn raised (a bug): its prompt's answer, unless the prompt was cancelled."""
+
+
+class PromptRun:
+    """One `session/prompt`, in two steps around its request's cancel scope (`acp_server.server`
+    enters it): `run` inside it, `answer` after it."""
+
+    def __init__(
+        self, session: Callable[[], Awaitable[LiveSession]], blocks: Sequence[ContentBlock]
+    ) -> None:
+        self._session = session
+        self._blocks = blocks
+        self._live: LiveSession | None = None
+        self._turn: RunningTurn | None = None
+        self._stop: WireStopReason = "cancelled"
+
+    async def run(self) -> None:
+        """Wait for the session (still being built), read the prompt, then queue it into the
+        running turn and wait for that turn's end, or start a turn of its own in the session's
+        block and wait for its end.
+
+        Raises:
+            sessions.SessionBusy: another process has the session open (it is read-only here).
+            sessions.SessionWriteFailed: the session cannot be written at all.
+        """
+        self._live = live = await self._session()
+        ready = await live.ready_for(self._blocks)
+        if not callable(ready):
+            self._stop = ready  # queued into the running turn, which answered it
+            return
+        try:  # the turn lock is held: `answer` lets it go
+            await anyio.lowlevel.checkpoint_if_cancelled()  # cancelled meanwhile: nothing starts
+            self._turn = turn = live.start(ready())
+        except BaseException:
+            live.release()
+            raise
+        await turn.done.wait()
+
+    async def answer(self, *, cancelled: bool) -> WireStopReason:
+        """The prompt's stop reason; `cancelled` when its request scope was cancelled (the one
+        place a caught cancellation becomes an answer). A turn it started and that still runs is
+        cancelled first (the turn's scope) and waited for: its final updates come before the
+        answer.
+
+        Raises:
+            Exception: what the turn raised (a bug), unless the prompt was cancelled.
+        """
+        turn, live = self._turn, self._live
+        if turn is not None and live is not None:
+            try:
+                if not turn.done.is_set():
+                    live.agent.cancel()
+                    await turn.done.wait()
+            finally:
+                live.release()
+            if turn.failure is not None and not cancelled:
+                raise turn.failure
+            self._stop = turn.stop
+        return "cancelled" if cancelled else self._stop
 
 
 class LiveSession:
-    """An `AgentSession` bound to the connection."""
+    """An `AgentSession` bound to the connection, in its block (`tasks`)."""
 
     def __init__(
         self,
@@ -90,15 +155,18 @@ class LiveSession:
         factory: SessionFactory,
         files: FileBackend,
         skills: Sequence[SkillCommand],
+        tasks: SessionTasks,
     ) -> None:
         self.agent = agent
+        self.tasks = tasks
+        """The session's block: what runs beside its turns (`acp_server.opening`)."""
         self.channel = channel
         self.factory = factory
         self.files = files
         self.skills = tuple(skills)
         self._command_list = CommandList()
         self.pickers = SessionPickers(agent=agent, channel=channel, factory=factory)
-        self.running: _Turn | None = None
+        self.running: RunningTurn | None = None
         self.closed = False
         self.rewinds = 0
         """How many times `/rewind` moved the conversation: each re-render takes fresh ids."""
@@ -107,13 +175,10 @@ class LiveSession:
         The warm-up imports in a worker thread what a turn imports: a turn waits for it rather
         than import the same modules at once and meet one half-imported by the other."""
         self._turn_lock = anyio.Lock()
-        self._waiting: set[anyio.CancelScope] = set()
-        """The scopes of prompts not running yet (reading their attached files, queued into the
-        running turn, waiting for it to end): a cancel cancels each."""
         if channel.subagents is not None:
             channel.subagents.control = agent.children  # `session/cancel` on a child
         # An MCP server that starts in the background brings its prompts (slash commands).
-        agent.tool_arrivals.watch(lambda: channel.connection.spawn(self._commands_changed))
+        agent.tool_arrivals.watch(self._watch_commands)
 
     @property
     def id(self) -> str:
@@ -121,6 +186,10 @@ class LiveSession:
 
     async def send_commands(self) -> None:
         await self._command_list.send(self.channel, self.skills, self.agent.commands, force=True)
+
+    def _watch_commands(self) -> None:
+        if self.tasks.open:  # not once the session's block is over
+            self.tasks.start_soon(self._commands_changed)
 
     async def _commands_changed(self) -> None:
         if not self.closed:
@@ -144,42 +213,6 @@ class LiveSession:
 
     # ----------------------------------------------------------------------------- turns
 
-    def cancel(self) -> None:
-        """Cancel the running turn and every prompt received so far (never raises)."""
-        for waiting in self._waiting:
-            waiting.cancel()
-        running = self.running
-        if running is not None and not running.cancelled:
-            running.cancelled = True
-            self.agent.cancel()
-
-    async def prompt(self, blocks: Sequence[ContentBlock]) -> WireStopReason:
-        """Run (or queue) one prompt; returns the ACP stop reason.
-
-        Raises:
-            sessions.SessionBusy: another process has the session open (it is read-only here).
-            sessions.SessionWriteFailed: the session cannot be written at all.
-        """
-        ready: Callable[[], AsyncIterator[AgentEvent]] | WireStopReason | None = None
-        with anyio.CancelScope() as waiting:
-            # Registered before the first await: a cancel dispatched right after this request
-            # finds it.
-            self._waiting.add(waiting)
-            try:
-                ready = await self._until_turn(blocks)
-            finally:
-                self._waiting.discard(waiting)
-        if ready is None:
-            return "cancelled"
-        if not callable(ready):
-            return ready  # queued into the running turn, which answered it
-        try:
-            if waiting.cancel_called:  # after the lock was taken: nothing was started
-                return "cancelled"
-            return await self._run(ready())
-        finally:
-            self._turn_lock.release()
-
     def command_in(self, blocks: Sequence[ContentBlock]) -> CommandCall | None:
         """The slash command a prompt is (one text block: `/name args`), if it is one."""
         first = blocks[0] if len(blocks) == 1 else None
@@ -193,11 +226,12 @@ class LiveSession:
         )
         return parse_slash_command(text, names, extras)
 
-    async def _until_turn(
+    async def ready_for(
         self, blocks: Sequence[ContentBlock]
     ) -> Callable[[], AsyncIterator[AgentEvent]] | WireStopReason:
         """Read the prompt, then queue it into the running turn (the stop reason once that has
-        ended) or take the turn lock and return what starts its own turn or command."""
+        ended) or take the turn lock and return what starts its own turn or command (`start`
+        it, then `release` the lock once it has ended)."""
         if self.warming is not None:
             await self.warming.wait()
         if self.running is None:
@@ -215,26 +249,34 @@ class LiveSession:
         running = self.running
         if running is not None and self.agent.queue_prompt(parts):
             await running.done.wait()
-            return "cancelled" if running.cancelled else running.stop
+            return running.stop
         await self._turn_lock.acquire()
         return partial(self.agent.run_turn, parts)
 
-    async def _run(self, events: AsyncIterator[AgentEvent]) -> WireStopReason:
-        turn = _Turn()
+    def start(self, events: AsyncIterator[AgentEvent]) -> RunningTurn:
+        """Run a turn's `events` in the session's block (the turn lock held): each becomes
+        updates as it comes, whatever becomes of the prompt that started it."""
+        turn = RunningTurn()
         self.running = turn
+        self.tasks.start_soon(self._run, events, turn)
+        return turn
+
+    def release(self) -> None:
+        """Let the next turn start (the prompt that took the lock has its answer)."""
+        self._turn_lock.release()
+
+    async def _run(self, events: AsyncIterator[AgentEvent], turn: RunningTurn) -> None:
         try:
             turn.stop = await self._consume(events)
             # Between turns: a command file added or an MCP server restarted shows in the menu.
             await self._command_list.send(
                 self.channel, self.skills, self.agent.commands, force=False
             )
-        except Exception:
-            if not turn.cancelled:
-                raise
+        except Exception as exc:
+            turn.failure = exc
         finally:
             self.running = None
             turn.done.set()
-        return "cancelled" if turn.cancelled else turn.stop
 
     async def _consume(self, events: AsyncIterator[AgentEvent]) -> WireStopReason:
         stop: WireStopReason = "end_turn"
@@ -306,11 +348,12 @@ class LiveSession:
             await self.channel.update(update)
 
     async def aclose(self) -> None:
-        """Cancel whatever runs, wait briefly for it to wind down, and free the session."""
+        """Cancel the running turn (its scope; the prompts in flight were cancelled by the
+        session table) and wait briefly for it to wind down: the session's host then leaves
+        its block, whose end closes the agent session and what ran beside it."""
         self.closed = True
-        self.cancel()
         running = self.running
         if running is not None:
+            self.agent.cancel()
             with anyio.move_on_after(CLOSE_WAIT_SECONDS):
                 await running.done.wait()
-        await self.agent.aclose()

@@ -7,15 +7,22 @@ catalog) with an id whose file `SessionFactory.reserve` put on disk (another pro
 at once); the session is then built as a task on the event loop, *opening* in the session table
 until then. Once open, what its first prompt needs is loaded in a worker thread (the model's SDK
 and client, the tool modules: `_warm_up` says why).
+
+Every session lives in its own block (`agent.tasks.SessionTasks`), which its host task holds
+(`_host`, run by the session table while the connection is served): the build happens in it,
+and what outlives a turn starts there and ends with it (the warm-up, the model list refresh, the
+MCP clients, language servers, index refreshes). Closing the session leaves the block.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 import anyio
+import anyio.abc
 
 from acp_server import params as p
 from acp_server.session_table import SessionSlot
@@ -39,6 +46,7 @@ if TYPE_CHECKING:
     )
     from acp_server.session_table import SessionTable
     from agent.session import AgentSession
+    from agent.tasks import SessionTasks
 
 
 class OpeningHost(Protocol):
@@ -83,7 +91,7 @@ class SessionOpener:
         session_id = self.server.factory.reserve(setup.cwd, setup.additional_directories)
         slot = SessionSlot(session_id, setup)
         self.server.table.add(slot)
-        self.server.connection.spawn(self._build_new, slot)
+        self.server.table.host(self._host_new, slot)
         state = ConfigState(
             mode=defaults.mode,
             model=defaults.model,
@@ -93,7 +101,9 @@ class SessionOpener:
         )
         return {"sessionId": session_id, **setup_result(state)}
 
-    async def _build_new(self, slot: SessionSlot) -> None:
+    async def _host_new(self, slot: SessionSlot) -> None:
+        """A `session/new` session's host: built after its answer; a build that never happens
+        (failed, or the input closed first) lets go of its reserved file's writer lock."""
         started = time.perf_counter()
         setup = slot.setup
 
@@ -107,18 +117,49 @@ class SessionOpener:
                 system_prompt=setup.system_prompt,
             )
 
-        try:
-            live = await self.server.table.build(
-                slot, lambda: self._open(setup, make), keep_failure=True
+        def opened(live: LiveSession, tasks: SessionTasks) -> None:
+            elapsed = round((time.perf_counter() - started) * 1000, 1)
+            self.server.log(
+                "opened a session", {"session": slot.session_id, "ms": elapsed}, debug=True
             )
+            tasks.start_soon(self._after_new, live, tasks)
+
+        try:
+            await self._host(slot, make, keep_failure=True, opened=opened)
         finally:
             if slot.live is None:  # failed, or the input closed first
                 self.server.factory.release(slot.session_id, setup.cwd)
-        if live is None:
-            return
+
+    async def _host(
+        self,
+        slot: SessionSlot,
+        make: Callable[[SessionIO], Awaitable[AgentSession]],
+        *,
+        keep_failure: bool,
+        opened: Callable[[LiveSession, SessionTasks], None] | None = None,
+        task_status: anyio.abc.TaskStatus[LiveSession | None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """The session's block, held from its build until the session is closed: the build
+        (its outcome to `task_status`), then what runs beside its turns, then its close."""
+        from agent.tasks import SessionTasks
+
+        with slot.hosted():
+            async with SessionTasks() as tasks:
+                live = await self.server.table.build(
+                    slot, lambda: self._open(slot.setup, make, tasks), keep_failure=keep_failure
+                )
+                task_status.started(live)
+                if live is None:
+                    return
+                if opened is not None:
+                    opened(live, tasks)
+                await slot.closing()
+                await live.aclose()  # what runs is cancelled; the block's end closes the rest
+
+    async def _after_new(self, live: LiveSession, tasks: SessionTasks) -> None:
+        """In the block of a new session: its commands, the warm-up, then what starts in the
+        background (MCP servers, the model list refresh)."""
         await live.send_commands()
-        elapsed = round((time.perf_counter() - started) * 1000, 1)
-        self.server.log("opened a session", {"session": slot.session_id, "ms": elapsed}, debug=True)
         started = time.perf_counter()
         live.warming = anyio.Event()
         try:
@@ -129,7 +170,7 @@ class SessionOpener:
             # the first prompt needs, not before it.
             live.agent.tool_arrivals.begin()
         # After the warm-up: the refresh's HTTP client would import what the thread imports.
-        self.server.connection.spawn(live.refresh_models)
+        tasks.start_soon(live.refresh_models)
         await _realise_records()
         elapsed = round((time.perf_counter() - started) * 1000, 1)
         self.server.log("warmed up a session", {"session": live.id, "ms": elapsed}, debug=True)
@@ -152,7 +193,10 @@ class SessionOpener:
             self.server.log("warming up the tools failed", {"error": repr(exc), "exc": exc})
 
     async def _open(
-        self, setup: SessionSetup, make: Callable[[SessionIO], Awaitable[AgentSession]]
+        self,
+        setup: SessionSetup,
+        make: Callable[[SessionIO], Awaitable[AgentSession]],
+        tasks: SessionTasks,
     ) -> LiveSession:
         from acp_server.client_io import AcpFiles, AcpInteraction, SessionChannel
         from acp_server.factory import SessionIO
@@ -171,7 +215,7 @@ class SessionOpener:
             files=files,
             processes=channel.processes(LocalProcesses()),
             interaction=AcpInteraction(channel),
-            spawn=self._spawn_background,
+            tasks=tasks,
             mcp=self.server.mcp,
         )
         agent = await make(io)
@@ -183,13 +227,8 @@ class SessionOpener:
             factory=self.server.factory,
             files=files,
             skills=self.server.factory.skills(setup.cwd),
+            tasks=tasks,
         )
-
-    def _spawn_background(self, function: Callable[[], Awaitable[None]]) -> None:
-        async def run() -> None:
-            await function()
-
-        self.server.connection.spawn(run)
 
     async def _reopen(self, request: LoadSessionRequest | ResumeSessionRequest) -> LiveSession:
         session_id = request["sessionId"]
@@ -211,15 +250,18 @@ class SessionOpener:
 
         slot = SessionSlot(session_id, setup)
         self.server.table.add(slot)
-        await self.server.table.build(slot, lambda: self._open(setup, make), keep_failure=False)
+        await self.server.table.host_until_built(
+            partial(self._host, slot, make, keep_failure=False)
+        )
         return await slot.session()
 
     def _refresh_models_later(self, live: LiveSession) -> Callable[[], Awaitable[None]]:
-        """Run after a session's answer: start refreshing its model picker in the background
-        (servers may take seconds to answer, or never; the request is done either way)."""
+        """Run after a session's answer: start refreshing its model picker in the background,
+        in the session's block (servers may take seconds to answer, or never; the request is
+        done either way)."""
 
         async def start() -> None:
-            self.server.connection.spawn(live.refresh_models)
+            live.tasks.start_soon(live.refresh_models)
 
         return start
 

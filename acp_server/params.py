@@ -6,7 +6,8 @@ validated against the JSON schema: the messages say exactly which field is wrong
 existing directory, an absolute path), and `jsonschema` costs more to import than all of the
 transport. Only the members the server reads are checked and kept; extension members (`_meta`)
 are dropped here, except `session/list`'s (its `_meta.earshot` filters subagents' sessions:
-`acp_server.branches`).
+`acp_server.branches`). `initialize`'s are checked in `acp_server.initialization`, which
+loads before this module does (the reply comes before the event loop).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from acp_server.protocol.common import ContentBlock, EnvVariable, JsonObject
-    from acp_server.protocol.connection import AuthenticateRequest, InitializeRequest
+    from acp_server.protocol.connection import AuthenticateRequest
     from acp_server.protocol.prompt import CancelNotification, PromptRequest
     from acp_server.protocol.sessions import (
         CloseSessionRequest,
@@ -133,26 +134,6 @@ def _directory(params: RawObject, name: str) -> str:
 
 
 # ------------------------------------------------------------------------------ connection
-
-
-def initialize(params: RawObject) -> InitializeRequest:
-    version = params.get("protocolVersion")
-    if type(version) is not int or not 0 <= version <= 65535:
-        raise InvalidParams("protocolVersion", "invalid params: protocolVersion must be a uint16")
-    from acp_server.capabilities import checked
-
-    request: InitializeRequest = {
-        "protocolVersion": version,
-        "clientCapabilities": checked(params.get("clientCapabilities")),
-    }
-    info = params.get("clientInfo")
-    if isinstance(info, dict):
-        fields = cast("dict[str, object]", info)
-        name, client_version = fields.get("name"), fields.get("version")
-        if isinstance(name, str) and isinstance(client_version, str):
-            # Read leniently, as the capabilities: a client is never refused for its name.
-            request["clientInfo"] = {"name": name[:200], "version": client_version[:200]}
-    return request
 
 
 def authenticate(params: RawObject) -> AuthenticateRequest:

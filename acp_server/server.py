@@ -1,6 +1,6 @@
 """The ACP agent: method routing, and the methods on sessions once they exist.
 
-`initialize` settles the protocol version (`acp_server.handshake`): v1, or the v2 draft for a
+`initialize` settles the protocol version (`acp_server.initialization`): v1, or the v2 draft for a
 client that asks for it, whose methods are `acp_server.v2.methods` (loaded then) over the same
 sessions. Only the transport, the typed params and the capability tables load before the
 `initialize` reply. Opening sessions (`session/new|load|resume`) is `acp_server.opening`; the
@@ -11,10 +11,9 @@ session that is still opening waits for it.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from acp_server import params as p
 from acp_server.advertised import AUTH_METHOD_ID, LOGIN_METHOD_ID, PROTOCOL_VERSION
@@ -31,6 +30,7 @@ from acp_server.framing import (
     bounded,
     shown,
 )
+from acp_server.initialization import Initialized, respond
 from acp_server.jsonrpc import (
     DEFAULT_LINE_LIMIT,
     Connection,
@@ -38,16 +38,18 @@ from acp_server.jsonrpc import (
     NotificationHandler,
     RequestContext,
     RequestHandler,
+    answers_cancellation,
+    run_in_scope,
 )
 from acp_server.mcp_over_acp import McpChannel
 from acp_server.opening import SessionOpener
 from acp_server.providers_methods import ProviderMethods
 from acp_server.session_methods import SessionMethods
-from acp_server.session_table import SessionTable
+from acp_server.session_table import SessionSlot, SessionTable
 
 if TYPE_CHECKING:
     from acp_server.factory import SessionFactory
-    from acp_server.live import LiveSession
+    from acp_server.first_line import FirstLine
     from acp_server.protocol.connection import (
         AuthenticateRequest,
         AuthenticateResponse,
@@ -151,7 +153,9 @@ def _by_version(
 ) -> dict[str, RequestHandler]:
     """One table for both versions: each request goes to the handler of the version the
     connection negotiated when it runs (a request pipelined after `initialize` is handled after
-    it). A method the version does not have is -32601, as an unknown one is (`jsonrpc`)."""
+    it). A method the version does not have is -32601, as an unknown one is (`jsonrpc`). The
+    chosen handler meets cancellation as the transport would have run it (`run_in_scope`): v1's
+    prompt answers `cancelled` itself, anything else is -32800."""
 
     def route(method: str) -> RequestHandler:
         async def run(params: RawObject, context: RequestContext) -> Message:
@@ -159,9 +163,9 @@ def _by_version(
             if handler is None:
                 name = bounded(method)
                 raise RpcError(METHOD_NOT_FOUND, f"method not found: {name}", {"method": name})
-            return await handler(params, context)
+            return await run_in_scope(handler, params, context)
 
-        return run
+        return answers_cancellation(run)
 
     return {method: route(method) for method in dict.fromkeys([*v1, *V2_METHODS])}
 
@@ -234,7 +238,7 @@ class AcpServer:
             "session/set_config_option": _typed(
                 p.set_config_option, self.session_set_config_option
             ),
-            "session/prompt": _typed(p.prompt, self.session_prompt),
+            "session/prompt": answers_cancellation(_typed(p.prompt, self.session_prompt)),
             **ProviderMethods(
                 factory=lambda: self.factory,
                 slots=self.table.slots,
@@ -261,12 +265,20 @@ class AcpServer:
 
         return {"session/cancel": cancel, "mcp/message": self.mcp.notification}
 
-    async def serve(self, *, read_fd: int, write_fd: int, close_on_signals: bool = False) -> None:
+    async def serve(
+        self,
+        *,
+        read_fd: int,
+        write_fd: int,
+        close_on_signals: bool = False,
+        start: FirstLine | None = None,
+    ) -> None:
         """Serve until the client closes our input and every request read is answered; then
         close every session (flushing its file). `close_on_signals` (the stdio server, in the
         main thread): SIGTERM or SIGHUP closes every session while the connection still serves,
         so that the editor terminals they hold are killed and released, then ends serving
-        (`signalled` says which signal)."""
+        (`signalled` says which signal). `start`: what was read (and answered) before the event
+        loop ran (`acp_server.first_line`)."""
         from acp_server.errors import map_exception
 
         self._connection = Connection(
@@ -279,20 +291,25 @@ class AcpServer:
             log=self.log,
             line_limit=self._limits.line_limit,
             input_unit=self._input_unit,
+            ahead=start.ahead if start is not None else None,
         )
+        if start is not None and start.initialized is not None:
+            self.adopt(start.initialized)
+        unbuilt: list[SessionSlot] = []
         try:
-            if close_on_signals:
-                await self._serve_until_signalled(self._connection)
-            else:
-                await self._connection.serve()
+            # Each session's block is held by a host the table runs; at the end every session
+            # is closed (its file flushed).
+            async with self.table.hosting():
+                try:
+                    if close_on_signals:
+                        await self._serve_until_signalled(self._connection)
+                    else:
+                        await self._connection.serve()
+                finally:
+                    unbuilt = [slot for slot in self.table.slots() if slot.live is None]
         finally:
-            import anyio
-
-            with anyio.CancelScope(shield=True):
-                for slot in self.table.slots():
-                    if slot.live is None:  # its build never ran, or was cut short
-                        self.factory.release(slot.session_id, slot.setup.cwd)
-                await self.table.close_all()
+            for slot in unbuilt:  # its build never ran, or was cut short
+                self.factory.release(slot.session_id, slot.setup.cwd)
 
     async def _serve_until_signalled(self, connection: Connection) -> None:
         import signal
@@ -324,23 +341,24 @@ class AcpServer:
     # ------------------------------------------------------------------- initialize, auth
 
     async def initialize(self, params: RawObject, context: RequestContext) -> Message:
-        """The version, the client's capabilities and the answer, from `handshake` (pure)."""
-        from acp_server.handshake import handshake
-
-        settled = handshake(
-            params,
-            version=self._version,
-            credentials_found=self.factory.credentials_found,
-            interpreter=sys.executable,
+        """The answer in the version `initialize` negotiates (`acp_server.initialization`, the
+        same code that answers a first line before the event loop)."""
+        initialized = respond(
+            params, version=self._version, credentials_found=self.factory.credentials_found
         )
-        if self.protocol == 2 and settled.protocol != 2:
+        if self.protocol == 2 and initialized.protocol != 2:
             # v2: a repeated `initialize` must ask for v2 again (the connection never goes back)
             raise RpcError(INVALID_REQUEST, "invalid request: this connection speaks ACP v2")
-        self.protocol = settled.protocol
-        self.client = settled.client
+        self.adopt(initialized)
+        return cast("Message", initialized.result)
+
+    def adopt(self, initialized: Initialized) -> None:
+        """The connection's state after `initialize`, however it was answered (by `initialize`,
+        or before the event loop: `acp_server.first_line`): its version and the client."""
+        self.protocol = initialized.protocol
+        self.client = initialized.client
         if self.client.cancel_request:
             self.connection.peer_cancels = True
-        return settled.result
 
     async def authenticate(
         self, request: AuthenticateRequest, context: RequestContext
@@ -435,18 +453,21 @@ class AcpServer:
     async def session_prompt(
         self, request: PromptRequest, context: RequestContext
     ) -> PromptResponse:
+        """Under its request's scope, which `$/cancel_request` cancels, and `session/cancel`
+        with the session's other prompts in flight; a prompt whose scope was cancelled is
+        answered `cancelled`, once the turn it started has ended (`PromptRun`)."""
+        from acp_server.live import PromptRun
+
         slot = self.table.slot(request["sessionId"])
-        live: LiveSession | None = None
-        with slot.cancellable() as waiting:
-            context.soft_cancel = waiting.cancel
-            live = await slot.session()
-        if waiting.cancel_called:
-            return {"stopReason": "cancelled"}
-        assert live is not None  # the wait was not cancelled, so it returned
-        context.soft_cancel = live.cancel
-        return {"stopReason": await live.prompt(request["prompt"])}
+        with slot.prompting(context.scope):  # before any await: a cancel read next finds it
+            prompt = PromptRun(slot.session, request["prompt"])
+            with context.scope:
+                await prompt.run()
+            return {"stopReason": await prompt.answer(cancelled=context.scope.cancel_called)}
 
     async def session_cancel(self, request: CancelNotification) -> None:
+        """Every prompt of the session in flight: their request scopes are cancelled; on a
+        subagent's session, its work only."""
         session_id = request["sessionId"]
         if self.table.get(session_id) is not None:
             self.table.cancel(session_id)

@@ -1,6 +1,10 @@
-"""The sessions of one connection: session id -> slot.
+"""The sessions of one connection: session id -> slot, and each session's host.
 
-A slot exists from the moment the client knows the session's id. `session/new` is answered from
+A session lives in its block (`agent.tasks.SessionTasks`), held by a host task that the table runs
+while the connection is served (`hosting`): the host builds the session, keeps the block open for
+as long as the session lives, and leaves it when the session is closed, which ends what runs in
+it (`acp_server.opening` writes the host). A slot exists from the moment the client knows the
+session's id. `session/new` is answered from
 the settings and the catalog (`SessionFactory.defaults`) and its session is built after the
 answer, as a task on the event loop; `session/load` and `session/resume` build theirs before
 answering. Either way the session is *opening* until its build ends, and every handler reaches a
@@ -9,20 +13,22 @@ is opening, returns it once open, and raises why it could not be built. A `sessi
 failure stays in the slot, reported to every request for the session, until the client closes
 or deletes it.
 
-A prompt waits inside `slot.cancellable()`: `session/cancel` cancels the session's slot (the
-prompts waiting for it, and the running turn once open), `$/cancel_request` the prompt's own
-scope; either way the prompt answers `cancelled`.
+The slot knows the request scope of each of its prompts in flight (`prompting`): `session/cancel`
+cancels them all (`cancel`), as `$/cancel_request` cancels one; the prompt handler then answers
+`cancelled` (`acp_server.live.PromptRun`).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Generator
-from typing import TYPE_CHECKING
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Generator
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
     from acp_server.jsonrpc import Logger
     from acp_server.live import LiveSession
     from acp_server.params import SessionSetup
@@ -35,7 +41,17 @@ class SessionSlot:
     """One session of the connection: its id and setup, whether it is built, and the session or
     why it could not be built."""
 
-    __slots__ = ("_built", "_prompts", "failure", "live", "session_id", "setup")
+    __slots__ = (
+        "_built",
+        "_closing",
+        "_ended",
+        "_host",
+        "_prompts",
+        "failure",
+        "live",
+        "session_id",
+        "setup",
+    )
 
     def __init__(self, session_id: str, setup: SessionSetup) -> None:
         self.session_id = session_id
@@ -43,7 +59,13 @@ class SessionSlot:
         self.live: LiveSession | None = None
         self.failure: Exception | None = None
         self._built = anyio.Event()
+        self._closing = anyio.Event()
+        """The session is to be closed: its host leaves the block."""
+        self._ended = anyio.Event()
+        """Its host has left the block (the session is closed, or was never built)."""
+        self._host: anyio.CancelScope | None = None
         self._prompts: set[anyio.CancelScope] = set()
+        """The request scopes of the session's prompts in flight."""
 
     @property
     def opening(self) -> bool:
@@ -75,21 +97,47 @@ class SessionSlot:
         self._built.set()
 
     @contextlib.contextmanager
-    def cancellable(self) -> Generator[anyio.CancelScope]:
-        """A scope that `cancel` cancels: a prompt waits for the session inside it."""
+    def hosted(self) -> Generator[None]:
+        """Around the host's work (`acp_server.opening`): `close` waits for its end, and
+        `abandon` cuts it short while the session is still being built."""
         with anyio.CancelScope() as scope:
-            self._prompts.add(scope)
+            self._host = scope
             try:
-                yield scope
+                yield
             finally:
-                self._prompts.discard(scope)
+                self._ended.set()
+
+    async def closing(self) -> None:
+        """Until the session is to be closed (its host waits here, in the session's block)."""
+        await self._closing.wait()
+
+    async def close(self) -> None:
+        """Cancel the session's prompts in flight, ask the host to close the session, and wait
+        until it has left the block."""
+        self.cancel()
+        self._closing.set()
+        await self._ended.wait()
+
+    def abandon(self) -> None:
+        """The connection is ending: a session still being built never will be (nobody waits
+        for it any more)."""
+        if self.opening and self._host is not None:
+            self._host.cancel()
+
+    @contextlib.contextmanager
+    def prompting(self, scope: anyio.CancelScope) -> Generator[None]:
+        """While a prompt is in flight: `cancel` cancels its request scope `scope`."""
+        self._prompts.add(scope)
+        try:
+            yield
+        finally:
+            self._prompts.discard(scope)
 
     def cancel(self) -> None:
-        """`session/cancel`: the prompts waiting for the session, and its running turn."""
-        for scope in list(self._prompts):
+        """`session/cancel`: the session's prompts in flight (each answers `cancelled` once
+        what it started has ended)."""
+        for scope in self._prompts:
             scope.cancel()
-        if self.live is not None:
-            self.live.cancel()
 
 
 class SessionTable:
@@ -98,6 +146,34 @@ class SessionTable:
     def __init__(self, log: Logger) -> None:
         self._slots: dict[str, SessionSlot] = {}
         self._log = log
+        self._hosts: TaskGroup | None = None
+
+    @contextlib.asynccontextmanager
+    async def hosting(self) -> AsyncGenerator[None]:
+        """While the connection is served: the sessions' hosts run here. At the end every
+        session is closed (within `CLOSE_SECONDS`), then what is left of the hosts is cancelled."""
+        async with anyio.create_task_group() as hosts:
+            self._hosts = hosts
+            try:
+                yield
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self.close_all()
+                hosts.cancel_scope.cancel()
+
+    def host(self, host: Callable[..., Coroutine[Any, Any, None]], *args: object) -> None:
+        """Start a session's host (`hosting` runs it)."""
+        assert self._hosts is not None, "not hosting"
+        self._hosts.start_soon(host, *args)
+
+    async def host_until_built(
+        self, host: Callable[..., Coroutine[Any, Any, None]], *args: object
+    ) -> Any:
+        """Start a session's host and wait until it says the build has ended
+        (`task_status.started`: the session, or None); cancelling the caller cancels the
+        build."""
+        assert self._hosts is not None, "not hosting"
+        return await self._hosts.start(host, *args)
 
     def get(self, session_id: str) -> SessionSlot | None:
         return self._slots.get(session_id)
@@ -167,8 +243,7 @@ class SessionTable:
             return
         await slot.settled()
         self._drop(slot)
-        if slot.live is not None:
-            await slot.live.aclose()
+        await slot.close()
 
     def cancel(self, session_id: str) -> None:
         slot = self._slots.get(session_id)
@@ -181,18 +256,11 @@ class SessionTable:
             slot.cancel()
 
     async def close_all(self) -> None:
-        """Close every open session (flushing its file), within `CLOSE_SECONDS`."""
+        """Close every session (flushing its file), within `CLOSE_SECONDS`."""
         slots = list(self._slots.values())
         self._slots.clear()
         with anyio.move_on_after(CLOSE_SECONDS):
             async with anyio.create_task_group() as task_group:
                 for slot in slots:
-                    slot.cancel()
-                    if slot.live is not None:
-                        task_group.start_soon(self._close_quietly, slot.live)
-
-    async def _close_quietly(self, live: LiveSession) -> None:
-        try:
-            await live.agent.aclose()
-        except Exception as exc:
-            self._log("closing a session failed", {"error": repr(exc), "exc": exc})
+                    slot.abandon()
+                    task_group.start_soon(slot.close)

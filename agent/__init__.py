@@ -2,7 +2,8 @@
 
 It lives in rooms (subpackages: `agent.session`, `agent.turn`, `agent.permissions`, ...), each
 with an `AGENTS.md` saying what it owns, and its shared vocabulary (events, modes, backends,
-protected paths, the network, the tool environment, the transcript, todos) at the top. A room's
+protected paths, the network, the session's block of tasks, the tool environment, the
+transcript, todos) at the top. A room's
 `__init__` is its face: the names other rooms and packages use, listed in `__all__` and loaded
 lazily (`lazy_face`): importing a room loads none of its modules, and a name loads only its own
 module (with what that module imports).

@@ -6,7 +6,8 @@
 
 Targets (each reported met / NOT met):
 - spawn -> `initialize` reply: at most 5x a bare `python -c pass` of the same venv, same run
-  (`python -c "import asyncio"` is timed beside it: the floor of a reply from the event loop);
+  (`python -c "import asyncio"` is timed beside it: what a reply from the event loop could not
+  beat; the server answers a first-line `initialize` before it imports the loop);
 - spawn -> `session/new` answered (sent as soon as `initialize` is answered): at most 10x;
 - resident memory after `session/new`: at most 40 MB, read when the answer arrives (as
   `acp_probe.py` reads `rss_at_ready_mb`); the RSS 1 s later, once the background warm-up has
@@ -24,7 +25,9 @@ then `authenticate`s with `openai-api-key`, a made-up key in `OPENAI_API_KEY` an
 `HOME` each run, as it needs before `session/new`): spawn -> `initialize`, spawn -> `session/new`
 answered ("ready"), and the process tree's memory at that answer. Target: earshot's `initialize`
 no slower than codex-acp's (medians of the same run), with ready and memory still ahead. Without
-the binary the comparison is skipped, and the results say so.
+the binary the comparison is skipped, and the results say so. Each `--tree DIR` (another checkout,
+e.g. `git worktree add /tmp/base main`, built from its wheel like this tree) is started in the
+same turns and shown beside them: a before/after of the same runs.
 
 The harness only spawns `earshot --stdio` and speaks JSON-RPC, so it measures any version of the
 server. By default the server runs from a throwaway venv holding a regular install of this tree
@@ -49,11 +52,12 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO, Any
 
+from builds import tree_version
 from peer_probe import Startup, probe
 from results_md import write_section
 from wheel_venv import build_venv
@@ -215,8 +219,9 @@ class Run:
     rss_idle_mb: float
     prompt_ms: float
     """Prompt written to stdin -> the model has the request."""
-    versus: tuple[Startup, Startup] | None = None
-    """earshot and codex-acp, started once more each and timed alike (`peer_probe`)."""
+    versus: list[Startup] | None = None
+    """earshot, each `--tree` build, and codex-acp when given, started once more each and timed
+    alike (`peer_probe`), in `Setup.peers` order."""
 
 
 @dataclass
@@ -228,6 +233,14 @@ class Setup:
     model: LoopbackModel
     codex: Path | None = None
     """codex-acp's native binary, when it is compared."""
+    trees: list[tuple[str, Path]] = field(default_factory=lambda: [])
+    """Other builds of earshot (label, `earshot`), compared in the same turns."""
+
+    @property
+    def peers(self) -> list[str]:
+        """The columns of the comparison, in the order they start in each run."""
+        codex = ["codex-acp"] if self.codex is not None else []
+        return ["earshot", *(label for label, _ in self.trees), *codex]
 
 
 def make_setup(work: Path, earshot: Path, python: Path, model: LoopbackModel) -> Setup:
@@ -286,19 +299,23 @@ def one_run(setup: Setup) -> Run:
         rss_at_new_mb=rss_at_new,
         rss_idle_mb=rss_idle,
         prompt_ms=(arrived - written) * 1000,
-        versus=None if setup.codex is None else versus_codex(setup, setup.codex),
+        versus=versus(setup) if len(setup.peers) > 1 else None,
     )
 
 
-def versus_codex(setup: Setup, codex: Path) -> tuple[Startup, Startup]:
-    """earshot, then codex-acp, each started once and timed alike."""
-    ours = probe([str(setup.earshot), "--stdio"], setup.workspace, setup.env)
-    home = Path(tempfile.mkdtemp(prefix="codex-home-", dir=setup.workspace.parent))
-    env = {**setup.env, "HOME": str(home), "OPENAI_API_KEY": "sk-bench-not-a-real-key"}
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
-        env.pop(name, None)
-    theirs = probe([str(codex)], setup.workspace, env, authenticate="openai-api-key")
-    return ours, theirs
+def versus(setup: Setup) -> list[Startup]:
+    """earshot, each other build, then codex-acp, each started once and timed alike."""
+    started = [probe([str(setup.earshot), "--stdio"], setup.workspace, setup.env)]
+    for _, earshot in setup.trees:
+        started.append(probe([str(earshot), "--stdio"], setup.workspace, setup.env))
+    if setup.codex is not None:
+        home = Path(tempfile.mkdtemp(prefix="codex-home-", dir=setup.workspace.parent))
+        env = {**setup.env, "HOME": str(home), "OPENAI_API_KEY": "sk-bench-not-a-real-key"}
+        for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+            env.pop(name, None)
+        command = [str(setup.codex)]
+        started.append(probe(command, setup.workspace, env, authenticate="openai-api-key"))
+    return started
 
 
 def find_codex(flag: Path | None) -> Path | None:
@@ -312,36 +329,11 @@ def find_codex(flag: Path | None) -> Path | None:
 # -------------------------------------------------------------------------------- report
 
 
-def tree_version() -> str:
-    """The commit this tree is at, and whether it has uncommitted changes."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            [
-                "git",
-                "status",
-                "--porcelain",
-                "--untracked-files=no",
-                "--",
-                ".",
-                ":!bench/RESULTS.md",
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    except OSError:
-        return "unknown"
-    return f"{head or 'unknown'}{' with uncommitted changes' if dirty else ''}"
-
-
 def verdict(value: float, limit: float) -> str:
     return "met" if value <= limit else "NOT met"
 
 
-def report(runs: list[Run], command: str, where: str) -> tuple[str, bool]:
+def report(runs: list[Run], command: str, where: str, peers: list[str]) -> tuple[str, bool]:
     def values(pick: Callable[[Run], float]) -> list[float]:
         return [pick(run) for run in runs]
 
@@ -392,60 +384,69 @@ def report(runs: list[Run], command: str, where: str) -> tuple[str, bool]:
         row("RSS 1 s later (the model's SDK warmed up)", lambda r: r.rss_idle_mb, "MB"),
         row("prompt 1 s after `session/new`: stdin -> model", lambda r: r.prompt_ms, "ms"),
         "",
-        f"The floor of the one-transport design: importing asyncio alone takes "
-        f"{median(lambda r: r.asyncio_ms) / bare:.1f}x the bare start, before any line of earshot "
-        "(the `initialize` reply comes from the event loop). The memory target is read when "
-        "`session/new` is answered, as `acp_probe.py` reads it (`rss_at_ready_mb`); a second "
-        "later the background warm-up has loaded the model's SDK, which the issue asks for so "
-        "that the first prompt does not wait for it.",
+        f"Importing asyncio alone takes {median(lambda r: r.asyncio_ms) / bare:.1f}x the bare "
+        "start: no reply from an event loop could be within 5x, so the server answers a "
+        "first-line `initialize` before it imports the loop (`acp_server/first_line.py`). The "
+        "memory target is read when `session/new` is answered, as `acp_probe.py` reads it "
+        "(`rss_at_ready_mb`); a second later the background warm-up has loaded the model's SDK, "
+        "which the issue asks for so that the first prompt does not wait for it.",
         "",
-        *versus_lines(runs),
+        *versus_lines(runs, peers),
     ]
     return "\n".join(lines), met
 
 
-def versus_lines(runs: list[Run]) -> list[str]:
-    pairs = [run.versus for run in runs if run.versus is not None]
-    if not pairs:
+def versus_lines(runs: list[Run], peers: list[str]) -> list[str]:
+    columns = [run.versus for run in runs if run.versus is not None]
+    if not columns:
         return [
             "codex-acp (the fastest peer) was not given (`--codex PATH` or "
             f"`{CODEX_ENV}`), so only earshot is measured here.",
             "",
         ]
-    ours = [pair[0] for pair in pairs]
-    theirs = [pair[1] for pair in pairs]
+    started = {peer: [run[index] for run in columns] for index, peer in enumerate(peers)}
 
-    def med(values: list[Startup], pick: Callable[[Startup], float]) -> float:
-        return statistics.median(pick(value) for value in values)
+    def med(peer: str, pick: Callable[[Startup], float]) -> float:
+        return statistics.median(pick(value) for value in started[peer])
 
     def row(name: str, pick: Callable[[Startup], float], unit: str) -> str:
-        a, b = med(ours, pick), med(theirs, pick)
-        spread = (
-            f"{min(pick(v) for v in ours):.1f}-{max(pick(v) for v in ours):.1f} / "
-            f"{min(pick(v) for v in theirs):.1f}-{max(pick(v) for v in theirs):.1f}"
+        medians = [med(peer, pick) for peer in peers]
+        spread = " / ".join(
+            f"{min(pick(v) for v in started[peer]):.1f}-{max(pick(v) for v in started[peer]):.1f}"
+            for peer in peers
         )
-        ahead = "earshot" if a < b else ("tie" if a == b else "codex-acp")
-        return f"| {name} | {a:.1f} {unit} | {b:.1f} {unit} | {spread} | {ahead} |"
+        best = min(medians)
+        ahead = ", ".join(peer for peer, value in zip(peers, medians, strict=True) if value == best)
+        cells = " | ".join(f"{value:.1f} {unit}" for value in medians)
+        return f"| {name} | {cells} | {spread} | {ahead} |"
 
-    init_ok = med(ours, lambda v: v.init_ms) <= med(theirs, lambda v: v.init_ms)
-    ready_ok = med(ours, lambda v: v.ready_ms) < med(theirs, lambda v: v.ready_ms)
-    rss_ok = med(ours, lambda v: v.rss_at_ready_mb) < med(theirs, lambda v: v.rss_at_ready_mb)
-    verdict = "met" if init_ok and ready_ok and rss_ok else "NOT met"
-    return [
-        f"Against codex-acp 0.16.0 (native binary), {len(pairs)} runs, the two taking turns, both "
-        "timed by `bench/peer_probe.py` as `acp_probe.py` times an agent (codex-acp "
-        "authenticates with `openai-api-key` before `session/new`; memory is the process tree's):",
+    names = " | ".join(peers)
+    lines = [
+        f"Started in turns, {len(columns)} runs ({', '.join(peers)}), each timed by "
+        "`bench/peer_probe.py` as `acp_probe.py` times an agent (codex-acp 0.16.0, the native "
+        "binary, authenticates with `openai-api-key` before `session/new`; memory is the process "
+        "tree's):",
         "",
-        "| measure (median) | earshot | codex-acp | min-max (earshot / codex-acp) | ahead |",
-        "| --- | ---: | ---: | ---: | --- |",
+        f"| measure (median) | {names} | min-max ({' / '.join(peers)}) | ahead |",
+        "| --- |" + " ---: |" * len(peers) + " ---: | --- |",
         row("spawn -> `initialize` answered", lambda v: v.init_ms, "ms"),
         row("spawn -> `session/new` answered (ready)", lambda v: v.ready_ms, "ms"),
         row("resident memory at ready", lambda v: v.rss_at_ready_mb, "MB"),
         "",
-        f"Target (issue 25): `initialize` no slower than codex-acp, ready and memory still ahead: "
-        f"{verdict}.",
-        "",
     ]
+    if "codex-acp" in peers:
+        init_ok = med("earshot", lambda v: v.init_ms) <= med("codex-acp", lambda v: v.init_ms)
+        ready_ok = med("earshot", lambda v: v.ready_ms) < med("codex-acp", lambda v: v.ready_ms)
+        rss_ok = med("earshot", lambda v: v.rss_at_ready_mb) < med(
+            "codex-acp", lambda v: v.rss_at_ready_mb
+        )
+        verdict = "met" if init_ok and ready_ok and rss_ok else "NOT met"
+        lines += [
+            "Target (issue 25): `initialize` no slower than codex-acp, ready and memory still "
+            f"ahead: {verdict}.",
+            "",
+        ]
+    return lines
 
 
 def main() -> int:
@@ -456,6 +457,13 @@ def main() -> int:
     parser.add_argument("--earshot", type=Path, help="any `earshot` to measure (with --python)")
     parser.add_argument("--python", type=Path, help="the bare Python to compare with")
     parser.add_argument("--codex", type=Path, help=f"codex-acp's binary (or ${CODEX_ENV})")
+    parser.add_argument(
+        "--tree",
+        type=Path,
+        action="append",
+        default=[],
+        help="also start this checkout, built from its wheel, in the comparison (repeatable)",
+    )
     args = parser.parse_args()
     codex = find_codex(args.codex)
     if codex is None:
@@ -471,23 +479,27 @@ def main() -> int:
             elif args.dev_venv:
                 earshot, python = DEV_VENV / "bin" / "earshot", DEV_VENV / "bin" / "python"
                 where = (
-                    f"`.venv/bin/earshot` (editable install, tree at {tree_version()}) against "
+                    f"`.venv/bin/earshot` (editable install, tree at {tree_version(ROOT)}) against "
                     "`.venv/bin/python`"
                 )
             else:
                 earshot, python = build_venv(work)
                 where = (
-                    f"a fresh venv with this tree (at {tree_version()}) installed from its wheel "
-                    "(compiled bytecode), against that venv's `python -c pass`"
+                    f"a fresh venv with this tree (at {tree_version(ROOT)}) installed from its "
+                    "wheel (compiled bytecode), against that venv's `python -c pass`"
                 )
             setup = make_setup(work, earshot, python, model)
             setup.codex = codex
+            for index, tree in enumerate(args.tree):
+                other, _ = build_venv(work, tree.resolve(), name=f"venv-{index}")
+                setup.trees.append((f"{tree.name} ({tree_version(tree.resolve())})", other))
             one_run(setup)  # warm the page cache and the bytecode; not counted
             runs = [one_run(setup) for _ in range(args.runs)]
     finally:
         model.close()
     command = "python bench/acp_targets.py" + (f" --runs {args.runs}" if args.runs != 20 else "")
-    text, met = report(runs, command, where)
+    command += "".join(f" --tree {tree}" for tree in args.tree)
+    text, met = report(runs, command, where, setup.peers)
     print(text)
     if not args.no_write:
         write_section(SECTION, text)

@@ -24,6 +24,7 @@ import anyio
 from agent.events import ToolCallFinished
 from agent.session import SessionOptions, create_session
 from agent.settings import CodeConfig, LspServerSettings, Settings, VerifyRule
+from agent.tasks import SessionTasks
 from bench.results_md import write_section
 from providers.types import JsonValue
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
@@ -55,23 +56,23 @@ async def _edits(root: Path, code: CodeConfig, case: str) -> tuple[float, float,
     project = root / case
     project.mkdir()
     (project / "pyproject.toml").write_text("[tool.ruff]\n")
-    session = await create_session(
-        store=SessionStore(root / "data" / "sessions"),
-        cwd=project,
-        options=SessionOptions(model_name="scripted/bench", mode="yolo"),
-        model_factory=lambda name: model,
-        settings=Settings(code=code),
-        data_dir=root / "data",
-    )
-    marks = [time.perf_counter()]
+    marks: list[float] = []
     findings = 0
-    try:
+    async with SessionTasks() as tasks:  # the session's block: its language servers run there
+        session = await create_session(
+            store=SessionStore(root / "data" / "sessions"),
+            cwd=project,
+            options=SessionOptions(model_name="scripted/bench", mode="yolo"),
+            model_factory=lambda name: model,
+            settings=Settings(code=code),
+            data_dir=root / "data",
+            tasks=tasks,
+        )
+        marks.append(time.perf_counter())
         async for event in session.run_turn("go"):
             if isinstance(event, ToolCallFinished):
                 marks.append(time.perf_counter())
                 findings += "\n" in event.result.text
-    finally:
-        await session.aclose()
     gaps = [(b - a) * 1000 for a, b in zip(marks, marks[1:], strict=False)]
     return gaps[0], statistics.median(gaps[1:]), findings
 

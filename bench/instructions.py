@@ -7,8 +7,10 @@ bench/RESULTS.md.
 
 Needs `valgrind` (skipped, saying so, without it). Per build (`builds.py`):
 - `initialize`: `earshot --stdio` reading one `initialize` line and then the end of its input,
-  whole (start, reply, exit), beside `python -c pass` and `python -c "import asyncio"` of the same
-  venv: the floor of a reply from an asyncio loop;
+  up to its reply (callgrind dumps its count before the process's first `os.write`, which is the
+  reply) and whole (start, reply, exit: the event loop loads after the reply), beside `python -c
+  pass` and `python -c "import asyncio"` of the same venv (what a reply from an asyncio loop
+  could not beat);
 - a turn: one session against `loopback.LoopbackChat` (the first chunk at once, 40 text chunks;
   every other turn reads a 6 KB file first, so it makes two model calls), opened, prompted once
   and left to settle (warm-up, background work) for 15 s; the same again with `--turns` more
@@ -35,6 +37,7 @@ from results_md import write_section
 SECTION = "## instructions"
 SETTLE_SECONDS = 15.0
 _COLLECTED = re.compile(r"Collected : (\d+)")
+_SUMMARY = re.compile(r"^summary: (\d+)", re.MULTILINE)
 
 
 def callgrind(log: Path) -> list[str]:
@@ -47,6 +50,33 @@ def collected(log: Path) -> int:
     if found is None:
         raise RuntimeError(f"valgrind reported no count: {log}")
     return int(found.group(1))
+
+
+def to_reply(command: list[str], work: Path, *, stdin: bytes, env: dict[str, str]) -> int | None:
+    """The instructions `command` runs before its first `os.write` (CPython's `os_write`: for
+    `earshot --stdio`, the reply), or None when callgrind did not find the function."""
+    profile = work / "callgrind-reply.out"
+    log = work / "callgrind-reply.log"
+    subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={profile}",
+            "--dump-before=os_write",
+            f"--log-file={log}",
+            *command,
+        ],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        cwd=work,
+        check=False,
+    )
+    first = profile.with_name(profile.name + ".1")  # the first dump: up to the first write
+    found = _SUMMARY.search(first.read_text(encoding="utf-8")) if first.exists() else None
+    for dump in work.glob("callgrind-reply.out*"):
+        dump.unlink()
+    return int(found.group(1)) if found else None
 
 
 def count(command: list[str], work: Path, *, stdin: bytes = b"", env: dict[str, str]) -> int:
@@ -111,14 +141,15 @@ def main() -> int:
                 python = str(build.earshot.parent / "python")
                 bare = count([python, "-c", "pass"], workspace, env=env)
                 floor = count([python, "-c", "import asyncio"], workspace, env=env)
-                reply = count(
-                    [python, str(build.earshot), "--stdio"], workspace, stdin=init, env=env
-                )
+                server = [python, str(build.earshot), "--stdio"]
+                replied = to_reply(server, workspace, stdin=init, env=env)
+                reply = count(server, workspace, stdin=init, env=env)
                 settled = session_run(build, work, model, 0, f"b{index}a")
                 more = session_run(build, work, model, args.turns, f"b{index}b")
                 per_turn = (more - settled) / args.turns
                 rows.append(
                     f"| {build.label} | {bare / 1e6:.0f}M | {floor / 1e6:.0f}M | "
+                    f"{'-' if replied is None else f'{replied / 1e6:.0f}M'} | "
                     f"{reply / 1e6:.0f}M | {settled / 1e6:.0f}M | {per_turn / 1e6:.1f}M |"
                 )
                 print(rows[-1], flush=True)
@@ -134,9 +165,10 @@ def main() -> int:
             f"{time.strftime('%Y-%m-%d')}. Instructions (callgrind's Ir) do not depend on the "
             "machine's load.",
             "",
-            "| build | `python -c pass` | `import asyncio` | `initialize` (start, reply, exit) "
-            "| a session opened, one prompt, settled | one more turn |",
-            "| --- | ---: | ---: | ---: | ---: | ---: |",
+            "| build | `python -c pass` | `import asyncio` | start -> `initialize` reply "
+            "| `initialize` (start, reply, exit) | a session opened, one prompt, settled "
+            "| one more turn |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
             *rows,
             "",
             *(f"- {b.label}: {b.where}" for b in found),

@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     )
     from agent.session import AgentSession
     from earshot.compose import Composition
-    from earshot.mcp_connections import Spawn
     from sessions import SessionStore
 
 
@@ -38,15 +37,12 @@ class EarshotFactory:
     """Makes `AgentSession`s for the ACP server. Model choice, credentials, the catalog and MCP
     come from `earshot.compose` (shared with print mode), one `Composition` per working
     directory; MCP servers (the settings' and the editor's) are connected for every session, their
-    long-lived tasks started on the connection through `spawn`.
+    long-lived tasks started in the session's block (`SessionIO.tasks`).
 
     Cheap to make: the session store loads at first use, so the first `session/new` is answered
     (`defaults`, `reserve`) before anything else has loaded."""
 
-    def __init__(
-        self, spawn: Spawn | None = None, environ: Mapping[str, str] | None = None
-    ) -> None:
-        self._spawn = spawn
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         self._environ = dict(os.environ if environ is None else environ)
         self._store: SessionStore | None = None
         self._compositions: dict[Path, Composition] = {}
@@ -106,7 +102,7 @@ class EarshotFactory:
         from sessions.reserve import reserve
 
         session_id = new_id()
-        # The cwd as `agent.session.agent_session.create_session` records it (resolved), so the
+        # The cwd as `agent.session.creation.create_session` records it (resolved), so the
         # build adopts this file rather than refusing the id.
         try:
             reserve(
@@ -322,7 +318,7 @@ class EarshotFactory:
             # A new session's are started after its warm-up (`tool_arrivals.begin()`), so that
             # the MCP SDK's import does not delay what its first prompt needs.
             start_mcp=session_id is not None,
-            spawn=io.spawn or self._spawn,
+            tasks=io.tasks,
             files=io.files,
             processes=io.processes,
             interaction=io.interaction,

@@ -1,5 +1,5 @@
 """Settings, environment and working directory turned into what
-`agent.session.agent_session.create_session` needs: the model factory, the catalog, the model name,
+`agent.session.creation.create_session` needs: the model factory, the catalog, the model name,
 and the MCP servers to connect.
 
 Shared by the ACP server's session factory (`earshot.acp_main`) and print mode, so both pick the
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from agent.context import ClientPrompt
     from agent.session import AgentSession
     from agent.settings import Settings
-    from earshot.mcp_connections import Spawn
+    from agent.tasks import SessionTasks
     from earshot.mcp_tools import McpServer
     from providers.catalog import ModelCatalog
     from providers.model import Model
@@ -332,7 +332,7 @@ async def open_session(
     client_servers: Sequence[McpServerSpec] = (),
     mcp_channel: McpChannel | None = None,
     client_prompt: ClientPrompt | None = None,
-    spawn: Spawn | None = None,
+    tasks: SessionTasks | None = None,
     files: FileBackend | None = None,
     processes: ProcessBackend | None = None,
     interaction: Interaction | None = None,
@@ -349,8 +349,10 @@ async def open_session(
     `mcp.startupTimeout`) is said once as a warning (`earshot.mcp_connections`). The connections
     close with the session.
 
-    `spawn` starts the MCP clients' long-lived tasks; None leaves MCP servers unconnected (and
-    says so). `start_mcp` False: they start when the front end calls
+    `tasks` is the session's block (`agent.tasks.SessionTasks`, which the front end holds for as
+    long as the session lives): the MCP clients' long-lived tasks run there, as do the session's
+    language servers and index refreshes, and its end closes the session. None leaves MCP
+    servers unconnected (and says so). `start_mcp` False: they start when the front end calls
     `session.tool_arrivals.begin()` (once it has loaded what a turn needs: the SDK's import then
     runs beside the first turn, within its wait), or at the first turn. `notices` are said at
     the start of the first turn, before the ones found here.
@@ -386,7 +388,7 @@ async def open_session(
     if composition.settings.ignored:
         # Known before the first turn, so said once, at its start (`SessionOptions.notices`).
         notices.append(composition.settings.ignored.notice(composition.cwd))
-    if servers and spawn is None:
+    if servers and tasks is None:
         names = ", ".join(server.name for server in servers)
         notices.append(f"MCP servers not connected ({names}): this front end cannot host them")
         servers = []
@@ -398,7 +400,7 @@ async def open_session(
 
     connections = McpConnections(
         servers,
-        spawn=spawn,
+        spawn=None if tasks is None else tasks.start_soon,
         arrivals=ToolArrivals(startup, begin=lambda: connections.start(warmed=True)),
         startup_timeout=_first(mcp_timeout, waits.startup_timeout, CONNECT_TIMEOUT_SECONDS),
         call_timeout=_first(None, waits.tool_timeout, CALL_TIMEOUT_SECONDS),
@@ -430,6 +432,7 @@ async def open_session(
             additional_directories=additional_directories,
             resume_id=resume_id,
             promised_id=new_id,
+            tasks=tasks,
         )
     except BaseException:
         await connections.aclose()

@@ -18,8 +18,10 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _KEY_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*_(?:API_KEY|AUTH_TOKEN|API_TOKEN)")
 """What a provider key variable looks like (`ANTHROPIC_API_KEY`, `GEMINI_API_KEY`,
@@ -37,7 +39,8 @@ def credentials_found(environ: Mapping[str, str]) -> bool:
     if any(_KEY_VARIABLE.fullmatch(name) and value for name, value in environ.items()):
         return True
     try:
-        data: object = json.loads(user_settings_file(environ).read_text(encoding="utf-8"))
+        with open(_settings_path(environ), encoding="utf-8") as file:
+            data: object = json.load(file)
     except (OSError, ValueError):
         return False
     providers = cast("dict[str, object]", data).get("providers") if isinstance(data, dict) else None
@@ -57,10 +60,18 @@ def credentials_found(environ: Mapping[str, str]) -> bool:
 
 def user_settings_file(environ: Mapping[str, str]) -> Path:
     """`$XDG_CONFIG_HOME/earshot/settings.json` (as `agent.settings.scopes.settings_paths` says)."""
+    from pathlib import Path
+
+    return Path(_settings_path(environ))
+
+
+def _settings_path(environ: Mapping[str, str]) -> str:
+    """`user_settings_file` without pathlib, which `initialize` does not wait for (its import
+    is ~15M instructions, more than the rest of the answer to a client offered sign-in)."""
     xdg = environ.get("XDG_CONFIG_HOME", "")
-    home = environ.get("HOME") or str(Path.home())
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(home) / ".config"
-    return base / "earshot" / "settings.json"
+    home = environ.get("HOME") or os.path.expanduser("~")
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(home, ".config")
+    return os.path.join(base, "earshot", "settings.json")
 
 
 def run_login(

@@ -3,8 +3,9 @@ long-lived task, the tools of those that started, and what failed.
 
 Each server's client lives in ONE long-lived task (the SDK's transports and `ClientSession` are
 anyio async context managers, which must be entered and left by the same task); the task is
-started with a `spawn` callable the caller owns (the ACP connection's task group, or print mode's
-own), and is cancelled when the session closes. Tools call the session from the turn's tasks,
+started with a `spawn` callable the caller owns (the session's block, `agent.tasks.SessionTasks`,
+which the ACP server's session host and print mode's run hold; `earshot doctor`'s own task
+group), and is stopped when the session closes. Tools call the session from the turn's tasks,
 which the SDK allows (requests are correlated by id).
 
 Nothing waits for a server to start: all start at once when the session opens (`start`: the MCP
@@ -64,7 +65,7 @@ CLOSE_TIMEOUT_SECONDS = 6.0
 """The SDK's stdio shutdown waits up to 2 s for an exit, then 2 s after SIGTERM."""
 
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], object]
-"""Starts a task in a task group that outlives the caller (e.g. `TaskGroup.start_soon`)."""
+"""Starts a task in a task group that outlives the caller (`SessionTasks.start_soon`)."""
 
 
 # ------------------------------------------------------------------------------ connection

@@ -70,8 +70,8 @@ from providers.types import ImagePart, TextPart
 
 if TYPE_CHECKING:
     from agent.session import AgentSession
+    from agent.tasks import SessionTasks
     from earshot.compose import Composition, ModelPick
-    from earshot.mcp_connections import Spawn
 
 OutputFormat = Literal["text", "json"]
 
@@ -405,6 +405,7 @@ def run_print(
 
 async def _main(options: PrintOptions, environ: dict[str, str], out: TextIO, err: TextIO) -> int:
     from agent.settings import SettingsError
+    from agent.tasks import SessionTasks
     from earshot.compose import Composition, NoCredentials
 
     renderer = Renderer(options.output_format, out, err)
@@ -416,18 +417,19 @@ async def _main(options: PrintOptions, environ: dict[str, str], out: TextIO, err
     except (SettingsError, NoCredentials, UsageError) as exc:
         return usage_failure(renderer, str(exc))
     code = EXIT_MODEL_ERROR
-    async with anyio.create_task_group() as tasks:
+    async with anyio.create_task_group() as signals:  # Ctrl-C, until the session is closed
         try:
-            session = await _open(options, composition, pick, resume_id, tasks.start_soon, err)
-        except UsageError as exc:
-            tasks.cancel_scope.cancel()
-            return usage_failure(renderer, str(exc))
-        try:
-            code = await _run(session, options, parts, pick, renderer, tasks)
+            # The session's block, as in the ACP server: its MCP clients, language servers and
+            # index refreshes run there, and its end closes the session.
+            async with SessionTasks() as tasks:
+                try:
+                    session = await _open(options, composition, pick, resume_id, tasks, err)
+                except UsageError as exc:
+                    code = usage_failure(renderer, str(exc))
+                else:
+                    code = await _run(session, options, parts, pick, renderer, signals)
         finally:
-            with anyio.CancelScope(shield=True):
-                await session.aclose()
-            tasks.cancel_scope.cancel()
+            signals.cancel_scope.cancel()
     return code
 
 
@@ -496,7 +498,7 @@ async def _open(
     composition: Composition,
     pick: ModelPick,
     resume_id: str | None,
-    spawn: Spawn,
+    tasks: SessionTasks,
     err: TextIO,
 ) -> AgentSession:
     from agent.session import ModelUnavailable
@@ -510,7 +512,7 @@ async def _open(
             model_name=pick.name,
             mode=options.permission_mode,
             resume_id=resume_id,
-            spawn=spawn,
+            tasks=tasks,
             interaction=DenyingInteraction(PRINT_REFUSAL),
             errlog=err,
         )
@@ -538,7 +540,7 @@ async def _run(
     parts: list[TextPart | ImagePart],
     pick: ModelPick,
     renderer: Renderer,
-    tasks: anyio.abc.TaskGroup,
+    signals: anyio.abc.TaskGroup,
 ) -> int:
     from agent.commands import parse_slash_command
     from agent.session import UnsupportedPrompt
@@ -562,7 +564,7 @@ async def _run(
         renderer.interrupted = True
         session.cancel()
 
-    await tasks.start(cancel_on_signals, interrupted)
+    await signals.start(cancel_on_signals, interrupted)
     extras = [extra.name for extra in session.commands.all(session.skill_names)]
     command = (
         None if options.images else parse_slash_command(options.prompt, session.skill_names, extras)

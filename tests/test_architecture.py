@@ -100,3 +100,33 @@ def test_the_wheel_lists_every_package() -> None:
         if "node_modules" not in path.parts
     )
     assert sorted(_pyproject()["tool"]["setuptools"]["packages"]) == found
+
+
+LOOP_STARTERS = re.compile(
+    r"\b(?:anyio|asyncio)\.run\(|\bnew_event_loop\(|BlockingPortal|start_blocking_portal|from_thread"
+)
+ENTRY_POINTS = {
+    "acp_server/interrupt.py",  # `earshot --stdio` and `earshot serve`: the process's one loop
+    "earshot/cli.py",
+    "earshot/doctor.py",
+    "earshot/eval_cli.py",
+    "earshot/evals/runner.py",  # one task per process (a Ray worker's, or the CLI's)
+    "earshot/print_mode.py",
+}
+"""Where a process's one event loop starts, in its main thread."""
+PROCESS_WIDE_THREAD_LOOPS = {"agent/sandbox/proxy.py"}
+"""The sandbox's HTTP proxy serves every session of the process, whichever loop each runs on
+(a test's loop comes and goes), from a loop in a thread of its own: no session's work runs there."""
+
+
+def test_no_session_work_runs_on_a_second_event_loop() -> None:
+    """A session's background work runs in its block (`agent.tasks.SessionTasks`), on the
+    process's one loop (issue 27): nothing starts another loop, or reaches into one from a
+    thread, but the entry points and the sandbox's process-wide proxy."""
+    found = sorted(
+        str(path.relative_to(ROOT))
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if LOOP_STARTERS.search(path.read_text(encoding="utf-8"))
+    )
+    assert set(found) <= ENTRY_POINTS | PROCESS_WIDE_THREAD_LOOPS, found

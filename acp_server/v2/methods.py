@@ -27,7 +27,7 @@ import anyio
 from acp_server import params as p
 from acp_server.framing import REQUEST_CANCELLED, InvalidParams, Message, RawObject, RpcError
 from acp_server.v2 import convert
-from acp_server.v2.channel import StopReason, V2Channel
+from acp_server.v2.channel import HeldPrompt, StopReason, V2Channel
 
 if TYPE_CHECKING:
     from acp_server.auth_status import AuthStatus
@@ -162,50 +162,61 @@ class V2Methods:
     # --------------------------------------------------------------------------- turns
 
     async def prompt(self, params: RawObject, context: RequestContext) -> Message:
-        """Answered once the prompt is in the conversation; the turn runs on (its end is the
-        session's idle `state_update`)."""
+        """Answered once the prompt is in the conversation; the turn runs on in the session's
+        block (its end is the session's idle `state_update`). Until then the request's scope
+        (`$/cancel_request`, or `session/cancel` on the session) cancels it, -32800, with what it
+        started; after, `session/cancel` cancels the turn through the prompt's own scope."""
+        from acp_server.live import PromptRun
+
         request = p.prompt(params)
         slot = self.server.table.slot(request["sessionId"])
-        live: LiveSession | None = None
-        with slot.cancellable() as waiting:
-            context.soft_cancel = waiting.cancel
-            live = await slot.session()
-        if waiting.cancel_called:
-            raise RpcError(REQUEST_CANCELLED, "prompt cancelled before it was inserted")
-        channel = _v2_channel(live)
         blocks = request["prompt"]
-        command = live.command_in(blocks) is not None
-        held = await channel.foreground.begin(command)
-        ended = anyio.Event()
-        outcome: list[StopReason | Exception] = []
+        turn_scope = anyio.CancelScope()
+        with slot.prompting(context.scope):
+            live = await slot.session()
+            channel = _v2_channel(live)
+            command = live.command_in(blocks) is not None
+            begun: HeldPrompt | None = None
+            with anyio.CancelScope(shield=True):  # begun, then surely ended (`run`)
+                begun = await channel.foreground.begin(command)
+            held = begun
+            assert held is not None  # a shielded scope is never cancelled
+            ended = anyio.Event()
+            outcome: list[StopReason | Exception] = []
 
-        async def run() -> None:
-            assert live is not None
-            stop: StopReason = "end_turn"
-            failure: RpcError | None = None
-            try:
-                stop = await live.prompt(blocks)
-            except Exception as exc:
-                from acp_server.errors import map_exception
+            async def run() -> None:
+                stop: StopReason = "end_turn"
+                failure: RpcError | None = None
+                prompt = PromptRun(slot.session, blocks)
+                try:
+                    with slot.prompting(turn_scope):
+                        with turn_scope:
+                            await prompt.run()
+                        stop = await prompt.answer(cancelled=turn_scope.cancel_called)
+                except Exception as exc:
+                    from acp_server.errors import map_exception
 
-                outcome.append(exc)
-                stop = "error"
-                failure = exc if isinstance(exc, RpcError) else map_exception(exc)
-                failure = failure or RpcError(-32603, f"internal error: {type(exc).__name__}")
-            else:
-                if stop == "end_turn" and _ended_on_error(channel):
+                    outcome.append(exc)
                     stop = "error"
-                outcome.append(stop)
-            finally:
-                ended.set()
-                with anyio.CancelScope(shield=True):
-                    await channel.foreground.end(held, stop, failure)
+                    failure = exc if isinstance(exc, RpcError) else map_exception(exc)
+                    failure = failure or RpcError(-32603, f"internal error: {type(exc).__name__}")
+                else:
+                    if stop == "end_turn" and _ended_on_error(channel):
+                        stop = "error"
+                    outcome.append(stop)
+                finally:
+                    ended.set()
+                    with anyio.CancelScope(shield=True):
+                        await channel.foreground.end(held, stop, failure)
 
-        self.server.connection.spawn(run)
-        context.soft_cancel = live.cancel  # as v1's `$/cancel_request` on a prompt
-        if command:
-            return await _echo_command(channel, blocks)
-        await _first(held.inserted, ended)
+            live.tasks.start_soon(run)
+            try:
+                if command:
+                    return await _echo_command(channel, blocks)
+                await _first(held.inserted, ended)
+            finally:
+                if context.scope.cancel_called:  # cancelled before its answer: its work too
+                    turn_scope.cancel()
         if held.message_id is not None:
             return {"messageId": held.message_id}
         result = outcome[0] if outcome else "cancelled"

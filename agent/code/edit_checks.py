@@ -8,8 +8,8 @@ edit in the same step. Nothing is said about a clean edit.
 - LSP (`agent.lsp`): the old text of each edited file a configured server checks is read before
   the edit, the new one after; `LspManager.diagnostics_after_edit` reports only what the edit
   introduced. The servers start at the first edit that needs them and stay for the session,
-  in the session's worker loop (`agent.code.session_worker`: their reader tasks need a task group
-  that outlives the turns); it stops them when the session closes.
+  in the session's block (`agent.tasks.SessionTasks`: their reader tasks need a task group that
+  outlives the turns); closing the session stops them.
 - Verify (`agent.code.verify`): the configured commands whose globs match the batch's files run
   through the same permission gate as `bash` (a `Bash` request for the command line) and in the
   same sandbox. The gate's verdict is remembered per configured command for the session, so
@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Final
 import anyio
 
 from agent.backends import FileBackend, ToolUi, command_title
-from agent.code.session_worker import SessionWorker
 from agent.settings import CodeConfig
+from agent.tasks import Held, SessionTasks
 from agent.tools import PermissionRequest
 from providers.logs import get_logger
 
@@ -49,11 +49,12 @@ class EditChecks:
 
     code: CodeConfig
     root: Path
-    worker: SessionWorker
+    tasks: SessionTasks
     sandbox: Sandbox | None = None
     _verdicts: dict[str, bool] = field(default_factory=lambda: {})
     """The gate's verdict per configured verify command (its template), for the session."""
-    _lsp: LspManager | None = None
+    _lsp: Held[LspManager] | None = None
+    """The language servers, held in the session's block."""
     _starting: anyio.Lock = field(default_factory=anyio.Lock)
 
     @property
@@ -64,7 +65,7 @@ class EditChecks:
         """The language servers running, by name (their process ids)."""
         if self._lsp is None:
             return {}
-        return {name: server.pid for name, server in self._lsp.running().items()}
+        return {name: server.pid for name, server in self._lsp.value.running().items()}
 
     def _checked_by_a_server(self, path: Path) -> bool:
         suffix = path.suffix.lower()
@@ -74,10 +75,10 @@ class EditChecks:
         )
 
     async def _manager(self) -> LspManager:
-        """The session's language servers, in the session's worker loop (started at the first
+        """The session's language servers, held in the session's block (started at the first
         edit a server checks; each server starts at the first edit of its files)."""
         if self._lsp is not None:
-            return self._lsp
+            return self._lsp.value
         async with self._starting:
             if self._lsp is None:
                 # Only a session with `lsp` settings pays for the client (and lsprotocol).
@@ -85,16 +86,18 @@ class EditChecks:
 
                 sandbox = self.sandbox
                 confinement = sandbox if sandbox is not None and sandbox.active else None
-                servers = server_configs(self.code.lsp)
-
-                def build() -> LspManager:  # in the worker's loop: its locks belong there
-                    return LspManager(servers, self.root, confinement=confinement)
-
-                manager = await self.worker.call(build)
-                await self.worker.enter(manager)
-                self._lsp = manager
+                manager = LspManager(
+                    server_configs(self.code.lsp), self.root, confinement=confinement
+                )
+                self._lsp = await self.tasks.enter(manager)
         assert self._lsp is not None
-        return self._lsp
+        return self._lsp.value
+
+    async def aclose(self) -> None:
+        """Stop the language servers (before the sandbox they run in is taken down)."""
+        held, self._lsp = self._lsp, None
+        if held is not None:
+            await held.aclose()
 
     async def before_edit(self, paths: Sequence[Path], files: FileBackend) -> dict[Path, str]:
         """The current text of each path a language server checks (absent file: empty)."""
@@ -114,7 +117,7 @@ class EditChecks:
             new_text = await _read(files, path)
             if new_text == old_text:
                 continue
-            found = await self.worker.call(manager.diagnostics_after_edit, path, old_text, new_text)
+            found = await manager.diagnostics_after_edit(path, old_text, new_text)
             text = found.text()
             if text:
                 parts.append(text)

@@ -3,9 +3,9 @@ in a turn's way.
 
 Nothing of the index (sqlite, tree-sitter) is loaded until a turn needs it: the first turn when
 the setting `repoMap` is on (for the map in the first request), otherwise the first `repo_map`
-or `search_code` call. A refresh runs in the session's worker loop (`agent.code.session_worker`), so
-it goes on while the model thinks, while tools run and between turns; a turn that starts while
-a large one runs says so in a notice, and the tools' results say when the index is incomplete.
+or `search_code` call. A refresh runs in the session's block (`agent.tasks.SessionTasks`), so it
+goes on while the model thinks, while tools run and between turns; a turn that starts while a
+large one runs says so in a notice, and the tools' results say when the index is incomplete.
 Closing the session cancels a refresh between two chunks; the cache keeps what it read.
 
 The tools ask `ready()`: it starts an incremental refresh (only what changed is read: the
@@ -16,7 +16,6 @@ what is indexed so far, with a note saying so.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -24,8 +23,8 @@ from typing import TYPE_CHECKING, Final
 import anyio
 import anyio.to_thread
 
-from agent.code.session_worker import SessionWorker
 from agent.events import AgentEvent, Notice
+from agent.tasks import SessionTasks
 from providers.logs import get_logger
 
 if TYPE_CHECKING:
@@ -44,7 +43,7 @@ class CodeIndexHost:
     """The session's `CodeIndex` (see the module docstring)."""
 
     def __init__(
-        self, root: Path, *, data_dir: Path | None, repo_map: bool, worker: SessionWorker
+        self, root: Path, *, data_dir: Path | None, repo_map: bool, tasks: SessionTasks
     ) -> None:
         self.root = root
         self.repo_map = repo_map
@@ -52,11 +51,11 @@ class CodeIndexHost:
         self.map_sent = False
         """The initial map went into the system prompt (once per session)."""
         self._data_dir = data_dir
-        self._worker = worker
+        self._tasks = tasks
         self._index: CodeIndex | None = None
         self._opening = anyio.Lock()
-        self._done = threading.Event()
-        """Set when the latest refresh ended (set from the worker's thread)."""
+        self._done = anyio.Event()
+        """Set when the latest refresh ended."""
         self._running = False
         self._scope: anyio.CancelScope | None = None
         self._announced = False
@@ -64,7 +63,8 @@ class CodeIndexHost:
         """Files the prompts named, until the map is sent."""
 
     async def index(self) -> CodeIndex:
-        """The index, opened at the first call (in the worker's loop: its lock lives there)."""
+        """The index, opened at the first call (in a worker thread: opening imports the parser
+        and opens the database)."""
         if self._index is not None:
             return self._index
         async with self._opening:
@@ -76,7 +76,7 @@ class CodeIndexHost:
                 def build() -> CodeIndex:
                     return CodeIndex(self.root, database=database)
 
-                self._index = await self._worker.call(build)
+                self._index = await anyio.to_thread.run_sync(build)
         assert self._index is not None
         return self._index
 
@@ -103,18 +103,17 @@ class CodeIndexHost:
             )
 
     async def start_refresh(self) -> None:
-        """Start a refresh in the worker's loop, unless one is running."""
+        """Start a refresh in the session's block, unless one is running."""
         index = await self.index()
         if self._running:
             return
-        self._running = True
-        self._done = done = threading.Event()
-        self._worker.start_soon(self._refresh, index, done)
+        scope, done = anyio.CancelScope(), anyio.Event()
+        self._tasks.start_soon(self._refresh, index, scope, done)
+        self._running, self._scope, self._done = True, scope, done
 
-    async def _refresh(self, index: CodeIndex, done: threading.Event) -> None:
+    async def _refresh(self, index: CodeIndex, scope: anyio.CancelScope, done: anyio.Event) -> None:
         try:
-            with anyio.CancelScope() as scope:
-                self._scope = scope
+            with scope:  # `aclose` stops it between two chunks
                 stats = await index.refresh()
                 if stats.error is not None:
                     _log.warning("code index refresh failed", error=stats.error)
@@ -128,7 +127,8 @@ class CodeIndexHost:
     async def ready(self) -> CodeIndex:
         """The index for a tool call: brought up to date first, as far as `TOOL_WAIT` allows."""
         await self.start_refresh()
-        await anyio.to_thread.run_sync(self._done.wait, TOOL_WAIT, abandon_on_cancel=True)
+        with anyio.move_on_after(TOOL_WAIT):
+            await self._done.wait()
         return await self.index()
 
     async def system_prompt_map(
@@ -175,13 +175,12 @@ class CodeIndexHost:
         return found
 
     async def aclose(self) -> None:
-        """Stop a running refresh and close the index (before the worker stops)."""
+        """Stop a running refresh (between two chunks) and close the index."""
         index = self._index
         if index is None:
             return
         with anyio.CancelScope(shield=True):
-            scope = self._scope
-            if scope is not None:
-                await self._worker.call(scope.cancel)
-            await self._worker.call(index.aclose)
+            if self._scope is not None:
+                self._scope.cancel()
+            await index.aclose()  # once the refresh has let go of the index
         self._index = None

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 import anyio
 
 from agent.events import AgentEvent, CommandOutput
-from agent.turn import Prompt
+from agent.turn import Produce, Prompt
 
 if TYPE_CHECKING:
     from agent.permissions import PermissionAdmin, Rule, RuleBook
@@ -71,6 +71,9 @@ class CommandSession(Protocol):
         self, model_name: str, reasoning_effort: ReasoningEffort | None = None
     ) -> None: ...
     def run_turn(self, prompt: Prompt) -> AsyncGenerator[AgentEvent, None]: ...
+    def run_step(self, produce: Produce) -> AsyncGenerator[AgentEvent, None]:
+        """`produce` run like a turn: under a turn's cancel scope, its events streamed."""
+        ...
 
 
 CommandSource = Callable[[], Sequence[ExtraCommand]]
@@ -82,13 +85,6 @@ class ExtraCommands:
     """The session's extra command sources; the first command of a name wins."""
 
     sources: Sequence[CommandSource] = field(default_factory=lambda: ())
-    preparing: anyio.CancelScope | None = None
-    """The scope of a command being run before its turn starts (an MCP server asked for its
-    prompt, a restart): `AgentSession.cancel` cancels it."""
-
-    def cancel(self) -> None:
-        if self.preparing is not None:
-            self.preparing.cancel()
 
     def all(self, taken: Sequence[str] = ()) -> list[ExtraCommand]:
         """Every command, each name once, none of the names in `taken` (built-ins, skills)."""
@@ -113,20 +109,27 @@ async def run_extra(
     session: CommandSession, command: ExtraCommand, argument: str
 ) -> AsyncGenerator[AgentEvent, None]:
     """Run an extra command on `session`: its text, or its prompt as a turn (see the module
-    docstring for `model` and `allowed_tools`)."""
-    reply: CommandReply | None = None
-    try:
-        with anyio.CancelScope() as preparing:
-            session.commands.preparing = preparing
-            reply = await command.run(argument)
-    except Exception as error:
-        yield CommandOutput(text=f"/{command.name} failed: {error}")
+    docstring for `model` and `allowed_tools`). Preparing it (an MCP server asked for its prompt,
+    a restart) runs like a turn, under a turn's cancel scope (`CommandSession.run_step`)."""
+    replies: list[CommandReply] = []
+
+    async def prepare(emit: Callable[[AgentEvent], None], scope: anyio.CancelScope) -> None:
+        try:
+            with scope:
+                replies.append(await command.run(argument))
+        except Exception as error:
+            emit(CommandOutput(text=f"/{command.name} failed: {error}"))
+            return
+        if scope.cancelled_caught:
+            emit(CommandOutput(text=f"/{command.name} was cancelled."))
+
+    prepared = session.run_step(prepare)
+    async with contextlib.aclosing(prepared):
+        async for event in prepared:
+            yield event
+    if not replies:
         return
-    finally:
-        session.commands.preparing = None
-    if reply is None:
-        yield CommandOutput(text=f"/{command.name} was cancelled.")
-        return
+    reply = replies[0]
     if reply.prompt is None:
         yield CommandOutput(text=reply.text, data=reply.data)
         return

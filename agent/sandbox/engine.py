@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -35,6 +36,11 @@ class Places:
     temp: Path | None = None
     """The session's private temp dir (canonical, on the host): the one temp dir a command may
     write. Linux binds it at `/tmp` (`TEMP_INSIDE`); macOS lets it be written where it is."""
+    exposed: tuple[Path, ...] = ()
+    """Directories under the host's `/tmp` that commands still read (Linux binds them read-only
+    over the private `/tmp`): earshot's own Python environment and the `$PATH` entries there, so
+    that a tool earshot runs (a verify command, a language server, `python`) is found inside
+    the sandbox when earshot is installed in a checkout under `/tmp`, as CI runners do."""
 
 
 @dataclass(slots=True)
@@ -69,7 +75,30 @@ def sandbox_places(
         protected=protected_paths(roots, environ=environ),
         network=config.network,
         temp=Path(os.path.realpath(temp)) if temp is not None else None,
+        exposed=exposed_places(environ) if temp is not None else (),
     )
+
+
+def exposed_places(environ: Mapping[str, str]) -> tuple[Path, ...]:
+    """The existing directories under the host's `/tmp` that hold earshot's interpreter and
+    environment or are on `$PATH` (never `/tmp` itself, which would undo the private one).
+    Read-only: a command runs what is there but plants nothing (`core.fsmonitor` in another
+    checkout), and the socket sweep covers any socket bound inside them."""
+    candidates = [
+        sys.prefix,
+        sys.base_prefix,
+        os.path.dirname(sys.executable),
+        *environ.get("PATH", "").split(os.pathsep),
+    ]
+    found: dict[Path, None] = {}
+    for candidate in candidates:
+        if not os.path.isabs(candidate):
+            continue
+        real = os.path.realpath(candidate)
+        if not real.startswith(TEMP_INSIDE + "/") or not os.path.isdir(real):
+            continue
+        found[Path(real)] = None
+    return tuple(found)
 
 
 class Engine(Protocol):

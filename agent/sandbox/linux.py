@@ -21,6 +21,8 @@ The command line, in order (later mounts cover earlier ones):
           --cap-drop ALL
           --ro-bind / /                                   everything read-only
           --bind T /tmp                                   the session's private temp dir
+          --ro-bind E E                                   exposed: earshot's environment and
+                                                          $PATH entries under the host's /tmp
           --bind W W                                      each writable place
           --bind D D                                      "pins" (below)
           --ro-bind P P | --tmpfs P --remount-ro P        each protected place, existing or not
@@ -58,7 +60,8 @@ The command line, in order (later mounts cover earlier ones):
 - The private temp dir: `/tmp` inside is the session's own directory
   (`agent.sandbox.command_sandbox`), so the host's `/tmp`, with the user's other checkouts and
   the sockets of tmux, X11 and ssh agents, is out of sight and out of reach; a root under the
-  host's `/tmp` is bound again over it.
+  host's `/tmp` is bound again over it, and so, read-only, are earshot's own environment and
+  the `$PATH` entries there (`Places.exposed`: a CI runner's checkout in `/tmp` with its venv).
 - Hidden: earshot's own config and data directories (`ProtectedPaths.hidden`: the settings
   may hold an `apiKey`, the data dir every transcript) are covered with an empty read-only
   tmpfs, so a command reads nothing there; so are the places where services that would act
@@ -131,6 +134,8 @@ class MountPlan:
     network: bool = True
     temp: Path | None = None
     """The session's private temp dir, bound at `/tmp`."""
+    exposed: tuple[Path, ...] = ()
+    """Host directories under `/tmp` bound read-only over the private one (`Places.exposed`)."""
 
 
 def plan_mounts(
@@ -191,9 +196,21 @@ def plan_mounts(
     own = [str(path) for path in places.protected.hidden]
     services = service_places(os.environ if environ is None else environ)
     dirs, files = _hidden(areas, [*own, *(services if hidden is None else hidden)], replaced)
+    exposed = places.exposed if places.temp is not None else ()
     if hidden is None:
-        skip = [*replaced, *_NOT_SWEPT, *map(str, dirs)]
-        sockets = [Path(path) for path in bound_sockets(skip) if Path(path) not in files]
+        # Under the replaced /tmp only what is bound again (a root, an exposed directory) is
+        # in sight, so only a socket there needs covering.
+        in_sight = [*area_names, *map(str, exposed)]
+        skip = [*_NOT_SWEPT, *map(str, dirs)]
+        sockets = [
+            Path(path)
+            for path in bound_sockets(skip)
+            if Path(path) not in files
+            and (
+                not any(_within(path, place) for place in replaced)
+                or any(_within(path, place) for place in in_sight)
+            )
+        ]
         files = (*files, *sockets)
     return MountPlan(
         writable=areas,
@@ -206,6 +223,7 @@ def plan_mounts(
         hidden_files=files,
         network=places.network,
         temp=places.temp,
+        exposed=exposed,
     )
 
 
@@ -269,11 +287,13 @@ def bwrap_command(
     if not plan.network and not shared_network:
         command.append("--unshare-net")
     command += ["--ro-bind", "/", "/"]
-    binds = [(path, path) for path in _unique((*plan.writable, *plan.pinned))]
+    binds = [("--bind", path, path) for path in _unique((*plan.writable, *plan.pinned))]
     if plan.temp is not None and Path(TEMP_INSIDE) not in plan.writable:
-        binds.append((plan.temp, Path(TEMP_INSIDE)))
-    for source, destination in sorted(binds, key=lambda bind: _depth(bind[1])):
-        command += ["--bind", str(source), str(destination)]
+        binds.append(("--bind", plan.temp, Path(TEMP_INSIDE)))
+        binds += [("--ro-bind", path, path) for path in plan.exposed]
+    # Shallow first, so a deeper place (a root inside an exposed directory) keeps its own mount.
+    for option, source, destination in sorted(binds, key=lambda bind: _depth(bind[2])):
+        command += [option, str(source), str(destination)]
     protected = [(path, str(path)) for path in plan.read_only]
     protected += [(path, None) for path in plan.placeholders]
     if plan.empty_file is not None:

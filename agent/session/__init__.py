@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 from agent import lazy_face
 
 if TYPE_CHECKING:
-    from agent.session.agent_session import AgentSession, UnsupportedPrompt, create_session
+    from agent.session.agent_session import AgentSession, UnsupportedPrompt
+    from agent.session.creation import create_session
     from agent.session.setup import ModelUnavailable, SessionOptions, discover_skills
     from agent.session.tool_arrivals import ToolArrivals
 
@@ -25,7 +26,8 @@ if not TYPE_CHECKING:  # a checker reads the imports above, so an unknown name i
     __getattr__ = lazy_face(
         __name__,
         {
-            "agent_session": ("AgentSession", "UnsupportedPrompt", "create_session"),
+            "agent_session": ("AgentSession", "UnsupportedPrompt"),
+            "creation": ("create_session",),
             "setup": ("ModelUnavailable", "SessionOptions", "discover_skills"),
             "tool_arrivals": ("ToolArrivals",),
         },

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from agent.backends import MODES, DenyingInteraction, FileBackend, Interaction, Mode, ProcessBackend
+from agent.backends import MODES, Interaction, Mode
 from agent.commands.slash import CommandCall, command_menu, run_builtin, skill_prompt
 from agent.commands.sources import ExtraCommands, run_extra
 from agent.context.caching import DEFAULT_CACHE, prompt_cache
@@ -49,10 +49,7 @@ from agent.session.setup import (
     SessionSetup,
     build_model,
     own_commands,
-    remembered_prompt,
-    resumed_settings,
     session_tools,
-    set_up,
 )
 from agent.session.subagent import ChildSessions, RunningChildren, SubagentRunner
 from agent.session.tool_arrivals import ToolArrivals
@@ -69,92 +66,10 @@ from providers.types import Message, ReasoningEffort
 from sessions import SessionStore
 
 if TYPE_CHECKING:
-    from agent.settings.scopes import Settings
     from providers.catalog import ModelCatalog, ModelInfo
     from providers.model import Model
 
 _CLOSE_WAIT_SECONDS = 10.0
-
-
-async def create_session(
-    *,
-    store: SessionStore,
-    cwd: Path,
-    options: SessionOptions,
-    model_factory: Callable[[str], Model],
-    catalog: ModelCatalog | None = None,
-    settings: Settings | None = None,
-    files: FileBackend | None = None,
-    processes: ProcessBackend | None = None,
-    interaction: Interaction | None = None,
-    additional_directories: Sequence[Path] = (),
-    resume_id: str | None = None,
-    promised_id: str | None = None,
-    data_dir: Path | None = None,
-) -> AgentSession:
-    """Start a new session, or resume `resume_id` (its history, model, mode, title and todo list
-    come back; permission grants do not). `promised_id` is the id a new session gets when a
-    front end already announced one (minted with `sessions.ids.new_id`).
-
-    Raises:
-        ModelUnavailable: the model cannot be built.
-        sessions.SessionNotFound: `resume_id` names no session.
-    """
-    cwd = cwd.resolve()
-    extra_roots = [path.resolve() for path in additional_directories]
-    if resume_id is None:
-        model = build_model(model_factory, options.model_name)
-        stored = await store.create(
-            cwd, additional_directories=[str(p) for p in extra_roots], session_id=promised_id
-        )
-        model_name, effort, mode = options.model_name, options.reasoning_effort, options.mode
-        try:
-            await SessionTranscript(stored).record_settings(
-                model=model_name, effort=effort, mode=mode
-            )
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await stored.aclose()  # its writer lock with it
-            raise
-    else:
-        stored = await store.open(resume_id)
-        try:
-            model_name, effort, mode, model = await resumed_settings(
-                stored, options, partial(build_model, model_factory)
-            )
-        except BaseException:
-            await stored.aclose()
-            raise
-        for directory in stored.header.additional_directories:
-            if Path(directory) not in extra_roots:
-                extra_roots.append(Path(directory))
-    roots = (cwd, *(root for root in extra_roots if root != cwd))
-    try:
-        client_prompt = await remembered_prompt(stored, options.client_prompt)
-        options = dataclasses.replace(options, client_prompt=client_prompt)
-        setup = await set_up(
-            cwd=cwd, roots=roots, settings=settings, files=files, processes=processes, data=data_dir
-        )
-    except BaseException:
-        # Failed or cancelled (the front end stopped): the session file's writer lock must not
-        # outlive the attempt (a front end in a longer-lived process opens the session again).
-        with anyio.CancelScope(shield=True):
-            await stored.aclose()
-        raise
-    return AgentSession(
-        transcript=SessionTranscript(stored),
-        options=options,
-        model=model,
-        model_name=model_name,
-        reasoning_effort=effort,
-        mode=mode,
-        model_factory=model_factory,
-        catalog=catalog,
-        interaction=interaction or DenyingInteraction(),
-        roots=roots,
-        setup=setup,
-        store=store,
-    )
 
 
 class AgentSession:
@@ -194,6 +109,7 @@ class AgentSession:
             tuple(skill.name for skill in setup.skills.skills) if setup.skills else ()
         )
         self.running = False
+        self._closed = False
         self._stream: TurnStream | None = None
         self._announce = Announcer()
         self.labels = SessionLabels(transcript, self._announce)
@@ -290,7 +206,7 @@ class AgentSession:
         )
         self.turn_config = dataclasses.replace(self.turn_config, model_info=self.model_info)
         message = prompt_message(prompt, self.model_name, self.model_info)
-        return self._start(partial(self._turn, message))
+        return self.run_step(partial(self._turn, message))
 
     def run_command(self, call: CommandCall) -> AsyncGenerator[AgentEvent, None]:
         """Run a slash command (`agent.commands.slash`) like a turn: it can be cancelled, and its
@@ -320,7 +236,7 @@ class AgentSession:
             if await run_builtin(self, call, emit, interaction, menu):  # a rewind happened
                 self.labels.rewound(emit)  # the plan as it stood on the new branch
 
-        return self._start(command)
+        return self.run_step(command)
 
     def queue_prompt(self, prompt: Prompt) -> bool:
         """Queue a prompt into the running turn (`agent.turn.inbox`): it is sent after the current
@@ -346,7 +262,6 @@ class AgentSession:
         "interrupted"); `run_turn` then yields its last events and `TurnEnded("cancelled")`."""
         if self._stream is not None:
             self._stream.cancel()
-        self.commands.cancel()  # an extra command still preparing its turn (`run_extra`)
 
     async def ensure_writable(self) -> None:
         """Be the session's writer (before a turn or a change): a session another process has
@@ -405,7 +320,7 @@ class AgentSession:
         """
         if self.running:
             raise RuntimeError("cannot compact while a turn is running")
-        return self._start(partial(self._compaction, instructions))
+        return self.run_step(partial(self._compaction, instructions))
 
     async def clear(self) -> None:
         """Start over (the `/clear` command): the transcript continues on a fresh branch from
@@ -432,7 +347,10 @@ class AgentSession:
 
     async def aclose(self) -> None:
         """Stop a running turn (waiting briefly for it to settle) and release the model and
-        the session file."""
+        the session file (once: the end of the session's block closes it too)."""
+        if self._closed:
+            return
+        self._closed = True
         stream = self._stream
         if stream is not None:
             stream.cancel()
@@ -448,7 +366,10 @@ class AgentSession:
 
     # ---------------------------------------------------------------------- turn machinery
 
-    def _start(self, produce: Produce) -> AsyncGenerator[AgentEvent, None]:
+    def run_step(self, produce: Produce) -> AsyncGenerator[AgentEvent, None]:
+        """Run `produce` like a turn (a turn, a command, an extra command's preparation:
+        `run_extra`): under the turn's cancel scope, which `cancel` cancels, its events
+        streamed."""
         stream = TurnStream()
         self._stream = stream
         self.running = True
@@ -594,6 +515,5 @@ __all__ = [
     "SessionOptions",
     "TurnEnded",
     "UnsupportedPrompt",
-    "create_session",
     "title_from",
 ]

@@ -5,14 +5,14 @@ the command sandbox, hooks, undo, skills)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
 from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
-from agent.code import CodeIndexHost, EditChecks, SessionWorker
+from agent.code import CodeIndexHost, EditChecks
 from agent.commands import CommandSource
 from agent.context import ClientPrompt
 from agent.local import BackgroundJobs, LocalFiles, LocalProcesses
@@ -21,6 +21,7 @@ from agent.protected_paths import ProtectedPaths, protected_paths
 from agent.sandbox import Sandbox, open_sandbox
 from agent.settings import SandboxConfig, Settings, append_rule
 from agent.skills import SkillIndex
+from agent.tasks import SessionTasks
 from agent.tool_env import add_credential_variables
 from agent.tools import (
     BACKGROUND,
@@ -120,9 +121,6 @@ class SessionSetup:
     checks: EditChecks | None = None
     code_index: CodeIndexHost | None = None
     background: BackgroundJobs | None = None
-    worker: SessionWorker = field(default_factory=SessionWorker)
-    """The loop of what outlives a turn (language servers, index refreshes), started at its
-    first use."""
 
     async def turn_started(
         self, prompt_text: str, reads: ReadTracker, emit: Callable[[AgentEvent], None]
@@ -147,7 +145,8 @@ class SessionSetup:
                 await self.background.aclose()
             if self.code_index is not None:
                 await self.code_index.aclose()
-            await self.worker.aclose()
+            if self.checks is not None:
+                await self.checks.aclose()
             self.sandbox.close()
 
     def tooling(
@@ -202,11 +201,12 @@ async def set_up(
     files: FileBackend | None,
     processes: ProcessBackend | None,
     data: Path | None,
+    tasks: SessionTasks,
 ) -> SessionSetup:
-    """Build what a session needs from settings, with local defaults for anything not given."""
+    """Build what a session needs from settings, with local defaults for anything not given;
+    what outlives its turns (language servers, index refreshes) runs in `tasks`, its block."""
     rules = PermissionRules() if settings is None else PermissionRules.from_settings(settings)
     processes = processes or LocalProcesses()
-    worker = SessionWorker()
     remembered = None if settings is None else settings.remembered
     sandbox = await _sandbox(settings, roots)
     book = _rule_book(cwd, settings, rules)
@@ -230,7 +230,7 @@ async def set_up(
         skills=_skills(cwd, settings, gate),
         settings=settings,
         rule_book=book,
-        checks=EditChecks(settings.code, cwd, worker, sandbox)
+        checks=EditChecks(settings.code, cwd, tasks, sandbox)
         if settings is not None and (settings.code.verify or settings.code.lsp)
         else None,
         background=BackgroundJobs(cwd, processes),
@@ -238,9 +238,8 @@ async def set_up(
             cwd,
             data_dir=data,
             repo_map=settings is not None and settings.code.repo_map,
-            worker=worker,
+            tasks=tasks,
         ),
-        worker=worker,
     )
 
 

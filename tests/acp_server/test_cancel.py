@@ -286,6 +286,40 @@ async def test_a_prompt_sent_during_a_turn_is_queued_into_it(agent_env: AgentEnv
     assert roles.index("tool") < len(roles) - 1 - roles[::-1].index("user")
 
 
+async def test_cancel_request_on_a_queued_prompt_cancels_that_prompt_only(
+    agent_env: AgentEnv,
+) -> None:
+    # `$/cancel_request` cancels one request: a prompt queued into the running turn answers
+    # `cancelled` at once, and the turn (the other prompt's) goes on to its end.
+    target = agent_env.workspace / "f.txt"
+    agent_env.script([{"tool_calls": [write_call(str(target), "x")]}, {"text": "all done"}])
+    async with open_agent(agent_env) as client:
+        asked = anyio.Event()
+        release = anyio.Event()
+
+        async def slow_allow(client: AcpClient, params: dict[str, Any]) -> dict[str, Any]:
+            asked.set()
+            await release.wait()
+            option = next(o for o in params["options"] if o["kind"] == "allow_once")
+            return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
+
+        client.handlers["session/request_permission"] = slow_allow
+        await initialize(client, TAKES_CANCEL_REQUEST)
+        session_id = (await new_session(client, agent_env))["sessionId"]
+        first = await client.start_request("session/prompt", text_prompt(session_id, "first"))
+        with anyio.fail_after(WAIT_SECONDS):
+            await asked.wait()
+        second = await client.start_request("session/prompt", text_prompt(session_id, "queued"))
+        await client.notify("$/cancel_request", {"requestId": second})
+        # Answered while the turn still waits for the permission answer.
+        assert (await client.response(second))["result"] == {"stopReason": "cancelled"}
+        release.set()
+        assert (await client.response(first))["result"] == {"stopReason": "end_turn"}
+        assert "all done" in client.text(session_id)
+        assert client.cancel_requests == []  # nothing of the turn was withdrawn
+    assert target.read_text(encoding="utf-8") == "x"
+
+
 async def test_eof_mid_turn_kills_the_command_and_keeps_the_transcript(
     agent_env: AgentEnv,
 ) -> None:

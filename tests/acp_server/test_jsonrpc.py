@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 
-from acp_server.jsonrpc import ClientError, Connection, RequestContext
+from acp_server.jsonrpc import ClientError, Connection, RequestContext, answers_cancellation
 from tests.acp_server.client import schema_errors
 
 JsonObject = dict[str, Any]
@@ -86,17 +86,17 @@ async def test_cancel_request_on_a_plain_request_answers_request_cancelled() -> 
     assert schema_errors("Error", reply["error"]) == []
 
 
-async def test_a_cancel_read_together_with_its_request_reaches_the_soft_cancel() -> None:
+async def test_a_cancel_read_together_with_its_request_reaches_a_handler_that_answers_it() -> None:
     # An editor may write a prompt and its $/cancel_request back to back: both lines arrive in
-    # one read, and the cancel must still find the handler's soft cancel (a prompt then answers
-    # normally, with stopReason cancelled), not hard-cancel a handler that has not started.
+    # one read, and the cancel must still reach the request's scope, which the handler enters
+    # itself (a prompt then answers normally, with stopReason cancelled), not end a handler that
+    # has not started with -32800.
     async def prompt(params: JsonObject, context: RequestContext) -> JsonObject:
-        stop = anyio.Event()
-        context.soft_cancel = stop.set
-        await stop.wait()
-        return {"stopReason": "cancelled"}
+        with context.scope:
+            await anyio.sleep_forever()
+        return {"stopReason": "cancelled" if context.scope.cancel_called else "end_turn"}
 
-    async with connected({"session/prompt": prompt}) as (_, peer):
+    async with connected({"session/prompt": answers_cancellation(prompt)}) as (_, peer):
         request: JsonObject = {"jsonrpc": "2.0", "id": 7, "method": "session/prompt", "params": {}}
         cancel = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 7}}
         os.write(peer.to_server, (json.dumps(request) + "\n" + json.dumps(cancel) + "\n").encode())

@@ -1,12 +1,16 @@
 """`acp_server.session_table` in process: the slot every request for a session goes through, with
-a stand-in for the session (the table only builds, cancels and closes it)."""
+a stand-in for the session (the table only builds, cancels and closes it) and a host that holds
+it as `acp_server.opening` does (without the block: the table only runs hosts)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import anyio
+import anyio.abc
 import pytest
 
 from acp_server.errors import UnknownSession
@@ -42,6 +46,23 @@ def quiet(event: str, fields: Mapping[str, object], *, debug: bool = False) -> N
 
 def as_live(session: Session) -> LiveSession:
     return cast("LiveSession", session)
+
+
+async def host(
+    table: SessionTable,
+    slot: SessionSlot,
+    build: Callable[[], Awaitable[LiveSession]],
+    *,
+    keep_failure: bool,
+    task_status: anyio.abc.TaskStatus[LiveSession | None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """`acp_server.opening`'s host, without the block: build, then hold until closed."""
+    with slot.hosted():
+        live = await table.build(slot, build, keep_failure=keep_failure)
+        task_status.started(live)
+        if live is not None:
+            await slot.closing()
+            await live.aclose()
 
 
 async def test_requests_wait_while_the_session_opens_and_then_go_on() -> None:
@@ -83,14 +104,19 @@ async def test_a_failed_build_is_reported_to_every_request_until_closed() -> Non
     async def build() -> LiveSession:
         raise failure
 
-    assert await table.build(slot, build, keep_failure=True) is None
-    for _ in range(2):
-        with pytest.raises(OSError) as caught:
-            await table.session("s1")
-        assert caught.value is failure
-    await table.close("s1")
-    with pytest.raises(UnknownSession):
-        await table.session("s1")
+    with anyio.fail_after(30):
+        async with table.hosting():
+            built = await table.host_until_built(
+                partial(host, table, slot, build, keep_failure=True)
+            )
+            assert built is None
+            for _ in range(2):
+                with pytest.raises(OSError) as caught:
+                    await table.session("s1")
+                assert caught.value is failure
+            await table.close("s1")
+            with pytest.raises(UnknownSession):
+                await table.session("s1")
 
 
 async def test_a_failed_reopen_is_forgotten_at_once() -> None:
@@ -105,17 +131,20 @@ async def test_a_failed_reopen_is_forgotten_at_once() -> None:
     assert table.get("s1") is None
 
 
-async def test_cancel_ends_only_that_sessions_prompt_waits() -> None:
+async def test_cancel_ends_only_that_sessions_prompts_in_flight() -> None:
     table = SessionTable(quiet)
     slots = {name: SessionSlot(name, SETUP) for name in ("s1", "s2")}
     for slot in slots.values():
         table.add(slot)
-    outcomes: dict[str, str] = {}
+    outcomes: dict[str, list[str]] = {"s1": [], "s2": []}
 
-    async def prompt(name: str) -> None:
-        with slots[name].cancellable() as waiting:
+    async def prompt(name: str, *, then_wait: bool = False) -> None:
+        scope = anyio.CancelScope()  # the request's, as the transport makes it
+        with slots[name].prompting(scope), scope:
             await slots[name].session()
-        outcomes[name] = "cancelled" if waiting.cancel_called else "ran"
+            if then_wait:  # as a prompt waiting for its turn
+                await anyio.sleep_forever()
+        outcomes[name].append("cancelled" if scope.cancel_called else "ran")
 
     sessions = {name: Session() for name in slots}
     with anyio.fail_after(30):
@@ -125,12 +154,16 @@ async def test_cancel_ends_only_that_sessions_prompt_waits() -> None:
             await anyio.wait_all_tasks_blocked()
             table.cancel("s1")  # session/cancel
             await anyio.wait_all_tasks_blocked()
-            assert outcomes == {"s1": "cancelled"}
+            assert outcomes == {"s1": ["cancelled"], "s2": []}
             for name, slot in slots.items():
                 slot.opened(as_live(sessions[name]))
-    assert outcomes == {"s1": "cancelled", "s2": "ran"}
-    table.cancel("s2")  # open now: its turn is cancelled
-    assert sessions["s2"].cancelled == 1
+            await anyio.wait_all_tasks_blocked()
+            assert outcomes == {"s1": ["cancelled"], "s2": ["ran"]}
+            task_group.start_soon(partial(prompt, "s2", then_wait=True))
+            await anyio.wait_all_tasks_blocked()
+            table.cancel("s2")  # open now: its prompt in flight is cancelled
+    assert outcomes == {"s1": ["cancelled"], "s2": ["ran", "cancelled"]}
+    assert [session.cancelled for session in sessions.values()] == [0, 0]  # only prompts
 
 
 async def test_at_the_end_every_prompt_is_cancelled_and_every_session_closed() -> None:
@@ -139,21 +172,30 @@ async def test_at_the_end_every_prompt_is_cancelled_and_every_session_closed() -
     table.add(opening)
     table.add(opened)
     session = Session()
-    opened.opened(as_live(session))
     waits: list[bool] = []
 
+    async def never_built() -> LiveSession:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async def built() -> LiveSession:
+        return as_live(session)
+
     async def prompt() -> None:
-        with opening.cancellable() as waiting:
+        scope = anyio.CancelScope()
+        with opening.prompting(scope), scope:
             await opening.session()
-        waits.append(waiting.cancel_called)
+        waits.append(scope.cancel_called)
 
     with anyio.fail_after(30):
-        async with anyio.create_task_group() as task_group:
-            task_group.start_soon(prompt)
-            await anyio.wait_all_tasks_blocked()
-            table.cancel_all()  # the input closed
-    assert waits == [True]
-    assert session.cancelled == 1
-    await table.close_all()
+        async with table.hosting():
+            table.host(partial(host, table, opening, never_built, keep_failure=True))
+            await table.host_until_built(partial(host, table, opened, built, keep_failure=True))
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(prompt)
+                await anyio.wait_all_tasks_blocked()
+                table.cancel_all()  # the input closed
+            assert waits == [True]
+        # Leaving `hosting` closed every session and ended the build that was still running.
     assert session.closed
     assert table.slots() == []

@@ -21,25 +21,60 @@ from tests.acp_server.client import WAIT_SECONDS, AgentEnv, Json, schema_errors
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX stdio, ptys and signals")
 
 SERVER = [sys.executable, "-m", "earshot", "--stdio"]
+BEFORE_INITIALIZE = {
+    "earshot",
+    "earshot.acp_main",
+    "acp_server",
+    "acp_server.stdio",
+    "acp_server.interrupt",
+    "acp_server.first_line",
+    "acp_server.initialization",
+    "acp_server.capabilities",
+    "acp_server.advertised",
+    "acp_server.framing",
+    "providers",
+    "providers.text",
+}
+"""Every module of ours loaded before the `initialize` reply: it is given before the event loop
+(`acp_server.first_line`), by the handshake's own modules (and `earshot.login` for a client
+offered terminal sign-in)."""
+ZED_INITIALIZE: Json = {
+    "protocolVersion": 1,
+    "clientCapabilities": {
+        "fs": {"readTextFile": True, "writeTextFile": True},
+        "terminal": True,
+        "_meta": {"terminal_output": True, "terminal-auth": True},
+    },
+    "clientInfo": {"name": "zed", "version": "0.200.0"},
+}
+ZED_INITIALIZE_V2: Json = {
+    "protocolVersion": 2,
+    "capabilities": {"auth": {"terminal": {}}},
+    "info": {"name": "zed", "version": "0.200.0"},
+}
+OURS = ("earshot", "acp_server", "providers", "sessions", "agent")
 NOT_BEFORE_INITIALIZE = (
+    "asyncio",
+    "anyio",
+    "selectors",
+    "socket",
+    "ssl",
+    "threading",
+    "concurrent",
+    "dataclasses",
+    "inspect",
+    "pathlib",
+    "logging",
     "pydantic",
     "structlog",
     "jsonschema",
     "openai",
     "anthropic",
-    "google.genai",
-    "agent.session.agent_session",
-    "agent.turn.loop",
-    "sessions.store",
-    "providers.types",
-    "earshot.compose",
-    "acp_server.protocol.common",
-    "acp_server.protocol.v2.common",
-    "acp_server.v2.methods",
+    "google",
 )
-"""What the `initialize` reply never waits for: the agent, the session store, validation and
-logging libraries, vendor SDKs, the settings, the generated wire types (v1's or v2's: they are
-for type checking), the v2 methods (loaded once v2 is negotiated)."""
+"""What the `initialize` reply never waits for: the event loop and what it imports, the
+standard library's heavy modules (`dataclasses` imports `inspect`), validation and logging
+libraries, vendor SDKs (and, by `BEFORE_INITIALIZE`, the agent, the store, the settings)."""
 NOT_BEFORE_SESSION_NEW = (
     "pydantic",
     "structlog",
@@ -88,12 +123,21 @@ def run(env: AgentEnv, stdin: bytes, *args: str) -> subprocess.CompletedProcess[
     )
 
 
+def imported(command: list[str], env: AgentEnv) -> list[str]:
+    """The modules `command` (run with `-X importtime`) imports."""
+    result = subprocess.run(
+        command, capture_output=True, env=env.environ(), timeout=WAIT_SECONDS, check=True
+    )
+    lines = result.stderr.decode().splitlines()
+    return [line.rpartition("|")[2].strip() for line in lines if line.startswith("import time:")]
+
+
 def messages(stdout: bytes) -> list[Json]:
     return [json.loads(line) for line in stdout.decode().splitlines()]
 
 
 @pytest.mark.parametrize("version", [1, 2])
-def test_only_the_transport_loads_before_the_first_answers(
+def test_initialize_is_answered_before_the_event_loop_loads(
     agent_env: AgentEnv, version: int
 ) -> None:
     # stderr and stdout into one pipe: `-X importtime` lines and answers in the order written.
@@ -109,21 +153,37 @@ def test_only_the_transport_loads_before_the_first_answers(
     ) as process:
         os.close(write_end)
         assert process.stdin is not None
-        process.stdin.write(initialize_line(version=version) + new_session_line(agent_env))
+        # Zed's, which offers terminal sign-in: the answer checks for a key (`earshot.login`);
+        # or its v2 equivalent, answered on the same early path in v2's shape.
+        zed = request(1, "initialize", ZED_INITIALIZE if version == 1 else ZED_INITIALIZE_V2)
+        process.stdin.write(zed + new_session_line(agent_env))
         process.stdin.close()
         with os.fdopen(read_end, "rb") as combined:
             lines = combined.read().decode().splitlines()
         assert process.wait(timeout=WAIT_SECONDS) == 0
     loaded: list[str] = []
     before: dict[int, list[str]] = {}
+    answers: dict[int, Json] = {}
     for line in lines:
         if line.startswith("import time:"):
             loaded.append(line.rpartition("|")[2].strip())
         elif line.startswith("{"):
-            before[json.loads(line)["id"]] = list(loaded)
+            message = json.loads(line)
+            before[message["id"]] = list(loaded)
+            answers[message["id"]] = message
     assert set(before) == {1, 2}, lines[-5:]
-    assert not [name for name in NOT_BEFORE_INITIALIZE if name in before[1]]
+    assert answers[1]["result"]["protocolVersion"] == version
+    assert "sessionId" in answers[2]["result"]
+    ours = {name for name in before[1] if name.partition(".")[0] in OURS}
+    assert ours == BEFORE_INITIALIZE | {"earshot.login"}
+    # Less what the interpreter loads before any code of ours (the dev venv's editable finder
+    # loads pathlib).
+    started = imported([sys.executable, "-X", "importtime", "-c", "pass"], agent_env)
+    denied = [name for name in before[1] if name.partition(".")[0] in NOT_BEFORE_INITIALIZE]
+    assert not set(denied) - set(started)
+    # `session/new`, written with `initialize` and read with it, was served after the answer.
     assert not [name for name in NOT_BEFORE_SESSION_NEW if name in before[2]]
+    assert "anyio" in before[2]
     assert "agent.session.agent_session" in loaded  # the session was built after its answer
 
 
@@ -298,6 +358,16 @@ async def test_ctrl_c_before_initialize_ends_it_quietly(agent_env: AgentEnv) -> 
         assert await terminal.exit_status() == 130
         assert b"Traceback" not in terminal.seen
         assert b"KeyboardInterrupt" not in terminal.seen
+
+
+async def test_sigterm_while_the_first_line_is_awaited_ends_it(agent_env: AgentEnv) -> None:
+    # Before the loop runs, nothing is open: the signal's default action, as it always was.
+    agent_env.script([])
+    with at_a_terminal(agent_env) as terminal:
+        await terminal.until(b"Ctrl-D to end.")  # printed just before the first line is read
+        terminal.process.send_signal(signal.SIGTERM)
+        assert await terminal.exit_status() == -signal.SIGTERM
+        assert b"Traceback" not in terminal.seen
 
 
 async def test_ctrl_c_with_a_session_open_ends_it_quietly(agent_env: AgentEnv) -> None:

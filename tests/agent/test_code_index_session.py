@@ -5,7 +5,8 @@ request (and keeps it), and indexing starts without holding up the turn."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -15,6 +16,7 @@ from agent.codeindex import CodeIndex, default_database
 from agent.events import AgentEvent, ToolCallFinished
 from agent.session import AgentSession, SessionOptions, create_session
 from agent.settings import CodeConfig, Settings
+from agent.tasks import SessionTasks
 from providers.types import JsonValue
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import SessionStore
@@ -44,15 +46,21 @@ def call(name: str, arguments: dict[str, JsonValue], call_id: str) -> ScriptedTu
     return ScriptedTurn(tool_calls=[ScriptedCall(name=name, arguments=arguments, id=call_id)])
 
 
-async def session(project: Path, model: ScriptedModel, *, repo_map: bool = False) -> AgentSession:
-    return await create_session(
-        store=SessionStore(project.parent / "data" / "sessions"),
-        cwd=project,
-        options=SessionOptions(model_name="scripted/test", mode="yolo"),
-        model_factory=lambda name: model,
-        settings=Settings(code=CodeConfig(repo_map=repo_map)),
-        data_dir=project.parent / "data",
-    )
+@asynccontextmanager
+async def session(
+    project: Path, model: ScriptedModel, *, repo_map: bool = False
+) -> AsyncGenerator[AgentSession]:
+    """A session in its block (the refreshes run there), closed at the block's end."""
+    async with SessionTasks() as tasks:
+        yield await create_session(
+            store=SessionStore(project.parent / "data" / "sessions"),
+            cwd=project,
+            options=SessionOptions(model_name="scripted/test", mode="yolo"),
+            model_factory=lambda name: model,
+            settings=Settings(code=CodeConfig(repo_map=repo_map)),
+            data_dir=project.parent / "data",
+            tasks=tasks,
+        )
 
 
 async def run(agent: AgentSession, prompt: str = "go") -> list[AgentEvent]:
@@ -71,11 +79,8 @@ async def test_repo_map_ranks_the_conversations_files_first(project: Path) -> No
         call("repo_map", {}, "m1"),
         ScriptedTurn(text="done"),
     ]
-    agent = await session(project, ScriptedModel(list(turns)))
-    try:
+    async with session(project, ScriptedModel(list(turns))) as agent:
         finished = of(ToolCallFinished, await run(agent))
-    finally:
-        await agent.aclose()
     by_id = {event.call_id: event for event in finished}
     text = by_id["m1"].result.text
     assert by_id["m1"].status == "completed"
@@ -88,11 +93,8 @@ async def test_repo_map_ranks_the_conversations_files_first(project: Path) -> No
 
 async def test_search_code_finds_a_definition_in_a_session(project: Path) -> None:
     turns = [call("search_code", {"query": "append entry"}, "s1"), ScriptedTurn(text="done")]
-    agent = await session(project, ScriptedModel(turns))
-    try:
+    async with session(project, ScriptedModel(turns)) as agent:
         [finished] = of(ToolCallFinished, await run(agent))
-    finally:
-        await agent.aclose()
     assert finished.result.text.splitlines()[0].startswith("core/store.py (score")
 
 
@@ -104,12 +106,9 @@ async def test_repo_map_setting_puts_a_map_centred_on_the_prompts_files_in_the_f
     await index.refresh()
     await index.aclose()
     model = ScriptedModel([ScriptedTurn(text="first"), ScriptedTurn(text="second")])
-    agent = await session(project, model, repo_map=True)
-    try:
+    async with session(project, model, repo_map=True) as agent:
         await run(agent, "please look at lib/helpers.py")
         await run(agent, "and now?")
-    finally:
-        await agent.aclose()
     first, second = model.requests
     assert "<repository_map>" in first.system
     block = first.system.split("<repository_map>", 1)[1]
@@ -122,11 +121,8 @@ async def test_without_the_setting_no_map_goes_in_and_nothing_is_indexed_unasked
     project: Path,
 ) -> None:
     model = ScriptedModel([ScriptedTurn(text="first")])
-    agent = await session(project, model)
-    try:
+    async with session(project, model) as agent:
         await run(agent, "look at lib/helpers.py")
-    finally:
-        await agent.aclose()
     assert "<repository_map>" not in model.requests[0].system
     assert not default_database(project, project.parent / "data").exists()
 
@@ -135,8 +131,7 @@ async def test_with_a_cold_cache_the_map_comes_once_the_background_index_has_it(
     project: Path,
 ) -> None:
     model = ScriptedModel([ScriptedTurn(text="first"), ScriptedTurn(text="second")])
-    agent = await session(project, model, repo_map=True)
-    try:
+    async with session(project, model, repo_map=True) as agent:
         await run(agent, "look at lib/helpers.py")
         # The first turn never waits for indexing; the refresh it started goes on after it.
         host = agent._setup.code_index  # pyright: ignore[reportPrivateUsage]
@@ -144,33 +139,29 @@ async def test_with_a_cold_cache_the_map_comes_once_the_background_index_has_it(
         index = await host.ready()
         assert index.refreshed
         await run(agent, "and now?")
-    finally:
-        await agent.aclose()
     second = model.requests[1].system
     assert "<repository_map>" in second
     assert sections(second.split("<repository_map>", 1)[1])[0] == "lib/helpers.py"
 
 
 async def test_a_large_refresh_under_way_is_announced_once(project: Path) -> None:
-    from agent.code import SessionWorker
     from agent.code.index_host import NOTICE_FROM, CodeIndexHost
     from agent.codeindex.index import IndexProgress
     from agent.events import Notice
 
-    worker = SessionWorker()
-    host = CodeIndexHost(project, data_dir=project.parent / "data", repo_map=True, worker=worker)
     notices: list[AgentEvent] = []
-    try:
-        index = await host.index()
-        index.status = IndexProgress("indexing", 10, NOTICE_FROM - 1)
-        host.announce(notices.append)  # a small refresh is over at once: nothing to say
-        assert notices == []
-        index.status = IndexProgress("indexing", 10, 20_000)
-        host.announce(notices.append)
-        host.announce(notices.append)
-    finally:
-        await host.aclose()
-        await worker.aclose()
+    async with SessionTasks() as tasks:
+        host = CodeIndexHost(project, data_dir=project.parent / "data", repo_map=True, tasks=tasks)
+        try:
+            index = await host.index()
+            index.status = IndexProgress("indexing", 10, NOTICE_FROM - 1)
+            host.announce(notices.append)  # a small refresh is over at once: nothing to say
+            assert notices == []
+            index.status = IndexProgress("indexing", 10, 20_000)
+            host.announce(notices.append)
+            host.announce(notices.append)
+        finally:
+            await host.aclose()
     [notice] = notices
     assert isinstance(notice, Notice) and notice.severity == "info"
     assert "Indexing 20,000 files" in notice.message and "(10 done)" in notice.message

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from agent.code import EditChecks
 from agent.events import AgentEvent, ToolCallFinished
 from agent.session import AgentSession, SessionOptions, create_session
 from agent.settings import CodeConfig, LspServerSettings, Settings, VerifyRule
+from agent.tasks import SessionTasks
 from providers.types import JsonValue
 from providers.wire.scripted import ScriptedCall, ScriptedModel, ScriptedTurn
 from sessions import SessionStore
@@ -60,19 +62,23 @@ def code(*, verify: bool = True, lsp: bool = True) -> CodeConfig:
     )
 
 
+@asynccontextmanager
 async def session(
     project: Path, turns: Sequence[ScriptedTurn], *, config: CodeConfig, mode: Mode, user: User
-) -> AgentSession:
+) -> AsyncGenerator[AgentSession]:
+    """A session in its block (its language servers run there), closed at the block's end."""
     model = ScriptedModel([*turns, ScriptedTurn(text="done")])
-    return await create_session(
-        store=SessionStore(project.parent / "data" / "sessions"),
-        cwd=project,
-        options=SessionOptions(model_name="scripted/test", mode=mode),
-        model_factory=lambda name: model,
-        settings=Settings(code=config),
-        interaction=user,
-        data_dir=project.parent / "data",
-    )
+    async with SessionTasks() as tasks:
+        yield await create_session(
+            store=SessionStore(project.parent / "data" / "sessions"),
+            cwd=project,
+            options=SessionOptions(model_name="scripted/test", mode=mode),
+            model_factory=lambda name: model,
+            settings=Settings(code=config),
+            interaction=user,
+            data_dir=project.parent / "data",
+            tasks=tasks,
+        )
 
 
 async def run(agent: AgentSession) -> list[ToolCallFinished]:
@@ -91,13 +97,10 @@ def project(tmp_path: Path) -> Path:
 
 async def test_a_broken_edit_gets_the_verify_and_lsp_output_in_its_result(project: Path) -> None:
     user = User()
-    agent = await session(
+    async with session(
         project, [write("app.py", BROKEN, "w1")], config=code(), mode="yolo", user=user
-    )
-    try:
+    ) as agent:
         [finished] = await run(agent)
-    finally:
-        await agent.aclose()
     text = finished.result.text
     assert finished.result.tool_call_id == "w1"
     assert "The language server reports problems this edit introduced" in text
@@ -108,13 +111,10 @@ async def test_a_broken_edit_gets_the_verify_and_lsp_output_in_its_result(projec
 
 async def test_a_clean_edit_gets_nothing_appended(project: Path) -> None:
     user = User()
-    agent = await session(
+    async with session(
         project, [write("app.py", CLEAN, "w1")], config=code(), mode="yolo", user=user
-    )
-    try:
+    ) as agent:
         [finished] = await run(agent)
-    finally:
-        await agent.aclose()
     assert finished.status == "completed"
     assert "language server" not in finished.result.text
     assert "Verify" not in finished.result.text
@@ -128,11 +128,8 @@ async def test_verify_runs_after_the_batchs_last_edit_only(project: Path) -> Non
             ScriptedCall(name="write", arguments={"path": "b.py", "content": CLEAN}, id="w2"),
         ]
     )
-    agent = await session(project, [batch], config=code(lsp=False), mode="yolo", user=User())
-    try:
+    async with session(project, [batch], config=code(lsp=False), mode="yolo", user=User()) as agent:
         first, second = await run(agent)
-    finally:
-        await agent.aclose()
     assert "Verify" not in first.result.text
     # One command for the whole batch, naming both files; the failure is about a.py.
     assert "check --no-cache a.py b.py` failed" in second.result.text
@@ -142,11 +139,10 @@ async def test_verify_runs_after_the_batchs_last_edit_only(project: Path) -> Non
 async def test_the_gate_asks_once_for_a_configured_verify_command(project: Path) -> None:
     user = User()
     turns = [write("a.py", BROKEN, "w1"), write("b.py", BROKEN, "w2")]
-    agent = await session(project, turns, config=code(lsp=False), mode="accept-edits", user=user)
-    try:
+    async with session(
+        project, turns, config=code(lsp=False), mode="accept-edits", user=user
+    ) as agent:
         first, second = await run(agent)
-    finally:
-        await agent.aclose()
     verify_prompts = [p for p in user.prompts if "check --no-cache" in str(p.raw_input)]
     assert len(verify_prompts) == 1
     assert "a.py` failed" in first.result.text
@@ -164,11 +160,10 @@ async def test_a_refused_verify_command_is_said_once_and_skipped(project: Path) 
             return PermissionAnswer(option_id=reject.id)
 
     user = Refuser()
-    agent = await session(project, turns, config=code(lsp=False), mode="accept-edits", user=user)
-    try:
+    async with session(
+        project, turns, config=code(lsp=False), mode="accept-edits", user=user
+    ) as agent:
         first, second = await run(agent)
-    finally:
-        await agent.aclose()
     assert len(user.prompts) == 1
     assert "was not allowed to run" in first.result.text
     assert "failed" not in first.result.text
@@ -186,25 +181,24 @@ async def test_the_language_server_stays_for_the_session_and_stops_with_it(
             ScriptedTurn(text="two"),
         ]
     )
-    agent = await create_session(
-        store=SessionStore(project.parent / "data" / "sessions"),
-        cwd=project,
-        options=SessionOptions(model_name="scripted/test", mode="yolo"),
-        model_factory=lambda name: model,
-        settings=Settings(code=code(verify=False)),
-        data_dir=project.parent / "data",
-    )
-    checks = agent_checks(agent)
-    try:
+    async with SessionTasks() as tasks:
+        agent = await create_session(
+            store=SessionStore(project.parent / "data" / "sessions"),
+            cwd=project,
+            options=SessionOptions(model_name="scripted/test", mode="yolo"),
+            model_factory=lambda name: model,
+            settings=Settings(code=code(verify=False)),
+            data_dir=project.parent / "data",
+            tasks=tasks,
+        )
+        checks = agent_checks(agent)
         await run(agent)
         [pid] = checks.server_pids().values()
         assert pid is not None and alive(pid)  # between turns
         [finished] = await run(agent)
         assert "introduced:\nb.py:" in finished.result.text
         assert list(checks.server_pids().values()) == [pid]  # the same process
-    finally:
-        await agent.aclose()
-    assert not alive(pid)
+    assert not alive(pid)  # the block's end closed the session
 
 
 def agent_checks(agent: AgentSession) -> EditChecks:
@@ -248,18 +242,17 @@ async def test_an_untrusted_repositorys_verify_and_lsp_run_nothing_in_a_session(
             set_directory_trust(project, True, config_home=config_home)
         settings = load_settings(project, environ={}, config_home=config_home)
         model = ScriptedModel([write("app.py", CLEAN, "w1"), ScriptedTurn(text="done")])
-        agent = await create_session(
-            store=SessionStore(root / "data" / "sessions"),
-            cwd=project,
-            options=SessionOptions(model_name="scripted/test", mode="yolo"),
-            model_factory=lambda name, model=model: model,
-            settings=settings,
-            data_dir=root / "data",
-        )
-        try:
+        async with SessionTasks() as tasks:
+            agent = await create_session(
+                store=SessionStore(root / "data" / "sessions"),
+                cwd=project,
+                options=SessionOptions(model_name="scripted/test", mode="yolo"),
+                model_factory=lambda name, model=model: model,
+                settings=settings,
+                data_dir=root / "data",
+                tasks=tasks,
+            )
             [finished] = await run(agent)
-        finally:
-            await agent.aclose()
         assert finished.status == "completed"
         assert marker.exists() == trusted
         assert server_marker.exists() == trusted
@@ -272,11 +265,10 @@ async def test_a_turn_cancelled_during_verify_still_reports_the_edit_as_made(
     os.mkfifo(fifo)
     # The verify command says it started (through the FIFO), then outlasts the test.
     config = CodeConfig(verify=(VerifyRule(files="*.py", command=f"echo go > {fifo}; sleep 60"),))
-    agent = await session(
+    async with session(
         project, [write("app.py", CLEAN, "w1")], config=config, mode="yolo", user=User()
-    )
-    events: list[AgentEvent] = []
-    try:
+    ) as agent:
+        events: list[AgentEvent] = []
         with anyio.fail_after(30):
             async with anyio.create_task_group() as group:
 
@@ -287,8 +279,6 @@ async def test_a_turn_cancelled_during_verify_still_reports_the_edit_as_made(
                 # verify is running (abandoned if it never starts: the deadline still holds)
                 await anyio.to_thread.run_sync(fifo.read_text, abandon_on_cancel=True)
                 agent.cancel()
-    finally:
-        await agent.aclose()
     [finished] = of(ToolCallFinished, events)
     assert finished.status == "completed"
     assert finished.result.text.startswith("Created app.py")

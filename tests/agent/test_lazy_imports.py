@@ -67,11 +67,11 @@ def test_a_session_is_created_before_any_tool_or_pydantic_loads(tmp_path: Path) 
     assert json.loads(out) == {"loaded": [], "bash": True, "task": True}
 
 
-def test_a_turn_loads_no_parser_language_client_or_worker_until_used(tmp_path: Path) -> None:
+def test_a_turn_loads_no_parser_or_language_client_until_used(tmp_path: Path) -> None:
     # `lsp` and `verify` configured, `repoMap` off: a turn without an edit or a code-index call
-    # imports neither tree-sitter, the index's store nor lsprotocol, and starts no worker loop.
+    # imports neither tree-sitter, the index's store nor lsprotocol.
     out = _run(
-        "import sys, json, threading, anyio\n"
+        "import sys, json, anyio\n"
         "from pathlib import Path\n"
         "from agent.settings.code import CodeConfig, VerifyRule\n"
         "from agent.session import SessionOptions, create_session\n"
@@ -94,9 +94,8 @@ def test_a_turn_loads_no_parser_language_client_or_worker_until_used(tmp_path: P
         "    tools = 'repo_map' in session.tools and 'bash_output' in session.tools\n"
         "    loaded = sorted(m for m in sys.modules if m.startswith(('tree_sitter', 'lsprotocol',\n"
         "        'agent.codeindex.engine', 'agent.lsp', 'sqlite3')))\n"
-        "    workers = [t.name for t in threading.enumerate() if t.name == 'earshot-session']\n"
         "    await session.aclose()\n"
-        "    print(json.dumps({'loaded': loaded, 'workers': workers, 'tools': tools}))\n"
+        "    print(json.dumps({'loaded': loaded, 'tools': tools}))\n"
         "anyio.run(main)\n"
     )
-    assert json.loads(out) == {"loaded": [], "workers": [], "tools": True}
+    assert json.loads(out) == {"loaded": [], "tools": True}

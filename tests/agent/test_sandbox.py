@@ -80,6 +80,45 @@ async def test_the_temp_dir_is_the_sessions_own(lab: Lab) -> None:
     assert not temp.exists()
 
 
+async def test_tools_on_the_path_under_the_hosts_tmp_run_and_stay_read_only(
+    lab: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A CI runner's checkout in /tmp with its venv on $PATH: its tools (ruff for a verify
+    # command, a language server) run inside the sandbox, but nothing is planted there, a
+    # socket bound there stays covered, and the rest of the host's /tmp stays out of sight.
+    tools = Path(tempfile.mkdtemp(prefix="earshot-tools-", dir="/tmp"))
+    other = Path(tempfile.mkdtemp(prefix="earshot-other-checkout-", dir="/tmp"))
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        tool = tools / "earshot-hello"
+        tool.write_text("#!/bin/sh\necho hello from the tools\n", encoding="utf-8")
+        tool.chmod(0o755)
+        (other / "notes").write_text("another checkout\n", encoding="utf-8")
+        server.bind(str(tools / "service.sock"))
+        server.listen(4)
+        monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+        sandbox = await lab.sandbox()
+        connect = (
+            "import socket; s = socket.socket(socket.AF_UNIX); "
+            f"s.connect('{tools}/service.sock'); print('reached')"
+        )
+        result = await lab.run(
+            f"earshot-hello; touch {tools}/planted || echo refused; "
+            f"cat {other}/notes || echo unseen; "
+            f'{sys.executable} -c "{connect}" || echo covered',
+            sandbox,
+        )
+        lines = result.output.splitlines()
+        assert "hello from the tools" in lines, result.output
+        assert "refused" in lines and not (tools / "planted").exists()
+        assert "unseen" in lines and "another checkout" not in result.output
+        assert "covered" in lines and "reached" not in lines
+    finally:
+        server.close()
+        shutil.rmtree(tools, ignore_errors=True)
+        shutil.rmtree(other, ignore_errors=True)
+
+
 async def test_the_temp_dirs_of_a_killed_earshot_are_removed(lab: Lab) -> None:
     # An earshot that was killed left its private temp dir; one that runs keeps its own.
     dead = subprocess.Popen(["true"])

@@ -17,6 +17,7 @@ from acp_server.factory import McpRemoteServer, McpServerSpec, McpStdioServer
 from agent.backends import DenyingInteraction
 from agent.events import AgentEvent, Notice, ToolCallFinished
 from agent.session import AgentSession
+from agent.tasks import SessionTasks
 from earshot.compose import Composition, open_session
 from earshot.mcp_connections import connect_servers
 from earshot.mcp_tools import StdioServer, tool_name
@@ -85,22 +86,17 @@ async def session_with(
     servers are hang detectors by default (a Python server importing the SDK can take seconds on
     a loaded machine): the first turn has every server that starts."""
     composition = ScriptedComposition(env, model)
-    async with anyio.create_task_group() as tasks:
-        session = await open_session(
+    async with SessionTasks() as tasks:  # the session's block: the MCP clients run there
+        yield await open_session(
             composition,
             store=SessionStore(env.data_home / "sessions"),
             model_name="scripted/test",
             client_servers=client_servers,
-            spawn=tasks.start_soon,
+            tasks=tasks,
             interaction=DenyingInteraction(),
             mcp_timeout=mcp_timeout,
             mcp_wait=mcp_wait,
         )
-        try:
-            yield session
-        finally:
-            await session.aclose()
-            tasks.cancel_scope.cancel()
 
 
 async def started(session: AgentSession) -> None:
@@ -358,26 +354,22 @@ async def test_acp_factory_connects_settings_and_client_servers(env: Env) -> Non
     )
     status: list[str] = []
     texts: list[str] = []
-    async with anyio.create_task_group() as tasks:
-        factory = EarshotFactory(spawn=tasks.start_soon, environ=env.environ())
+    async with SessionTasks() as tasks:
+        factory = EarshotFactory(environ=env.environ())
         session = await factory.create(
             cwd=env.workspace,
             additional_directories=(),
             mcp_servers=[demo()],
-            io=SessionIO(files=None, processes=None, interaction=DenyingInteraction()),
+            io=SessionIO(files=None, processes=None, interaction=DenyingInteraction(), tasks=tasks),
         )
-        try:
-            events = await run_turn(session)
-            status = [e.status for e in events if isinstance(e, ToolCallFinished)]
-            texts = [
-                part.text
-                for message in session.history()
-                for part in message.parts
-                if isinstance(part, ToolResultPart)
-            ]
-        finally:
-            await session.aclose()
-            tasks.cancel_scope.cancel()
+        events = await run_turn(session)
+        status = [e.status for e in events if isinstance(e, ToolCallFinished)]
+        texts = [
+            part.text
+            for message in session.history()
+            for part in message.parts
+            if isinstance(part, ToolResultPart)
+        ]
     assert status == ["completed", "completed"]
     assert any("Etc/UTC" in text for text in texts)
     assert "42" in texts

@@ -37,6 +37,7 @@ from typing import Any, cast
 import anyio
 
 from agent.backends import PermissionAnswer, PermissionPrompt, Question, QuestionAnswer
+from agent.tasks import SessionTasks
 from earshot.compose import Composition, open_session
 from providers.model import Model
 from providers.types import ModelRequest
@@ -222,20 +223,17 @@ async def _session(project: Path, user: LabUser) -> str:
     name = composition.pick_model(None).name
     events: list[object] = []
     with anyio.fail_after(SESSION_SECONDS):
-        async with anyio.create_task_group() as tasks:
+        async with SessionTasks() as tasks:  # the session's block, as the front ends open it
             session = await open_session(
                 composition,
                 store=SessionStore(),
                 model_name=name,
-                spawn=tasks.start_soon,
+                tasks=tasks,
                 interaction=user,
                 mcp_timeout=MCP_SECONDS,
                 mcp_wait=MCP_SECONDS,  # the model's first request has every server that starts
             )
-            try:
-                events = [event async for event in session.run_turn("go")]
-            finally:
-                await session.aclose()
+            events = [event async for event in session.run_turn("go")]
     sent: list[str] = []
     for name, model in composition.models:
         sent.append(f"MODEL {name}")
