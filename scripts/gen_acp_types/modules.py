@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -348,23 +349,29 @@ def generate() -> dict[str, str]:
     sources = family("schema.json", "schema.unstable.json", "", UNSTABLE_DOC)
     sources |= family("v2/schema.json", "v2/schema.unstable.json", "v2.", V2_UNSTABLE_DOC)
     sources["v2/__init__.py"] = HEADER.format(doc=docstring_head(V2_DOC), schema="v2/schema.json")
-    return {path: formatted(source, path) for path, source in sources.items()}
+    return formatted(sources)
 
 
 def module_path(module: str) -> str:
     return module.replace(".", "/") + ".py"
 
 
-def formatted(source: str, name: str) -> str:
-    """The source as ruff leaves it (imports sorted, formatted), with the project's settings."""
-    filename = str(OUTPUT_DIR / name)
-    for command in (["check", "--select", "I", "--fix", "--quiet"], ["format", "--quiet"]):
-        source = subprocess.run(
-            [sys.executable, "-m", "ruff", *command, "--stdin-filename", filename, "-"],
-            input=source,
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=ROOT,
-        ).stdout
-    return source
+def formatted(sources: dict[str, str]) -> dict[str, str]:
+    """The modules as ruff leaves them (imports sorted, formatted), with the project's settings:
+    written to a scratch directory and formatted there in two ruff runs, not two per module."""
+    config = str(ROOT / "pyproject.toml")
+    with tempfile.TemporaryDirectory(prefix="gen_acp_types-") as scratch:
+        base = Path(scratch)
+        for name, source in sources.items():
+            (base / name).parent.mkdir(parents=True, exist_ok=True)
+            (base / name).write_text(source, encoding="utf-8")
+        for command in (["check", "--select", "I", "--fix", "--exit-zero"], ["format"]):
+            subprocess.run(
+                [sys.executable, "-m", "ruff", *command, "--quiet", "--no-cache"]
+                + ["--config", config, str(base)],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=ROOT,
+            )
+        return {name: (base / name).read_text(encoding="utf-8") for name in sources}
