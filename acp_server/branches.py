@@ -39,11 +39,8 @@ if TYPE_CHECKING:
     from acp_server.jsonrpc import RequestContext
     from acp_server.protocol.common import JsonValue
     from acp_server.protocol.prompt import SessionUpdate
-    from acp_server.protocol.sessions import (
-        ListSessionsRequest,
-        ResumeSessionRequest,
-        ResumeSessionResponse,
-    )
+    from acp_server.protocol.sessions import ResumeSessionResponse
+    from acp_server.protocol.unstable.sessions import ListSessionsRequest, ResumeSessionRequest
     from agent.history import ForkPoint
     from sessions import SessionStore, SessionSummary
 

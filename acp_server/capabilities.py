@@ -64,6 +64,9 @@ def checked(raw: object) -> "WireCapabilities":
     auth = _fields(caps.get("auth"))
     if auth is not None:
         result["auth"] = cast("AuthCapabilities", _bools(auth, "terminal"))
+    # Unstable (`schema.unstable.json`): `plan_update`/`plan_removed`, and subagents as child
+    # sessions (`subagent_update`, `session_message`).
+    cast("dict[str, object]", result).update(_present(caps, "plan", "subagents"))
     meta = _fields(caps.get("_meta"))
     if meta is not None:
         kept_meta: dict[str, object] = {}
@@ -114,6 +117,30 @@ class ClientCapabilities(NamedTuple):
     terminal_auth: bool = False
     """The client can run earshot in a terminal to sign in (`auth.terminal`, or Zed's
     `_meta["terminal-auth"]`)."""
+    plans: bool = False
+    """Unstable `plan`: the todo list goes as `plan_update` (with its id) and `plan_removed`
+    instead of whole `plan` updates."""
+    subagents: bool = False
+    """Unstable `subagents`: a subagent is a child session (`subagent_update` on the parent,
+    its work as the child's own updates, its prompt as a `session_message`) instead of a list
+    inside its `task` call."""
+
+    @classmethod
+    def of_v2(cls, raw: object) -> "ClientCapabilities":
+        """A v2 client's `capabilities`, read leniently. v2 has no client fs or terminal (the
+        agent's own files and terminals serve), and notices and compaction updates need no
+        capability there; a v2 client takes `$/cancel_request` (its SDK withdraws prompts and
+        permission requests with it)."""
+        caps = _fields(raw) or {}
+        elicitation = _fields(caps.get("elicitation")) or {}
+        auth = _fields(caps.get("auth")) or {}
+        return cls(
+            elicitation_form=_fields(elicitation.get("form")) is not None,
+            notices=True,
+            compaction=True,
+            cancel_request=True,
+            terminal_auth=_fields(auth.get("terminal")) is not None,
+        )
 
     @classmethod
     def of(cls, caps: "WireCapabilities", client_name: str = "") -> "ClientCapabilities":
@@ -136,4 +163,6 @@ class ClientCapabilities(NamedTuple):
             cancel_request=client_name.lower() in CANCEL_REQUEST_CLIENTS
             or earshot.get("cancelRequest") is True,
             terminal_auth=auth.get("terminal") is True or meta.get("terminal-auth") is True,
+            plans=isinstance(cast("dict[str, object]", caps).get("plan"), dict),
+            subagents=isinstance(cast("dict[str, object]", caps).get("subagents"), dict),
         )

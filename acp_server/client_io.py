@@ -26,6 +26,7 @@ from acp_server.editor_files import read_through_editor, write_through_editor
 from acp_server.framing import Message
 from acp_server.jsonrpc import ClientError, Connection, ConnectionClosed
 from acp_server.permission_prompts import answered_option, permission_request
+from acp_server.subagents import SubagentView
 from acp_server.updates import UpdateTranslator
 from agent.backends import (
     Confinement,
@@ -40,6 +41,7 @@ from agent.backends import (
     QuestionAnswer,
     TerminalSink,
 )
+from agent.events import AgentEvent
 from agent.files import Expected
 from agent.protected_paths import data_dir
 
@@ -78,17 +80,35 @@ class SessionChannel:
         self.learned = learned or ClientLearned()
         self.session_id = ""
         self.translator = UpdateTranslator(client=client)
+        self.subagents = SubagentView(client, lambda: self.session_id) if client.subagents else None
+        """Subagents as child sessions, for a client that takes them (`acp_server.subagents`)."""
         self._shown_in: dict[str, str] = {}
         """Terminal id -> the call whose content showed it."""
         self._held: set[str] = set()
         """Terminals whose command has ended, released after their call's final update."""
 
-    async def update(self, update: SessionUpdate) -> None:
+    def processes(self, local: ProcessBackend) -> ProcessBackend:
+        """The session's process backend: the editor's terminals when it has them, else
+        `local` (`AcpProcesses`)."""
+        return AcpProcesses(self, local)
+
+    async def update(self, update: SessionUpdate, session_id: str | None = None) -> None:
+        """Send `update` on the session (or on `session_id`: one of its subagents')."""
         await self.connection.notify(
-            "session/update", {"sessionId": self.session_id, "update": update}
+            "session/update", {"sessionId": session_id or self.session_id, "update": update}
         )
         if update["sessionUpdate"] in ("tool_call", "tool_call_update"):
             await self._track_terminals(cast("dict[str, object]", update))
+
+    async def emit(self, event: AgentEvent) -> None:
+        """Send what `event` becomes (the translator's updates; a subagent's, on its own
+        session when the client takes them)."""
+        if self.subagents is None:
+            for update in self.translator.translate(event):
+                await self.update(update)
+            return
+        for session_id, update in self.subagents.routed(event, self.translator):
+            await self.update(update, session_id)
 
     def hold_terminal(self, terminal_id: str) -> None:
         """Release `terminal_id` once the final update of the call showing it was sent (or at
@@ -129,10 +149,19 @@ class SessionChannel:
     def request(self) -> ClientRequest:
         """Ask the client (`sessionId` added); the answer in its method's shape
         (`Connection.request`)."""
-        return self._request
+        return self.request_as(None)
 
-    async def _request(self, method: str, params: Message) -> Any:
-        return await self.connection.send_request(method, {"sessionId": self.session_id, **params})
+    def request_as(self, session_id: str | None) -> ClientRequest:
+        """`request` for a subagent's session `session_id` (None: the session's own)."""
+
+        async def request(method: str, params: Message) -> Any:
+            return await self._send(method, {"sessionId": session_id or self.session_id, **params})
+
+        return cast("ClientRequest", request)
+
+    async def _send(self, method: str, params: Message) -> Any:
+        """The request on the wire (a v2 channel converts it and tracks the foreground)."""
+        return await self.connection.send_request(method, params)
 
 
 # ----------------------------------------------------------------------------- interaction
@@ -166,12 +195,37 @@ class AcpInteraction:
 
     async def request_permission(self, prompt: PermissionPrompt) -> PermissionAnswer:
         channel = self.channel
+        child = (
+            None if channel.subagents is None else channel.subagents.child_of_call(prompt.call_id)
+        )
+        if child is not None:  # a subagent's call, in its own session: the child waits on it
+            return await self._ask_for_child(prompt, *child)
         # A subagent's call is shown inside its task call; the prompt needs a card to name.
         for update in channel.translator.promote(prompt.call_id):
             await channel.update(update)
-        params = permission_request(channel.translator, prompt)
+        return await self._ask(prompt, channel.translator, None)
+
+    async def _ask_for_child(
+        self, prompt: PermissionPrompt, child_session: str, translator: UpdateTranslator
+    ) -> PermissionAnswer:
+        view = self.channel.subagents
+        assert view is not None
+        for session_id, update in view.state(child_session, {"state": "requires_action"}):
+            await self.channel.update(update, session_id)
         try:
-            result = await channel.request("session/request_permission", params)
+            return await self._ask(prompt, translator, child_session)
+        finally:
+            with anyio.CancelScope(shield=True), contextlib.suppress(ConnectionClosed):
+                for session_id, update in view.state(child_session, {"state": "running"}):
+                    await self.channel.update(update, session_id)
+
+    async def _ask(
+        self, prompt: PermissionPrompt, translator: UpdateTranslator, session_id: str | None
+    ) -> PermissionAnswer:
+        params = permission_request(translator, prompt)
+        try:
+            request = self.channel.request_as(session_id)
+            result = await request("session/request_permission", params)
         except (ConnectionClosed, InvalidAnswer):  # an answer that is none: nobody chose
             return PermissionAnswer(option_id=None)
         except ClientError:

@@ -11,7 +11,8 @@ One answer, one transport:
 - what is answered here is exactly a request the transport would route to its `initialize`
   handler and answer with a result: a JSON object with `"jsonrpc": "2.0"`, an `id` the transport
   echoes, `"method": "initialize"`, and params (an object, or none) that the handler's checker
-  accepts. The answer is computed by the handler's own code (`acp_server.initialization`),
+  accepts, in either version (a v2 `initialize` gets v2's answer here too). The answer is
+  computed by the handler's own code (`acp_server.initialization.respond`),
   shaped and encoded by the transport's (`framing.result_response`, `framing.encode_message`),
   so the bytes are the same; the connection then starts with the state it produced
   (`AcpServer.serve(start=...)`: the client's capabilities, `$/cancel_request`);
@@ -38,18 +39,15 @@ from typing import TYPE_CHECKING, cast
 
 from acp_server.framing import (
     RawObject,
-    RpcError,
     decode_message,
     encode_message,
     request_id_problem,
     result_response,
 )
-from acp_server.initialization import Initialized, answer, checked_params
+from acp_server.initialization import Initialized, respond
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-
-    from acp_server.protocol.connection import InitializeRequest
 
 FIRST_LINE_BOUND = 64 * 1024
 """The longest first line answered here (an editor's `initialize` is well under 2 KB); a longer
@@ -112,8 +110,8 @@ def answer_first_line(
         return FirstLine(ReadAhead(data))
     request_id, params = request
     try:
-        initialized = answer(params, version=version, credentials_found=credentials_found)
-    except Exception:  # the transport answers it as it answers a handler's failure
+        initialized = respond(params, version=version, credentials_found=credentials_found)
+    except Exception:  # params the handler refuses, or its failure: the transport answers it
         return FirstLine(ReadAhead(data))
     _write_all(write_fd, encode_message(result_response(request_id, initialized.result)))
     return FirstLine(ReadAhead(data[newline + 1 :], lines=1), initialized)
@@ -142,9 +140,10 @@ def _read_line(fd: int, bound: int) -> tuple[bytes, int, bool]:
             return data, -1, False
 
 
-def _initialize_request(line: bytes) -> tuple[object, InitializeRequest] | None:
-    """The id and checked params of an `initialize` request the transport would answer with a
-    result (`Connection._dispatch`'s conditions, in its order), else None."""
+def _initialize_request(line: bytes) -> tuple[object, RawObject] | None:
+    """The id and params of an `initialize` request the transport would route to its handler
+    (`Connection._dispatch`'s conditions, in its order), else None. The params are checked by
+    the handler's own code (`initialization.respond`), for the version they ask for."""
     try:
         message = decode_message(line)
     except (ValueError, RecursionError):
@@ -162,10 +161,7 @@ def _initialize_request(line: bytes) -> tuple[object, InitializeRequest] | None:
         or not (params is None or isinstance(params, dict))
     ):
         return None
-    try:
-        return request_id, checked_params(cast("RawObject", params) if params else {})
-    except RpcError:
-        return None
+    return request_id, cast("RawObject", params) if params else {}
 
 
 def _write_all(fd: int, data: bytes) -> None:

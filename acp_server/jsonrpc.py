@@ -66,6 +66,7 @@ __all__ = [
     "RequestHandler",
     "RequestId",
     "answers_cancellation",
+    "run_in_scope",
 ]
 
 DEFAULT_LINE_LIMIT = 50 * 1024 * 1024
@@ -123,6 +124,20 @@ def answers_cancellation(handler: RequestHandler) -> RequestHandler:
     `stopReason: cancelled`, once its turn has ended), where the transport would answer
     -32800."""
     return _AnswersCancellation(handler)
+
+
+async def run_in_scope(
+    handler: RequestHandler, params: RawObject, context: RequestContext
+) -> Message:
+    """`handler` run as the transport runs it: inside its request's scope, a cancelled request
+    being -32800, unless it `answers_cancellation` (it enters the scope itself). For a handler
+    that picks another (`acp_server.server`'s table by version), itself `answers_cancellation`.
+    """
+    if isinstance(handler, _AnswersCancellation):
+        return await handler(params, context)
+    with context.scope:
+        return await handler(params, context)
+    raise RpcError(REQUEST_CANCELLED, "request cancelled")  # the scope swallowed a cancel
 
 
 def _no_log(event: str, fields: Mapping[str, object], *, debug: bool = False) -> None:

@@ -33,9 +33,10 @@ from acp_server.client_io import SessionChannel
 from acp_server.commands import CommandList, taken_names
 from acp_server.content import prompt_parts
 from acp_server.pickers import SessionPickers
+from acp_server.subagents import Routed, SubagentView
 from acp_server.updates import UpdateTranslator, message_chunk
 from agent.backends import FileBackend
-from agent.commands import parse_slash_command
+from agent.commands import CommandCall, parse_slash_command
 from agent.events import (
     AgentEvent,
     CommandOutput,
@@ -174,6 +175,8 @@ class LiveSession:
         The warm-up imports in a worker thread what a turn imports: a turn waits for it rather
         than import the same modules at once and meet one half-imported by the other."""
         self._turn_lock = anyio.Lock()
+        if channel.subagents is not None:
+            channel.subagents.control = agent.children  # `session/cancel` on a child
         # An MCP server that starts in the background brings its prompts (slash commands).
         agent.tool_arrivals.watch(self._watch_commands)
 
@@ -210,6 +213,19 @@ class LiveSession:
 
     # ----------------------------------------------------------------------------- turns
 
+    def command_in(self, blocks: Sequence[ContentBlock]) -> CommandCall | None:
+        """The slash command a prompt is (one text block: `/name args`), if it is one."""
+        first = blocks[0] if len(blocks) == 1 else None
+        text = first["text"] if first is not None and first["type"] == "text" else None
+        names = [skill.name for skill in self.skills]
+        slashed = text is not None and text.lstrip().startswith("/")
+        extras = (
+            [extra.name for extra in self.agent.commands.all(taken_names(self.skills))]
+            if slashed
+            else []
+        )
+        return parse_slash_command(text, names, extras)
+
     async def ready_for(
         self, blocks: Sequence[ContentBlock]
     ) -> Callable[[], AsyncIterator[AgentEvent]] | WireStopReason:
@@ -222,16 +238,7 @@ class LiveSession:
             # Before anything is read or recorded: a session another process has open is
             # read-only here, and a prompt says who has it (or takes it over once it is free).
             await self.agent.ensure_writable()
-        first = blocks[0] if len(blocks) == 1 else None
-        text = first["text"] if first is not None and first["type"] == "text" else None
-        names = [skill.name for skill in self.skills]
-        slashed = text is not None and text.lstrip().startswith("/")
-        extras = (
-            [extra.name for extra in self.agent.commands.all(taken_names(self.skills))]
-            if slashed
-            else []
-        )
-        command = parse_slash_command(text, names, extras)
+        command = self.command_in(blocks)
         if command is not None:
             await self._turn_lock.acquire()
             return partial(self.agent.run_command, command)
@@ -295,8 +302,7 @@ class LiveSession:
         return stop
 
     async def emit(self, event: AgentEvent) -> None:
-        for update in self.channel.translator.translate(event):
-            await self.channel.update(update)
+        await self.channel.emit(event)
         match event:
             case ModeChanged():
                 await self.pickers.send_mode()
@@ -314,14 +320,21 @@ class LiveSession:
     async def replay(self, rename: Callable[[SessionUpdate], SessionUpdate] | None = None) -> None:
         """Send the whole conversation (session/load), with a translator of its own; each
         update through `rename` (a rewound replay's fresh ids)."""
-        translator = UpdateTranslator(client=self.channel.client, replaying=True)
+        client = self.channel.client
+        translator = UpdateTranslator(client=client, replaying=True)
+        view = SubagentView(client, lambda: self.id, replaying=True) if client.subagents else None
         for event in self.agent.replay_events():
             if isinstance(event, UserMessageAdded):
-                updates = [message_chunk("user_message_chunk", event.text, event.entry_id)]
+                routed: Routed = [
+                    (None, message_chunk("user_message_chunk", event.text, event.entry_id))
+                ]
+            elif view is not None:
+                routed = view.routed(event, translator)
             else:
-                updates = translator.translate(event)
-            for update in updates:
-                await self.channel.update(rename(update) if rename is not None else update)
+                routed = [(None, update) for update in translator.translate(event)]
+            for session_id, update in routed:
+                await self.channel.update(rename(update) if rename else update, session_id)
+        self.channel.translator.plans.shown = translator.plans.shown  # the plan the client has
         await self.send_usage(translator)
 
     async def send_usage(self, translator: UpdateTranslator | None = None) -> None:

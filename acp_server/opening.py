@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from acp_server.capabilities import ClientCapabilities, ClientLearned
     from acp_server.jsonrpc import Connection, LogSink, RequestContext
     from acp_server.live import LiveSession
+    from acp_server.mcp_over_acp import McpChannel
     from acp_server.params import OpeningParams
     from acp_server.ports import (
         SessionMaker,
@@ -39,12 +40,14 @@ if TYPE_CHECKING:
         Workspaces,
     )
     from acp_server.protocol.sessions import (
-        LoadSessionRequest,
         LoadSessionResponse,
-        NewSessionRequest,
         NewSessionResponse,
-        ResumeSessionRequest,
         ResumeSessionResponse,
+    )
+    from acp_server.protocol.unstable.sessions import (
+        LoadSessionRequest,
+        NewSessionRequest,
+        ResumeSessionRequest,
     )
     from acp_server.session_table import SessionTable
     from agent.tasks import SessionTasks
@@ -67,6 +70,12 @@ class OpeningHost(Protocol):
     def log(self) -> LogSink: ...
     @property
     def connection(self) -> Connection: ...
+    @property
+    def mcp(self) -> McpChannel: ...
+    @property
+    def protocol(self) -> int:
+        """The ACP version the connection speaks (1 or 2)."""
+        ...
 
 
 class SessionOpener:
@@ -190,7 +199,7 @@ class SessionOpener:
         *,
         new: bool,
     ) -> LiveSession:
-        from acp_server.client_io import AcpFiles, AcpInteraction, AcpProcesses, SessionChannel
+        from acp_server.client_io import AcpFiles, AcpInteraction, SessionChannel
         from acp_server.live import LiveSession
         from acp_server.log import install
         from acp_server.ports import Opening, SessionIO
@@ -198,13 +207,17 @@ class SessionOpener:
 
         install()  # before the agent first logs: its loggers go where the server's do
 
-        channel = SessionChannel(self.server.connection, self.server.client, self.server.learned)
+        channel_class = SessionChannel
+        if self.server.protocol == 2:  # v2: local files, the session's own terminals
+            from acp_server.v2.channel import V2Channel as channel_class
+        channel = channel_class(self.server.connection, self.server.client, self.server.learned)
         files = AcpFiles(channel, (setup.cwd, *setup.additional_directories), LocalFiles())
         io = SessionIO(
             files=files,
-            processes=AcpProcesses(channel, LocalProcesses()),
+            processes=channel.processes(LocalProcesses()),
             interaction=AcpInteraction(channel),
             tasks=tasks,
+            mcp=self.server.mcp,
         )
         opened = await self.server.sessions.open(
             Opening(
@@ -214,6 +227,7 @@ class SessionOpener:
                 io=io,
                 session_id=session_id,
                 new=new,
+                system_prompt=setup.system_prompt,
             )
         )
         channel.session_id = opened.agent.id

@@ -17,7 +17,13 @@ import stat
 from typing import TYPE_CHECKING, Literal, cast
 
 from acp_server.framing import InvalidParams, RawObject, shown
-from acp_server.ports import McpRemoteServer, McpServerSpec, McpStdioServer
+from acp_server.ports import (
+    ClientSystemPrompt,
+    McpAcpServer,
+    McpRemoteServer,
+    McpServerSpec,
+    McpStdioServer,
+)
 from providers.records import Record
 
 if TYPE_CHECKING:
@@ -30,14 +36,18 @@ if TYPE_CHECKING:
         CloseSessionRequest,
         DeleteSessionRequest,
         HttpHeader,
+        SetSessionConfigOptionRequestValueId,
+        SetSessionModeRequest,
+    )
+    from acp_server.protocol.unstable.sessions import (
         ListSessionsRequest,
         LoadSessionRequest,
         McpServer,
         NewSessionRequest,
         ResumeSessionRequest,
-        SetSessionConfigOptionRequestValueId,
-        SetSessionModeRequest,
+        SystemPrompt,
     )
+    from sessions.archive import ArchiveFilter
 
 
 # ------------------------------------------------------------------------------ fields
@@ -140,6 +150,8 @@ class OpeningParams(Record):
     cwd: Path
     additional_directories: tuple[Path, ...]
     mcp_servers: tuple[McpServerSpec, ...]
+    system_prompt: ClientSystemPrompt | None = None
+    """The client's instructions (`systemPrompt`, unstable); None: none given."""
 
 
 def _mcp_servers(params: RawObject, *, required: bool) -> list[McpServer]:
@@ -170,6 +182,11 @@ def _mcp_server(server: RawObject) -> McpServer:
         if kind == "http":
             return {"type": "http", "name": name, "url": url, "headers": headers}
         return {"type": "sse", "name": name, "url": url, "headers": headers}
+    if kind == "acp":  # provided over this connection (`acp_server.mcp_over_acp`)
+        server_id = _str(server, "serverId")
+        if not server_id:
+            raise InvalidParams("serverId", "invalid params: serverId must not be empty")
+        return {"type": "acp", "name": name, "serverId": server_id}
     if kind is None or kind == "stdio":
         args = _list(server, "args")
         if not all(isinstance(arg, str) for arg in args):
@@ -193,12 +210,47 @@ def _pairs(server: RawObject, name: str) -> list[tuple[str, str]]:
     return pairs
 
 
+def _system_prompt(params: RawObject) -> SystemPrompt | None:
+    """`systemPrompt` (unstable): a mode earshot takes (`append`, `override`) and text blocks,
+    at least one; anything else is refused rather than applied otherwise."""
+    raw = params.get("systemPrompt")
+    if raw is None:
+        return None
+    prompt = _object(raw)
+    if prompt is None:
+        raise InvalidParams("systemPrompt", "invalid params: systemPrompt must be an object")
+    mode = prompt.get("mode")
+    if mode != "append" and mode != "override":
+        raise InvalidParams(
+            "systemPrompt.mode",
+            f"invalid params: systemPrompt.mode {shown(mode)} is not one earshot supports "
+            "(append, override)",
+        )
+    content = _list(prompt, "content")
+    if not content:
+        raise InvalidParams(
+            "systemPrompt.content", "invalid params: systemPrompt.content must not be empty"
+        )
+    blocks: list[ContentBlock] = []
+    for index, item in enumerate(content):
+        block = _object(item) or {}
+        text = block.get("text")
+        if block.get("type") != "text" or not isinstance(text, str):
+            field = f"systemPrompt.content[{index}]"
+            raise InvalidParams(field, f"invalid params: {field} must be a text block")
+        blocks.append({"type": "text", "text": text})
+    return {"mode": "append" if mode == "append" else "override", "content": blocks}
+
+
 def new_session(params: RawObject) -> NewSessionRequest:
     cwd = _directory(params, "cwd")
     additional = _absolute_list(params, "additionalDirectories")
     request: NewSessionRequest = {"cwd": cwd, "mcpServers": _mcp_servers(params, required=True)}
     if additional:
         request["additionalDirectories"] = additional
+    system_prompt = _system_prompt(params)
+    if system_prompt is not None:
+        request["systemPrompt"] = system_prompt
     return request
 
 
@@ -214,6 +266,9 @@ def load_session(params: RawObject) -> LoadSessionRequest:
     }
     if additional:
         request["additionalDirectories"] = additional
+    system_prompt = _system_prompt(params)
+    if system_prompt is not None:
+        request["systemPrompt"] = system_prompt
     return request
 
 
@@ -226,6 +281,8 @@ def resume_session(params: RawObject) -> ResumeSessionRequest:
     }
     if "additionalDirectories" in loaded:
         request["additionalDirectories"] = loaded["additionalDirectories"]
+    if "systemPrompt" in loaded:
+        request["systemPrompt"] = loaded["systemPrompt"]
     return request
 
 
@@ -234,7 +291,9 @@ def setup(request: NewSessionRequest | LoadSessionRequest | ResumeSessionRequest
     (`acp_server.ports.Opening`)."""
     servers: list[McpServerSpec] = []
     for server in request.get("mcpServers", []):
-        if "type" in server:
+        if "type" in server and server["type"] == "acp":
+            servers.append(McpAcpServer(name=server["name"], server_id=server["serverId"]))
+        elif "type" in server:
             headers = tuple((header["name"], header["value"]) for header in server["headers"])
             transport: Literal["http", "sse"] = server["type"]
             servers.append(
@@ -253,22 +312,53 @@ def setup(request: NewSessionRequest | LoadSessionRequest | ResumeSessionRequest
             )
     from pathlib import Path  # off the `initialize` path (with its URL and IP address modules)
 
+    system_prompt = request.get("systemPrompt")
+    client_prompt = None
+    if system_prompt is not None:
+        mode: Literal["append", "override"] = (
+            "override" if system_prompt["mode"] == "override" else "append"
+        )
+        texts = [block["text"] for block in system_prompt["content"] if block["type"] == "text"]
+        client_prompt = ClientSystemPrompt(mode=mode, text="\n\n".join(texts))
     return OpeningParams(
         cwd=Path(request["cwd"]),
         additional_directories=tuple(Path(p) for p in request.get("additionalDirectories", [])),
         mcp_servers=tuple(servers),
+        system_prompt=client_prompt,
     )
 
 
+ARCHIVE_FILTERS = ("exclude", "include", "only")
+
+
 def list_sessions(params: RawObject) -> ListSessionsRequest:
+    """`archived` (unstable) is one of `ARCHIVE_FILTERS` when given (null: `exclude`)."""
     request: ListSessionsRequest = {"cursor": _optional_str(params, "cursor")}
     if params.get("cwd") is not None:
         request["cwd"] = _absolute(params, "cwd")
+    archived = params.get("archived")
+    if archived is not None:
+        if archived not in ARCHIVE_FILTERS:
+            raise InvalidParams(
+                "archived",
+                f"invalid params: archived is one of {', '.join(ARCHIVE_FILTERS)}, "
+                f"not {shown(archived)}",
+            )
+        request["archived"] = archived
     meta = _object(params.get("_meta"))
     if meta is not None:
         # Checked where it is read (`acp_server.branches.list_filter`).
         request["_meta"] = cast("JsonObject", meta)
     return request
+
+
+def archive_filter(value: str | None) -> ArchiveFilter:
+    """A checked `archived` filter as the store takes it (none: `exclude`)."""
+    match value:
+        case "include" | "only":
+            return value
+        case _:
+            return "exclude"
 
 
 def close_session(params: RawObject) -> CloseSessionRequest:

@@ -25,6 +25,7 @@ from providers.records import Record
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from acp_server.mcp_over_acp import McpChannel
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
     from agent.session import AgentSession
     from agent.tasks import SessionTasks
@@ -48,7 +49,22 @@ class McpRemoteServer(Record):
     headers: tuple[tuple[str, str], ...] = ()
 
 
-McpServerSpec = McpStdioServer | McpRemoteServer
+class McpAcpServer(Record):
+    """A server the client provides over the ACP connection itself (`mcp/message`, unstable)."""
+
+    name: str
+    server_id: str
+
+
+McpServerSpec = McpStdioServer | McpRemoteServer | McpAcpServer
+
+
+class ClientSystemPrompt(Record):
+    """Instructions the client gives for a session (`systemPrompt`, unstable): added to the
+    agent's own (`append`), or in place of them (`override`, which keeps the safety rules)."""
+
+    mode: Literal["append", "override"]
+    text: str
 
 
 class SessionIO(Record):
@@ -62,6 +78,8 @@ class SessionIO(Record):
     as long as the session lives): what outlives a turn runs there (the MCP clients, which must
     stay in one task from connect to close; language servers; index refreshes), and its end
     closes the session. None: nothing can run in the background (MCP servers not connected)."""
+    mcp: McpChannel | None = None
+    """The client's MCP servers over the connection (`McpAcpServer`); None: there are none."""
 
 
 class ModelChoice(Record):
@@ -111,6 +129,9 @@ class Opening(Record):
     """A new session's id (`SessionMaker.reserve` gave it), or the one to reopen."""
     new: bool
     """A new session (its file reserved) rather than a transcript reopened."""
+    system_prompt: ClientSystemPrompt | None = None
+    """The client's instructions (`systemPrompt`), kept with the session; None: a reopened
+    session keeps the ones it was kept with, if any."""
 
 
 class OpenedSession(Record):
@@ -151,6 +172,15 @@ class Workspace(Protocol):
         """Refresh what the picker offers from the servers that list their own models (and
         learn `model_name`'s context window from its server), in the background: it may take
         seconds. True when `models()` changed."""
+        ...
+
+    def auth_status(self) -> JsonObject:
+        """`{"state", "accounts"}` (ACP's unstable `auth/status`) for the settings as they are
+        now: the accounts named, never a key.
+
+        Raises:
+            Exception: the settings cannot be read (the state is then `unknown`).
+        """
         ...
 
 

@@ -11,7 +11,7 @@ restart. No header value is echoed in an answer or an error.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from acp_server.framing import InvalidParams, RawObject, RpcError
@@ -40,10 +40,13 @@ class ProviderMethods:
         admin: ProviderAdmin | None,
         workspaces: Workspaces,
         slots: Callable[[], Sequence[SessionSlot]],
+        changed: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        """`changed`: told after a change (what `auth/status` says may have changed)."""
         self._admin = admin
         self._workspaces = workspaces
         self._slots = slots
+        self._changed = changed
 
     def handlers(self) -> dict[str, RequestHandler]:
         return {
@@ -110,6 +113,8 @@ class ProviderMethods:
         slots = self._slots()
         for cwd in dict.fromkeys(slot.setup.cwd for slot in slots):
             self._workspaces.open(cwd)  # its settings read again
+        if self._changed is not None:
+            await self._changed()
         for slot in slots:
             await slot.settled()
             live = slot.live

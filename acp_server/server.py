@@ -1,9 +1,11 @@
-"""The ACP v1 agent: method routing, and the methods on sessions once they exist.
+"""The ACP agent: method routing, and the methods on sessions once they exist.
 
-Only the transport, the typed params and the capability tables load before the `initialize`
-reply. Opening sessions (`session/new|load|resume`) is `acp_server.opening`; the sessions of the
-connection are a table of slots (`acp_server.session_table`), and a request for a session that is
-still opening waits for it.
+`initialize` settles the protocol version (`acp_server.initialization`): v1, or the v2 draft for a
+client that asks for it, whose methods are `acp_server.v2.methods` (loaded then) over the same
+sessions. Only the transport, the typed params and the capability tables load before the
+`initialize` reply. Opening sessions (`session/new|load|resume`) is `acp_server.opening`; the
+sessions of the connection are a table of slots (`acp_server.session_table`), and a request for a
+session that is still opening waits for it.
 """
 
 from __future__ import annotations
@@ -11,13 +13,24 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from acp_server import params as p
-from acp_server.advertised import AUTH_METHOD_ID, LOGIN_METHOD_ID
+from acp_server.advertised import AUTH_METHOD_ID, LOGIN_METHOD_ID, PROTOCOL_VERSION
+from acp_server.auth_status import AuthStatus
 from acp_server.capabilities import ClientCapabilities, ClientLearned
-from acp_server.framing import InputUnit, InvalidParams, Message, RawObject, shown
-from acp_server.initialization import Initialized, answer, checked_params
+from acp_server.framing import (
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    InputUnit,
+    InvalidParams,
+    Message,
+    RawObject,
+    RpcError,
+    bounded,
+    shown,
+)
+from acp_server.initialization import Initialized, respond
 from acp_server.jsonrpc import (
     DEFAULT_LINE_LIMIT,
     Connection,
@@ -26,9 +39,12 @@ from acp_server.jsonrpc import (
     RequestContext,
     RequestHandler,
     answers_cancellation,
+    run_in_scope,
 )
+from acp_server.mcp_over_acp import McpChannel
 from acp_server.opening import SessionOpener
 from acp_server.providers_methods import ProviderMethods
+from acp_server.session_methods import SessionMethods
 from acp_server.session_table import SessionSlot, SessionTable
 
 if TYPE_CHECKING:
@@ -37,8 +53,6 @@ if TYPE_CHECKING:
     from acp_server.protocol.connection import (
         AuthenticateRequest,
         AuthenticateResponse,
-        InitializeRequest,
-        InitializeResponse,
         LogoutResponse,
     )
     from acp_server.protocol.prompt import CancelNotification, PromptRequest, PromptResponse
@@ -47,13 +61,15 @@ if TYPE_CHECKING:
         CloseSessionResponse,
         DeleteSessionRequest,
         DeleteSessionResponse,
-        ListSessionsRequest,
-        ListSessionsResponse,
-        SessionInfo,
         SetSessionConfigOptionRequestValueId,
         SetSessionConfigOptionResponse,
         SetSessionModeRequest,
         SetSessionModeResponse,
+    )
+    from acp_server.protocol.unstable.sessions import (
+        ListSessionsRequest,
+        ListSessionsResponse,
+        SessionInfo,
     )
 
 Params = TypeVar("Params")
@@ -93,6 +109,67 @@ def _typed(
     return run
 
 
+def _then(handler: RequestHandler, after: Callable[[], Awaitable[None]]) -> RequestHandler:
+    """`handler`, and `after` once its answer is written (when it answered)."""
+
+    async def run(params: RawObject, context: RequestContext) -> Message:
+        result = await handler(params, context)
+        context.after_response.append(after)
+        return result
+
+    return run
+
+
+V2_METHODS = (
+    "initialize",
+    "auth/login",
+    "auth/logout",
+    "session/new",
+    "session/list",
+    "session/delete",
+    "session/resume",
+    "session/fork",
+    "session/close",
+    "session/set_config_option",
+    "session/prompt",
+    "tool_call/cancel",
+    "terminal/cancel",
+    "providers/list",
+    "providers/set",
+    "providers/disable",
+    "session/set_title",
+    "session/status",
+    "session/archive",
+    "session/unarchive",
+    "auth/status",
+)
+"""The requests a v2 connection answers (`acp_server.v2.methods`, imported at the first)."""
+
+
+def _by_version(
+    v1: dict[str, RequestHandler],
+    v2: Callable[[], Mapping[str, RequestHandler]],
+    protocol: Callable[[], int],
+) -> dict[str, RequestHandler]:
+    """One table for both versions: each request goes to the handler of the version the
+    connection negotiated when it runs (a request pipelined after `initialize` is handled after
+    it). A method the version does not have is -32601, as an unknown one is (`jsonrpc`). The
+    chosen handler meets cancellation as the transport would have run it (`run_in_scope`): v1's
+    prompt answers `cancelled` itself, anything else is -32800."""
+
+    def route(method: str) -> RequestHandler:
+        async def run(params: RawObject, context: RequestContext) -> Message:
+            handler = (v2() if protocol() == 2 else v1).get(method)
+            if handler is None:
+                name = bounded(method)
+                raise RpcError(METHOD_NOT_FOUND, f"method not found: {name}", {"method": name})
+            return await run_in_scope(handler, params, context)
+
+        return answers_cancellation(run)
+
+    return {method: route(method) for method in dict.fromkeys([*v1, *V2_METHODS])}
+
+
 def _fork_handler(server: AcpServer) -> RequestHandler:
     """`session/fork` (unstable; `acp_server.branches`, imported at its first call): the copy
     is opened by `session/resume`."""
@@ -127,21 +204,35 @@ class AcpServer:
         self.log = log
         self._limits = limits or ServerLimits.from_environ(os.environ)
         self.client = ClientCapabilities()
+        self.protocol = PROTOCOL_VERSION
+        """The ACP version `initialize` settled: 1, or 2 for the v2 draft."""
         self.learned = ClientLearned()
         self.table = SessionTable(log)
         self.opener = SessionOpener(self)
+        self.session_methods = SessionMethods(sessions=self.sessions, table=self.table)
+        self.mcp = McpChannel(lambda: self.connection)
+        """The client's MCP servers over this connection (`mcp/message`)."""
+        self.auth = AuthStatus(
+            workspaces=self.workspaces,
+            slots=self.table.slots,
+            notify=lambda method, params: self.connection.notify(method, params),
+        )
         self._connection: Connection | None = None
+        self._v2: dict[str, RequestHandler] | None = None
 
     # ----------------------------------------------------------------------------- wiring
 
     def requests(self) -> dict[str, RequestHandler]:
-        return {
-            "initialize": _typed(checked_params, self.initialize),
-            "authenticate": _typed(p.authenticate, self.authenticate),
-            "logout": self.logout,
-            "session/new": _typed(p.new_session, self.opener.new),
-            "session/load": _typed(p.load_session, self.opener.load),
-            "session/resume": _typed(p.resume_session, self.opener.resume),
+        # Where credentials can have changed, a client that asked `auth/status` hears of it.
+        changed = self.auth.changed
+        v1: dict[str, RequestHandler] = {
+            "initialize": self.initialize,
+            "authenticate": _then(_typed(p.authenticate, self.authenticate), changed),
+            "logout": _then(self.logout, changed),
+            "auth/status": self.auth.status,
+            "session/new": _then(_typed(p.new_session, self.opener.new), changed),
+            "session/load": _then(_typed(p.load_session, self.opener.load), changed),
+            "session/resume": _then(_typed(p.resume_session, self.opener.resume), changed),
             "session/list": _typed(p.list_sessions, self.session_list),
             "session/close": _typed(p.close_session, self.session_close),
             "session/delete": _typed(p.delete_session, self.session_delete),
@@ -151,10 +242,23 @@ class AcpServer:
             ),
             "session/prompt": answers_cancellation(_typed(p.prompt, self.session_prompt)),
             **ProviderMethods(
-                admin=self._providers, workspaces=self.workspaces, slots=self.table.slots
+                admin=self._providers,
+                workspaces=self.workspaces,
+                slots=self.table.slots,
+                changed=changed,
             ).handlers(),
             "session/fork": _fork_handler(self),
+            **self.session_methods.handlers(),
         }
+
+        def v2() -> Mapping[str, RequestHandler]:
+            if self._v2 is None:
+                from acp_server.v2.methods import V2Methods
+
+                self._v2 = V2Methods(self, v1).handlers()
+            return self._v2
+
+        return _by_version(v1, v2, lambda: self.protocol)
 
     def notifications(self) -> dict[str, NotificationHandler]:
         async def cancel(params: RawObject) -> None:
@@ -162,7 +266,7 @@ class AcpServer:
             if request is not None:
                 await self.session_cancel(request)
 
-        return {"session/cancel": cancel}
+        return {"session/cancel": cancel, "mcp/message": self.mcp.notification}
 
     async def serve(
         self,
@@ -239,18 +343,22 @@ class AcpServer:
 
     # ------------------------------------------------------------------- initialize, auth
 
-    async def initialize(
-        self, request: InitializeRequest, context: RequestContext
-    ) -> InitializeResponse:
-        initialized = answer(
-            request, version=self._version, credentials_found=self.workspaces.credentials_found
+    async def initialize(self, params: RawObject, context: RequestContext) -> Message:
+        """The answer in the version `initialize` negotiates (`acp_server.initialization`, the
+        same code that answers a first line before the event loop)."""
+        initialized = respond(
+            params, version=self._version, credentials_found=self.workspaces.credentials_found
         )
+        if self.protocol == 2 and initialized.protocol != 2:
+            # v2: a repeated `initialize` must ask for v2 again (the connection never goes back)
+            raise RpcError(INVALID_REQUEST, "invalid request: this connection speaks ACP v2")
         self.adopt(initialized)
-        return initialized.result
+        return cast("Message", initialized.result)
 
     def adopt(self, initialized: Initialized) -> None:
         """The connection's state after `initialize`, however it was answered (by `initialize`,
-        or before the event loop: `acp_server.first_line`)."""
+        or before the event loop: `acp_server.first_line`): its version and the client."""
+        self.protocol = initialized.protocol
         self.client = initialized.client
         if self.client.cancel_request:
             self.connection.peer_cancels = True
@@ -284,12 +392,19 @@ class AcpServer:
                 limit=self._limits.list_page,
                 children=children,
                 parent_id=parent_id,
+                # Archived sessions are hidden unless asked for (`sessionCapabilities.archive`).
+                archived=p.archive_filter(request.get("archived")),
             )
         except ValueError as exc:
             raise InvalidParams("cursor", f"invalid params: bad cursor ({exc})") from exc
         sessions: list[SessionInfo] = []
         for item in page.items:
-            info: SessionInfo = {"sessionId": item.id, "cwd": item.cwd, "updatedAt": item.updated}
+            info: SessionInfo = {
+                "sessionId": item.id,
+                "cwd": item.cwd,
+                "updatedAt": item.updated,
+                "archived": item.archived,  # on every session, as the capability requires
+            }
             if item.title:
                 info["title"] = item.title
             if item.additional_directories:
@@ -354,5 +469,13 @@ class AcpServer:
             return {"stopReason": await prompt.answer(cancelled=context.scope.cancel_called)}
 
     async def session_cancel(self, request: CancelNotification) -> None:
-        """Every prompt of the session in flight: their request scopes are cancelled."""
-        self.table.cancel(request["sessionId"])
+        """Every prompt of the session in flight: their request scopes are cancelled; on a
+        subagent's session, its work only."""
+        session_id = request["sessionId"]
+        if self.table.get(session_id) is not None:
+            self.table.cancel(session_id)
+            return
+        for slot in self.table.slots():  # a subagent's session: its work only
+            view = None if slot.live is None else slot.live.channel.subagents
+            if view is not None and view.cancel(session_id):
+                return

@@ -18,6 +18,9 @@ Choices worth knowing:
   same content comes back on `session/load` (the parent's transcript records the list:
   `agent.history.replay`). A subagent's call the user is asked about gets a card of its own first
   (`promote`, tagged `_meta.earshot.parentToolCallId`): a prompt names a card.
+- The todo list is a plan (`acp_server.plans`): a `plan_update` with its id, and
+  `plan_removed`, for a client that advertised the unstable `plan` capability; the whole `plan`
+  for every other.
 - `notice` and `compaction_*` go out only when the client advertised them. Without them a manual
   or automatic compaction is shown as a tool call ("Compacting the conversation"), and warning or
   error notices as agent text, as are prominent info notices (an MCP server's tools that joined
@@ -34,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, assert_never, cast
 
 from acp_server.capabilities import ClientCapabilities
+from acp_server.plans import PlanView
 from acp_server.tool_calls import (
     ToolCall,
     child_state,
@@ -60,7 +64,6 @@ from agent.events import (
     Retrying,
     TextChunk,
     TitleChanged,
-    TodoItem,
     TodosChanged,
     ToolCallArguments,
     ToolCallFinished,
@@ -85,7 +88,6 @@ if TYPE_CHECKING:
         SessionUpdate,
         SessionUpdateAgentMessageChunk,
         SessionUpdateAgentThoughtChunk,
-        SessionUpdatePlan,
         SessionUpdateUsageUpdate,
         SessionUpdateUserMessageChunk,
     )
@@ -116,17 +118,6 @@ def message_chunk(
     if message_id:
         update["messageId"] = message_id
     return update
-
-
-def plan_update(items: tuple[TodoItem, ...]) -> SessionUpdatePlan:
-    """The todo list as ACP's `plan` update."""
-    return {
-        "sessionUpdate": "plan",
-        "entries": [
-            {"content": item.content, "priority": item.priority, "status": item.status}
-            for item in items
-        ],
-    }
 
 
 def _usage(event: UsageUpdated) -> list[SessionUpdate]:
@@ -202,6 +193,11 @@ class UpdateTranslator:
     """Compactions announced as tool calls (a replayed one arrives finished only)."""
     window_noticed: bool = False
     """The assumed context window was said once (a notice)."""
+    plans: PlanView = field(default_factory=PlanView)
+    """The todo list as plans (`acp_server.plans`)."""
+
+    def __post_init__(self) -> None:
+        self.plans.plans = self.client.plans
 
     def translate(self, event: AgentEvent) -> list[SessionUpdate]:
         """The updates one event becomes (possibly none), in order."""
@@ -225,7 +221,7 @@ class UpdateTranslator:
             case ToolCallFinished():
                 return self._finished(event)
             case TodosChanged():
-                return [plan_update(event.items)]
+                return self.plans.changed(event)
             case CommandOutput():
                 chunk = message_chunk("agent_message_chunk", event.text, None)
                 if event.data:

@@ -131,6 +131,9 @@ class TodosChanged(Record):
     """The complete todo list (front ends replace, never merge)."""
 
     items: tuple[TodoItem, ...]
+    plan_id: str = ""
+    """The list's id (`agent.todos.TodoPlan`): the same while the list lives, a new one once an
+    emptied list is written again. Empty `items` remove the plan with this id."""
     kind: Literal["todos"] = "todos"
 
 

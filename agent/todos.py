@@ -3,11 +3,17 @@
 (ACP calls it a "plan", and so does the transcript's entry name; earshot says "todos" so the word
 "plan" keeps one meaning, plan mode.) The list is persisted as an extension entry after each
 change, so a resumed session shows it again and a compaction's preamble carries the open steps.
+
+Each list has an id (ACP's `planId`): the id of the entry that started it, written when the
+session had no list (none yet, or one the model emptied). The list keeps it through every
+update; emptying it removes it, and the next list the model writes is a new plan with a new id.
+Ids come from the transcript alone, so a replay or a resumed session finds the same ones.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from agent.events import TodoItem
@@ -46,12 +52,26 @@ def todos_from_json(data: object) -> tuple[TodoItem, ...]:
     return tuple(items)
 
 
-def latest_todos(entries: Sequence[Entry]) -> tuple[TodoItem, ...]:
-    """The list as the latest todos entry in `entries` (a session's current path) left it."""
-    for entry in reversed(entries):
+@dataclass(frozen=True, slots=True)
+class TodoPlan:
+    """The todo list as one plan: its id and its steps (none: no plan)."""
+
+    plan_id: str = ""
+    items: tuple[TodoItem, ...] = ()
+
+    def then(self, entry_id: str, items: tuple[TodoItem, ...]) -> TodoPlan:
+        """The plan after the todos entry `entry_id` recorded `items`: the same plan while it
+        has steps, a new one (this entry's id) when there was none."""
+        return TodoPlan(self.plan_id if self.items else entry_id, items)
+
+
+def latest_plan(entries: Sequence[Entry]) -> TodoPlan:
+    """The plan as the todos entries in `entries` (a session's current path) left it."""
+    plan = TodoPlan()
+    for entry in entries:
         if isinstance(entry, ExtensionEntry) and entry.name == extensions.TODOS:
-            return todos_from_json(entry.data)
-    return ()
+            plan = plan.then(entry.id, todos_from_json(entry.data))
+    return plan
 
 
 def todos_from_history(messages: Sequence[Message]) -> tuple[TodoItem, ...] | None:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         SessionDefaults,
         SkillCommand,
     )
+    from agent.context import ClientPrompt
     from agent.session import AgentSession
     from earshot.compose import Composition
     from sessions import SessionStore
@@ -136,6 +137,11 @@ class EarshotWorkspace:
 
         return await refresh(self._workspaces.composition(self.cwd), model_name)
 
+    def auth_status(self) -> dict[str, Any]:
+        from earshot.auth_status import auth_status
+
+        return auth_status(self._workspaces.composition(self.cwd))
+
 
 class EarshotSessions:
     """`acp_server.ports.SessionMaker`: makes and reopens `AgentSession`s; MCP servers (the
@@ -209,6 +215,8 @@ class EarshotSessions:
             new_id=opening.session_id if opening.new else None,
             additional_directories=opening.additional_directories,
             client_servers=opening.mcp_servers,
+            mcp_channel=io.mcp,
+            client_prompt=_client_prompt(opening),
             # A new session's are started after its warm-up (`tool_arrivals.begin()`), so that
             # the MCP SDK's import does not delay what its first prompt needs.
             start_mcp=not opening.new,
@@ -337,6 +345,13 @@ def _ports(workspaces: EarshotWorkspaces) -> Ports:
         sessions=EarshotSessions(workspaces),
         providers=EarshotProviders(workspaces),
     )
+
+
+def _client_prompt(opening: Opening) -> ClientPrompt | None:
+    from agent.context import ClientPrompt
+
+    given = opening.system_prompt
+    return None if given is None else ClientPrompt(mode=given.mode, text=given.text)
 
 
 def _user_file(cwd: Path, environ: Mapping[str, str]) -> Path:

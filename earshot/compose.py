@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
+    from acp_server.mcp_over_acp import McpChannel
     from acp_server.ports import McpServerSpec
     from agent.backends import FileBackend, Interaction, Mode, ProcessBackend
+    from agent.context import ClientPrompt
     from agent.session import AgentSession
     from agent.settings import Settings
     from agent.tasks import SessionTasks
@@ -290,6 +292,11 @@ class Composition:
                 return preferred
         return models[-1].id if models else None
 
+    def credential_source(self, provider: str) -> str:
+        """Where `provider`'s credentials come from, by name only (`ANTHROPIC_API_KEY is
+        set`, `providers.<id> in settings`): never a value."""
+        return self._credential_source(provider)
+
     def _credential_source(self, provider: str) -> str:
         from providers.registry import provider_spec
 
@@ -323,6 +330,8 @@ async def open_session(
     new_id: str | None = None,
     additional_directories: Sequence[Path] = (),
     client_servers: Sequence[McpServerSpec] = (),
+    mcp_channel: McpChannel | None = None,
+    client_prompt: ClientPrompt | None = None,
     tasks: SessionTasks | None = None,
     files: FileBackend | None = None,
     processes: ProcessBackend | None = None,
@@ -349,7 +358,9 @@ async def open_session(
     the start of the first turn, before the ones found here.
     `new_id`: the id of a new session, already given to the client (its file reserved).
     `current`: the composition as it is now (the ACP server reads settings again after
-    `providers/set`); a model switch and `/model` use it.
+    `providers/set`); a model switch and `/model` use it. `mcp_channel`: where the client's
+    servers over ACP are reached (`mcp/message`); `client_prompt`: the client's instructions
+    (`SessionOptions.client_prompt`).
 
     Raises:
         agent.session.agent_session.ModelUnavailable: the model cannot be built.
@@ -370,7 +381,8 @@ async def open_session(
         return composition if current is None else current()
 
     servers = merge_servers(
-        composition.mcp_servers(), servers_from_client(client_servers, composition.cwd)
+        composition.mcp_servers(),
+        servers_from_client(client_servers, composition.cwd, mcp_channel),
     )
     notices = list(notices)
     if composition.settings.ignored:
@@ -397,6 +409,7 @@ async def open_session(
     options = SessionOptions(
         model_name=model_name,
         mode=mode or composition.settings.mode,
+        client_prompt=client_prompt,
         notices=notices,
         model_choices=lambda: model_names(latest()),
         command_sources=[mcp_command_source(connections)],

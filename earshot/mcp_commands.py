@@ -27,7 +27,7 @@ import anyio
 
 from agent.commands import CommandReply, CommandSource, ExtraCommand
 from earshot.mcp_connections import McpConnections
-from earshot.mcp_tools import RemoteServer, tool_prefix
+from earshot.mcp_tools import EditorServer, McpServer, RemoteServer, tool_prefix
 from providers.types import ImagePart, TextPart
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def server_statuses(connections: McpConnections) -> list[dict[str, Any]]:
             {
                 "name": server.name,
                 "source": server.source,
-                "transport": server.transport if isinstance(server, RemoteServer) else "stdio",
+                "transport": _transport(server),
                 "status": status,
                 "tools": len(connection.tools) if status == "connected" else 0,
                 "prompts": len(connection.prompts) if status == "connected" else 0,
@@ -249,3 +249,9 @@ __all__ = [
     "prompt_parts",
     "server_statuses",
 ]
+
+
+def _transport(server: McpServer) -> str:
+    if isinstance(server, RemoteServer):
+        return server.transport
+    return "acp" if isinstance(server, EditorServer) else "stdio"

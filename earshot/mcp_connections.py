@@ -41,6 +41,7 @@ from agent.session import ToolArrivals
 from agent.tools import AnyTool
 from earshot.mcp_tools import (
     CALL_TIMEOUT_SECONDS,
+    EditorServer,
     McpFailure,
     McpServer,
     RemoteServer,
@@ -128,7 +129,9 @@ class _Connection:
                             client_info=Implementation(name="earshot", version=__version__),
                         )
                     )
-                    started = await session.initialize()
+                    # A server over ACP speaks MCP 2026-07-28 only: no handshake to make.
+                    editor = isinstance(self.server, EditorServer)
+                    started = await (session.discover() if editor else session.initialize())
                     tools = await _list_tools(session)
                     if started.capabilities.prompts is not None:
                         self.prompts = list((await session.list_prompts()).prompts)
@@ -153,6 +156,10 @@ class _Connection:
 
     def _transport(self) -> Any:
         server = self.server
+        if isinstance(server, EditorServer):
+            from earshot.mcp_acp_transport import acp_transport
+
+            return acp_transport(server.channel, server.server_id)
         if isinstance(server, StdioServer):
             from mcp import StdioServerParameters, stdio_client
 

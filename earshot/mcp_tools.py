@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from mcp import ClientSession
     from mcp.types import CallToolResult, Tool
 
+    from acp_server.mcp_over_acp import McpChannel
     from acp_server.ports import McpServerSpec
     from agent.settings import Settings
 
@@ -83,7 +84,18 @@ class RemoteServer:
     source: str = "settings"
 
 
-McpServer = StdioServer | RemoteServer
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EditorServer:
+    """A server the ACP client provides over the connection itself (`mcp/message`:
+    `earshot.mcp_acp_transport`)."""
+
+    name: str
+    server_id: str
+    channel: McpChannel = field(repr=False, compare=False)
+    source: str = "editor"
+
+
+McpServer = StdioServer | RemoteServer | EditorServer
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,13 +141,21 @@ def servers_from_settings(settings: Settings, cwd: Path) -> list[McpServer]:
     return servers
 
 
-def servers_from_client(specs: Sequence[McpServerSpec], cwd: Path) -> list[McpServer]:
-    """The MCP servers an ACP client sent with `session/new` (run in the session's cwd)."""
-    from acp_server.ports import McpRemoteServer
+def servers_from_client(
+    specs: Sequence[McpServerSpec], cwd: Path, channel: McpChannel | None = None
+) -> list[McpServer]:
+    """The MCP servers an ACP client sent with `session/new` (run in the session's cwd); those
+    it provides over the connection are reached through `channel` (none: not connected)."""
+    from acp_server.ports import McpAcpServer, McpRemoteServer
 
     servers: list[McpServer] = []
     for spec in specs:
-        if isinstance(spec, McpRemoteServer):
+        if isinstance(spec, McpAcpServer):
+            if channel is not None:
+                servers.append(
+                    EditorServer(name=spec.name, server_id=spec.server_id, channel=channel)
+                )
+        elif isinstance(spec, McpRemoteServer):
             servers.append(
                 RemoteServer(
                     name=spec.name,

@@ -33,6 +33,9 @@ PERMISSION: Final = "permission"
 """Who decided about a call, before it ran (`agent.turn.audit_trail`)."""
 TOOL_OUTCOME: Final = "tool_outcome"
 """A call's `raw_output` once its result is on disk (`agent.turn.audit_trail`)."""
+CLIENT_PROMPT: Final = "system_prompt"
+"""The instructions the client gave the session (ACP's unstable `systemPrompt`,
+`agent.session.setup.remembered_prompt`): `{"mode": "append" | "override", "text"}`."""
 
 ALL: Final = frozenset(
     {
@@ -45,6 +48,7 @@ ALL: Final = frozenset(
         UNDO_MISSING,
         PERMISSION,
         TOOL_OUTCOME,
+        CLIENT_PROMPT,
     }
 )
 """Every name earshot writes."""

@@ -1,8 +1,9 @@
 """Where session files live, and finding, listing, creating, forking and deleting them.
 
 Layout: `<root>/<cwd-hash>/<session-id>.jsonl`, plus `<session-id>.title` beside a session that
-has a title. The cwd hash is the first 16 hex digits of the SHA-256 of the absolute cwd (symlinks
-not resolved: the path the editor or shell gave is the project's name).
+has a title and `<session-id>.archived` beside an archived one (`sessions.archive`). The cwd hash
+is the first 16 hex digits of the SHA-256 of the absolute cwd (symlinks not resolved: the path
+the editor or shell gave is the project's name).
 
 Listing reads no session file whole: it stats the files, sorts them newest first by modification
 time (ties broken by session id, which is time-ordered), and for the page it returns reads only
@@ -30,6 +31,7 @@ import anyio.to_thread
 
 from providers.logs import get_logger
 from providers.records import Record
+from sessions.archive import ArchiveFilter, archived_path, is_archived, kept, set_archived
 from sessions.entries import FORMAT_VERSION, ForkOrigin, Header, ParentLink, TitleEntry
 from sessions.errors import (
     InvalidCursor,
@@ -72,6 +74,8 @@ class SessionSummary(Record):
     parent: ParentLink | None = None
     """Set for a subagent's session: the session and `task` call that ran it."""
     forked_from: ForkOrigin | None = None
+    archived: bool = False
+    """Hidden from the editor's default list (`sessions.archive`)."""
 
 
 class SessionPage(Record):
@@ -216,11 +220,13 @@ class SessionStore:
         limit: int = 50,
         children: bool = True,
         parent_id: str | None = None,
+        archived: ArchiveFilter = "include",
     ) -> SessionPage:
         """Sessions newest first (by last update), one page at a time; all cwds when `cwd` is
         None. A session updated while paging moves to the front and is not repeated. Without
         `children`, subagents' sessions are left out; with `parent_id`, only the children of
-        that session are listed.
+        that session are listed; `archived` keeps all, only the unarchived or only the archived
+        sessions (before paging).
 
         Raises:
             InvalidCursor: `cursor` is not one this store handed out.
@@ -241,12 +247,20 @@ class SessionStore:
         while examined < len(found) and len(items) < limit:
             summary = _summarise(found[examined], absolute)
             examined += 1
-            if summary is not None and _wanted(summary, children, parent_id):
+            if (
+                summary is not None
+                and _wanted(summary, children, parent_id)
+                and kept(summary.archived, archived)
+            ):
                 items.append(summary)
         more = examined < len(found)
         return SessionPage(
             items=items, next_cursor=_encode_cursor(found[examined - 1].key) if more else None
         )
+
+    def exists(self, session_id: str) -> bool:
+        """Whether a session has this id (any cwd); reads no file."""
+        return self._find(session_id) is not None
 
     def ids_starting_with(self, prefix: str) -> builtins.list[str]:
         """The ids of every session (any cwd) that start with `prefix`, sorted; reads no file.
@@ -272,7 +286,24 @@ class SessionStore:
         except FileNotFoundError:
             return False
         title_path(path).unlink(missing_ok=True)
+        archived_path(path).unlink(missing_ok=True)
         lock_path(path).unlink(missing_ok=True)
+        return True
+
+    def archive(self, session_id: str, *, archived: bool = True) -> bool:
+        """Archive (or with `archived=False` unarchive) a session, open or not, whoever holds
+        it; False when there is none. Doing it twice is no error.
+
+        Raises:
+            SessionWriteFailed: the store's directory cannot be written.
+        """
+        path = self._find(session_id)
+        if path is None:
+            return False
+        try:
+            set_archived(path, archived)
+        except OSError as exc:
+            raise SessionWriteFailed(str(archived_path(path)), exc) from exc
         return True
 
     async def fork(
@@ -464,6 +495,7 @@ def _summarise(found: _Found, cwd: str | None) -> SessionSummary | None:
         additional_directories=tuple(header.additional_directories),
         parent=header.parent,
         forked_from=header.forked_from,
+        archived=is_archived(found.path),
     )
 
 

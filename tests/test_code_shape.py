@@ -65,11 +65,20 @@ def _where(module: Module) -> str:
 # ---------------------------------------------------------------------------------- sizes
 
 
+GENERATED = "Do not edit: change the generator and run it again."
+"""The header line of the modules `scripts.gen_acp_types` writes (`acp_server/protocol/`)."""
+
+
 def test_no_source_file_is_over_600_lines() -> None:
+    """Except generated ones: nobody reads or edits them as code, and the ACP v2 schema's
+    flattened unions (every `session/update` and `state_update` variant a class of its own)
+    would otherwise be split along lines that mean nothing."""
     long = {
         _where(module): lines
         for module in modules()
-        if (lines := len(module.path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+        if (lines := len((text := module.path.read_text(encoding="utf-8")).splitlines()))
+        > MAX_LINES
+        and GENERATED not in text
     }
     assert long == {}
 

@@ -16,6 +16,9 @@ so change the generator (or the schema), never the output. This package imports 
   (`ClientRequestSender`, ...).
 - `unstable`: only what `schema.unstable.json` adds or changes (`session/fork`, `providers/*`,
   `systemPrompt`, ...), same areas; `unstable.methods` covers every method with those types.
+- `v2`: the ACP v2 draft (`schema/v2/schema.json`), the same areas generated whole (v2 reshapes
+  most messages, so nothing is shared with v1: `acp_server.protocol.v2.prompt.SessionUpdate` is
+  v2's), and `v2.unstable` what `schema/v2/schema.unstable.json` adds. Used by `acp_server.v2`.
 
 Why TypedDicts, not pydantic (the project's validation library) or msgspec models:
 - Start-up. Imported under `TYPE_CHECKING` they cost nothing, and a handler needs nothing else:

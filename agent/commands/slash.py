@@ -48,6 +48,7 @@ BUILTIN_COMMANDS: Final[tuple[tuple[str, str, str | None], ...]] = (
         "Copy the conversation (up to before message N) into a new session",
         "message number (empty: the whole conversation)",
     ),
+    ("title", "Name this session (the session list shows it)", "title (empty: show it)"),
 )
 """(name, description, input hint) of each built-in command."""
 BUILTIN_NAMES: Final = frozenset(name for name, _, _ in BUILTIN_COMMANDS)
@@ -118,11 +119,24 @@ def parse_mode(value: object) -> Mode | None:
     return None
 
 
+class Labels(Protocol):
+    """What `/title` changes (`agent.session.labels.SessionLabels`)."""
+
+    @property
+    def title(self) -> str | None: ...
+
+    async def set_title(self, title: str) -> str:
+        """Raises: ValueError for an empty title."""
+        ...
+
+
 class CommandTarget(Protocol):
     """What the built-in commands (other than `/compact`) change: an `AgentSession`."""
 
     @property
     def permissions(self) -> PermissionAdmin: ...
+    @property
+    def labels(self) -> Labels: ...
 
     @property
     def model_name(self) -> str: ...
@@ -213,6 +227,21 @@ async def run_builtin(
             return await rewind_command(session.branches, call.argument, emit, interaction)
         case "fork":
             await fork_command(session.branches, call.argument, emit)
+        case "title":
+            await _title(session.labels, call.argument, say)
         case _:
             say(unknown_command_text(call.name, menu or command_menu()))
     return False
+
+
+async def _title(labels: Labels, argument: str, say: Callable[[str], None]) -> None:
+    if not argument:
+        current = labels.title
+        say(f"Title: {current}." if current else "This session has no title yet.")
+        return
+    try:
+        title = await labels.set_title(argument)
+    except ValueError as exc:
+        say(f"No title set: {exc}.")
+        return
+    say(f"Title: {title}.")

@@ -9,7 +9,7 @@ from agent import lazy_face
 if TYPE_CHECKING:
     from agent.context.caching import CACHE_SETTINGS, DEFAULT_CACHE, CacheSetting, prompt_cache
     from agent.context.shaper import CompactionResult, ContextShaper, ShapeContext
-    from agent.context.system_prompt import build_system_prompt, session_date
+    from agent.context.system_prompt import ClientPrompt, build_system_prompt, session_date
     from agent.context.tokens import text_tokens
     from agent.context.usage import SessionUsage, UsageTracker, usage_summary
 
@@ -17,6 +17,7 @@ __all__ = [
     "CACHE_SETTINGS",
     "DEFAULT_CACHE",
     "CacheSetting",
+    "ClientPrompt",
     "CompactionResult",
     "ContextShaper",
     "SessionUsage",
@@ -35,7 +36,7 @@ if not TYPE_CHECKING:  # a checker reads the imports above, so an unknown name i
         {
             "caching": ("CACHE_SETTINGS", "DEFAULT_CACHE", "CacheSetting", "prompt_cache"),
             "shaper": ("CompactionResult", "ContextShaper", "ShapeContext"),
-            "system_prompt": ("build_system_prompt", "session_date"),
+            "system_prompt": ("ClientPrompt", "build_system_prompt", "session_date"),
             "tokens": ("text_tokens",),
             "usage": ("SessionUsage", "UsageTracker", "usage_summary"),
         },

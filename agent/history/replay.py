@@ -39,7 +39,7 @@ from agent.events import (
     ToolStatus,
     UserMessageAdded,
 )
-from agent.todos import todos_from_json
+from agent.todos import TodoPlan, todos_from_json
 from agent.tools import AnyTool, ToolContext
 from agent.turn import INTERRUPTED_TEXT, CallSinks, interrupted_result, title_for
 from providers.types import (
@@ -83,6 +83,7 @@ def replay_events(
     events: list[AgentEvent] = []
     open_calls: dict[str, str] = {}
     """Calls replayed as started whose result has not come yet: id -> name."""
+    plan = TodoPlan()
     for entry in entries:
         match entry:
             case MessageEntry():
@@ -113,7 +114,8 @@ def replay_events(
                 )
             case ExtensionEntry():
                 if entry.name == extensions.TODOS:
-                    events.append(TodosChanged(items=todos_from_json(entry.data)))
+                    plan = plan.then(entry.id, todos_from_json(entry.data))
+                    events.append(TodosChanged(items=plan.items, plan_id=plan.plan_id))
                 elif entry.name == extensions.SUBAGENT:
                     events.extend(_child_link(entry.data))
                 elif entry.name == extensions.SUBAGENT_WORK:

@@ -15,7 +15,7 @@ import anyio
 from agent.backends import Mode, ToolUi
 from agent.events import TodoItem
 from agent.history.replay import tool_ui_entry
-from agent.todos import latest_todos, todos_to_json
+from agent.todos import TodoPlan, latest_plan, todos_to_json
 from agent.transcript import Compaction
 from providers.logs import get_logger
 from providers.types import Message, ReasoningEffort
@@ -108,11 +108,12 @@ class SessionTranscript:
         with anyio.CancelScope(shield=True):
             await self.stored.append(TitleEntry(title=title))
 
-    async def record_todos(self, items: Sequence[TodoItem]) -> None:
+    async def record_todos(self, items: Sequence[TodoItem]) -> str:
+        """Returns the entry's id (a new list's plan id: `agent.todos.TodoPlan`)."""
+        entry = ExtensionEntry(name=extensions.TODOS, data=todos_to_json(items))
         with anyio.CancelScope(shield=True):
-            await self.stored.append(
-                ExtensionEntry(name=extensions.TODOS, data=todos_to_json(items))
-            )
+            entry = await self.stored.append(entry)
+        return entry.id
 
     async def record_usage(self, totals: ExtensionEntry) -> None:
         # The totals so far, one small line per model call: a resumed session continues them.
@@ -130,9 +131,9 @@ class SessionTranscript:
         await self.stored.rewind(None)
         await self.record_settings(model=model, effort=effort, mode=mode)
 
-    def todos(self) -> tuple[TodoItem, ...]:
-        """The todo list as the current branch last recorded it."""
-        return latest_todos(self.stored.path_entries())
+    def plan(self) -> TodoPlan:
+        """The todo list (and its plan id) as the current branch last recorded it."""
+        return latest_plan(self.stored.path_entries())
 
     def _entry_id_of(self, message: Message) -> str | None:
         """The id of the entry holding `message` on the current branch."""

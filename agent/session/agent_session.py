@@ -32,9 +32,7 @@ from agent.events import (
     ModeChanged,
     ModelChanged,
     Notice,
-    TitleChanged,
     TodoItem,
-    TodosChanged,
     TurnEnded,
     TurnStarted,
 )
@@ -43,6 +41,7 @@ from agent.history.replay import replay_events
 from agent.history.session_transcript import SessionTranscript
 from agent.history.undo_batches import BatchUndo
 from agent.permissions.admin import PermissionAdmin
+from agent.session.labels import SessionLabels
 from agent.session.setup import (
     ModelUnavailable,
     SessionOptions,
@@ -51,7 +50,7 @@ from agent.session.setup import (
     own_commands,
     session_tools,
 )
-from agent.session.subagent import ChildSessions, SubagentRunner
+from agent.session.subagent import ChildSessions, RunningChildren, SubagentRunner
 from agent.session.tool_arrivals import ToolArrivals
 from agent.tools.base import ReadTracker, ScopeContract
 from agent.turn.audit_trail import AuditTrail
@@ -104,8 +103,6 @@ class AgentSession:
         self.model_name = model_name
         self.reasoning_effort: ReasoningEffort | None = reasoning_effort
         self.model_info: ModelInfo | None = _info(catalog, model)
-        self.title: str | None = transcript.stored.title
-        self.todos: tuple[TodoItem, ...] = transcript.todos()
         self.skill_names = (
             tuple(skill.name for skill in setup.skills.skills) if setup.skills else ()
         )
@@ -113,6 +110,8 @@ class AgentSession:
         self._closed = False
         self._stream: TurnStream | None = None
         self._announce = Announcer()
+        self.labels = SessionLabels(transcript, self._announce)
+        """The title (`/title`, `session/set_title`) and the todo list (a plan with an id)."""
         self._scope_contract = ScopeContract()
         self._reads = ReadTracker()
         tracker = UsageTracker(model_info=self.model_info)
@@ -141,6 +140,7 @@ class AgentSession:
                 # The day the session started, not today: a prompt that changed with the date
                 # would cost a resumed session its whole prompt cache.
                 today=session_date(transcript.stored.header.created),
+                client=options.client_prompt,
             ),
             tools=tools,
             cache=prompt_cache(cache, key=self.id),
@@ -155,7 +155,7 @@ class AgentSession:
         loop reads it at each model call). Read it, never assign it from outside: the session
         keeps it in step with its state."""
         self._inbox = PromptInbox(
-            hooks=setup.hooks, session_id=self.id, appended=self._prompt_appended
+            hooks=setup.hooks, session_id=self.id, appended=self.labels.prompt_appended
         )
         self.model_choices: Callable[[], Sequence[str]] = options.model_choices or tuple
         """The models `/model` lists (the composition root's picker list)."""
@@ -183,6 +183,8 @@ class AgentSession:
         self.tool_arrivals = options.tool_arrivals or ToolArrivals()
         """Tools joining after the open (`agent.session.tool_arrivals`), and their notices."""
         self.tool_arrivals.attach(self._announce.deliver)
+        self.children = RunningChildren()
+        """The subagents at work in the running turn (a front end can cancel one)."""
 
     # ------------------------------------------------------------------------ public API
 
@@ -230,8 +232,7 @@ class AgentSession:
             assert stream is not None
             interaction = OrderedInteraction(self._interaction, stream)
             if await run_builtin(self, call, emit, interaction, menu):  # a rewind happened
-                self.todos = self.transcript.todos()  # the plan as it stood on the new branch
-                emit(TodosChanged(items=self.todos))
+                self.labels.rewound(emit)  # the plan as it stood on the new branch
 
         return self.run_step(command)
 
@@ -327,8 +328,7 @@ class AgentSession:
         await self.transcript.clear(
             model=self.model_name, effort=self.reasoning_effort, mode=self.mode
         )
-        self.todos = ()
-        self._announce(TodosChanged(items=()))
+        self.labels.cleared()
 
     async def undo(self) -> str:
         """Restore the files changed by this session's last tool batch; says what happened."""
@@ -427,11 +427,12 @@ class AgentSession:
                 children=None
                 if self._store is None
                 else ChildSessions(self._store, self.transcript, lambda: self.model_name),
+                running=self.children,
             )
             tooling = dataclasses.replace(
                 tooling,
                 services=dataclasses.replace(
-                    tooling.services, todos=self._publish_todos, subagents=subagents
+                    tooling.services, todos=self.labels.publish_todos, subagents=subagents
                 ),
             )
             loop = TurnLoop(
@@ -484,20 +485,13 @@ class AgentSession:
 
         await self._shaper.compact(self.transcript, ctx, instructions=instructions, settle=settle)
 
-    async def _prompt_appended(self, message: Message, entry_id: str) -> None:
-        if self.title is not None:
-            return
-        title = title_from(message.text)
-        if title is None:
-            return
-        self.title = title
-        await self.transcript.record_title(title)
-        self._announce(TitleChanged(title=title))
+    @property
+    def title(self) -> str | None:
+        return self.labels.title
 
-    async def _publish_todos(self, items: tuple[TodoItem, ...]) -> None:
-        self.todos = items
-        self._announce(TodosChanged(items=items))
-        await self.transcript.record_todos(items)
+    @property
+    def todos(self) -> tuple[TodoItem, ...]:
+        return self.labels.plan.items
 
 
 def _info(catalog: ModelCatalog | None, model: Model) -> ModelInfo | None:

@@ -3,6 +3,7 @@ composition root's options and the settings."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -13,7 +14,13 @@ import anyio
 from agent.backends import DenyingInteraction, FileBackend, Interaction, ProcessBackend
 from agent.history.session_transcript import SessionTranscript
 from agent.session.agent_session import AgentSession
-from agent.session.setup import SessionOptions, build_model, resumed_settings, set_up
+from agent.session.setup import (
+    SessionOptions,
+    build_model,
+    remembered_prompt,
+    resumed_settings,
+    set_up,
+)
 from agent.tasks import SessionTasks
 from sessions import SessionStore
 
@@ -83,6 +90,9 @@ async def create_session(
                 extra_roots.append(Path(directory))
     roots = (cwd, *(root for root in extra_roots if root != cwd))
     try:
+        # The client's system prompt, or the one kept with the session (a load that sends none).
+        client_prompt = await remembered_prompt(stored, options.client_prompt)
+        options = dataclasses.replace(options, client_prompt=client_prompt)
         setup = await set_up(
             cwd=cwd,
             roots=roots,

@@ -14,6 +14,7 @@ import anyio
 from agent.backends import MODES, FileBackend, Interaction, Mode, ProcessBackend
 from agent.code import CodeIndexHost, EditChecks
 from agent.commands import CommandSource
+from agent.context import ClientPrompt
 from agent.local import BackgroundJobs, LocalFiles, LocalProcesses
 from agent.permissions import PermissionGate, PermissionRules, RuleBook
 from agent.protected_paths import ProtectedPaths, protected_paths
@@ -37,7 +38,7 @@ from agent.undo import UndoStore
 from providers.logs import get_logger
 from providers.records import MutableRecord
 from providers.types import ReasoningEffort
-from sessions import ModelChangeEntry, Session, data_dir
+from sessions import ExtensionEntry, ModelChangeEntry, Session, data_dir, extensions
 
 if TYPE_CHECKING:
     from agent.events import AgentEvent
@@ -57,6 +58,10 @@ class SessionOptions(MutableRecord):
     """Model calls per `run_turn`."""
     system_prompt: str | None = None
     """None: the built-in one."""
+    client_prompt: ClientPrompt | None = None
+    """The front end's instructions (ACP `systemPrompt`), with or in place of the built-in
+    rules (`agent.context.system_prompt`); kept with the session (`remembered_prompt`), so a
+    resumed session given none sends the same prompt."""
     extra_tools: Sequence[AnyTool] = ()
     """E.g. MCP tools from the composition root; a name already taken replaces that tool."""
     max_retries: int = 4
@@ -353,6 +358,30 @@ async def resumed_settings(
             ModelChangeEntry(model=options.model_name, reasoning_effort=options.reasoning_effort)
         )
     return options.model_name, options.reasoning_effort, mode, model
+
+
+async def remembered_prompt(stored: Session, given: ClientPrompt | None) -> ClientPrompt | None:
+    """The instructions a session runs with: `given` (recorded when it differs from the last
+    recorded one), else the last recorded, on any branch (`/clear` keeps it)."""
+    recorded: ClientPrompt | None = None
+    for entry in reversed(stored.entries):
+        if isinstance(entry, ExtensionEntry) and entry.name == extensions.CLIENT_PROMPT:
+            data = entry.data if isinstance(entry.data, dict) else {}
+            mode, text = data.get("mode"), data.get("text")
+            if mode in ("append", "override") and isinstance(text, str):
+                recorded = ClientPrompt(
+                    mode="append" if mode == "append" else "override", text=text
+                )
+            break
+    if given is None or given == recorded:
+        return recorded
+    if stored.writable:  # read-only here (another process has it open): kept in memory only
+        await stored.append(
+            ExtensionEntry(
+                name=extensions.CLIENT_PROMPT, data={"mode": given.mode, "text": given.text}
+            )
+        )
+    return given
 
 
 def session_tools(options: SessionOptions, setup: SessionSetup) -> ToolSet:

@@ -78,6 +78,35 @@ _NESTED: Final = (
 )
 
 
+class RunningChildren:
+    """The subagents running in a session, by child session id: a front end can cancel one's
+    work (ACP `session/cancel` on the child) while its parent's turn goes on; its `task` call
+    then fails saying so."""
+
+    def __init__(self) -> None:
+        self._scopes: dict[str, anyio.CancelScope] = {}
+        self._cancelled: set[str] = set()
+
+    def cancel(self, child_id: str) -> bool:
+        """Cancel the work of child session `child_id`; False when none by that id runs."""
+        scope = self._scopes.get(child_id)
+        if scope is None:
+            return False
+        self._cancelled.add(child_id)
+        scope.cancel()
+        return True
+
+    def running(self, child_id: str, scope: anyio.CancelScope) -> None:
+        self._scopes[child_id] = scope
+
+    def ended(self, child_id: str) -> bool:
+        """The child's work ended; True when `cancel` ended it."""
+        self._scopes.pop(child_id, None)
+        cancelled = child_id in self._cancelled
+        self._cancelled.discard(child_id)
+        return cancelled
+
+
 class SubagentRunner:
     """Runs one subagent per `task` call of the current turn."""
 
@@ -89,12 +118,14 @@ class SubagentRunner:
         emit: Emit,
         usage: Callable[[Usage | None], Awaitable[None]],
         children: ChildSessions | None = None,
+        running: RunningChildren | None = None,
     ) -> None:
         self._config = config
         self._tooling = tooling
         self._emit = emit
         self._usage = usage
         self._children = children
+        self._running = running or RunningChildren()
 
     async def run(self, *, call_id: str, prompt: str, tools: Sequence[str] | None = None) -> str:
         """Run a subagent on `prompt` and return its final text.
@@ -129,6 +160,9 @@ class SubagentRunner:
             self._emit(ToolCallProgress(call_id=call_id, child_session_id=child.id))
         work: dict[str, dict[str, str]] = {}
         transcript: Transcript = InMemoryTranscript() if child is None else SessionTranscript(child)
+        scope = anyio.CancelScope()
+        if child is not None:
+            self._running.running(child.id, scope)
         # What of the parent's services a subagent's tools get: the `Read` checks (its grep,
         # glob and ls hide what the parent's would); no todo list, background jobs or index.
         parent = self._tooling.services
@@ -148,18 +182,22 @@ class SubagentRunner:
             ),
             usage=usage,
             emit=_forwarder(self._emit, call_id, work),
-            scope=anyio.CancelScope(),
+            scope=scope,
         )
+        cancelled = False
         try:
             end = await loop.run(Message(role="user", parts=[TextPart(text=prompt)]))
         finally:
             if child is not None and children is not None:
+                cancelled = self._running.ended(child.id)
                 with anyio.CancelScope(shield=True):
                     await child.aclose()
                     await children.record_work(call_id, [dict(item) for item in work.values()])
         match end.reason:
             case "error":
                 raise ToolError(f"The subagent failed: {end.message or 'model call failed'}")
+            case "cancelled" if cancelled:
+                raise ToolError("The user cancelled the subagent's work.")
             case "cancelled":
                 raise ToolError("The subagent was interrupted.")
             case "max_turns":

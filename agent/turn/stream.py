@@ -96,9 +96,20 @@ class TurnStream:
                 on_done()
             self.done.set()
 
+    @property
+    def accepting(self) -> bool:
+        """Whether an event emitted now reaches the consumer (False once the producer has ended:
+        its stream is closing)."""
+        return not self._closed
+
     async def _produce(self, produce: Produce) -> None:
         with self._send:
-            await produce(self.emit, self.scope)
+            try:
+                await produce(self.emit, self.scope)
+            finally:
+                # What is emitted from now on is late (the send side closes): dropped here, and
+                # refused by `Announcer.deliver`, which then keeps it for the next turn.
+                self._closed = True
 
     def _wake(self) -> None:
         if not self._waiters:
@@ -132,8 +143,9 @@ class Announcer:
         self.deliver(event)
 
     def deliver(self, event: AgentEvent) -> bool:
-        """Into the running turn; False (dropped) between turns."""
-        if self.stream is None:
+        """Into the running turn; False (dropped) between turns, and once the turn's work has
+        ended (its stream is closing: the caller keeps what must not be lost)."""
+        if self.stream is None or not self.stream.accepting:
             return False
         self.stream.emit(event)
         return True

@@ -3,7 +3,8 @@
     .venv/bin/python -m scripts.gen_acp_types           # rewrite the generated modules
     .venv/bin/python -m scripts.gen_acp_types --check   # exit 1 if a committed module differs
 
-Reads `acp_server/schema/schema.json` (stable) and `schema.unstable.json`, and writes TypedDicts,
+Reads `acp_server/schema/schema.json` (stable) and `schema.unstable.json`, and the v2 draft's
+`schema/v2/schema.json` and `schema.unstable.json` (into `protocol/v2/`), and writes TypedDicts,
 type aliases and method tables (see `acp_server/protocol/__init__.py` for why TypedDicts and how
 to use them). The mapping, in short:
 
@@ -23,7 +24,9 @@ to use them). The mapping, in short:
 - the leniency hints (`x-deserialize-*`) and defaults do not change a type.
 
 The unstable schema is generated as a delta: only the definitions that differ from the stable
-ones (or use one that does) are redefined in `unstable/`; the rest are imported.
+ones (or use one that does) are redefined in `unstable/`; the rest are imported. v2 is a family of
+its own, generated whole (`v2/`, its unstable delta in `v2/unstable/`): it shares no type with v1.
+A union with an alternative that admits any value (v2's `Error.data`) is an alias, not a class.
 
 `model.py` reads a schema, `modules.py` writes the modules; their output goes through
 `ruff check --select I --fix` and `ruff format`, so it is committed as is.

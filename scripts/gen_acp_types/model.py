@@ -289,6 +289,8 @@ class Model:
         if schema.get("type") == "object" or "properties" in schema:
             return "properties" in schema or "additionalProperties" not in schema
         parts = [s for key in ("allOf", "anyOf", "oneOf") for s in schema.get(key, [])]
+        if any(not set(part) - ANNOTATION_KEYS for part in parts):
+            return False  # one alternative is any value (v2's `ErrorData`): an alias
         objects = [self._is_object(s) for s in parts]
         if any(objects) and not all(objects):
             raise SchemaError(f"a union of objects and non-objects: {json.dumps(schema)[:200]}")

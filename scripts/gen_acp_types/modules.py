@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -71,7 +72,13 @@ def docstring_head(text: str) -> str:
 # ----------------------------------------------------------------------------- modules
 
 
+V2_METHOD_AREAS: dict[str, str] = {"tool_call/cancel": "prompt", "terminal/cancel": "prompt"}
+"""v2's methods whose area differs from v1's prefixes: the agent answers them during a turn."""
+
+
 def method_area(method: str) -> str:
+    if method in V2_METHOD_AREAS:
+        return V2_METHOD_AREAS[method]
     for area, prefixes in METHOD_AREAS.items():
         if any(method == p or (p.endswith("/") and method.startswith(p)) for p in prefixes):
             return area
@@ -171,16 +178,21 @@ JsonObject: TypeAlias = Mapping[str, JsonValue]
 """A JSON object with any members: `_meta`, `rawInput`, extension params."""'''
 
 
-def area_modules(model: Model, items: Iterable[Item], package: str, schema: str) -> list[Module]:
-    """The items grouped into one module per area (areas without items have no module)."""
+def area_modules(
+    model: Model, items: Iterable[Item], package: str, schema: str, delta_of: str | None = None
+) -> list[Module]:
+    """The items grouped into one module per area (areas without items have no module).
+    `delta_of`: the package (under `PACKAGE`) these items are a delta of, if they are one."""
     areas = def_areas(model)
     modules: dict[str, Module] = {}
     for item in items:
         area = areas[item.owner]
         if area not in modules:
             doc = AREA_DOCS[area]
-            if package:
-                doc = f"Unstable {area}: what is new or differs from `{PACKAGE}.{area}`."
+            if package.startswith("v2."):
+                doc = f"ACP v2 (draft): {doc[0].lower()}{doc[1:]}"
+            if delta_of is not None:
+                doc = f"Unstable {area}: what is new or differs from `{PACKAGE}.{delta_of}{area}`."
             modules[area] = Module(package + area, doc, schema)
         modules[area].items.append(item)
     return [modules[area] for area in AREA_DOCS if area in modules]
@@ -281,6 +293,36 @@ def load(name: str) -> Model:
     return Model(json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8")))
 
 
+def family(
+    stable_schema: str, unstable_schema: str, package: str, unstable_doc: str
+) -> dict[str, str]:
+    """One protocol version's modules (unformatted): its stable types under `package`, and
+    what its unstable schema adds or changes under `package` + `unstable.`."""
+    stable, unstable = load(stable_schema), load(unstable_schema)
+    modules = area_modules(stable, stable.items.values(), package, stable_schema)
+    modules[0].prelude = JSON_PRELUDE
+    home = {item.name: m.name for m in modules for item in m.items}
+    home |= {"JsonValue": modules[0].name, "JsonObject": modules[0].name}
+    methods_doc = "The {} methods: who handles each, with what params and result; typed tables."
+    if package:
+        methods_doc = "ACP v2 (draft): t" + methods_doc[1:]
+    stable_methods = methods_module(
+        stable, package + "methods", stable_schema, methods_doc.format("stable")
+    )
+    modules.append(stable_methods)
+    sources = {module_path(m.name): m.text(home) for m in modules}
+
+    delta = unstable_delta(stable, unstable)
+    modules = area_modules(unstable, delta, package + "unstable.", unstable_schema, package)
+    home |= {item.name: m.name for m in modules for item in m.items}
+    doc = methods_doc.format("stable and unstable")
+    modules.append(methods_module(unstable, package + "unstable.methods", unstable_schema, doc))
+    sources |= {module_path(m.name): m.text(home) for m in modules}
+    init = HEADER.format(doc=docstring_head(unstable_doc), schema=unstable_schema)
+    sources[module_path(package + "unstable.__init__")] = init
+    return sources
+
+
 UNSTABLE_DOC = """The unstable ACP surface (`schema.unstable.json`): `session/fork`, `providers/*`.
 
 Only what is new or differs from the stable types is defined here, one module per area as in
@@ -288,42 +330,48 @@ the stable package; a type not found here is the stable one. `unstable.methods` 
 method, stable ones included, with the unstable types."""
 
 
+V2_DOC = """ACP v2 (the draft, `schema/v2/schema.json`): the typed wire of a v2 connection.
+
+The same areas and mapping as the v1 package (`acp_server.protocol`), generated whole from the v2
+schema: v2 renames and reshapes most messages (`info` and `capabilities` in `initialize`,
+`tool_call_update` upserts, `state_update`, prompts answered with the inserted `messageId`), so
+nothing is shared with v1. `v2.unstable` holds what `schema/v2/schema.unstable.json` adds."""
+
+V2_UNSTABLE_DOC = """The unstable ACP v2 surface (`v2/schema.unstable.json`): what it adds to v2.
+
+Only what is new or differs from the v2 stable types is defined here, one module per area as in
+the v2 package; a type not found here is the v2 stable one. `v2.unstable.methods` lists every
+method, stable ones included, with the unstable types."""
+
+
 def generate() -> dict[str, str]:
     """Every generated module: path under acp_server/protocol -> source."""
-    stable, unstable = load("schema.json"), load("schema.unstable.json")
-    modules = area_modules(stable, stable.items.values(), "", "schema.json")
-    modules[0].prelude = JSON_PRELUDE
-    home = {item.name: m.name for m in modules for item in m.items}
-    home |= {"JsonValue": modules[0].name, "JsonObject": modules[0].name}
-    methods_doc = "The {} methods: who handles each, with what params and result; typed tables."
-    modules.append(methods_module(stable, "methods", "schema.json", methods_doc.format("stable")))
-    sources = {module_path(m.name): m.text(home) for m in modules}
-
-    delta = unstable_delta(stable, unstable)
-    modules = area_modules(unstable, delta, "unstable.", "schema.unstable.json")
-    home |= {item.name: m.name for m in modules for item in m.items}
-    doc = methods_doc.format("stable and unstable")
-    modules.append(methods_module(unstable, "unstable.methods", "schema.unstable.json", doc))
-    sources |= {module_path(m.name): m.text(home) for m in modules}
-    init = HEADER.format(doc=docstring_head(UNSTABLE_DOC), schema="schema.unstable.json")
-    sources["unstable/__init__.py"] = init
-    return {path: formatted(source, path) for path, source in sources.items()}
+    sources = family("schema.json", "schema.unstable.json", "", UNSTABLE_DOC)
+    sources |= family("v2/schema.json", "v2/schema.unstable.json", "v2.", V2_UNSTABLE_DOC)
+    sources["v2/__init__.py"] = HEADER.format(doc=docstring_head(V2_DOC), schema="v2/schema.json")
+    return formatted(sources)
 
 
 def module_path(module: str) -> str:
     return module.replace(".", "/") + ".py"
 
 
-def formatted(source: str, name: str) -> str:
-    """The source as ruff leaves it (imports sorted, formatted), with the project's settings."""
-    filename = str(OUTPUT_DIR / name)
-    for command in (["check", "--select", "I", "--fix", "--quiet"], ["format", "--quiet"]):
-        source = subprocess.run(
-            [sys.executable, "-m", "ruff", *command, "--stdin-filename", filename, "-"],
-            input=source,
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=ROOT,
-        ).stdout
-    return source
+def formatted(sources: dict[str, str]) -> dict[str, str]:
+    """The modules as ruff leaves them (imports sorted, formatted), with the project's settings:
+    written to a scratch directory and formatted there in two ruff runs, not two per module."""
+    config = str(ROOT / "pyproject.toml")
+    with tempfile.TemporaryDirectory(prefix="gen_acp_types-") as scratch:
+        base = Path(scratch)
+        for name, source in sources.items():
+            (base / name).parent.mkdir(parents=True, exist_ok=True)
+            (base / name).write_text(source, encoding="utf-8")
+        for command in (["check", "--select", "I", "--fix", "--exit-zero"], ["format"]):
+            subprocess.run(
+                [sys.executable, "-m", "ruff", *command, "--quiet", "--no-cache"]
+                + ["--config", config, str(base)],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=ROOT,
+            )
+        return {name: (base / name).read_text(encoding="utf-8") for name in sources}

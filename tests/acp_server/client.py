@@ -56,7 +56,11 @@ SCHEMA_PATH = ROOT / "acp_server" / "schema" / "schema.json"
 """The official ACP v1 schema, vendored with its source and licence in acp_server/schema/."""
 UNSTABLE_SCHEMA_PATH = SCHEMA_PATH.with_name("schema.unstable.json")
 """The unstable methods we offer (`providers/*`) are validated against it: `unstable:<Name>`."""
+V2_SCHEMA_DIR = SCHEMA_PATH.parent / "v2"
+"""The ACP v2 draft's schemas: a client that negotiated v2 (`AcpClient.protocol`) validates
+every message against these instead (`v2:<Name>`, `v2:unstable:<Name>`)."""
 UNSTABLE = "unstable:"
+V2 = "v2:"
 WAIT_SECONDS = 30.0
 """How long a test waits for what it expects: generous, since it only bounds a failure (a
 loaded machine must not turn a pass into one)."""
@@ -65,40 +69,71 @@ Json = dict[str, Any]
 
 
 @cache
-def _schema() -> Json:
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+def _schema(v2: bool = False) -> Json:
+    path = V2_SCHEMA_DIR / "schema.json" if v2 else SCHEMA_PATH
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 @cache
-def _unstable_schema() -> Json:
-    return json.loads(UNSTABLE_SCHEMA_PATH.read_text(encoding="utf-8"))
+def _unstable_schema(v2: bool = False) -> Json:
+    path = V2_SCHEMA_DIR / "schema.unstable.json" if v2 else UNSTABLE_SCHEMA_PATH
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 @cache
 def _validator(definition: str) -> Draft202012Validator:
+    v2 = definition.startswith(V2)
+    definition = definition.removeprefix(V2)
     unstable = definition.startswith(UNSTABLE)
     definition = definition.removeprefix(UNSTABLE)
-    defs = (_unstable_schema() if unstable else _schema())["$defs"]
+    defs = (_unstable_schema(v2) if unstable else _schema(v2))["$defs"]
     assert definition in defs, definition
     return Draft202012Validator({"$defs": defs, "$ref": f"#/$defs/{definition}"})
 
 
 @cache
-def _method_types() -> dict[tuple[str, str], str]:
-    """(x-method, kind) -> $defs name, kind in request|response|notification (agent side view)."""
+def method_types(protocol: int = 1) -> dict[tuple[str, str], str]:
+    """(x-method, kind) -> $defs name, kind in request|response|notification (agent side view),
+    for the protocol version the client speaks (v2's names carry the `v2:` prefix)."""
     types: dict[tuple[str, str], str] = {}
-    for prefix, schema in (("", _schema()), (UNSTABLE, _unstable_schema())):
+    version = V2 if protocol == 2 else ""
+    schemas = (
+        (version, _schema(protocol == 2)),
+        (version + UNSTABLE, _unstable_schema(protocol == 2)),
+    )
+    for prefix, schema in schemas:
         for name, definition in schema["$defs"].items():
             method = definition.get("x-method")
-            if method is None or (method, "response") in types and prefix:
+            stable = prefix == version
+            if method is None or (method, "response") in types and not stable:
                 continue
             side = definition.get("x-side")
             if name.endswith("Response") and side == "agent" and (method, "response") not in types:
                 types[(method, "response")] = prefix + name
-            elif name.endswith("Request") and side == "client" and not prefix:
-                types[(method, "request")] = name
-            elif name.endswith("Notification") and side in ("client", "protocol") and not prefix:
-                types[(method, "notification")] = name
+            elif name.endswith("Request") and side == "client" and stable:
+                types[(method, "request")] = prefix + name
+            elif name.endswith("Notification") and side in ("client", "protocol") and stable:
+                types[(method, "notification")] = prefix + name
+    return types
+
+
+@cache
+def _unstable_method_types(protocol: int = 1) -> dict[tuple[str, str], str]:
+    """As `method_types`, every type from the version's `schema.unstable.json`: what a client
+    that opted in to unstable features (`AcpClient.unstable`) is validated against."""
+    types: dict[tuple[str, str], str] = {}
+    prefix = (V2 if protocol == 2 else "") + UNSTABLE
+    for name, definition in _unstable_schema(protocol == 2)["$defs"].items():
+        method = definition.get("x-method")
+        side = definition.get("x-side")
+        if method is None:
+            continue
+        if name.endswith("Response") and side == "agent":
+            types[(method, "response")] = prefix + name
+        elif name.endswith("Request") and side == "client":
+            types[(method, "request")] = prefix + name
+        elif name.endswith("Notification") and side in ("client", "protocol"):
+            types[(method, "notification")] = prefix + name
     return types
 
 
@@ -179,6 +214,9 @@ class AcpClient:
         self.transport = transport
         self.task_group = task_group
         self.violations: list[str] = []
+        self.protocol = 1
+        """The ACP version the client speaks: what the server's messages are validated against
+        (`initialize_v2` sets 2 before asking for it)."""
         self.messages: list[Json] = []
         """Every message the server wrote, in order."""
         self.raw_lines: list[str] = []
@@ -201,6 +239,10 @@ class AcpClient:
         """Set when the server has stopped (the process exited, or `serve` returned)."""
         self.environ = dict(os.environ)
         """The editor's own environment (what its terminals inherit)."""
+        self.unstable = False
+        """The client opted in to unstable features (a capability of `schema.unstable.json`):
+        every message is validated against that schema instead of the stable one, where an
+        unstable update or notification would be a violation."""
 
     @property
     def process(self) -> anyio.abc.Process:
@@ -254,7 +296,8 @@ class AcpClient:
         else:
             pending = self._pending.get(message.get("id"))
             if "error" in message:
-                self.violations.extend(schema_errors("Error", message["error"]))
+                error_type = V2 + "Error" if self.protocol == 2 else "Error"
+                self.violations.extend(schema_errors(error_type, message["error"]))
             elif pending is None:
                 self.violations.append(f"response to an unknown id: {line[:200]!r}")
             else:
@@ -265,7 +308,10 @@ class AcpClient:
         self._notify()
 
     def _validate(self, message: Json, key: tuple[str, str], value: Any) -> None:
-        definition = _method_types().get(key)
+        types = (
+            _unstable_method_types(self.protocol) if self.unstable else method_types(self.protocol)
+        )
+        definition = types.get(key)
         if definition is None:
             self.violations.append(f"unexpected {key[1]} {key[0]!r}: {json.dumps(message)[:200]}")
             return
@@ -539,12 +585,43 @@ async def open_agent(
         _raise_violations(client, client.stderr)
 
 
-async def initialize(client: AcpClient, capabilities: Mapping[str, Any] | None = None) -> Json:
+UNSTABLE_CAPABILITIES = frozenset({"plan", "subagents"})
+"""Client capabilities only `schema.unstable.json` has."""
+
+
+async def initialize(
+    client: AcpClient,
+    capabilities: Mapping[str, Any] | None = None,
+    *,
+    unstable: bool | None = None,
+) -> Json:
+    """`initialize`; a client advertising an unstable capability (or `unstable=True`) is then
+    validated against `schema.unstable.json` (`AcpClient.unstable`)."""
+    client.unstable = (
+        bool(UNSTABLE_CAPABILITIES & set(capabilities or {})) if unstable is None else unstable
+    )
     return await client.call(
         "initialize",
         {
             "protocolVersion": 1,
             "clientCapabilities": dict(capabilities or {}),
             "clientInfo": {"name": "earshot-tests", "version": "0"},
+        },
+    )
+
+
+async def initialize_v2(
+    client: AcpClient, capabilities: Mapping[str, Any] | None = None, *, unstable: bool = False
+) -> Json:
+    """Ask for ACP v2: from here on every message is validated against the v2 schemas (the
+    unstable one with `unstable`)."""
+    client.protocol = 2
+    client.unstable = unstable
+    return await client.call(
+        "initialize",
+        {
+            "protocolVersion": 2,
+            "capabilities": dict(capabilities or {}),
+            "info": {"name": "earshot-tests", "version": "0"},
         },
     )

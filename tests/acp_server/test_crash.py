@@ -78,6 +78,8 @@ class Crash:
     session_id: str = ""
     updates: list[Json] = field(default_factory=lambda: [])
     answered: bool = False
+    answer: Json | None = None
+    """The prompt's answer, if it came (said when a check fails)."""
     """The prompt was answered (`end_turn`) before the kill landed."""
 
     def finished(self) -> dict[str, Json]:
@@ -183,6 +185,7 @@ async def crash_once(env: AgentEnv, crash: Crash) -> None:
                 await client.wait_for(lambda: client.closed, PATIENCE)
         crash.updates = turn_updates()
         crash.answered = any(m.get("id") == prompt and "result" in m for m in client.messages)
+        crash.answer = next((m for m in client.messages if m.get("id") == prompt), None)
     # The only damage a kill may do to the output is its last, unfinished line.
     assert [v for v in client.violations if not v.startswith("unterminated output")] == []
 
@@ -272,7 +275,8 @@ async def test_sigkill_at_any_point_of_a_turn_loses_nothing_the_client_saw(
             assert results[call_id].get("is_error", False) == (update["status"] == "failed")
         if crash.answered:
             # (Which entries ended the file, if not the final message: seen once under load.)
-            assert "message" in entries[-1], (where, [sorted(entry) for entry in entries[-3:]])
+            last = [sorted(entry) for entry in entries[-3:]]
+            assert "message" in entries[-1], (where, crash.answer, len(entries), last)
             assert entries[-1]["message"]["parts"][-1]["text"] == "All done here.", where
 
     # A fresh process, whose settings point the same provider at a validating model.

@@ -38,6 +38,15 @@ ZED["clientCapabilities"]["_meta"]["terminal-auth"] = True
 terminal sign-in (so the answer offers `earshot login` while no key is set)."""
 
 
+V2: Json = {
+    "protocolVersion": 2,
+    "capabilities": {"auth": {"terminal": {}}},
+    "info": {"name": "zed", "version": "0.200.0"},
+}
+"""A v2 client (negotiated on the early path too: answered in v2's shape, the connection then
+speaks v2, so the v1 `initialize` after it is refused the same way on both paths)."""
+
+
 def line(message: Any) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
@@ -105,6 +114,8 @@ ANSWERED = {
     "id null": initialize(None),
     "an unknown member": initialize(7, extra=1),
     "CRLF": initialize().replace(b"\n", b"\r\n"),
+    "v2": initialize(2, V2),
+    "a version we do not know": initialize(3, {**V2, "protocolVersion": 7}),
 }
 """First lines answered before the loop."""
 NOT_ANSWERED = {
@@ -143,6 +154,7 @@ async def test_every_first_line_is_answered_as_the_transport_answers_it(
     assert (early.early.initialized is not None) is answered
     assert early.written == alone.written
     assert early.server.client == alone.server.client
+    assert early.server.protocol == alone.server.protocol
     assert early.server.connection.peer_cancels == alone.server.connection.peer_cancels
     if first.endswith(b"\n"):  # what came after the first line was served, numbered on
         error = early.answers[-1]["error"]

@@ -105,12 +105,33 @@ def test_the_method_tables_match_the_schema_method_maps() -> None:
             assert params.endswith("Notification")
 
 
-def test_each_typeddict_requires_exactly_what_the_schema_requires() -> None:
+def test_the_v2_method_tables_match_the_v2_schema() -> None:
+    from acp_server.protocol.v2 import methods as v2_methods
+
+    defs = _schema("v2/schema.json")["$defs"]
+    declared = {d["x-method"] for d in defs.values() if "x-method" in d}
+    tables: list[tuple[str, Mapping[str, tuple[str, str] | str]]] = [
+        ("agent", {**v2_methods.AGENT_REQUESTS, **v2_methods.AGENT_NOTIFICATIONS}),
+        ("client", {**v2_methods.CLIENT_REQUESTS, **v2_methods.CLIENT_NOTIFICATIONS}),
+        ("protocol", v2_methods.PROTOCOL_NOTIFICATIONS),
+    ]
+    assert {method for _, table in tables for method in table} == declared
+    assert {"tool_call/cancel", "terminal/cancel", "auth/login"} <= set(v2_methods.AGENT_REQUESTS)
+    assert "session/load" not in v2_methods.AGENT_REQUESTS
+    for side, table in tables:
+        for method, names in table.items():
+            for name in (names,) if isinstance(names, str) else names:
+                assert (defs[name]["x-method"], defs[name]["x-side"]) == (method, side)
+
+
+@pytest.mark.parametrize("family", ["", "v2."])
+def test_each_typeddict_requires_exactly_what_the_schema_requires(family: str) -> None:
     """At run time too (`__required_keys__`): the annotations are evaluated, not strings."""
     checked = 0
+    schema = _schema("v2/schema.json" if family else "schema.json")
     for module_name in ("common", "connection", "sessions", "prompt", "client", "elicitation"):
-        module = importlib.import_module(f"acp_server.protocol.{module_name}")
-        for name, definition in _schema()["$defs"].items():
+        module = importlib.import_module(f"acp_server.protocol.{family}{module_name}")
+        for name, definition in schema["$defs"].items():
             if "properties" not in definition or {"anyOf", "oneOf"} & set(definition):
                 continue
             cls = getattr(module, name, None)
@@ -127,6 +148,7 @@ def test_each_typeddict_requires_exactly_what_the_schema_requires() -> None:
 def test_importing_every_type_loads_nothing_but_typing() -> None:
     code = (
         "import sys; import acp_server.protocol.methods, acp_server.protocol.unstable.methods; "
+        "import acp_server.protocol.v2.methods, acp_server.protocol.v2.unstable.methods; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('anyio', 'pydantic', 'jsonschema', 'structlog', 'agent', 'sessions', 'providers')"
         " or m.startswith('acp_server.') and not m.startswith('acp_server.protocol')))"

@@ -462,3 +462,94 @@ async def test_the_model_option_lists_a_custom_servers_models_and_usage_has_a_si
     assert report["answers"][4]["stopReason"] == "end_turn"
     [usage] = [u for u in report["updates"] if u["sessionUpdate"] == "usage_update"]
     assert usage["size"] == window  # no catalog knows the model: its server said
+
+
+# ------------------------------------------------------------------- ACP v1's unstable surface
+
+
+async def test_typescript_sdk_unstable_client(agent_env: AgentEnv) -> None:
+    """The SDK's `/unstable` entry point (every message validated against schema.unstable.json)
+    drives each unstable item in one process: plans with ids, a subagent as a child session, an
+    MCP server it provides over ACP, a systemPrompt, titles, status, archiving, auth status."""
+    require_node(os.environ)
+    todo = {"todos": [{"content": "Delegate", "status": "in_progress"}]}
+    task = {"description": "Count the notes", "prompt": "Count them", "tools": ["read"]}
+    agent_env.script(
+        [
+            {
+                "tool_calls": [
+                    {"name": "todo", "id": "call-todo", "arguments": todo},
+                    {"name": "task", "id": "call-task", "arguments": task},
+                    {"name": "mcp__notes__add", "id": "call-note", "arguments": {"text": "milk"}},
+                ]
+            },
+            {"text": "Three notes."},
+            {"text": "All done."},
+        ],
+        extra={"mcp": {"startupWait": 30}},
+    )
+    command = [
+        "node",
+        str(NODE_DIR / "unstable.mjs"),
+        str(agent_env.workspace),
+        sys.executable,
+        "-m",
+        "earshot",
+        "--stdio",
+    ]
+    with anyio.fail_after(60):
+        result = await anyio.run_process(
+            command,
+            env=agent_env.environ(),
+            cwd=agent_env.workspace,
+            check=False,
+            stderr=subprocess.PIPE,
+        )
+    assert result.returncode == 0, result.stderr.decode()[-3000:]
+    report: dict[str, Any] = json.loads(result.stdout.decode().strip().splitlines()[-1])
+    assert report["sdkErrors"] == []
+    capabilities = report["agentCapabilities"]
+    assert capabilities["mcpCapabilities"]["acp"] is True
+    assert {"title", "status", "archive", "systemPrompt"} <= set(
+        capabilities["sessionCapabilities"]
+    )
+    assert report["authStatus"]["state"] == "not_required"
+    assert report["prompt"]["stopReason"] == "end_turn"
+    parent = report["sessionId"]
+
+    def kinds(session_id: str) -> list[str]:
+        return [
+            item["update"]["sessionUpdate"]
+            for item in report["updates"]
+            if item["sessionId"] == session_id
+        ]
+
+    [announced] = [
+        item["update"]
+        for item in report["updates"]
+        if item["update"]["sessionUpdate"] == "subagent_update"
+        and item["update"].get("title") == "Count the notes"
+    ]
+    child = announced["sessionId"]
+    assert {"plan_update", "subagent_update", "session_message", "session_message_chunk"} <= set(
+        kinds(parent)
+    )
+    assert "plan" not in kinds(parent)
+    assert {"session_message", "session_message_chunk", "agent_message_chunk"} <= set(kinds(child))
+    note = [
+        item["update"]
+        for item in report["updates"]
+        if item["update"].get("toolCallId") == "call-note"
+    ]
+    assert note[-1]["status"] == "completed" and "noted: milk" in json.dumps(note[-1])
+    assert report["mcp"] == ["server/discover", "tools/list", "tools/call"]
+    assert {"sessionId": parent, "toolCallId": "call-note"} in report["permissions"]
+    assert report["title"] == {"title": "From the SDK"}
+    assert report["status"] == {"status": "open"}
+    [listed] = [s for s in report["listed"]["sessions"] if s["sessionId"] == parent]
+    assert (listed["title"], listed["archived"]) == ("From the SDK", False)
+    assert parent not in [s["sessionId"] for s in report["afterArchive"]["sessions"]]
+    assert [s["sessionId"] for s in report["archivedOnly"]["sessions"]] == [parent]
+    assert parent in [s["sessionId"] for s in report["afterUnarchive"]["sessions"]]
+    assert report["statusAfterArchive"] == {"status": "saved"}  # archiving closed it
+    assert report["authUpdates"][-1]["state"] == "unauthenticated"

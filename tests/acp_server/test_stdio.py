@@ -47,6 +47,11 @@ ZED_INITIALIZE: Json = {
     },
     "clientInfo": {"name": "zed", "version": "0.200.0"},
 }
+ZED_INITIALIZE_V2: Json = {
+    "protocolVersion": 2,
+    "capabilities": {"auth": {"terminal": {}}},
+    "info": {"name": "zed", "version": "0.200.0"},
+}
 OURS = ("earshot", "acp_server", "providers", "sessions", "agent")
 NOT_BEFORE_INITIALIZE = (
     "asyncio",
@@ -79,6 +84,8 @@ NOT_BEFORE_SESSION_NEW = (
     "agent.session.agent_session",
     "agent.turn.loop",
     "sessions.store",
+    "acp_server.protocol.common",
+    "acp_server.protocol.v2.common",
 )
 """What the `session/new` answer never waits for: it is given from the settings, the catalog and
 a reserved id, and the session is built after it."""
@@ -89,7 +96,14 @@ def request(request_id: int, method: str, params: Json) -> bytes:
     return (json.dumps(message) + "\n").encode()
 
 
-def initialize_line(request_id: int = 1) -> bytes:
+def initialize_line(request_id: int = 1, version: int = 1) -> bytes:
+    if version == 2:
+        params: Json = {
+            "protocolVersion": 2,
+            "capabilities": {},
+            "info": {"name": "t", "version": "0"},
+        }
+        return request(request_id, "initialize", params)
     return request(request_id, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
 
 
@@ -122,7 +136,10 @@ def messages(stdout: bytes) -> list[Json]:
     return [json.loads(line) for line in stdout.decode().splitlines()]
 
 
-def test_initialize_is_answered_before_the_event_loop_loads(agent_env: AgentEnv) -> None:
+@pytest.mark.parametrize("version", [1, 2])
+def test_initialize_is_answered_before_the_event_loop_loads(
+    agent_env: AgentEnv, version: int
+) -> None:
     # stderr and stdout into one pipe: `-X importtime` lines and answers in the order written.
     agent_env.script([{"text": "unused"}])
     read_end, write_end = os.pipe()
@@ -136,8 +153,9 @@ def test_initialize_is_answered_before_the_event_loop_loads(agent_env: AgentEnv)
     ) as process:
         os.close(write_end)
         assert process.stdin is not None
-        # Zed's, which offers terminal sign-in: the answer checks for a key (`earshot.login`).
-        zed = request(1, "initialize", ZED_INITIALIZE)
+        # Zed's, which offers terminal sign-in: the answer checks for a key (`earshot.login`);
+        # or its v2 equivalent, answered on the same early path in v2's shape.
+        zed = request(1, "initialize", ZED_INITIALIZE if version == 1 else ZED_INITIALIZE_V2)
         process.stdin.write(zed + new_session_line(agent_env))
         process.stdin.close()
         with os.fdopen(read_end, "rb") as combined:
@@ -145,12 +163,17 @@ def test_initialize_is_answered_before_the_event_loop_loads(agent_env: AgentEnv)
         assert process.wait(timeout=WAIT_SECONDS) == 0
     loaded: list[str] = []
     before: dict[int, list[str]] = {}
+    answers: dict[int, Json] = {}
     for line in lines:
         if line.startswith("import time:"):
             loaded.append(line.rpartition("|")[2].strip())
         elif line.startswith("{"):
-            before[json.loads(line)["id"]] = list(loaded)
+            message = json.loads(line)
+            before[message["id"]] = list(loaded)
+            answers[message["id"]] = message
     assert set(before) == {1, 2}, lines[-5:]
+    assert answers[1]["result"]["protocolVersion"] == version
+    assert "sessionId" in answers[2]["result"]
     ours = {name for name in before[1] if name.partition(".")[0] in OURS}
     assert ours == BEFORE_INITIALIZE | {"earshot.login"}
     # Less what the interpreter loads before any code of ours (the dev venv's editable finder

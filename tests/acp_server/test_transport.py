@@ -17,7 +17,7 @@ async def test_initialize_advertises_what_is_wired(agent_env: AgentEnv) -> None:
     caps = result["agentCapabilities"]
     assert caps["loadSession"] is True
     assert caps["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}
-    assert caps["mcpCapabilities"] == {"http": True, "sse": True}
+    assert caps["mcpCapabilities"] == {"http": True, "sse": True, "acp": True}
     assert set(caps["sessionCapabilities"]) == {
         "list",
         "resume",
@@ -25,8 +25,13 @@ async def test_initialize_advertises_what_is_wired(agent_env: AgentEnv) -> None:
         "delete",
         "additionalDirectories",
         "fork",
+        "title",
+        "status",
+        "archive",
+        "systemPrompt",
     }
-    assert caps["auth"] == {"logout": {}}
+    assert caps["sessionCapabilities"]["systemPrompt"] == {"mode": {"override": {}}}
+    assert caps["auth"] == {"logout": {}, "status": {}}
     # A client that cannot sign in through a terminal gets no method: the old "API key from
     # environment" made Zed call a no-op `authenticate` and stay on its sign-in screen.
     assert result["authMethods"] == []
@@ -61,13 +66,19 @@ async def test_a_terminal_sign_in_is_offered_only_to_clients_that_run_it_and_whi
     assert result["authMethods"] == []
 
 
-async def test_initialize_answers_version_one_to_any_version(agent_env: AgentEnv) -> None:
+async def test_initialize_answers_v1_below_2_and_v2_from_2(agent_env: AgentEnv) -> None:
+    """Version 1 for any version below 2 (as before v2 was served); 2 and higher get the v2
+    draft (`test_v2.py`)."""
     async with open_agent(agent_env) as client:
-        result = await client.call("initialize", {"protocolVersion": 2})
+        result = await client.call("initialize", {"protocolVersion": 0})
         assert result["protocolVersion"] == 1
         error = await client.error("initialize", {"protocolVersion": "one"})
         assert error["code"] == -32602
         assert error["data"]["field"] == "protocolVersion"
+    async with open_agent(agent_env) as client:
+        client.protocol = 2
+        result = await client.call("initialize", {"protocolVersion": 2})
+        assert result["protocolVersion"] == 2
 
 
 async def test_authenticate_and_logout_are_idempotent(agent_env: AgentEnv) -> None:

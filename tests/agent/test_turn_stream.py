@@ -138,3 +138,30 @@ async def test_on_done_runs_once_the_stream_is_over(stop_early: bool) -> None:
                 if stop_early:
                     break
     assert done == [True] and stream.done.is_set()
+
+
+async def test_a_notice_said_after_the_producer_ended_waits_for_the_next_turn() -> None:
+    """Between the end of a turn's (or command's) work and the end of its stream, a notice is not
+    lost: the stream no longer takes events, so the announcer says so and the notice is kept for
+    the next turn (an MCP server failing just as a `/mcp` command ended lost its warning)."""
+    from agent.session.tool_arrivals import ToolArrivals
+
+    stream = TurnStream()
+    announcer = Announcer()
+    announcer.stream = stream
+    arrivals = ToolArrivals()
+    arrivals.attach(announcer.deliver)
+
+    async def produce(emit: object, scope: anyio.CancelScope) -> None:
+        stream.emit(notice("the command's output"))
+
+    seen: list[AgentEvent] = []
+    async with aclosing(stream.events(produce)) as events:
+        async for event in events:
+            seen.append(event)
+            await anyio.wait_all_tasks_blocked()  # the producer has returned: its end is next
+            arrivals.say(notice("server failed"))
+    assert [event.message for event in seen if isinstance(event, Notice)] == [
+        "the command's output"
+    ]
+    assert [item.message for item in arrivals.take_notices()] == ["server failed"]

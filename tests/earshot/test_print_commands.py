@@ -75,7 +75,8 @@ def test_clear_starts_a_resumed_session_over(env: Env) -> None:
     result = cleared[-1]
     assert result["kind"] == "result" and result["exit_code"] == 0
     assert result["text"] == "Cleared: the next prompt starts a fresh conversation."
-    assert {"kind": "todos", "items": []} in cleared
+    # The list emptied (no plan had started: its id is empty).
+    assert {"kind": "todos", "items": [], "plan_id": ""} in cleared
     assert not any(line["kind"] == "turn_start" for line in cleared)  # no model turn
 
     script(env, "I know of no colour.")  # each run plays its script from the start

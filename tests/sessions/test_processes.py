@@ -54,9 +54,13 @@ async def test_sigkill_mid_stream_loses_no_acknowledged_entry(
     while len(acknowledged) < 25:
         acknowledged.append(writer.stdout.readline().strip())
     writer.send_signal(signal.SIGKILL)
-    remaining, _ = writer.communicate()
-    acknowledged += remaining.split()
-    assert writer.returncode == -signal.SIGKILL
+    assert writer.wait() == -signal.SIGKILL
+    assert writer.stdin is not None
+    writer.stdin.close()
+    # Read through the same buffered stream as the lines above: `readline` may have buffered
+    # acknowledgements past the 25th already, which `communicate` (reading the fd) never sees.
+    acknowledged += writer.stdout.read().split()
+    writer.stdout.close()
 
     with capture_logs() as logs:
         reopened = await store.open(session.id)
