@@ -57,25 +57,26 @@ class RecordMeta(type):
             raise TypeError(f"{name}: a record cannot subclass another record")
         if namespace.get("__module__") == __name__:  # `Record` and `MutableRecord` themselves
             return super().__new__(mcls, name, bases, namespace)
-        created: type[Any] | None = None
-
-        def first_init(self: Any, *args: Any, **kwargs: Any) -> None:
-            assert created is not None
-            realise(created)
-            created.__init__(self, *args, **kwargs)
-
         frozen = mcls.frozen_default if frozen is None else frozen
         namespace[_OPTIONS] = {"frozen": frozen, "kw_only": kw_only, "eq": eq}
-        namespace["__init__"] = first_init
         created = super().__new__(mcls, name, bases, namespace)
         _defined.append(created)
         return created
 
     def __getattr__(cls, name: str) -> Any:
         # Only reached for an attribute the class does not have: process it, then look again.
-        if name.startswith("__") and isinstance(cls.__dict__.get(_OPTIONS), dict):
-            realise(cls)
-            return getattr(cls, name)
+        if name.startswith("__"):
+            options = cls.__dict__.get(_OPTIONS)
+            if isinstance(options, dict):
+                realise(cls)
+                return getattr(cls, name)
+            if options == _PROCESSING:
+                # Being processed: by another thread (pydantic's `is_dataclass` on the loop while
+                # the warm-up thread processes the class), whose end this waits for; or by this
+                # one (a lookup of `dataclass` itself), which the reentrant lock lets through.
+                with _processing:
+                    if cls.__dict__.get(_OPTIONS) is None:
+                        return getattr(cls, name)
         raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
 
 
@@ -86,12 +87,29 @@ class MutableRecordMeta(RecordMeta):
     frozen_default = False
 
 
+def _first_init(self: Any, *args: Any, **kwargs: Any) -> None:
+    """A record class's `__init__` until it is processed (its base's): process it (or wait for
+    the thread processing it), then run the dataclass's. It is the base's, not the class's own,
+    so the class never lacks one: `dataclass` adds the real one to the class itself, and a
+    thread making an instance meanwhile comes here and waits."""
+    cls: type[Any] = type(self)
+    realise(cls)
+    init = cls.__dict__.get("__init__")
+    if init is None:  # only while this very thread is processing the class
+        raise TypeError(f"{cls.__name__} is being processed: no instance can be made yet")
+    init(self, *args, **kwargs)
+
+
 class Record(metaclass=RecordMeta):
     """Base of the lazily processed, frozen dataclasses (see the module docstring)."""
+
+    __init__ = _first_init
 
 
 class MutableRecord(metaclass=MutableRecordMeta):
     """Base of the lazily processed dataclasses whose fields can be set."""
+
+    __init__ = _first_init
 
 
 def realise(cls: type[Any]) -> type[Any]:
@@ -104,8 +122,6 @@ def realise(cls: type[Any]) -> type[Any]:
             return cls  # done, or being done by this thread (a lookup while processing)
         flags = cast("dict[str, bool]", options)
         type.__setattr__(cls, _OPTIONS, _PROCESSING)
-        # The stand-in goes first: `dataclass` writes no method the class already has.
-        type.__delattr__(cls, "__init__")
         dataclasses.dataclass(frozen=flags["frozen"], kw_only=flags["kw_only"], eq=flags["eq"])(cls)
         type.__setattr__(cls, _OPTIONS, None)
     return cls

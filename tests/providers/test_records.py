@@ -6,11 +6,15 @@ import dataclasses
 import inspect
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from dataclasses import field
+from typing import Any
 
 import pytest
 from pydantic import TypeAdapter
 
+from providers import records
 from providers.records import MutableRecord, Record
 
 
@@ -88,3 +92,52 @@ def test_defining_records_runs_no_dataclass_machinery() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == '[[], ["TextChunk"]]'
+
+
+def test_a_class_another_thread_is_processing_is_waited_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The warm-up thread processes a record class while the loop's thread uses it: pydantic asks
+    # `is_dataclass` (a lookup of `__dataclass_fields__`) and a turn makes an instance. Both wait
+    # for the processing to end instead of seeing a half-made class (pydantic's
+    # "schema-for-unknown-type" error ended a turn; an instance got `object.__init__`).
+    class Racy(Record):
+        value: int
+        label: str = "x"
+
+    inside, go = threading.Event(), threading.Event()
+    real = dataclasses.dataclass
+
+    def slow_dataclass(**options: bool) -> Callable[[type[Any]], type[Any]]:
+        def apply(cls: type[Any]) -> type[Any]:
+            inside.set()
+            assert go.wait(10)
+            return real(**options)(cls)
+
+        return apply
+
+    monkeypatch.setattr(records.dataclasses, "dataclass", slow_dataclass)
+    seen: dict[str, object] = {}
+
+    def process() -> None:
+        seen["first"] = Racy(value=1)
+
+    def use() -> None:
+        seen["is_dataclass"] = dataclasses.is_dataclass(Racy)
+        seen["second"] = Racy(value=2)
+
+    first = threading.Thread(target=process)
+    first.start()
+    assert inside.wait(10)
+    second = threading.Thread(target=use)
+    second.start()
+    # With the processing held, the other thread cannot finish (it waits); without the wait it
+    # would finish at once, having seen the half-made class.
+    second.join(0.5)
+    assert second.is_alive()
+    go.set()
+    first.join(10)
+    second.join(10)
+    assert seen["is_dataclass"] is True
+    assert seen["second"] == Racy(value=2, label="x")
+    assert seen["first"] == Racy(value=1)
