@@ -92,9 +92,9 @@ def _first_init(self: Any, *args: Any, **kwargs: Any) -> None:
     the thread processing it), then run the dataclass's. It is the base's, not the class's own,
     so the class never lacks one: `dataclass` adds the real one to the class itself, and a
     thread making an instance meanwhile comes here and waits."""
-    cls: type[Any] = type(self)
+    cls = cast("type[Any]", type(self))
     realise(cls)
-    init = cls.__dict__.get("__init__")
+    init: Any = cls.__dict__.get("__init__")
     if init is None:  # only while this very thread is processing the class
         raise TypeError(f"{cls.__name__} is being processed: no instance can be made yet")
     init(self, *args, **kwargs)
