@@ -118,6 +118,9 @@ class SessionOpener:
             self.server.log(
                 "opened a session", {"session": slot.session_id, "ms": elapsed}, debug=True
             )
+            # Before any prompt can reach the session: a first prompt waits for the warm-up
+            # rather than run beside its thread (both would load the tool modules at once).
+            live.warming = anyio.Event()
             tasks.start_soon(self._after_new, live, tasks)
 
         try:
@@ -160,11 +163,12 @@ class SessionOpener:
         background (MCP servers, the model list refresh)."""
         await live.send_commands()
         started = time.perf_counter()
-        live.warming = anyio.Event()
+        warming = live.warming or anyio.Event()
+        live.warming = warming
         try:
             await self._warm_up(live)
         finally:
-            live.warming.set()
+            warming.set()
             # Then what starts in the background (MCP servers): their SDK loads after what
             # the first prompt needs, not before it.
             live.agent.tool_arrivals.begin()

@@ -9,6 +9,7 @@ word.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -352,3 +353,45 @@ async def test_once_open_the_models_client_is_built_off_the_loop_and_the_first_p
             assert result["stopReason"] == "end_turn"
             assert client.text(session_id) == "warm"
             assert sdk_model._client is warmed_client  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+
+
+class HeldWarmUp(EarshotSessions):
+    """earshot's sessions, whose warm-up (in its worker thread) waits for the test's word."""
+
+    def __init__(self, workspaces: EarshotWorkspaces) -> None:
+        super().__init__(workspaces)
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def warm_up(self, session: AgentSession) -> Callable[[], None]:
+        warm_up = super().warm_up(session)
+
+        def run() -> None:
+            self.entered.set()
+            assert self.release.wait(30)
+            warm_up()
+
+        return run
+
+
+async def test_a_prompt_sent_with_the_new_session_waits_for_its_warm_up(
+    agent_env: AgentEnv,
+) -> None:
+    # The prompt is read while the session is being built; once built, it must not start its
+    # turn beside the warm-up's thread (both would load the tool modules and process their
+    # record classes at once: a turn ended with pydantic's "schema-for-unknown-type").
+    agent_env.script([{"text": "Hello after the warm-up."}])
+    made, make = ports_with(HeldWarmUp)
+    async with open_agent(agent_env, ports=make) as client:
+        await initialize(client)
+        session_id = (await client.call("session/new", new_params(agent_env)))["sessionId"]
+        prompt = await client.start_request("session/prompt", text_prompt(session_id, "hi"))
+        [sessions] = made
+        with anyio.fail_after(30):
+            assert await anyio.to_thread.run_sync(sessions.entered.wait, 30)
+        await anyio.wait_all_tasks_blocked()
+        assert not [m for m in client.messages if m.get("id") == prompt]
+        assert client.text(session_id) == ""  # the model was not called
+        sessions.release.set()
+        assert (await client.response(prompt))["result"] == {"stopReason": "end_turn"}
+        assert client.text(session_id) == "Hello after the warm-up."
