@@ -361,14 +361,14 @@ class HeldWarmUp(EarshotSessions):
     def __init__(self, workspaces: EarshotWorkspaces) -> None:
         super().__init__(workspaces)
         self.entered = threading.Event()
-        self.release = threading.Event()
+        self.let_go = threading.Event()
 
     def warm_up(self, session: AgentSession) -> Callable[[], None]:
         warm_up = super().warm_up(session)
 
         def run() -> None:
             self.entered.set()
-            assert self.release.wait(30)
+            assert self.let_go.wait(30)
             warm_up()
 
         return run
@@ -392,6 +392,6 @@ async def test_a_prompt_sent_with_the_new_session_waits_for_its_warm_up(
         await anyio.wait_all_tasks_blocked()
         assert not [m for m in client.messages if m.get("id") == prompt]
         assert client.text(session_id) == ""  # the model was not called
-        sessions.release.set()
+        sessions.let_go.set()
         assert (await client.response(prompt))["result"] == {"stopReason": "end_turn"}
         assert client.text(session_id) == "Hello after the warm-up."
