@@ -187,6 +187,30 @@ def require_node(environ: Mapping[str, str], node_dir: Path = NODE_DIR) -> None:
     pytest.skip(missing)
 
 
+async def run_node_client(script: str, agent_env: AgentEnv) -> dict[str, Any]:
+    """Run `tests/node/<script>` against `earshot --stdio` in the workspace; the report its last
+    output line holds (the script fails the test with its stderr when it exits non-zero)."""
+    command = [
+        "node",
+        str(NODE_DIR / script),
+        str(agent_env.workspace),
+        sys.executable,
+        "-m",
+        "earshot",
+        "--stdio",
+    ]
+    with anyio.fail_after(60):
+        result = await anyio.run_process(
+            command,
+            env=agent_env.environ(),
+            cwd=agent_env.workspace,
+            check=False,
+            stderr=subprocess.PIPE,
+        )
+    assert result.returncode == 0, result.stderr.decode()[-3000:]
+    return json.loads(result.stdout.decode().strip().splitlines()[-1])
+
+
 def test_a_missing_node_sdk_fails_in_ci_and_skips_elsewhere(tmp_path: Path) -> None:
     with pytest.raises(pytest.fail.Exception, match="npm ci"):
         require_node({"CI": "true"}, tmp_path)
@@ -197,24 +221,7 @@ def test_a_missing_node_sdk_fails_in_ci_and_skips_elsewhere(tmp_path: Path) -> N
 async def test_typescript_sdk_client(agent_env: AgentEnv) -> None:
     require_node(os.environ)
     target = _scenario(agent_env)
-    command = [
-        "node",
-        str(NODE_DIR / "client.mjs"),
-        str(agent_env.workspace),
-        sys.executable,
-        "-m",
-        "earshot",
-        "--stdio",
-    ]
-    result = await anyio.run_process(
-        command,
-        env=agent_env.environ(),
-        cwd=agent_env.workspace,
-        check=False,
-        stderr=subprocess.PIPE,
-    )
-    assert result.returncode == 0, result.stderr.decode()[-3000:]
-    report = json.loads(result.stdout.decode().strip().splitlines()[-1])
+    report = await run_node_client("client.mjs", agent_env)
     assert report["protocolVersion"] == 1
     assert report["stopReason"] == "end_turn"
     assert "agent_message_chunk" in report["updates"]
@@ -488,25 +495,7 @@ async def test_typescript_sdk_unstable_client(agent_env: AgentEnv) -> None:
         ],
         extra={"mcp": {"startupWait": 30}},
     )
-    command = [
-        "node",
-        str(NODE_DIR / "unstable.mjs"),
-        str(agent_env.workspace),
-        sys.executable,
-        "-m",
-        "earshot",
-        "--stdio",
-    ]
-    with anyio.fail_after(60):
-        result = await anyio.run_process(
-            command,
-            env=agent_env.environ(),
-            cwd=agent_env.workspace,
-            check=False,
-            stderr=subprocess.PIPE,
-        )
-    assert result.returncode == 0, result.stderr.decode()[-3000:]
-    report: dict[str, Any] = json.loads(result.stdout.decode().strip().splitlines()[-1])
+    report = await run_node_client("unstable.mjs", agent_env)
     assert report["sdkErrors"] == []
     capabilities = report["agentCapabilities"]
     assert capabilities["mcpCapabilities"]["acp"] is True

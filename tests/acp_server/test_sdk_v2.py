@@ -7,14 +7,9 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
-import sys
-from typing import Any
-
-import anyio
 
 from tests.acp_server.client import AgentEnv, Json, method_types, schema_errors
-from tests.acp_server.test_sdk_clients import NODE_DIR, require_node
+from tests.acp_server.test_sdk_clients import require_node, run_node_client
 from tests.acp_server.test_tools import bash_call, write_call
 from tests.processes import unique_sleep
 
@@ -55,24 +50,7 @@ async def test_the_typescript_sdk_drives_v2(agent_env: AgentEnv) -> None:
         ],
         extra={"sandbox": {"enabled": False}},
     )
-    command = [
-        "node",
-        str(NODE_DIR / "v2.mjs"),
-        str(agent_env.workspace),
-        sys.executable,
-        "-m",
-        "earshot",
-        "--stdio",
-    ]
-    result = await anyio.run_process(
-        command,
-        env=agent_env.environ(),
-        cwd=agent_env.workspace,
-        check=False,
-        stderr=subprocess.PIPE,
-    )
-    assert result.returncode == 0, result.stderr.decode()[-3000:]
-    report: dict[str, Any] = json.loads(result.stdout.decode().strip().splitlines()[-1])
+    report = await run_node_client("v2.mjs", agent_env)
     assert v2_violations(report["sent"], report["received"]) == []
     assert report["sdkErrors"] == []
     assert report["protocolVersion"] == 2 and report["fork"]
