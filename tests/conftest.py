@@ -65,6 +65,15 @@ LONG_FIRST = (
 worker is left alone with one of them while the other has nothing to do."""
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # structlog takes earshot's configuration at the first line logged (`providers.logs`): taken
+    # here, before any test, so that no test's `capture_logs` is replaced by it mid-test (which
+    # test logs first in a worker depends on how xdist shares the tests out).
+    from providers.logs import get_logger
+
+    get_logger("tests").debug("the test session starts")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def rank(item: pytest.Item) -> int:
         return next(
