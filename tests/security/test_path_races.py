@@ -168,14 +168,14 @@ async def test_ordinary_work_and_links_inside_the_project_still_work(lab: Lab) -
 
 async def test_a_link_out_of_the_project_is_followed_when_its_target_is_allowed(lab: Lab) -> None:
     runner = ToolRunner(lab)
-    (lab.project / "shared").symlink_to(lab.home)
-    read = await runner.call("read", path="shared/notes.txt")
+    (lab.project / "linked").symlink_to(lab.home)
+    read = await runner.call("read", path="linked/notes.txt")
     assert "outside notes A" in result_text(read)  # auto reads outside the workspace
-    listed = result_text(await runner.call("ls", path="shared"))
+    listed = result_text(await runner.call("ls", path="linked"))
     assert "notes.txt" in listed
-    secret = await runner.call("read", path="shared/.ssh/id_ed25519")
+    secret = await runner.call("read", path="linked/.ssh/id_ed25519")
     assert secret.is_error and not leaked(result_text(secret))
-    assert HOME_ONLY not in result_text(await runner.call("ls", path="shared/.ssh"))
-    written = await runner.call("write", path="shared/new.txt", content="x\n")
+    assert HOME_ONLY not in result_text(await runner.call("ls", path="linked/.ssh"))
+    written = await runner.call("write", path="linked/new.txt", content="x\n")
     assert written.is_error  # a write outside the workspace asks, and nobody can say yes here
     assert not (lab.home / "new.txt").exists()
