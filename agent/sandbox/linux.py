@@ -196,7 +196,14 @@ def plan_mounts(
     own = [str(path) for path in places.protected.hidden]
     services = service_places(os.environ if environ is None else environ)
     dirs, files = _hidden(areas, [*own, *(services if hidden is None else hidden)], replaced)
-    exposed = places.exposed if places.temp is not None else ()
+    # An exposed directory inside a writable place is in sight through that place's bind
+    # already; bound again, it would be resolved again by bwrap, after a command of the session
+    # could have swapped it for a link to a hidden place.
+    exposed = tuple(
+        path
+        for path in (places.exposed if places.temp is not None else ())
+        if not writable(str(path))
+    )
     if hidden is None:
         # Under the replaced /tmp only what is bound again (a root, an exposed directory) is
         # in sight, so only a socket there needs covering.

@@ -119,6 +119,26 @@ async def test_tools_on_the_path_under_the_hosts_tmp_run_and_stay_read_only(
         shutil.rmtree(other, ignore_errors=True)
 
 
+def test_an_exposed_directory_inside_a_writable_place_is_not_bound_again(lab: Lab) -> None:
+    # A root under /tmp holding earshot's venv: the root's bind shows the venv already, and a
+    # bind of its own would be resolved by bwrap after a command could swap it for a link.
+    root = Path(tempfile.mkdtemp(prefix="earshot-root-", dir="/tmp"))
+    tools = Path(tempfile.mkdtemp(prefix="earshot-tools-", dir="/tmp"))
+    try:
+        (root / ".venv").mkdir()
+        places = Places(
+            writable=(root,),
+            protected=protected_paths([root]),
+            network=True,
+            temp=lab.base,
+            exposed=(root / ".venv", tools),
+        )
+        assert plan_mounts(places, hidden=()).exposed == (tools,)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(tools, ignore_errors=True)
+
+
 async def test_the_temp_dirs_of_a_killed_earshot_are_removed(lab: Lab) -> None:
     # An earshot that was killed left its private temp dir; one that runs keeps its own.
     dead = subprocess.Popen(["true"])
