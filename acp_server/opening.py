@@ -120,8 +120,8 @@ class SessionOpener:
             )
             # Before any prompt can reach the session: a first prompt waits for the warm-up
             # rather than run beside its thread (both would load the tool modules at once).
-            live.warming = anyio.Event()
-            tasks.start_soon(self._after_new, live, tasks)
+            live.warming = warming = anyio.Event()
+            tasks.start_soon(self._after_new, live, tasks, warming)
 
         try:
             await self._host(slot, workspace, new=True, keep_failure=True, opened=opened)
@@ -158,13 +158,13 @@ class SessionOpener:
                 await slot.closing()
                 await live.aclose()  # what runs is cancelled; the block's end closes the rest
 
-    async def _after_new(self, live: LiveSession, tasks: SessionTasks) -> None:
-        """In the block of a new session: its commands, the warm-up, then what starts in the
-        background (MCP servers, the model list refresh)."""
+    async def _after_new(
+        self, live: LiveSession, tasks: SessionTasks, warming: anyio.Event
+    ) -> None:
+        """In the block of a new session: its commands, the warm-up (`warming` set at its end),
+        then what starts in the background (MCP servers, the model list refresh)."""
         await live.send_commands()
         started = time.perf_counter()
-        warming = live.warming or anyio.Event()
-        live.warming = warming
         try:
             await self._warm_up(live)
         finally:
